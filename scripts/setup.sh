@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Shared set-up of scripts/run and scripts/test: installs the Debian 12 packages trainscope needs (only the missing
+# ones; through sudo when not root), then configures and builds Release into build/.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+packages=(
+  build-essential cmake pkg-config
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc libshaderc-dev
+  libglm-dev doctest-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libglfw3-dev libimgui-dev libstb-dev xvfb xauth
+  dataset-fashion-mnist
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "trainscope: installing ${missing[*]}" >&2
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then sudo=(sudo); else
+      echo "trainscope: need root or sudo to install: ${missing[*]}" >&2; exit 1
+    fi
+  fi
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+jobs="$(nproc 2>/dev/null || echo 2)"
+cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >&2
+cmake --build "$root/build" -j "$jobs" >&2

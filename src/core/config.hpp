@@ -1,0 +1,56 @@
+// TrainConfig: every setting of a training run, with its defaults and its validation.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+
+namespace core {
+
+struct TrainConfig {
+  // Data
+  std::string dataset = "fashion-mnist";  // fashion-mnist | spiral
+  std::string data_dir;                   // empty: kDefaultFashionMnistDir
+  int limit = 0;                          // use only the first N training samples (0: all)
+  int spiral_classes = 3;
+  int spiral_points = 2000;               // training points per class (test: a quarter of that)
+  float spiral_noise = 0.1f;
+
+  // Model
+  std::vector<int> hidden = {256, 128};
+  Activation activation = Activation::ReLU;
+
+  // Optimisation
+  Optimizer optimizer = Optimizer::AdamW;
+  float lr = 1e-3f;
+  float momentum = 0.9f;        // SGD only (torch.optim.SGD semantics, dampening 0)
+  float weight_decay = -1.0f;   // <0: the optimizer's default (AdamW 0.01, SGD 0)
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // torch.optim.AdamW defaults
+  int batch = 128;
+  int epochs = 3;
+  uint64_t seed = 42;
+
+  // Execution
+  std::vector<std::string> backends = {"gpu", "cpu"};
+  bool sequential = false;
+  int threads = 0;              // CPU threads, 0: all hardware threads
+  int device = -1;              // Vulkan device index, -1: best (discrete > integrated > virtual > cpu)
+  int readback_interval = 10;   // GPU: losses and timestamps are read back every N steps (and at epoch end)
+  bool validation = false;      // enable VK_LAYER_KHRONOS_validation
+
+  float effective_weight_decay() const;
+};
+
+// Checks ranges that do not need the data (batch >= 1, lr > 0, hidden sizes >= 1, epochs >= 1, known backends, ...).
+// Throws core::Error(InvalidArgument) with one line saying what is wrong and what is allowed.
+void validate(const TrainConfig& c);
+
+// Checks that need the dataset: batch <= training set size.
+void validate_against_data(const TrainConfig& c, int train_count);
+
+// "256,128" -> {256,128}; throws core::Error(InvalidArgument) on empty, zero, negative or non-numeric sizes.
+std::vector<int> parse_hidden(const std::string& text);
+
+}  // namespace core

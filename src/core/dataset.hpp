@@ -1,0 +1,50 @@
+// Datasets in memory: Fashion-MNIST (and any MNIST-format IDX files) and the synthetic spiral.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace core {
+
+// count samples of `features` floats each, row-major: x is (count, features), y is (count) with labels in
+// [0, classes). Pixels are scaled to [0, 1].
+struct Dataset {
+  std::string name;
+  int count = 0;
+  int features = 0;
+  int classes = 0;
+  std::vector<float> x;
+  std::vector<int32_t> y;
+
+  const float* row(int i) const { return x.data() + static_cast<size_t>(i) * features; }
+};
+
+struct DataSplit {
+  Dataset train;
+  Dataset test;
+};
+
+// The IDX files of one split: images (magic 0x00000803, dims N,rows,cols) and labels (magic 0x00000801, dim N).
+// Either may be gzip-compressed (read through zlib) or plain. Labels must be < max_classes.
+// Throws core::Error(Data) naming the file and the field on any problem (wrong magic, wrong number of dimensions,
+// truncated data, label above max_classes-1, image/label count mismatch, corrupt gzip, empty file, a directory,
+// a missing file). Sizes are checked against the file before anything is allocated.
+Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, const std::string& name,
+                      int max_classes = 10);
+
+// Loads train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], t10k-images-idx3-ubyte[.gz] and
+// t10k-labels-idx1-ubyte[.gz] from dir. A missing default directory says: install dataset-fashion-mnist or pass --data DIR.
+DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir);
+
+// Default location of Debian's dataset-fashion-mnist package.
+inline const char* kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
+// The spiral of TensorFlow Playground generalised to K arms: 2-D points, `classes` interleaved arms, Gaussian noise
+// of standard deviation `noise` (in units of the spiral's radius 1), from core::Pcg32(seed).
+// Train and test sets are drawn independently (different streams).
+DataSplit make_spiral(int classes, int train_per_class, int test_per_class, float noise, uint64_t seed);
+
+// The first n samples of d (n >= d.count returns d unchanged). Used by --limit and the tests.
+Dataset take_first(const Dataset& d, int n);
+
+}  // namespace core

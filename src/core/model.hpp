@@ -1,0 +1,48 @@
+// The MLP's shape, its parameter layout in one flat buffer, and weight initialisation.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace core {
+
+enum class Activation { ReLU, GELU };  // GELU: the tanh approximation (Hendrycks & Gimpel 2016; torch approximate='tanh')
+enum class Optimizer { SGD, AdamW };
+
+const char* to_string(Activation a);
+const char* to_string(Optimizer o);
+
+// dims = {inputs, hidden..., classes}; layer l maps dims[l] -> dims[l+1] with weight W_l (OC, C) and bias b_l (OC),
+// out = inp · W_lᵀ + b_l (torch.nn.Linear's convention). Every hidden layer is followed by the activation; the last
+// layer produces the logits.
+//
+// All parameters live in one flat float array (the same layout on both backends, and for gradients and optimizer
+// state): each tensor starts at a multiple of kParamAlign floats, so that a GPU descriptor can point at it directly
+// (256 bytes is the largest minStorageBufferOffsetAlignment the Vulkan spec allows).
+struct ModelShape {
+  static constexpr size_t kParamAlign = 64;
+
+  std::vector<int> dims;
+  std::vector<size_t> weight_offset;  // per layer, in floats
+  std::vector<size_t> bias_offset;    // per layer, in floats
+  size_t param_count = 0;             // padded total, in floats (size of the flat buffer)
+  size_t real_param_count = 0;        // weights + biases, without padding
+
+  explicit ModelShape(std::vector<int> dims);
+  ModelShape() = default;
+
+  int layers() const { return static_cast<int>(dims.size()) - 1; }
+  int inputs() const { return dims.front(); }
+  int classes() const { return dims.back(); }
+  int fan_in(int layer) const { return dims[layer]; }
+  int fan_out(int layer) const { return dims[layer + 1]; }
+  std::string describe() const;  // e.g. "784-256-128-10"
+};
+
+// torch.nn.Linear's default initialisation: W and b ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (the kaiming_uniform
+// with a=sqrt(5) that reset_parameters() uses reduces to this bound). Drawn from one core::Pcg32(seed), layer by layer,
+// W row-major then b. Padding is zero. Returns param_count floats.
+std::vector<float> init_parameters(const ModelShape& shape, uint64_t seed);
+
+}  // namespace core

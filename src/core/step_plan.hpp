@@ -1,0 +1,64 @@
+// The StepPlan: one training step as data. The ordered list of kernels (named as in llm.c), each with its shapes and
+// its analytic FLOPs and bytes. Both backends execute the entries in this order; timing tables derive GFLOP/s and
+// GB/s from these figures in one place (core/metrics).
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+
+namespace core {
+
+enum class Op {
+  GatherBatch,                 // x_batch (B,C0), y_batch (B) <- x[order[first+b]], y[...]
+  MatmulForward,               // out (B,OC) = act(inp (B,C) · W (OC,C)ᵀ + b (OC)); preact (B,OC) kept for act_backward
+  SoftmaxXentForwardBackward,  // losses (B), dlogits (B,K) <- logits (B,K), labels (B); dlogits = (softmax - onehot)/B
+  LossReduce,                  // loss_history[slot] = mean(losses (B))
+  ActBackward,                 // dpreact (B,OC) = dout (B,OC) * act'(preact (B,OC))
+  MatmulBackwardWeight,        // dW (OC,C) = dout (B,OC)ᵀ · inp (B,C)
+  BiasBackward,                // db (OC) = sum over B of dout (B,OC)
+  MatmulBackwardData,          // dinp (B,C) = dout (B,OC) · W (OC,C)
+  AdamWUpdate,                 // params, m, v (N) updated from grads (N)
+  SgdUpdate,                   // params, momentum buffer (N) updated from grads (N)
+};
+
+const char* kernel_name(Op op);  // "matmul_forward", ... : the same name as the shader, the CPU function, the table row
+
+struct PlanEntry {
+  Op op;
+  int layer = -1;      // model layer, -1 where the kernel is not per layer
+  bool activation = false;  // MatmulForward: apply the activation (hidden layers) and keep preact
+  long B = 0;          // rows (batch size)
+  long C = 0;          // input features / K classes for softmax
+  long OC = 0;         // output features
+  size_t N = 0;        // elements, for element-wise kernels (act_backward, updates)
+  double flops = 0;         // analytic floating-point operations (multiply-add = 2)
+  double bytes_read = 0;    // compulsory traffic: each tensor read once
+  double bytes_written = 0; // each tensor written once
+
+  const char* kernel() const { return kernel_name(op); }
+  std::string label() const;  // "matmul_forward L2 (128x256 · 128x256ᵀ)" for tooltips and traces
+  double bytes() const { return bytes_read + bytes_written; }
+  double arithmetic_intensity() const { return bytes() > 0 ? flops / bytes() : 0; }  // FLOP/byte, for the roofline
+};
+
+struct StepPlan {
+  ModelShape shape;
+  int batch = 0;
+  Activation activation = Activation::ReLU;
+  Optimizer optimizer = Optimizer::AdamW;
+  size_t bytes_per_element = 4;  // fp32 storage
+  std::vector<PlanEntry> entries;
+
+  double total_flops() const;
+  double total_bytes() const;
+};
+
+// The plan of one training step of `shape` at batch size `batch`:
+//   gather_batch; matmul_forward per layer; softmax_xent_forward_backward; loss_reduce;
+//   per layer from the last: [act_backward], matmul_backward_weight, bias_backward, [matmul_backward_data];
+//   adamw_update | sgd_update over the flat parameter buffer.
+StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt);
+
+}  // namespace core

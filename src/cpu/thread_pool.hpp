@@ -1,0 +1,39 @@
+// cpu::ThreadPool: a fixed set of worker threads that run parallel_for ranges; the calling thread takes part.
+#pragma once
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace cpu {
+
+class ThreadPool {
+ public:
+  // threads = total threads including the caller (>= 1). 0: std::thread::hardware_concurrency().
+  explicit ThreadPool(int threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls fn(begin, end) on disjoint chunks covering [0, n), chunks of at least `grain` items, spread over all
+  // threads; returns when every chunk is done. Not re-entrant (fn must not call parallel_for).
+  void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
+
+ private:
+  void worker_loop(int index);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(size_t, size_t)>* job_ = nullptr;
+  size_t job_n_ = 0, chunk_ = 0, next_chunk_ = 0, chunks_ = 0, finished_ = 0;
+  unsigned long generation_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace cpu

@@ -1,0 +1,9 @@
+# CMake glue only: every dependency is a Debian 12 package (see scripts/setup.sh for the list).
+find_package(Vulkan REQUIRED)             # libvulkan-dev
+find_package(ZLIB REQUIRED)               # zlib1g-dev
+find_package(CLI11 CONFIG REQUIRED)       # libcli11-dev
+find_package(nlohmann_json CONFIG REQUIRED) # nlohmann-json3-dev
+find_package(fmt CONFIG REQUIRED)         # libfmt-dev
+find_package(Threads REQUIRED)
+find_program(GLSLC glslc REQUIRED)        # glslc
+find_package(doctest CONFIG)              # doctest-dev (tests only)
