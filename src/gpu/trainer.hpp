@@ -1,0 +1,19 @@
+// gpu::Trainer: records each StepPlan as Vulkan compute dispatches, one command buffer per step, a timestamp query
+// after every dispatch; losses and timestamps are read back every readback_interval steps.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/dataset.hpp"
+#include "core/trainer.hpp"
+
+namespace gpu {
+
+// Creates the Vulkan trainer on device cfg.device (-1: best). The whole training and test set is uploaded once.
+// `data` must outlive the trainer. init_params: core::init_parameters(shape, cfg.seed).
+// Throws core::Error(Vulkan) when there is no Vulkan loader or device, or set-up fails, with what to do.
+std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const core::DataSplit& data,
+                                            const std::vector<float>& init_params);
+
+}  // namespace gpu
