@@ -29,7 +29,10 @@ ModelShape::ModelShape(std::vector<int> d) : dims(std::move(d)) {
 
 std::string ModelShape::describe() const {
   std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "-" : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += '-';
+    s += std::to_string(dims[i]);
+  }
   return s;
 }
 
