@@ -1,0 +1,18 @@
+// act_backward: dpreact (N) = dout (N) * act'(preact (N)). Runs in place (dpreact and dout may be one buffer):
+// each invocation reads its element before writing it.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 256) in;
+
+layout(std430, binding = 0) buffer Dpreact { float dpreact[]; };
+layout(std430, binding = 1) readonly buffer Dout { float dout[]; };
+layout(std430, binding = 2) readonly buffer Preact { float preact[]; };
+
+layout(push_constant) uniform Params { uint N, act; } p;
+
+#include "activation.glsl"
+
+void main() {
+  uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_GlobalInvocationID.x; i < p.N; i += stride) dpreact[i] = dout[i] * act_derivative(preact[i], p.act);
+}

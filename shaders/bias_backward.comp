@@ -1,0 +1,17 @@
+// bias_backward: dbias (OC) = sum over b of dout (B,OC). One invocation per output feature; neighbouring invocations
+// read neighbouring addresses of each row.
+#version 450
+layout(local_size_x = 64) in;
+
+layout(std430, binding = 0) writeonly buffer Dbias { float dbias[]; };
+layout(std430, binding = 1) readonly buffer Dout { float dout[]; };
+
+layout(push_constant) uniform Params { uint B, OC; } p;
+
+void main() {
+  uint o = gl_GlobalInvocationID.x;
+  if (o >= p.OC) return;
+  float sum = 0.0;
+  for (uint b = 0; b < p.B; ++b) sum += dout[b * p.OC + o];
+  dbias[o] = sum;
+}

@@ -1,0 +1,27 @@
+// matmul_backward_data: dinp (B,C) = dout (B,OC) · weight (OC,C). GEMM with M = B, N = C, K = OC.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+layout(std430, binding = 0) writeonly buffer Dinp { float dinp[]; };
+layout(std430, binding = 1) readonly buffer Dout { float dout[]; };
+layout(std430, binding = 2) readonly buffer Weight { float weight[]; };
+
+layout(push_constant) uniform Params { uint B, C, OC; } p;
+
+#define A_AT(m, k) dout[(m) * p.OC + (k)]
+#define B_AT(k, n) weight[(k) * p.C + (n)]
+#define A_K_FAST 1
+#define B_N_FAST 1
+#include "gemm.glsl"
+
+void main() {
+  gemm_tile(p.B, p.C, p.OC);
+  for (uint i = 0; i < THREAD_M; ++i) {
+    uint b = gemm_row(i);
+    if (b >= p.B) continue;
+    for (uint j = 0; j < THREAD_N; ++j) {
+      uint c = gemm_col(j);
+      if (c < p.C) dinp[b * p.C + c] = acc[i * THREAD_N + j];
+    }
+  }
+}

@@ -1,0 +1,41 @@
+// matmul_forward: out (B,OC) = act(inp (B,C) · weight (OC,C)ᵀ + bias (OC)); preact (B,OC) keeps the value before the
+// activation for act_backward (hidden layers only). GEMM with M = B, N = OC, K = C.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+layout(std430, binding = 0) writeonly buffer Out { float out_[]; };
+layout(std430, binding = 1) writeonly buffer Preact { float preact[]; };
+layout(std430, binding = 2) readonly buffer Inp { float inp[]; };
+layout(std430, binding = 3) readonly buffer Weight { float weight[]; };
+layout(std430, binding = 4) readonly buffer Bias { float bias[]; };
+
+layout(push_constant) uniform Params {
+  uint B, C, OC;
+  uint apply_act;  // 1: hidden layer (activation + preact), 0: logits
+  uint act;        // ACT_RELU | ACT_GELU
+} p;
+
+#define A_AT(m, k) inp[(m) * p.C + (k)]
+#define B_AT(k, n) weight[(n) * p.C + (k)]
+#define A_K_FAST 1
+#define B_N_FAST 0
+#include "gemm.glsl"
+#include "activation.glsl"
+
+void main() {
+  gemm_tile(p.B, p.OC, p.C);
+  for (uint i = 0; i < THREAD_M; ++i) {
+    uint b = gemm_row(i);
+    if (b >= p.B) continue;
+    for (uint j = 0; j < THREAD_N; ++j) {
+      uint o = gemm_col(j);
+      if (o >= p.OC) continue;
+      float v = acc[i * THREAD_N + j] + bias[o];
+      if (p.apply_act != 0) {
+        preact[b * p.OC + o] = v;
+        v = act_forward(v, p.act);
+      }
+      out_[b * p.OC + o] = v;
+    }
+  }
+}

@@ -1,0 +1,47 @@
+// softmax_xent_forward_backward: losses (B) = -log softmax(logits)[label];
+// dlogits (B,K) = (softmax(logits) - onehot(label)) * dloss_scale; correct (B) = argmax(logits) == label.
+// One invocation per row (K is small: the classes); the stable form subtracts the row maximum.
+// In evaluation (write_grad = 0) dlogits is not written and results go to losses/correct at out_offset + b.
+#version 450
+layout(local_size_x = 64) in;
+
+layout(std430, binding = 0) writeonly buffer Losses { float losses[]; };
+layout(std430, binding = 1) writeonly buffer Dlogits { float dlogits[]; };
+layout(std430, binding = 2) writeonly buffer Correct { int correct[]; };
+layout(std430, binding = 3) readonly buffer Logits { float logits[]; };
+layout(std430, binding = 4) readonly buffer Labels { int labels[]; };
+
+layout(push_constant) uniform Params {
+  uint B, K;
+  float dloss_scale;  // 1/B: the gradient of the mean loss
+  uint write_grad;
+  uint out_offset;
+} p;
+
+void main() {
+  uint b = gl_GlobalInvocationID.x;
+  if (b >= p.B) return;
+  uint row = b * p.K;
+  float maxv = logits[row];
+  uint argmax = 0;
+  for (uint k = 1; k < p.K; ++k) {
+    if (logits[row + k] > maxv) {
+      maxv = logits[row + k];
+      argmax = k;
+    }
+  }
+  float sum = 0.0;
+  for (uint k = 0; k < p.K; ++k) sum += exp(logits[row + k] - maxv);
+  int label = labels[b];
+  // -log(exp(z_y - max) / sum) = log(sum) - (z_y - max)
+  losses[p.out_offset + b] = log(sum) - (logits[row + uint(label)] - maxv);
+  correct[p.out_offset + b] = (int(argmax) == label) ? 1 : 0;
+  if (p.write_grad != 0) {
+    float inv_sum = 1.0 / sum;
+    for (uint k = 0; k < p.K; ++k) {
+      float prob = exp(logits[row + k] - maxv) * inv_sum;
+      float target = (int(k) == label) ? 1.0 : 0.0;
+      dlogits[row + k] = (prob - target) * p.dloss_scale;
+    }
+  }
+}

@@ -1,0 +1,83 @@
+// Buffer allocation and staging copies.
+#include "vk/buffer.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace vk {
+
+Buffer::Buffer(Context& ctx, VkDeviceSize bytes, MemoryKind kind, std::string name)
+    : size_(bytes), name_(std::move(name)) {
+  VkDevice dev = ctx.device();
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = bytes;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  check(vkCreateBuffer(dev, &bi, nullptr, &buffer), "vkCreateBuffer");
+  buffer_ = Handle<VkBuffer>(buffer, [dev](VkBuffer b) { vkDestroyBuffer(dev, b, nullptr); });
+
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev, buffer, &req);
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = kind == MemoryKind::DeviceLocal
+                           ? ctx.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)
+                           : ctx.memory_type(req.memoryTypeBits,
+                                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                             VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkResult r = vkAllocateMemory(dev, &ai, nullptr, &memory);
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    throw core::Error(core::ErrorKind::Vulkan,
+                      fmt::format("Vulkan: out of {} memory allocating {:.1f} MiB for {} on {} (try a smaller --batch "
+                                  "or --hidden)", r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host",
+                                  static_cast<double>(bytes) / (1 << 20), name_, ctx.info().name));
+  check(r, "vkAllocateMemory");
+  memory_ = Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+  check(vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory");
+  if (kind == MemoryKind::HostVisible) check(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory");
+}
+
+void Buffer::upload(Context& ctx, const void* data, VkDeviceSize bytes, VkDeviceSize offset) {
+  if (bytes == 0) return;
+  if (mapped_) {
+    std::memcpy(static_cast<char*>(mapped_) + offset, data, bytes);
+    return;
+  }
+  Buffer staging(ctx, bytes, MemoryKind::HostVisible, name_ + " (staging)");
+  std::memcpy(staging.mapped(), data, bytes);
+  ctx.run_one_shot([&](VkCommandBuffer cmd) {
+    VkBufferCopy region{0, offset, bytes};
+    vkCmdCopyBuffer(cmd, staging.handle(), buffer_.get(), 1, &region);
+  });
+}
+
+void Buffer::download(Context& ctx, void* data, VkDeviceSize bytes, VkDeviceSize offset) const {
+  if (bytes == 0) return;
+  if (mapped_) {
+    std::memcpy(data, static_cast<const char*>(mapped_) + offset, bytes);
+    return;
+  }
+  Buffer staging(ctx, bytes, MemoryKind::HostVisible, name_ + " (staging)");
+  ctx.run_one_shot([&](VkCommandBuffer cmd) {
+    // The copy reads what earlier compute dispatches wrote (queue submission order + this barrier).
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+    VkBufferCopy region{offset, 0, bytes};
+    vkCmdCopyBuffer(cmd, buffer_.get(), staging.handle(), 1, &region);
+  });
+  std::memcpy(data, staging.mapped(), bytes);
+}
+
+void Buffer::zero(Context& ctx) {
+  ctx.run_one_shot([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buffer_.get(), 0, VK_WHOLE_SIZE, 0); });
+}
+
+}  // namespace vk

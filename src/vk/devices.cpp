@@ -1,0 +1,104 @@
+// Describing the machine's Vulkan devices and choosing the best one.
+#include "vk/devices.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "vk/context.hpp"
+
+namespace vk {
+
+static const char* type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
+    default: return "other";
+  }
+}
+
+static int type_rank(const std::string& type) {
+  if (type == "discrete GPU") return 0;
+  if (type == "integrated GPU") return 1;
+  if (type == "virtual GPU") return 2;
+  if (type == "CPU") return 3;
+  return 4;
+}
+
+DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
+  DeviceInfo d;
+  d.index = index;
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  subgroup.pNext = &driver;
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties2(physical, &props);
+  const auto& p = props.properties;
+  d.name = p.deviceName;
+  d.type = type_name(p.deviceType);
+  d.driver = fmt::format("{} ({})", driver.driverName, driver.driverInfo);
+  d.api_version = fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion),
+                              VK_API_VERSION_PATCH(p.apiVersion));
+  // Software rasterizers implemented on the CPU: their numbers must never be mistaken for a GPU's.
+  d.software = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU || driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ||
+               driver.driverID == VK_DRIVER_ID_GOOGLE_SWIFTSHADER;
+  d.subgroup_size = subgroup.subgroupSize;
+  d.timestamp_period_ns = p.limits.timestampPeriod;
+  d.max_shared_memory = p.limits.maxComputeSharedMemorySize;
+  d.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
+
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  f11.pNext = &f12;
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &f11;
+  vkGetPhysicalDeviceFeatures2(physical, &features);
+  d.storage_16bit = f11.storageBuffer16BitAccess;
+  d.shader_float16 = f12.shaderFloat16;
+
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(physical, &mem);
+  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
+    d.heaps.push_back({mem.memoryHeaps[h].size, (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
+
+  uint32_t family_count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &family_count, families.data());
+  for (const auto& f : families)
+    if ((f.queueFlags & VK_QUEUE_COMPUTE_BIT) && f.timestampValidBits > 0 && p.limits.timestampPeriod > 0)
+      d.timestamps = true;
+  return d;
+}
+
+std::vector<DeviceInfo> list_devices() {
+  Handle<VkInstance> instance = create_instance(false);
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(instance.get(), &count, nullptr);
+  std::vector<VkPhysicalDevice> physicals(count);
+  vkEnumeratePhysicalDevices(instance.get(), &count, physicals.data());
+  if (count == 0)
+    throw core::Error(core::ErrorKind::Vulkan,
+                      "Vulkan: no Vulkan device found: install mesa-vulkan-drivers (lavapipe) or your GPU's driver");
+  std::vector<DeviceInfo> devices;
+  for (uint32_t i = 0; i < count; ++i) devices.push_back(describe_device(physicals[i], static_cast<int>(i)));
+  return devices;
+}
+
+int pick_best_device(const std::vector<DeviceInfo>& devices) {
+  int best = 0;
+  for (size_t i = 1; i < devices.size(); ++i)
+    if (type_rank(devices[i].type) < type_rank(devices[best].type)) best = static_cast<int>(i);
+  return best;
+}
+
+std::string display_name(const DeviceInfo& d) {
+  if (d.software) return d.name + " [software Vulkan: runs on the CPU]";
+  return d.name;
+}
+
+}  // namespace vk

@@ -1,0 +1,153 @@
+// Compute pipelines from embedded SPIR-V, descriptor sets, timestamp queries, dispatch recording.
+#include "vk/pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "vk/embedded_shaders.hpp"
+
+namespace vk {
+
+static std::span<const uint32_t> find_spirv(const std::string& kernel) {
+  for (const auto& s : embedded_shaders())
+    if (s.name == kernel) return s.spirv;
+  throw core::Error(core::ErrorKind::Internal, "no embedded shader named " + kernel);
+}
+
+ComputePipeline::ComputePipeline(Context& ctx, const std::string& kernel, uint32_t bindings,
+                                 uint32_t push_constant_bytes, std::span<const uint32_t> spec)
+    : kernel_(kernel), bindings_(bindings), push_bytes_(push_constant_bytes) {
+  VkDevice dev = ctx.device();
+  auto spirv = find_spirv(kernel);
+  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = spirv.size_bytes();
+  mi.pCode = spirv.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  check(vkCreateShaderModule(dev, &mi, nullptr, &module), "vkCreateShaderModule");
+  module_ = Handle<VkShaderModule>(module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
+
+  std::vector<VkDescriptorSetLayoutBinding> layout_bindings(bindings);
+  for (uint32_t i = 0; i < bindings; ++i)
+    layout_bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  li.bindingCount = bindings;
+  li.pBindings = layout_bindings.data();
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  check(vkCreateDescriptorSetLayout(dev, &li, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  set_layout_ = Handle<VkDescriptorSetLayout>(
+      set_layout, [dev](VkDescriptorSetLayout l) { vkDestroyDescriptorSetLayout(dev, l, nullptr); });
+
+  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &set_layout;
+  pli.pushConstantRangeCount = push_constant_bytes ? 1 : 0;
+  pli.pPushConstantRanges = &push;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  check(vkCreatePipelineLayout(dev, &pli, nullptr, &layout), "vkCreatePipelineLayout");
+  layout_ = Handle<VkPipelineLayout>(layout, [dev](VkPipelineLayout l) { vkDestroyPipelineLayout(dev, l, nullptr); });
+
+  std::vector<VkSpecializationMapEntry> entries(spec.size());
+  for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4u, 4};
+  VkSpecializationInfo si{static_cast<uint32_t>(entries.size()), entries.data(), spec.size_bytes(), spec.data()};
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = module;
+  ci.stage.pName = "main";
+  ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
+  ci.layout = layout;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline),
+        ("vkCreateComputePipelines (" + kernel + ")").c_str());
+  pipeline_ = Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
+}
+
+DescriptorPool::DescriptorPool(Context& ctx, uint32_t max_sets, uint32_t max_bindings) {
+  VkDevice dev = ctx.device();
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, max_sets * max_bindings};
+  VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pi.maxSets = max_sets;
+  pi.poolSizeCount = 1;
+  pi.pPoolSizes = &size;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  check(vkCreateDescriptorPool(dev, &pi, nullptr, &pool), "vkCreateDescriptorPool");
+  pool_ = Handle<VkDescriptorPool>(pool, [dev](VkDescriptorPool p) { vkDestroyDescriptorPool(dev, p, nullptr); });
+}
+
+VkDescriptorSet DescriptorPool::allocate(Context& ctx, const ComputePipeline& pipeline,
+                                         std::span<const BufferRange> ranges) {
+  if (ranges.size() != pipeline.bindings())
+    throw core::Error(core::ErrorKind::Internal,
+                      fmt::format("{}: {} buffers bound, the kernel has {} bindings", pipeline.kernel(),
+                                  ranges.size(), pipeline.bindings()));
+  VkDescriptorSetLayout layout = pipeline.set_layout();
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pool_.get();
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(vkAllocateDescriptorSets(ctx.device(), &ai, &set), "vkAllocateDescriptorSets");
+  std::vector<VkDescriptorBufferInfo> infos(ranges.size());
+  std::vector<VkWriteDescriptorSet> writes(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const auto& r = ranges[i];
+    infos[i] = {r.buffer->handle(), r.offset, r.range ? r.range : VK_WHOLE_SIZE};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = static_cast<uint32_t>(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  vkUpdateDescriptorSets(ctx.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  return set;
+}
+
+TimestampQueries::TimestampQueries(Context& ctx, uint32_t count) : count_(count) {
+  VkDevice dev = ctx.device();
+  VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = count;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  check(vkCreateQueryPool(dev, &qi, nullptr, &pool), "vkCreateQueryPool");
+  pool_ = Handle<VkQueryPool>(pool, [dev](VkQueryPool p) { vkDestroyQueryPool(dev, p, nullptr); });
+}
+
+void TimestampQueries::reset(VkCommandBuffer cmd) { vkCmdResetQueryPool(cmd, pool_.get(), 0, count_); }
+
+void TimestampQueries::write(VkCommandBuffer cmd, uint32_t index) {
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool_.get(), index);
+}
+
+std::vector<double> TimestampQueries::read_ns(Context& ctx, uint32_t count) const {
+  std::vector<uint64_t> ticks(count);
+  check(vkGetQueryPoolResults(ctx.device(), pool_.get(), 0, count, count * sizeof(uint64_t), ticks.data(),
+                              sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  const uint32_t bits = ctx.timestamp_valid_bits();
+  const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+  const double period = ctx.info().timestamp_period_ns;
+  std::vector<double> ns(count);
+  for (uint32_t i = 0; i < count; ++i) ns[i] = static_cast<double>((ticks[i] - ticks[0]) & mask) * period;
+  return ns;
+}
+
+void record_dispatch(VkCommandBuffer cmd, const ComputePipeline& pipeline, VkDescriptorSet set, const void* push,
+                     uint32_t groups_x, uint32_t groups_y, uint32_t groups_z) {
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline());
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &set, 0, nullptr);
+  if (pipeline.push_constant_bytes())
+    vkCmdPushConstants(cmd, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, pipeline.push_constant_bytes(), push);
+  vkCmdDispatch(cmd, groups_x, groups_y, groups_z);
+}
+
+void compute_barrier(VkCommandBuffer cmd) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
+                       nullptr, 0, nullptr);
+}
+
+}  // namespace vk

@@ -1,0 +1,87 @@
+// vk::ComputePipeline (a kernel's SPIR-V, its descriptor set layout of storage buffers, push constants and
+// specialization constants), vk::DescriptorPool, vk::TimestampQueries and the recording helpers of a step.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vk/buffer.hpp"
+#include "vk/context.hpp"
+
+namespace vk {
+
+class ComputePipeline {
+ public:
+  ComputePipeline() = default;
+  // kernel: an embedded shader name (vk::embedded_shaders()). bindings: number of storage buffers (binding 0..n-1).
+  // push_constant_bytes: size of the kernel's push-constant block. spec: specialization constants with ids 0..n-1.
+  // Throws core::Error(Vulkan) if the kernel is unknown or the pipeline cannot be created.
+  ComputePipeline(Context& ctx, const std::string& kernel, uint32_t bindings, uint32_t push_constant_bytes,
+                  std::span<const uint32_t> spec = {});
+
+  VkPipeline pipeline() const { return pipeline_.get(); }
+  VkPipelineLayout layout() const { return layout_.get(); }
+  VkDescriptorSetLayout set_layout() const { return set_layout_.get(); }
+  uint32_t bindings() const { return bindings_; }
+  uint32_t push_constant_bytes() const { return push_bytes_; }
+  const std::string& kernel() const { return kernel_; }
+
+ private:
+  std::string kernel_;
+  uint32_t bindings_ = 0;
+  uint32_t push_bytes_ = 0;
+  Handle<VkShaderModule> module_;
+  Handle<VkDescriptorSetLayout> set_layout_;
+  Handle<VkPipelineLayout> layout_;
+  Handle<VkPipeline> pipeline_;
+};
+
+// A part of a buffer bound to one binding: offset and range in bytes (range 0: to the end).
+struct BufferRange {
+  const Buffer* buffer = nullptr;
+  VkDeviceSize offset = 0;
+  VkDeviceSize range = 0;
+};
+
+class DescriptorPool {
+ public:
+  DescriptorPool() = default;
+  // Room for max_sets sets of up to max_bindings storage buffers each.
+  DescriptorPool(Context& ctx, uint32_t max_sets, uint32_t max_bindings);
+  // A set for `pipeline` with binding i -> ranges[i] (ranges.size() == pipeline.bindings()).
+  VkDescriptorSet allocate(Context& ctx, const ComputePipeline& pipeline, std::span<const BufferRange> ranges);
+
+ private:
+  Handle<VkDescriptorPool> pool_;
+};
+
+// One query pool of timestamps; results in nanoseconds relative to query 0.
+class TimestampQueries {
+ public:
+  TimestampQueries() = default;
+  TimestampQueries(Context& ctx, uint32_t count);
+  void reset(VkCommandBuffer cmd);
+  // Written when every earlier command of the queue has finished its compute-shader stage.
+  void write(VkCommandBuffer cmd, uint32_t index);
+  // Waits for nothing: call after the fence of the command buffer. ns[i] = (t[i] - t[0]) * timestampPeriod,
+  // masked to timestampValidBits.
+  std::vector<double> read_ns(Context& ctx, uint32_t count) const;
+  uint32_t capacity() const { return count_; }
+
+ private:
+  Handle<VkQueryPool> pool_;
+  uint32_t count_ = 0;
+};
+
+// Binds pipeline and set, pushes constants, dispatches groups_x * groups_y * groups_z workgroups.
+void record_dispatch(VkCommandBuffer cmd, const ComputePipeline& pipeline, VkDescriptorSet set, const void* push,
+                     uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+
+// A memory dependency from all earlier compute-shader writes to later compute-shader reads and writes.
+// Callers say at the call site which hazard (read-after-write or write-after-read on which buffer) it prevents.
+void compute_barrier(VkCommandBuffer cmd);
+
+}  // namespace vk
