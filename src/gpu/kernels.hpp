@@ -1,0 +1,67 @@
+// gpu::Kernels: the compute pipeline of every kernel and how to dispatch it (workgroup counts, push constants).
+// The buffer bindings of each kernel, in binding order (as in shaders/<kernel>.comp: outputs, then inputs):
+//   gather_batch                  x_out, y_out, x, y, order
+//   matmul_forward                out, preact, inp, weight, bias
+//   softmax_xent_forward_backward losses, dlogits, correct, logits, labels
+//   loss_reduce                   loss_history, losses
+//   act_backward                  dpreact, dout, preact      (dpreact and dout may be the same range)
+//   matmul_backward_weight        dweight, dout, inp
+//   bias_backward                 dbias, dout
+//   matmul_backward_data          dinp, dout, weight
+//   adamw_update                  params, m, v, grads
+//   sgd_update                    params, momentum_buf, grads
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+
+#include "core/model.hpp"
+#include "core/step_plan.hpp"
+#include "vk/pipeline.hpp"
+
+namespace gpu {
+
+// The shared-memory tiling of the three GEMM kernels (specialization constants of shaders/common/gemm.glsl).
+struct GemmTiles {
+  uint32_t tile_m = 64, tile_n = 64, tile_k = 16, thread_m = 4, thread_n = 4;
+  uint32_t shared_bytes() const { return (tile_m + tile_n) * tile_k * 4; }
+  uint32_t invocations() const { return (tile_m / thread_m) * (tile_n / thread_n); }
+};
+
+// The largest tiling of a fixed list that fits the device's maxComputeSharedMemorySize and
+// maxComputeWorkGroupInvocations (64x64x16 with 4x4 per invocation uses 8 KiB and 256 invocations).
+GemmTiles choose_gemm_tiles(const VkPhysicalDeviceLimits& limits);
+
+class Kernels {
+ public:
+  explicit Kernels(vk::Context& ctx);
+
+  const vk::ComputePipeline& pipeline(core::Op op) const;
+  const GemmTiles& tiles() const { return tiles_; }
+
+  void gather_batch(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t B, uint32_t C, uint32_t first) const;
+  void matmul_forward(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t B, uint32_t C, uint32_t OC, bool apply_act,
+                      core::Activation act) const;
+  void softmax_xent_forward_backward(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t B, uint32_t K,
+                                     float dloss_scale, bool write_grad, uint32_t out_offset) const;
+  void loss_reduce(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t B, uint32_t slot) const;
+  void act_backward(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t N, core::Activation act) const;
+  void matmul_backward_weight(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t B, uint32_t C, uint32_t OC) const;
+  void bias_backward(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t B, uint32_t OC) const;
+  void matmul_backward_data(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t B, uint32_t C, uint32_t OC) const;
+  // bc1 = 1 - beta1^t, bc2 = 1 - beta2^t (torch.optim.AdamW's bias corrections), computed by the caller.
+  void adamw_update(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t N, float lr, float beta1, float beta2,
+                    float eps, float weight_decay, float bc1, float bc2) const;
+  void sgd_update(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t N, float lr, float momentum, float weight_decay,
+                  bool first_step) const;
+
+ private:
+  void gemm(VkCommandBuffer cmd, const vk::ComputePipeline& p, VkDescriptorSet set, const void* push, uint32_t M,
+            uint32_t N) const;
+
+  GemmTiles tiles_;
+  vk::ComputePipeline gather_batch_, matmul_forward_, softmax_xent_, loss_reduce_, act_backward_,
+      matmul_backward_weight_, bias_backward_, matmul_backward_data_, adamw_update_, sgd_update_;
+};
+
+}  // namespace gpu

@@ -1,0 +1,360 @@
+// gpu::Trainer: a training step recorded as one command buffer of dispatches, one timestamp after each; losses and
+// timestamps read back every readback_interval steps, so the GPU never waits for the host inside a step.
+#include "gpu/trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <memory>
+
+#include "core/error.hpp"
+#include "gpu/kernels.hpp"
+#include "vk/buffer.hpp"
+#include "vk/context.hpp"
+#include "vk/pipeline.hpp"
+
+namespace gpu {
+namespace {
+
+using vk::Buffer;
+using vk::BufferRange;
+using vk::MemoryKind;
+
+constexpr VkDeviceSize kF = sizeof(float);
+
+class VulkanTrainer final : public core::Trainer {
+ public:
+  VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, const std::vector<float>& init_params);
+  ~VulkanTrainer() override;
+
+  const char* backend() const override { return "gpu"; }
+  std::string device_name() const override { return vk::display_name(ctx_.info()); }
+  const core::StepPlan& plan() const override { return plan_; }
+  void begin_epoch(std::span<const uint32_t> order) override;
+  void step(size_t first) override;
+  std::vector<core::StepRecord> flush() override;
+  core::EvalResult evaluate() override;
+  std::vector<float> parameters() override;
+
+ private:
+  struct Slot {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    vk::TimestampQueries queries;
+    long step = 0;
+  };
+
+  Buffer make(VkDeviceSize bytes, MemoryKind kind, const char* name) {
+    return Buffer(ctx_, std::max<VkDeviceSize>(bytes, 16), kind, name);
+  }
+  void allocate_buffers();
+  void flush_into_ready();  // waits for the submitted steps and moves their records to ready_
+  void build_descriptor_sets();
+  void record_step(Slot& slot, size_t first, uint32_t slot_index);
+  void record_entry(VkCommandBuffer cmd, size_t index, size_t first, uint32_t slot_index);
+  BufferRange weight(int l) const {
+    return {&params_, shape_.weight_offset[l] * kF, VkDeviceSize(shape_.fan_in(l)) * shape_.fan_out(l) * kF};
+  }
+  BufferRange bias(int l) const { return {&params_, shape_.bias_offset[l] * kF, VkDeviceSize(shape_.fan_out(l)) * kF}; }
+  BufferRange dweight(int l) const {
+    return {&grads_, shape_.weight_offset[l] * kF, VkDeviceSize(shape_.fan_in(l)) * shape_.fan_out(l) * kF};
+  }
+  BufferRange dbias(int l) const { return {&grads_, shape_.bias_offset[l] * kF, VkDeviceSize(shape_.fan_out(l)) * kF}; }
+
+  core::TrainConfig cfg_;
+  const core::DataSplit& data_;
+  core::ModelShape shape_;
+  core::StepPlan plan_;
+  vk::Context ctx_;
+  Kernels kernels_;
+
+  // Buffers (destroyed before the context: members are destroyed in reverse order).
+  Buffer x_train_, y_train_, x_test_, y_test_, order_, test_order_;
+  Buffer params_, grads_, state1_, state2_;  // state1/2: AdamW m, v (SGD: momentum buffer, unused)
+  Buffer x_batch_, y_batch_, losses_, batch_correct_, loss_history_, eval_losses_, eval_correct_;
+  std::vector<Buffer> preact_, act_, dact_;  // per layer l: preact_[l], act_[l] = output of layer l, dact_[l] its grad
+
+  vk::DescriptorPool pool_;
+  std::vector<VkDescriptorSet> entry_sets_;  // one per plan entry
+  VkDescriptorSet gather_test_set_ = VK_NULL_HANDLE;
+  VkDescriptorSet softmax_eval_set_ = VK_NULL_HANDLE;
+
+  std::vector<Slot> slots_;
+  vk::Handle<VkFence> fence_;
+  uint32_t pending_ = 0;        // steps submitted since the last flush
+  long next_step_ = 0;          // global step counter (AdamW's t = next_step_ + 1)
+  std::vector<core::StepRecord> ready_;  // records collected by an automatic flush, not yet returned
+};
+
+VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data,
+                             const std::vector<float>& init_params)
+    : cfg_(cfg),
+      data_(data),
+      shape_([&] {
+        std::vector<int> dims{data.train.features};
+        dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
+        dims.push_back(data.train.classes);
+        return core::ModelShape(dims);
+      }()),
+      plan_(core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer)),
+      ctx_(vk::ContextOptions{cfg.device, cfg.validation}),
+      kernels_(ctx_) {
+  if (init_params.size() != shape_.param_count)
+    throw core::Error(core::ErrorKind::Internal, "gpu::Trainer: init_params has the wrong size");
+  if (!ctx_.info().timestamps || ctx_.timestamp_valid_bits() == 0)
+    throw core::Error(core::ErrorKind::Vulkan,
+                      "Vulkan: device " + ctx_.info().name + " has no timestamp queries on its compute queue, so its "
+                      "kernels cannot be timed; choose another with --device (see trainscope devices)");
+  allocate_buffers();
+  params_.upload(ctx_, init_params.data(), init_params.size() * kF);
+  grads_.zero(ctx_);  // padding between tensors is never written and must stay 0 for the optimizer
+  state1_.zero(ctx_);
+  state2_.zero(ctx_);
+  build_descriptor_sets();
+
+  const uint32_t ring = static_cast<uint32_t>(cfg_.readback_interval);
+  std::vector<VkCommandBuffer> cmds(ring);
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = ctx_.command_pool();
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = ring;
+  vk::check(vkAllocateCommandBuffers(ctx_.device(), &ai, cmds.data()), "vkAllocateCommandBuffers");
+  for (uint32_t i = 0; i < ring; ++i) {
+    Slot s;
+    s.cmd = cmds[i];
+    s.queries = vk::TimestampQueries(ctx_, static_cast<uint32_t>(plan_.entries.size()) + 1);
+    slots_.push_back(std::move(s));
+  }
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  vk::check(vkCreateFence(ctx_.device(), &fi, nullptr, &fence), "vkCreateFence");
+  VkDevice dev = ctx_.device();
+  fence_ = vk::Handle<VkFence>(fence, [dev](VkFence f) { vkDestroyFence(dev, f, nullptr); });
+}
+
+VulkanTrainer::~VulkanTrainer() { vkDeviceWaitIdle(ctx_.device()); }
+
+void VulkanTrainer::allocate_buffers() {
+  const auto& tr = data_.train;
+  const auto& te = data_.test;
+  const VkDeviceSize B = static_cast<VkDeviceSize>(cfg_.batch);
+  x_train_ = make(VkDeviceSize(tr.count) * tr.features * kF, MemoryKind::DeviceLocal, "x_train");
+  y_train_ = make(VkDeviceSize(tr.count) * 4, MemoryKind::DeviceLocal, "y_train");
+  x_test_ = make(VkDeviceSize(te.count) * te.features * kF, MemoryKind::DeviceLocal, "x_test");
+  y_test_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "y_test");
+  order_ = make(VkDeviceSize(tr.count) * 4, MemoryKind::DeviceLocal, "order");
+  test_order_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "test_order");
+  x_train_.upload(ctx_, tr.x.data(), tr.x.size() * kF);
+  y_train_.upload(ctx_, tr.y.data(), tr.y.size() * 4);
+  x_test_.upload(ctx_, te.x.data(), te.x.size() * kF);
+  y_test_.upload(ctx_, te.y.data(), te.y.size() * 4);
+  std::vector<uint32_t> identity(static_cast<size_t>(te.count));
+  for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<uint32_t>(i);
+  test_order_.upload(ctx_, identity.data(), identity.size() * 4);
+
+  const VkDeviceSize P = shape_.param_count * kF;
+  params_ = make(P, MemoryKind::DeviceLocal, "params");
+  grads_ = make(P, MemoryKind::DeviceLocal, "grads");
+  state1_ = make(P, MemoryKind::DeviceLocal, cfg_.optimizer == core::Optimizer::AdamW ? "adamw_m" : "momentum");
+  state2_ = make(cfg_.optimizer == core::Optimizer::AdamW ? P : 16, MemoryKind::DeviceLocal, "adamw_v");
+
+  x_batch_ = make(B * shape_.inputs() * kF, MemoryKind::DeviceLocal, "x_batch");
+  y_batch_ = make(B * 4, MemoryKind::DeviceLocal, "y_batch");
+  losses_ = make(B * kF, MemoryKind::DeviceLocal, "losses");
+  batch_correct_ = make(B * 4, MemoryKind::DeviceLocal, "batch_correct");
+  loss_history_ = make(VkDeviceSize(cfg_.readback_interval) * kF, MemoryKind::HostVisible, "loss_history");
+  eval_losses_ = make(VkDeviceSize(te.count) * kF, MemoryKind::DeviceLocal, "eval_losses");
+  eval_correct_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "eval_correct");
+  for (int l = 0; l < shape_.layers(); ++l) {
+    const VkDeviceSize bytes = B * shape_.fan_out(l) * kF;
+    preact_.push_back(make(l < shape_.layers() - 1 ? bytes : 16, MemoryKind::DeviceLocal, "preact"));
+    act_.push_back(make(bytes, MemoryKind::DeviceLocal, "activations"));
+    dact_.push_back(make(bytes, MemoryKind::DeviceLocal, "activation_grads"));
+  }
+}
+
+void VulkanTrainer::build_descriptor_sets() {
+  pool_ = vk::DescriptorPool(ctx_, static_cast<uint32_t>(plan_.entries.size()) + 2, 5);
+  const int L = shape_.layers();
+  auto layer_input = [&](int l) { return l == 0 ? BufferRange{&x_batch_} : BufferRange{&act_[l - 1]}; };
+  for (const auto& e : plan_.entries) {
+    const auto& p = kernels_.pipeline(e.op);
+    std::vector<BufferRange> r;
+    switch (e.op) {
+      case core::Op::GatherBatch: r = {{&x_batch_}, {&y_batch_}, {&x_train_}, {&y_train_}, {&order_}}; break;
+      case core::Op::MatmulForward:
+        r = {{&act_[e.layer]}, {&preact_[e.layer]}, layer_input(e.layer), weight(e.layer), bias(e.layer)};
+        break;
+      case core::Op::SoftmaxXentForwardBackward:
+        r = {{&losses_}, {&dact_[L - 1]}, {&batch_correct_}, {&act_[L - 1]}, {&y_batch_}};
+        break;
+      case core::Op::LossReduce: r = {{&loss_history_}, {&losses_}}; break;
+      case core::Op::ActBackward: r = {{&dact_[e.layer]}, {&dact_[e.layer]}, {&preact_[e.layer]}}; break;
+      case core::Op::MatmulBackwardWeight: r = {dweight(e.layer), {&dact_[e.layer]}, layer_input(e.layer)}; break;
+      case core::Op::BiasBackward: r = {dbias(e.layer), {&dact_[e.layer]}}; break;
+      case core::Op::MatmulBackwardData: r = {{&dact_[e.layer - 1]}, {&dact_[e.layer]}, weight(e.layer)}; break;
+      case core::Op::AdamWUpdate: r = {{&params_}, {&state1_}, {&state2_}, {&grads_}}; break;
+      case core::Op::SgdUpdate: r = {{&params_}, {&state1_}, {&grads_}}; break;
+    }
+    entry_sets_.push_back(pool_.allocate(ctx_, p, r));
+  }
+  std::vector<BufferRange> gather = {{&x_batch_}, {&y_batch_}, {&x_test_}, {&y_test_}, {&test_order_}};
+  gather_test_set_ = pool_.allocate(ctx_, kernels_.pipeline(core::Op::GatherBatch), gather);
+  std::vector<BufferRange> softmax = {{&eval_losses_}, {&dact_[L - 1]}, {&eval_correct_}, {&act_[L - 1]}, {&y_batch_}};
+  softmax_eval_set_ = pool_.allocate(ctx_, kernels_.pipeline(core::Op::SoftmaxXentForwardBackward), softmax);
+}
+
+void VulkanTrainer::begin_epoch(std::span<const uint32_t> order) {
+  flush_into_ready();
+  order_.upload(ctx_, order.data(), order.size_bytes());
+}
+
+void VulkanTrainer::record_entry(VkCommandBuffer cmd, size_t index, size_t first, uint32_t slot_index) {
+  const auto& e = plan_.entries[index];
+  VkDescriptorSet set = entry_sets_[index];
+  const auto B = static_cast<uint32_t>(e.B);
+  const auto C = static_cast<uint32_t>(e.C);
+  const auto OC = static_cast<uint32_t>(e.OC);
+  const float wd = cfg_.effective_weight_decay();
+  const long t = next_step_ + 1;
+  switch (e.op) {
+    case core::Op::GatherBatch: kernels_.gather_batch(cmd, set, B, C, static_cast<uint32_t>(first)); break;
+    case core::Op::MatmulForward: kernels_.matmul_forward(cmd, set, B, C, OC, e.activation, cfg_.activation); break;
+    case core::Op::SoftmaxXentForwardBackward:
+      kernels_.softmax_xent_forward_backward(cmd, set, B, C, 1.0f / static_cast<float>(B), true, 0);
+      break;
+    case core::Op::LossReduce: kernels_.loss_reduce(cmd, set, B, slot_index); break;
+    case core::Op::ActBackward: kernels_.act_backward(cmd, set, static_cast<uint32_t>(e.N), cfg_.activation); break;
+    case core::Op::MatmulBackwardWeight: kernels_.matmul_backward_weight(cmd, set, B, C, OC); break;
+    case core::Op::BiasBackward: kernels_.bias_backward(cmd, set, B, OC); break;
+    case core::Op::MatmulBackwardData: kernels_.matmul_backward_data(cmd, set, B, C, OC); break;
+    case core::Op::AdamWUpdate: {
+      // torch.optim.AdamW's bias corrections for step t, in double on the host as torch does in Python floats.
+      const float bc1 = static_cast<float>(1.0 - std::pow(double(cfg_.beta1), double(t)));
+      const float bc2 = static_cast<float>(1.0 - std::pow(double(cfg_.beta2), double(t)));
+      kernels_.adamw_update(cmd, set, static_cast<uint32_t>(e.N), cfg_.lr, cfg_.beta1, cfg_.beta2, cfg_.eps, wd, bc1,
+                            bc2);
+      break;
+    }
+    case core::Op::SgdUpdate:
+      kernels_.sgd_update(cmd, set, static_cast<uint32_t>(e.N), cfg_.lr, cfg_.momentum, wd, t == 1);
+      break;
+  }
+}
+
+void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
+  VkCommandBuffer cmd = slot.cmd;
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vk::check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+  slot.queries.reset(cmd);
+  // Across steps: the previous step's optimizer update wrote params that this step's matmul_forward reads (RAW), and
+  // the previous step's backward kernels read x_batch and activations that this step overwrites (WAR).
+  vk::compute_barrier(cmd);
+  slot.queries.write(cmd, 0);
+  for (size_t i = 0; i < plan_.entries.size(); ++i) {
+    record_entry(cmd, i, first, slot_index);
+    slot.queries.write(cmd, static_cast<uint32_t>(i + 1));
+    // Within a step each kernel reads what an earlier one wrote (RAW): gather_batch -> x_batch -> matmul_forward
+    // layer by layer -> logits -> softmax_xent -> losses (loss_reduce) and dlogits -> backward kernels -> grads ->
+    // optimizer update; act_backward also overwrites (WAR) the gradient buffer that matmul_backward_data just wrote.
+    // Even the independent pairs (bias_backward beside matmul_backward_weight) are serialised, so that each
+    // timestamp interval belongs to exactly one kernel.
+    if (i + 1 < plan_.entries.size()) vk::compute_barrier(cmd);
+  }
+  vk::check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+}
+
+void VulkanTrainer::step(size_t first) {
+  if (first + static_cast<size_t>(plan_.batch) > static_cast<size_t>(data_.train.count))
+    throw core::Error(core::ErrorKind::Internal, "gpu::Trainer::step: batch runs past the training set");
+  if (pending_ == slots_.size()) flush_into_ready();
+  Slot& slot = slots_[pending_];
+  slot.step = next_step_;
+  record_step(slot, first, pending_);
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &slot.cmd;
+  vk::check(vkQueueSubmit(ctx_.queue(), 1, &si, VK_NULL_HANDLE), "vkQueueSubmit (training step)");
+  ++pending_;
+  ++next_step_;
+}
+
+void VulkanTrainer::flush_into_ready() {
+  if (pending_ == 0) return;
+  // A submit without command buffers signals the fence once all earlier submissions have completed.
+  VkFence fence = fence_.get();
+  vk::check(vkQueueSubmit(ctx_.queue(), 0, nullptr, fence), "vkQueueSubmit (fence)");
+  vk::check(vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (readback)");
+  vk::check(vkResetFences(ctx_.device(), 1, &fence), "vkResetFences");
+  const auto* history = static_cast<const float*>(loss_history_.mapped());
+  const uint32_t n = static_cast<uint32_t>(plan_.entries.size()) + 1;
+  for (uint32_t s = 0; s < pending_; ++s) {
+    core::StepRecord r;
+    r.step = slots_[s].step;
+    r.loss = history[s];
+    std::vector<double> ns = slots_[s].queries.read_ns(ctx_, n);
+    r.kernel_ms.resize(plan_.entries.size());
+    for (size_t i = 0; i < plan_.entries.size(); ++i) r.kernel_ms[i] = (ns[i + 1] - ns[i]) * 1e-6;
+    r.step_ms = ns.back() * 1e-6;
+    ready_.push_back(std::move(r));
+  }
+  pending_ = 0;
+}
+
+std::vector<core::StepRecord> VulkanTrainer::flush() {
+  flush_into_ready();
+  return std::exchange(ready_, {});
+}
+
+core::EvalResult VulkanTrainer::evaluate() {
+  flush_into_ready();
+  const int N = data_.test.count;
+  const int B = plan_.batch;
+  ctx_.run_one_shot([&](VkCommandBuffer cmd) {
+    // The last training step's update wrote params that the forward pass reads (RAW).
+    vk::compute_barrier(cmd);
+    for (int start = 0; start < N; start += B) {
+      const uint32_t count = static_cast<uint32_t>(std::min(B, N - start));
+      kernels_.gather_batch(cmd, gather_test_set_, count, static_cast<uint32_t>(shape_.inputs()),
+                            static_cast<uint32_t>(start));
+      vk::compute_barrier(cmd);  // RAW: x_batch, y_batch
+      for (size_t i = 0; i < plan_.entries.size(); ++i) {
+        const auto& e = plan_.entries[i];
+        if (e.op != core::Op::MatmulForward) continue;
+        kernels_.matmul_forward(cmd, entry_sets_[i], count, static_cast<uint32_t>(e.C), static_cast<uint32_t>(e.OC),
+                                e.activation, cfg_.activation);
+        vk::compute_barrier(cmd);  // RAW: this layer's output is the next layer's input (or the logits)
+      }
+      kernels_.softmax_xent_forward_backward(cmd, softmax_eval_set_, count, static_cast<uint32_t>(shape_.classes()),
+                                             1.0f, false, static_cast<uint32_t>(start));
+      // WAR: the next batch's gather_batch and matmul_forward overwrite x_batch, y_batch and the logits read here.
+      vk::compute_barrier(cmd);
+    }
+  });
+  std::vector<float> losses(static_cast<size_t>(N));
+  std::vector<int32_t> correct(static_cast<size_t>(N));
+  eval_losses_.download(ctx_, losses.data(), losses.size() * kF);
+  eval_correct_.download(ctx_, correct.data(), correct.size() * 4);
+  double loss = 0, right = 0;
+  for (int i = 0; i < N; ++i) {
+    loss += losses[i];
+    right += correct[i];
+  }
+  return {N ? loss / N : 0.0, N ? right / N : 0.0};
+}
+
+std::vector<float> VulkanTrainer::parameters() {
+  flush_into_ready();
+  std::vector<float> p(shape_.param_count);
+  params_.download(ctx_, p.data(), p.size() * kF);
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const core::DataSplit& data,
+                                            const std::vector<float>& init_params) {
+  return std::make_unique<VulkanTrainer>(cfg, data, init_params);
+}
+
+}  // namespace gpu
