@@ -38,16 +38,24 @@ void check(VkResult result, const char* what) {
                                                          hint));
 }
 
+static std::atomic<int> g_validation_errors{0};
+static std::atomic<int> g_validation_warnings{0};
+
+ValidationTotals validation_totals() { return {g_validation_errors.load(), g_validation_warnings.load()}; }
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                             VkDebugUtilsMessageTypeFlagsEXT,
                                                             const VkDebugUtilsMessengerCallbackDataEXT* data,
                                                             void* user) {
   auto* log = static_cast<ValidationLog*>(user);
   const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-  if (error)
+  if (error) {
     log->errors++;
-  else
+    g_validation_errors++;
+  } else {
     log->warnings++;
+    g_validation_warnings++;
+  }
   std::lock_guard lock(log->mutex);
   if (log->first_messages.size() < 8)
     log->first_messages.push_back(fmt::format("[{}] {}", error ? "error" : "warning", data->pMessage));

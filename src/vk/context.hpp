@@ -22,6 +22,13 @@ struct ValidationLog {
   std::vector<std::string> first_messages;  // the first few error/warning texts, for test output
 };
 
+// Totals over every Context of the process (tests check that the trainers' contexts reported no errors).
+struct ValidationTotals {
+  int errors = 0;
+  int warnings = 0;
+};
+ValidationTotals validation_totals();
+
 struct ContextOptions {
   int device_index = -1;       // -1: pick_best_device
   bool validation = false;     // enable VK_LAYER_KHRONOS_validation; error if it is not installed
