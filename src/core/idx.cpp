@@ -1,0 +1,284 @@
+// The IDX reader: a byte stream over a plain or gzip file (zlib), the header checks, and the chunked payload read
+// that detects truncation and trailing bytes. Every error message is "<path>: <what is wrong, naming the field>".
+#include "core/idx.hpp"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace core {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw Error(ErrorKind::Data, fmt::format("{}: {}", path, what));
+}
+
+// A read-only byte stream over one file. gzip is recognised by its magic bytes 0x1f 0x8b (RFC 1952) and
+// decompressed by zlib's gz* API, which also checks the CRC-32 and length trailer when the stream ends.
+class ByteSource {
+ public:
+  explicit ByteSource(const std::string& path) : path_(path) {
+    std::error_code ec;
+    fs::file_status st = fs::status(path, ec);
+    if (st.type() == fs::file_type::not_found) fail(path, "file not found");
+    if (ec) fail(path, fmt::format("cannot access the file: {}", ec.message()));
+    if (fs::is_directory(st)) fail(path, "is a directory, expected an IDX file");
+    if (!fs::is_regular_file(st)) fail(path, "is not a regular file, expected an IDX file");
+    file_bytes_ = fs::file_size(path, ec);
+    if (ec) fail(path, fmt::format("cannot read the file size: {}", ec.message()));
+    if (file_bytes_ == 0) fail(path, "file is empty (0 bytes), expected an IDX file");
+
+    plain_ = std::fopen(path.c_str(), "rb");
+    if (!plain_) fail(path, fmt::format("cannot open the file: {}", std::strerror(errno)));
+    std::array<unsigned char, 2> sniff{};
+    size_t got = std::fread(sniff.data(), 1, sniff.size(), plain_);
+    gzip_ = got == 2 && sniff[0] == 0x1f && sniff[1] == 0x8b;
+    if (gzip_) {
+      std::fclose(plain_);
+      plain_ = nullptr;
+      gz_ = gzopen(path.c_str(), "rb");
+      if (!gz_) fail(path, fmt::format("cannot open the gzip file: {}", std::strerror(errno)));
+      gzbuffer(gz_, 1u << 18);
+    } else {
+      std::rewind(plain_);
+    }
+  }
+  ~ByteSource() {
+    if (plain_) std::fclose(plain_);
+    if (gz_) gzclose(gz_);
+  }
+  ByteSource(const ByteSource&) = delete;
+  ByteSource& operator=(const ByteSource&) = delete;
+
+  // Reads up to n bytes into dst; fewer only where the (decompressed) data ends. Throws on a corrupt or truncated
+  // gzip stream and on read errors.
+  size_t read(unsigned char* dst, size_t n) {
+    if (plain_) {
+      size_t got = std::fread(dst, 1, n, plain_);
+      if (got < n && std::ferror(plain_)) fail(path_, fmt::format("read error: {}", std::strerror(errno)));
+      return got;
+    }
+    size_t total = 0;
+    while (total < n) {
+      unsigned want = static_cast<unsigned>(std::min<size_t>(n - total, 1u << 30));
+      int got = gzread(gz_, dst + total, want);
+      check_gzip();
+      if (got <= 0) break;
+      total += static_cast<size_t>(got);
+    }
+    return total;
+  }
+
+  bool gzip() const { return gzip_; }
+  uint64_t file_bytes() const { return file_bytes_; }
+
+ private:
+  // zlib reports a stream that stops early as Z_BUF_ERROR with a short read, anything else (bad header, bad
+  // deflate data, CRC mismatch) as an error code; its message is prefixed with the path, which we already add.
+  void check_gzip() {
+    int code = Z_OK;
+    const char* msg = gzerror(gz_, &code);
+    if (code == Z_OK) return;
+    std::string text = msg ? msg : "unknown zlib error";
+    if (text.rfind(path_ + ": ", 0) == 0) text = text.substr(path_.size() + 2);
+    if (code == Z_BUF_ERROR) {
+      fail(path_, fmt::format("truncated gzip stream: the compressed data ends early (zlib: {})", text));
+    }
+    if (code == Z_ERRNO) fail(path_, fmt::format("read error in the gzip file: {}", std::strerror(errno)));
+    fail(path_, fmt::format("corrupt gzip data (zlib: {})", text));
+  }
+
+  std::string path_;
+  uint64_t file_bytes_ = 0;
+  bool gzip_ = false;
+  std::FILE* plain_ = nullptr;
+  gzFile gz_ = nullptr;
+};
+
+uint32_t big_endian_u32(const unsigned char* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+const char* idx_type_name(unsigned type) {
+  switch (type) {
+    case 0x08: return "unsigned byte";
+    case 0x09: return "signed byte";
+    case 0x0B: return "int16";
+    case 0x0C: return "int32";
+    case 0x0D: return "float32";
+    case 0x0E: return "float64";
+    default: return "not an IDX type";
+  }
+}
+
+// What one kind of IDX file must look like: magic 0x000008<ndims>, and a name for each dimension.
+struct IdxKind {
+  const char* what;  // "image" / "label"
+  uint32_t magic;
+  std::vector<const char*> dim_names;
+  const char* other;  // the kind a file with the other magic probably is
+};
+
+struct IdxHeader {
+  std::vector<uint32_t> dims;
+  uint64_t header_bytes = 0;
+  uint64_t payload_bytes = 0;  // product of dims: one byte each
+};
+
+IdxHeader read_header(ByteSource& src, const std::string& path, const IdxKind& kind) {
+  const auto ndims = static_cast<unsigned>(kind.dim_names.size());
+  const uint64_t header_bytes = 4 + 4 * uint64_t{ndims};
+  std::array<unsigned char, 4> m{};
+  size_t got = src.read(m.data(), 4);
+  if (got == 0) fail(path, "file is empty (the gzip stream decompresses to 0 bytes), expected an IDX file");
+  if (got < 4) {
+    fail(path, fmt::format("truncated header: the file holds {} byte(s), an IDX {} file's header is {} bytes "
+                           "(magic number + {} dimension size(s))", got, kind.what, header_bytes, ndims));
+  }
+  const uint32_t magic = big_endian_u32(m.data());
+  if (m[0] != 0 || m[1] != 0) {
+    fail(path, fmt::format("magic number 0x{:08X} is not an IDX {} file (expected 0x{:08X}; the first two bytes "
+                           "of an IDX file are 0)", magic, kind.what, kind.magic));
+  }
+  if (m[2] != 0x08) {
+    fail(path, fmt::format("data type byte 0x{:02X} ({}) in magic number 0x{:08X} is not supported: only unsigned "
+                           "byte (0x08) is (expected 0x{:08X})", m[2], idx_type_name(m[2]), magic, kind.magic));
+  }
+  if (m[3] != ndims) {
+    fail(path, fmt::format("magic number 0x{:08X} is not an IDX {} file (expected 0x{:08X}): it declares {} "
+                           "dimension(s), an IDX {} file has {}{}", magic, kind.what, kind.magic, m[3], kind.what,
+                           ndims, m[3] == (ndims == 3 ? 1 : 3) ? fmt::format(" (is this {} file?)", kind.other) : ""));
+  }
+
+  IdxHeader h;
+  h.header_bytes = header_bytes;
+  std::vector<unsigned char> raw(4 * ndims);
+  got = src.read(raw.data(), raw.size());
+  if (got < raw.size()) {
+    fail(path, fmt::format("truncated header: the file ends {} byte(s) into the header, an IDX {} file's header "
+                           "is {} bytes (magic number + {} dimension size(s))", 4 + got, kind.what, header_bytes,
+                           ndims));
+  }
+  h.payload_bytes = 1;
+  for (unsigned i = 0; i < ndims; ++i) {
+    uint32_t d = big_endian_u32(raw.data() + 4 * i);
+    if (d == 0) fail(path, fmt::format("zero dimension: {} is 0 in the header", kind.dim_names[i]));
+    h.dims.push_back(d);
+    // Each factor is >= 1, so once the running product passes the limit it stays above it: no overflow.
+    h.payload_bytes *= d;
+    if (h.payload_bytes > kMaxIdxPayloadBytes) {
+      std::string dims;
+      for (unsigned j = 0; j < ndims; ++j) {
+        dims += fmt::format("{}{} {}", j ? ", " : "", kind.dim_names[j], big_endian_u32(raw.data() + 4 * j));
+      }
+      fail(path, fmt::format("absurd size in the header ({}): the data would exceed the {} GiB limit of the IDX "
+                             "reader; the header is probably corrupt", dims, kMaxIdxPayloadBytes >> 30));
+    }
+  }
+  return h;
+}
+
+std::string describe(const IdxHeader& h, const IdxKind& kind) {
+  if (h.dims.size() == 3) {
+    return fmt::format("{} images of {}x{} ({} bytes of pixels)", h.dims[0], h.dims[1], h.dims[2], h.payload_bytes);
+  }
+  return fmt::format("{} {}s ({} bytes)", h.dims[0], kind.what, h.payload_bytes);
+}
+
+// Reads the payload in chunks, handing each to consume(bytes, n, offset). Plain files are checked against their
+// length before anything is read; gzip files (whose decompressed length is unknown up front) are read until the
+// header's size and then probed for one more byte, which also makes zlib check the stream's CRC trailer.
+template <class Consume>
+void read_payload(ByteSource& src, const std::string& path, const IdxHeader& h, const IdxKind& kind,
+                  Consume&& consume) {
+  if (!src.gzip()) {
+    const uint64_t after_header = src.file_bytes() - std::min(src.file_bytes(), h.header_bytes);
+    if (after_header < h.payload_bytes) {
+      fail(path, fmt::format("truncated data: the header says {} but only {} bytes follow the header",
+                             describe(h, kind), after_header));
+    }
+    if (after_header > h.payload_bytes) {
+      fail(path, fmt::format("trailing data: {} byte(s) follow the {} the header describes",
+                             after_header - h.payload_bytes, describe(h, kind)));
+    }
+  }
+  std::vector<unsigned char> chunk(size_t{1} << 20);
+  uint64_t done = 0;
+  while (done < h.payload_bytes) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(chunk.size(), h.payload_bytes - done));
+    const size_t got = src.read(chunk.data(), want);
+    consume(chunk.data(), got, done);
+    done += got;
+    if (got < want) {
+      fail(path, fmt::format("truncated data: the header says {} but the {}file holds only {} bytes after the "
+                             "header", describe(h, kind), src.gzip() ? "decompressed " : "", done));
+    }
+  }
+  unsigned char extra = 0;
+  if (src.gzip() && src.read(&extra, 1) != 0) {
+    fail(path, fmt::format("trailing data: the decompressed file is longer than the {} the header describes",
+                           describe(h, kind)));
+  }
+}
+
+// How many payload bytes may be allocated before they are read: all of them for a plain file (its length was
+// checked), and for gzip no more than the compressed size times deflate's best ratio (about 1032:1, RFC 1951's
+// 258-byte matches in ~2 bits), so a corrupt header in a small file cannot make us allocate gigabytes.
+uint64_t reserve_bound(const ByteSource& src, uint64_t payload) {
+  if (!src.gzip()) return payload;
+  return std::min<uint64_t>(payload, src.file_bytes() * 1032 + 4096);
+}
+
+}  // namespace
+
+IdxImages read_idx_images(const std::string& path) {
+  static const IdxKind kind{"image", 0x00000803, {"image count", "rows", "cols"}, "a labels"};
+  ByteSource src(path);
+  const IdxHeader h = read_header(src, path, kind);
+  IdxImages out;
+  out.count = static_cast<int>(h.dims[0]);  // each dim <= kMaxIdxPayloadBytes < INT_MAX
+  out.rows = static_cast<int>(h.dims[1]);
+  out.cols = static_cast<int>(h.dims[2]);
+  out.pixels.reserve(reserve_bound(src, h.payload_bytes));
+  read_payload(src, path, h, kind, [&](const unsigned char* bytes, size_t n, uint64_t) {
+    const size_t old = out.pixels.size();
+    out.pixels.resize(old + n);
+    for (size_t i = 0; i < n; ++i) out.pixels[old + i] = static_cast<float>(bytes[i]) / 255.0f;
+  });
+  return out;
+}
+
+std::vector<int32_t> read_idx_labels(const std::string& path, int max_classes) {
+  if (max_classes < 1 || max_classes > 256) {
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("read_idx_labels: max_classes {} is outside [1, 256] (labels are bytes)", max_classes));
+  }
+  static const IdxKind kind{"label", 0x00000801, {"label count"}, "an images"};
+  ByteSource src(path);
+  const IdxHeader h = read_header(src, path, kind);
+  std::vector<int32_t> labels;
+  labels.reserve(reserve_bound(src, h.payload_bytes));
+  read_payload(src, path, h, kind, [&](const unsigned char* bytes, size_t n, uint64_t offset) {
+    for (size_t i = 0; i < n; ++i) {
+      if (bytes[i] >= max_classes) {
+        fail(path, fmt::format("label {} at index {} is above {} (labels must be 0..{})", bytes[i], offset + i,
+                               max_classes - 1, max_classes - 1));
+      }
+      labels.push_back(bytes[i]);
+    }
+  });
+  return labels;
+}
+
+}  // namespace core

@@ -1,0 +1,33 @@
+// The low-level IDX reader (the MNIST file format of LeCun et al.): one images file or one labels file, plain or
+// gzip-compressed, turned into floats / int32 labels. Every kind of bad input becomes one core::Error(Data) whose
+// message starts with the file's path and names the field at fault; nothing larger than the file can hold is
+// allocated from a corrupt header.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace core {
+
+// The largest payload (bytes after the header) the reader accepts: far above Fashion-MNIST's 47 MB, far below
+// what a corrupt header could claim (4 GiB^3).
+inline constexpr uint64_t kMaxIdxPayloadBytes = uint64_t{1} << 30;
+
+// pixels is (count, rows*cols) row-major, each value byte/255 in [0, 1].
+struct IdxImages {
+  int count = 0;
+  int rows = 0;
+  int cols = 0;
+  std::vector<float> pixels;
+};
+
+// An IDX images file: magic 0x00000803 (unsigned byte, 3 dims), big-endian dims count, rows, cols, then the pixels.
+// Throws core::Error(Data) "<path>: <what is wrong>".
+IdxImages read_idx_images(const std::string& path);
+
+// An IDX labels file: magic 0x00000801 (unsigned byte, 1 dim), big-endian count, then one byte per label.
+// Labels must lie in [0, max_classes); max_classes in [1, 256] (InvalidArgument otherwise).
+// Throws core::Error(Data) "<path>: <what is wrong>", e.g. "label 12 at index 345 is above 9 (labels must be 0..9)".
+std::vector<int32_t> read_idx_labels(const std::string& path, int max_classes);
+
+}  // namespace core
