@@ -1,0 +1,77 @@
+// KernelTable arithmetic: per-kernel and per-entry sums of measured time and analytic FLOPs/bytes.
+#include "core/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace core {
+
+KernelTable::Sum& KernelTable::find_or_add(std::vector<Sum>& sums, const std::string& name) {
+  for (auto& s : sums)
+    if (s.name == name) return s;
+  sums.push_back(Sum{name});
+  return sums.back();
+}
+
+void KernelTable::add(const StepPlan& plan, const StepRecord& record) {
+  if (record.kernel_ms.size() != plan.entries.size())
+    throw Error(ErrorKind::Internal, fmt::format("step {}: {} kernel timings for a plan of {} kernels", record.step,
+                                                 record.kernel_ms.size(), plan.entries.size()));
+  ++seen_;
+  if (seen_ <= warmup_) return;
+  ++steps_;
+  step_ms_ += record.step_ms;
+  step_flops_ += plan.total_flops();
+  step_bytes_ += plan.total_bytes();
+  for (size_t i = 0; i < plan.entries.size(); ++i) {
+    const PlanEntry& e = plan.entries[i];
+    for (Sum* s : {&find_or_add(by_name_, e.kernel()), &find_or_add(by_entry_, e.label())}) {
+      ++s->calls;
+      s->ms += record.kernel_ms[i];
+      s->flops += e.flops;
+      s->bytes += e.bytes();
+    }
+  }
+}
+
+KernelRow KernelTable::to_row(const Sum& s) const {
+  KernelRow r;
+  r.name = s.name;
+  r.calls = s.calls;
+  r.total_ms = s.ms;
+  r.mean_ms = s.calls > 0 ? s.ms / s.calls : 0;
+  r.pct_of_step = step_ms_ > 0 ? 100.0 * s.ms / step_ms_ : 0;
+  // A kernel faster than the timer's resolution can measure 0 ms: report 0 rather than infinity.
+  const double seconds = s.ms * 1e-3;
+  r.gflops = seconds > 0 ? s.flops / seconds / 1e9 : 0;
+  r.gbps = seconds > 0 ? s.bytes / seconds / 1e9 : 0;
+  return r;
+}
+
+std::vector<KernelRow> KernelTable::rows() const {
+  std::vector<KernelRow> out;
+  for (const auto& s : by_name_) out.push_back(to_row(s));
+  return out;
+}
+
+std::vector<KernelRow> KernelTable::entry_rows() const {
+  std::vector<KernelRow> out;
+  for (const auto& s : by_entry_) out.push_back(to_row(s));
+  return out;
+}
+
+KernelRow KernelTable::step_row() const {
+  return to_row(Sum{"step (total)", steps_, step_ms_, step_flops_, step_bytes_});
+}
+
+double BackendRun::samples_per_s() const {
+  double samples = 0, seconds = 0;
+  for (const auto& e : epochs) {
+    samples += e.samples_per_s * e.seconds;
+    seconds += e.seconds;
+  }
+  return seconds > 0 ? samples / seconds : 0;
+}
+
+}  // namespace core

@@ -1,0 +1,87 @@
+// Per-kernel timing statistics (KernelTable) and the record of one backend's training run (BackendRun): what the
+// terminal tables, the report and (later) the dashboard read.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/step_plan.hpp"
+#include "core/trainer.hpp"
+
+namespace core {
+
+// One row of a timing table. Units: ms per call; GFLOP/s = analytic FLOPs / measured time / 1e9;
+// GB/s = compulsory bytes (StepPlan) / measured time / 1e9; pct_of_step = share of the summed step time, in percent.
+struct KernelRow {
+  std::string name;        // kernel name ("matmul_forward"), or a plan entry's label() for per-entry rows
+  long calls = 0;          // executions counted (after warm-up)
+  double total_ms = 0;
+  double mean_ms = 0;      // total_ms / calls
+  double pct_of_step = 0;  // 100 * total_ms / summed step_ms
+  double gflops = 0;
+  double gbps = 0;
+};
+
+// Aggregates StepRecords by kernel name (several plan entries share a name, e.g. matmul_forward once per layer)
+// and by plan entry (per layer, for detail). The first `warmup` steps are left out: the first step pays for page
+// faults, lazy allocation and pipeline warm-up, and would dominate the means of a short run.
+class KernelTable {
+ public:
+  KernelTable() = default;
+  explicit KernelTable(int warmup) : warmup_(warmup) {}
+
+  // record.kernel_ms must have one value per plan entry (else core::Error(Internal): a backend bug).
+  void add(const StepPlan& plan, const StepRecord& record);
+
+  std::vector<KernelRow> rows() const;        // per kernel name, in plan order of first appearance
+  std::vector<KernelRow> entry_rows() const;  // per plan entry (named by PlanEntry::label()), in plan order
+  KernelRow step_row() const;                 // the whole step: calls = steps, GFLOP/s of the whole plan
+
+  long steps() const { return steps_; }        // steps counted (after warm-up)
+  long steps_seen() const { return seen_; }    // steps given to add(), warm-up included
+  int warmup() const { return warmup_; }
+  double mean_step_ms() const { return steps_ > 0 ? step_ms_ / steps_ : 0; }
+
+ private:
+  struct Sum {
+    std::string name;
+    long calls = 0;
+    double ms = 0, flops = 0, bytes = 0;
+  };
+  static Sum& find_or_add(std::vector<Sum>& sums, const std::string& name);
+  KernelRow to_row(const Sum& s) const;
+
+  int warmup_ = 1;
+  long seen_ = 0;
+  long steps_ = 0;
+  double step_ms_ = 0, step_flops_ = 0, step_bytes_ = 0;
+  std::vector<Sum> by_name_;
+  std::vector<Sum> by_entry_;
+};
+
+// One finished epoch of one backend.
+struct EpochRecord {
+  int epoch = 0;               // from 1
+  double train_loss = 0;       // mean of this epoch's step losses
+  double test_loss = 0;
+  double test_accuracy = 0;    // fraction in [0, 1]
+  double samples_per_s = 0;    // steps * batch / seconds
+  double seconds = 0;          // wall time of the epoch's training steps, evaluation excluded
+};
+
+// Everything one backend produced in a run; the session keeps it up to date between steps.
+struct BackendRun {
+  std::string name;            // "gpu" | "cpu"
+  std::string device;          // Trainer::device_name(), empty until the trainer exists
+  TrainConfig config;
+  std::vector<EpochRecord> epochs;
+  std::vector<float> step_losses;  // every training step's mean loss, in step order
+  KernelTable kernels;
+  std::string error;           // why the backend stopped early; empty if it did not
+  bool finished = false;       // true once the backend is done, with or without an error
+
+  // Samples per second over every finished epoch (total samples / total training seconds); 0 if none.
+  double samples_per_s() const;
+};
+
+}  // namespace core

@@ -1,0 +1,135 @@
+// Building report.json from the BackendRuns and writing it atomically.
+#include "core/report.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace core {
+namespace {
+
+// A float as the double with the same shortest decimal form, so that 0.001f is written 0.001 and not
+// 0.0010000000474974513.
+double as_double(float value) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  if (ec != std::errc()) return value;
+  *end = '\0';
+  return std::strtod(text, nullptr);
+}
+
+nlohmann::json config_json(const TrainConfig& c) {
+  return {
+      {"dataset", c.dataset},
+      {"data_dir", c.data_dir},
+      {"limit", c.limit},
+      {"spiral_classes", c.spiral_classes},
+      {"spiral_points", c.spiral_points},
+      {"spiral_noise", as_double(c.spiral_noise)},
+      {"hidden", c.hidden},
+      {"activation", to_string(c.activation)},
+      {"optimizer", to_string(c.optimizer)},
+      {"lr", as_double(c.lr)},
+      {"momentum", as_double(c.momentum)},
+      {"weight_decay", as_double(c.weight_decay)},
+      {"effective_weight_decay", as_double(c.effective_weight_decay())},
+      {"beta1", as_double(c.beta1)},
+      {"beta2", as_double(c.beta2)},
+      {"eps", as_double(c.eps)},
+      {"batch", c.batch},
+      {"epochs", c.epochs},
+      {"seed", c.seed},
+      {"backends", c.backends},
+      {"sequential", c.sequential},
+      {"threads", c.threads},
+      {"device", c.device},
+      {"readback_interval", c.readback_interval},
+      {"validation", c.validation},
+  };
+}
+
+nlohmann::json backend_json(const BackendRun& run) {
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const auto& e : run.epochs)
+    epochs.push_back({{"epoch", e.epoch},
+                      {"train_loss", e.train_loss},
+                      {"test_loss", e.test_loss},
+                      {"test_accuracy", e.test_accuracy},
+                      {"samples_per_s", e.samples_per_s},
+                      {"seconds", e.seconds}});
+  nlohmann::json losses = nlohmann::json::array();
+  for (size_t i = 0; i < run.step_losses.size() && i < kReportStepLosses; ++i)
+    losses.push_back(as_double(run.step_losses[i]));
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : run.kernels.rows())
+    kernels.push_back({{"name", k.name},
+                       {"calls", k.calls},
+                       {"mean_ms", k.mean_ms},
+                       {"gflops", k.gflops},
+                       {"gbps", k.gbps},
+                       {"pct_of_step", k.pct_of_step}});
+  nlohmann::json j = {{"name", run.name}, {"device", run.device}, {"epochs", epochs}, {"step_losses", losses},
+                      {"kernels", kernels}};
+  if (!run.error.empty()) j["error"] = run.error;
+  return j;
+}
+
+[[noreturn]] void fail_io(const std::string& path, const std::string& what) {
+  throw Error(ErrorKind::Io, fmt::format("cannot write the report {}: {}; choose a writable path", path, what));
+}
+
+}  // namespace
+
+double speedup(const std::vector<BackendRun>& runs) {
+  double gpu = 0, cpu = 0;
+  for (const auto& r : runs) {
+    if (r.name == "gpu") gpu = r.samples_per_s();
+    if (r.name == "cpu") cpu = r.samples_per_s();
+  }
+  return gpu > 0 && cpu > 0 ? gpu / cpu : 0;
+}
+
+nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs) {
+  nlohmann::json backends = nlohmann::json::array();
+  for (const auto& r : runs) backends.push_back(backend_json(r));
+  const double s = speedup(runs);
+  return {{"config", config_json(config)},
+          {"backends", backends},
+          {"speedup", s > 0 ? nlohmann::json(s) : nlohmann::json(nullptr)}};
+}
+
+void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs) {
+  namespace fs = std::filesystem;
+  if (path.empty()) fail_io(path, "the file name is empty");
+  if (fs::is_directory(path)) fail_io(path, "it is a directory");
+  const std::string text = report_json(config, runs).dump(2) + "\n";
+  // The temporary file sits in the same directory, so that rename() replaces the report in one step.
+  const std::string tmp = fmt::format("{}.tmp{}", path, static_cast<long>(getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail_io(path, std::strerror(errno));
+    out << text;
+    out.close();
+    if (!out) {
+      const std::string reason = std::strerror(errno);
+      std::remove(tmp.c_str());
+      fail_io(path, reason);
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    fail_io(path, ec.message());
+  }
+}
+
+}  // namespace core

@@ -1,0 +1,33 @@
+// The machine-readable report of a training run (trainscope train --report FILE.json).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.hpp"
+#include "core/metrics.hpp"
+
+namespace core {
+
+// How many training losses the report keeps per backend.
+inline constexpr size_t kReportStepLosses = 50;
+
+// The report as JSON. Schema (later versions may add keys, never rename them):
+//   {"config": {every TrainConfig field, plus "effective_weight_decay"},
+//    "backends": [{"name": "gpu"|"cpu", "device": "...", "error": "..." (only if it stopped early),
+//                  "epochs": [{"epoch", "train_loss", "test_loss", "test_accuracy", "samples_per_s", "seconds"}],
+//                  "step_losses": [the first 50 training losses],
+//                  "kernels": [{"name", "calls", "mean_ms", "gflops", "gbps", "pct_of_step"}]}],
+//    "speedup": gpu samples/s / cpu samples/s, or null unless both backends finished an epoch}
+// Units as in core::KernelRow; accuracy is a fraction in [0, 1].
+nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs);
+
+// GPU samples/s over CPU samples/s; 0 unless both backends are in `runs` with at least one finished epoch.
+double speedup(const std::vector<BackendRun>& runs);
+
+// Writes report_json() to `path` atomically: a temporary file beside it, then a rename, so that a reader never sees
+// half a report. Throws core::Error(Io) naming the path and the reason when it cannot be written.
+void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs);
+
+}  // namespace core
