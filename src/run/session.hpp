@@ -1,0 +1,92 @@
+// run::Session: trains each backend on its own worker thread (or one after the other), feeding BackendRun records
+// that any thread can snapshot, and telling an Observer about progress. run::train() is the blocking shortcut.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/dataset.hpp"
+#include "core/metrics.hpp"
+#include "core/trainer.hpp"
+
+namespace run {
+
+// Makes one backend's trainer; may throw core::Error (e.g. Vulkan when there is no Vulkan device).
+using TrainerFactory = std::function<std::unique_ptr<core::Trainer>(
+    const core::TrainConfig& cfg, const core::DataSplit& data, const std::vector<float>& init_params)>;
+
+struct BackendSpec {
+  std::string name;  // "gpu" | "cpu" (or a test's fake)
+  TrainerFactory make;
+};
+
+// The specs of cfg.backends, in that order: "gpu" -> gpu::make_trainer, "cpu" -> cpu::make_trainer.
+std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg);
+
+// Progress callbacks. They are called from the worker threads, possibly two at once: implementations must be
+// thread-safe and quick (they run between training steps; their time is left out of samples/s).
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  // The trainer exists; `device` is its Trainer::device_name().
+  virtual void on_start(const std::string& backend, const std::string& device) { (void)backend, (void)device; }
+  // Steps just read back. step_in_epoch counts finished steps of this epoch (1..steps_per_epoch); epoch from 1.
+  virtual void on_steps(const std::string& backend, std::span<const core::StepRecord> records, int epoch,
+                        int step_in_epoch, int steps_per_epoch) {
+    (void)backend, (void)records, (void)epoch, (void)step_in_epoch, (void)steps_per_epoch;
+  }
+  virtual void on_epoch(const std::string& backend, const core::EpochRecord& epoch) { (void)backend, (void)epoch; }
+  // The backend stopped: its creation or a step threw. The other backends keep running.
+  virtual void on_error(const std::string& backend, const std::string& message) { (void)backend, (void)message; }
+};
+
+// Owns the worker threads of one training run. `data` and `observer` must outlive the session.
+// Both trainers start from the same core::init_parameters(shape, cfg.seed) and see the same core::epoch_order().
+class Session {
+ public:
+  Session(core::TrainConfig cfg, const core::DataSplit& data, std::vector<BackendSpec> backends, Observer& observer);
+  ~Session();  // asks the workers to stop and joins them
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Starts the workers: one per backend, or a single one running the backends in order when cfg.sequential.
+  void start();
+  // Blocks until every backend has finished (or stopped with an error).
+  void wait();
+  // Asks every worker to stop after its current step; the runs keep what they recorded so far.
+  void request_stop() { stop_.store(true); }
+
+  // A copy of every backend's record, consistent per backend; safe to call from any thread at any time
+  // (a dashboard calls it once per frame).
+  std::vector<core::BackendRun> snapshot() const;
+
+ private:
+  struct Slot {
+    BackendSpec spec;
+    mutable std::mutex mutex;  // guards run
+    core::BackendRun run;
+  };
+  void run_backend(Slot& slot);
+  void train_backend(Slot& slot);
+  void fail(Slot& slot, const std::string& message);
+
+  const core::TrainConfig cfg_;
+  const core::DataSplit& data_;
+  Observer& observer_;
+  std::vector<float> init_params_;  // core::init_parameters(shape, cfg.seed), shared by every backend
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stop_{false};
+};
+
+// Runs a whole session and returns the records, in the order of `backends`.
+std::vector<core::BackendRun> train(const core::TrainConfig& cfg, const core::DataSplit& data,
+                                    std::vector<BackendSpec> backends, Observer& observer);
+
+}  // namespace run

@@ -1,0 +1,229 @@
+// run::Session with fake trainers: the loop's order of calls, read-back cadence, epoch records, identical start
+// weights, and a failing backend that leaves the other one training.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <mutex>
+#include <utility>
+
+#include "core/batches.hpp"
+#include "core/error.hpp"
+#include "core/model.hpp"
+#include "run/session.hpp"
+
+namespace {
+
+constexpr int kCount = 100, kBatch = 10, kSteps = kCount / kBatch;
+
+core::DataSplit tiny_data() {
+  core::DataSplit d;
+  for (core::Dataset* s : {&d.train, &d.test}) {
+    s->name = "tiny";
+    s->count = s == &d.train ? kCount : 20;
+    s->features = 2;
+    s->classes = 3;
+    s->x.assign(static_cast<size_t>(s->count) * 2, 0.5f);
+    s->y.assign(static_cast<size_t>(s->count), 1);
+  }
+  return d;
+}
+
+core::TrainConfig tiny_config() {
+  core::TrainConfig cfg;
+  cfg.hidden = {4};
+  cfg.batch = kBatch;
+  cfg.epochs = 2;
+  cfg.readback_interval = 3;
+  cfg.seed = 7;
+  return cfg;
+}
+
+// What a fake trainer saw, for the checks.
+struct Trace {
+  std::mutex mutex;
+  std::vector<float> init_params;
+  std::vector<std::vector<uint32_t>> orders;  // one per begin_epoch
+  std::vector<size_t> firsts;                 // every step(first)
+  std::vector<size_t> flush_sizes;
+  int evaluations = 0;
+};
+
+class FakeTrainer : public core::Trainer {
+ public:
+  FakeTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, Trace& trace, long fail_at_step)
+      : plan_(core::build_step_plan(core::ModelShape({data.train.features, cfg.hidden[0], data.train.classes}),
+                                    cfg.batch, cfg.activation, cfg.optimizer)),
+        trace_(trace),
+        fail_at_step_(fail_at_step) {}
+
+  const char* backend() const override { return "fake"; }
+  std::string device_name() const override { return "Fake device"; }
+  const core::StepPlan& plan() const override { return plan_; }
+  void begin_epoch(std::span<const uint32_t> order) override {
+    std::lock_guard lock(trace_.mutex);
+    trace_.orders.emplace_back(order.begin(), order.end());
+  }
+  void step(size_t first) override {
+    if (next_step_ == fail_at_step_) throw core::Error(core::ErrorKind::Vulkan, "device lost (fake)");
+    {
+      std::lock_guard lock(trace_.mutex);
+      trace_.firsts.push_back(first);
+    }
+    core::StepRecord r;
+    r.step = next_step_;
+    r.loss = 1.0f + static_cast<float>(next_step_);  // loss = 1 + global step index
+    r.kernel_ms.assign(plan_.entries.size(), 0.5);
+    r.step_ms = 0.5 * static_cast<double>(plan_.entries.size());
+    queued_.push_back(r);
+    ++next_step_;
+  }
+  std::vector<core::StepRecord> flush() override {
+    std::lock_guard lock(trace_.mutex);
+    trace_.flush_sizes.push_back(queued_.size());
+    return std::exchange(queued_, {});
+  }
+  core::EvalResult evaluate() override {
+    std::lock_guard lock(trace_.mutex);
+    ++trace_.evaluations;
+    return {0.5, 0.75};
+  }
+  std::vector<float> parameters() override { return {}; }
+
+ private:
+  core::StepPlan plan_;
+  Trace& trace_;
+  long fail_at_step_;
+  long next_step_ = 0;
+  std::vector<core::StepRecord> queued_;
+};
+
+run::BackendSpec fake_spec(const std::string& name, Trace& trace, long fail_at_step = -1) {
+  return {name, [&trace, fail_at_step](const core::TrainConfig& cfg, const core::DataSplit& data,
+                                       const std::vector<float>& init) -> std::unique_ptr<core::Trainer> {
+            {
+              std::lock_guard lock(trace.mutex);
+              trace.init_params = init;
+            }
+            return std::make_unique<FakeTrainer>(cfg, data, trace, fail_at_step);
+          }};
+}
+
+run::BackendSpec broken_spec(const std::string& name) {
+  return {name, [](const core::TrainConfig&, const core::DataSplit&,
+                   const std::vector<float>&) -> std::unique_ptr<core::Trainer> {
+            throw core::Error(core::ErrorKind::Vulkan, "no Vulkan loader (fake)");
+          }};
+}
+
+struct RecordingObserver : run::Observer {
+  std::mutex mutex;
+  std::vector<std::pair<std::string, int>> steps;  // backend, step_in_epoch
+  std::vector<std::string> epochs, errors, starts;
+  void on_start(const std::string& b, const std::string&) override {
+    std::lock_guard lock(mutex);
+    starts.push_back(b);
+  }
+  void on_steps(const std::string& b, std::span<const core::StepRecord>, int, int step, int steps_per_epoch) override {
+    std::lock_guard lock(mutex);
+    CHECK(steps_per_epoch == kSteps);
+    steps.emplace_back(b, step);
+  }
+  void on_epoch(const std::string& b, const core::EpochRecord&) override {
+    std::lock_guard lock(mutex);
+    epochs.push_back(b);
+  }
+  void on_error(const std::string& b, const std::string& message) override {
+    std::lock_guard lock(mutex);
+    errors.push_back(b + ": " + message);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a session runs epochs of steps in the shared order, reading back every N steps") {
+  const core::DataSplit data = tiny_data();
+  const core::TrainConfig cfg = tiny_config();
+  Trace a, b;
+  RecordingObserver observer;
+  const auto runs = run::train(cfg, data, {fake_spec("gpu", a), fake_spec("cpu", b)}, observer);
+
+  REQUIRE(runs.size() == 2);
+  for (const Trace* t : {&a, &b}) {
+    REQUIRE(t->orders.size() == 2);
+    CHECK(t->orders[0] == core::epoch_order(kCount, cfg.seed, 0));
+    CHECK(t->orders[1] == core::epoch_order(kCount, cfg.seed, 1));
+    REQUIRE(t->firsts.size() == 2 * kSteps);
+    for (int s = 0; s < kSteps; ++s) CHECK(t->firsts[static_cast<size_t>(s)] == static_cast<size_t>(s * kBatch));
+    // readback 3 with 10 steps: 3, 3, 3, then 1 at the epoch's end
+    CHECK(t->flush_sizes == std::vector<size_t>{3, 3, 3, 1, 3, 3, 3, 1});
+    CHECK(t->evaluations == 2);
+  }
+  const core::ModelShape shape({2, 4, 3});
+  CHECK(a.init_params == core::init_parameters(shape, cfg.seed));
+  CHECK(b.init_params == a.init_params);
+
+  for (const auto& r : runs) {
+    CHECK(r.error.empty());
+    CHECK(r.finished);
+    CHECK(r.device == "Fake device");
+    REQUIRE(r.step_losses.size() == 2 * kSteps);
+    CHECK(r.step_losses[5] == 6.0f);
+    CHECK(r.kernels.steps() == 2 * kSteps - 1);  // the first step is warm-up
+    REQUIRE(r.epochs.size() == 2);
+    CHECK(r.epochs[0].epoch == 1);
+    CHECK(r.epochs[0].train_loss == doctest::Approx(5.5));   // mean of 1..10
+    CHECK(r.epochs[1].train_loss == doctest::Approx(15.5));  // mean of 11..20
+    CHECK(r.epochs[1].test_accuracy == 0.75);
+    CHECK(r.epochs[0].samples_per_s > 0);
+    CHECK(r.epochs[0].samples_per_s == doctest::Approx(kCount / r.epochs[0].seconds));
+  }
+  CHECK(runs[0].name == "gpu");
+  CHECK(runs[1].name == "cpu");
+  std::vector<int> gpu_steps;
+  for (const auto& [backend, step] : observer.steps)
+    if (backend == "gpu") gpu_steps.push_back(step);
+  CHECK(gpu_steps == std::vector<int>{3, 6, 9, 10, 3, 6, 9, 10});
+  CHECK(observer.steps.size() == 16);
+  CHECK(observer.epochs.size() == 4);
+  CHECK(observer.errors.empty());
+}
+
+TEST_CASE("a backend that cannot start or fails mid-run stops alone; the other keeps training") {
+  const core::DataSplit data = tiny_data();
+  for (bool sequential : {false, true}) {
+    CAPTURE(sequential);
+    core::TrainConfig cfg = tiny_config();
+    cfg.sequential = sequential;
+    Trace cpu, failing;
+    RecordingObserver observer;
+    const auto runs = run::train(cfg, data, {broken_spec("gpu"), fake_spec("cpu", cpu), fake_spec("mid", failing, 13)},
+                                 observer);
+    REQUIRE(runs.size() == 3);
+    CHECK(runs[0].error == "no Vulkan loader (fake)");
+    CHECK(runs[0].finished);
+    CHECK(runs[0].epochs.empty());
+    CHECK(runs[1].error.empty());
+    CHECK(runs[1].epochs.size() == 2);
+    CHECK(runs[2].error == "device lost (fake)");
+    CHECK(runs[2].epochs.size() == 1);  // the epoch finished before step 13 is kept
+    CHECK(runs[2].step_losses.size() == 13);  // steps 10..12 were read back (readback 3) before step 13 failed
+    CHECK(observer.errors.size() == 2);
+  }
+}
+
+TEST_CASE("snapshot() is available before, during and after a run") {
+  const core::DataSplit data = tiny_data();
+  Trace t;
+  RecordingObserver observer;
+  run::Session session(tiny_config(), data, {fake_spec("cpu", t)}, observer);
+  auto before = session.snapshot();
+  REQUIRE(before.size() == 1);
+  CHECK(before[0].name == "cpu");
+  CHECK_FALSE(before[0].finished);
+  session.start();
+  (void)session.snapshot();
+  session.wait();
+  const auto after = session.snapshot();
+  CHECK(after[0].finished);
+  CHECK(after[0].epochs.size() == 2);
+}
