@@ -1,0 +1,82 @@
+// cpu::ThreadPool: workers sleep on a condition variable between parallel_for calls; each call cuts [0, n) into
+// chunks that the workers and the calling thread take in turn (dynamic scheduling, so a thread slowed down by the
+// rest of the machine, e.g. the GPU backend's thread, takes fewer chunks).
+#include "cpu/thread_pool.hpp"
+
+#include <algorithm>
+
+namespace cpu {
+
+ThreadPool::ThreadPool(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  workers_.reserve(static_cast<size_t>(threads - 1));
+  for (int i = 0; i + 1 < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn) {
+  if (n == 0) return;
+  grain = std::max<size_t>(grain, 1);
+  const size_t threads = static_cast<size_t>(size());
+  const size_t max_chunks = (n + grain - 1) / grain;
+  if (threads == 1 || max_chunks == 1) {
+    fn(0, n);
+    return;
+  }
+  // Up to 4 chunks per thread: enough to even out unequal speeds, few enough to keep the locking cheap.
+  const size_t chunks = std::min(max_chunks, threads * 4);
+  const size_t chunk = std::max(grain, (n + chunks - 1) / chunks);
+  {
+    std::lock_guard lock(mutex_);
+    job_ = &fn;
+    job_n_ = n;
+    chunk_ = chunk;
+    chunks_ = (n + chunk - 1) / chunk;
+    next_chunk_ = 0;
+    finished_ = 0;
+    ++generation_;
+  }
+  wake_.notify_all();
+
+  // The caller takes chunks too, then waits for the chunks still running on workers.
+  std::unique_lock lock(mutex_);
+  while (next_chunk_ < chunks_) {
+    const size_t c = next_chunk_++;
+    lock.unlock();
+    fn(c * chunk, std::min(n, (c + 1) * chunk));
+    lock.lock();
+    ++finished_;
+  }
+  done_.wait(lock, [this] { return finished_ == chunks_; });
+  job_ = nullptr;
+}
+
+void ThreadPool::worker_loop(int /*index*/) {
+  unsigned long seen = 0;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
+    seen = generation_;
+    // job_ stays valid while a chunk of it is unfinished: parallel_for returns only once finished_ == chunks_.
+    while (job_ != nullptr && next_chunk_ < chunks_) {
+      const size_t c = next_chunk_++;
+      const auto* job = job_;
+      const size_t n = job_n_, chunk = chunk_;
+      lock.unlock();
+      (*job)(c * chunk, std::min(n, (c + 1) * chunk));
+      lock.lock();
+      if (++finished_ == chunks_) done_.notify_one();
+    }
+  }
+}
+
+}  // namespace cpu
