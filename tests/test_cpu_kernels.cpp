@@ -506,3 +506,48 @@ TEST_CASE("cpu trainer: evaluate over partial batches equals one forward over th
   CHECK(eval.loss == doctest::Approx(cpu::loss_reduce(losses.data(), N)).epsilon(1e-6));
   CHECK(eval.accuracy == doctest::Approx(right / N));
 }
+
+TEST_CASE("cpu trainer: three steps equal the kernels wired by hand (AdamW t = 1, 2, 3, default weight decay)") {
+  core::DataSplit data{blobs(48, 5), blobs(8, 6)};
+  core::TrainConfig cfg;
+  cfg.hidden = {8};
+  cfg.batch = 16;
+  cfg.threads = 3;
+  cfg.activation = Activation::GELU;
+  core::ModelShape shape({2, 8, 2});
+  std::vector<float> p = core::init_parameters(shape, 9);
+  auto trainer = cpu::make_trainer(cfg, data, p);
+  const auto order = core::epoch_order(48, 9, 0);
+  trainer->begin_epoch(order);
+
+  cpu::ThreadPool pool(1);
+  const long B = 16;
+  const size_t P = p.size();
+  std::vector<float> g(P), m(P), v(P);  // zero
+  std::vector<float> x(B * 2), pre(B * 8), h(B * 8), logits(B * 2), losses(B), dlogits(B * 2), dh(B * 8), dpre(B * 8);
+  std::vector<int32_t> y(B);
+  auto W = [&](int l) { return p.data() + shape.weight_offset[l]; };
+  auto dW = [&](int l) { return g.data() + shape.weight_offset[l]; };
+  for (int s = 0; s < 3; ++s) {
+    trainer->step(static_cast<size_t>(s * B));
+    cpu::gather_batch(x.data(), y.data(), data.train.x.data(), data.train.y.data(), order.data() + s * B, B, 2, pool);
+    cpu::matmul_forward(h.data(), pre.data(), x.data(), W(0), p.data() + shape.bias_offset[0], B, 2, 8, true,
+                        Activation::GELU, pool);
+    cpu::matmul_forward(logits.data(), static_cast<float*>(nullptr), h.data(), W(1), p.data() + shape.bias_offset[1],
+                        B, 8, 2, false, Activation::GELU, pool);
+    cpu::softmax_xent_forward_backward(losses.data(), dlogits.data(), static_cast<int32_t*>(nullptr), logits.data(),
+                                       y.data(), B, 2, 1.0f / B, pool);
+    cpu::matmul_backward_weight(dW(1), dlogits.data(), h.data(), B, 8, 2, pool);
+    cpu::bias_backward(g.data() + shape.bias_offset[1], dlogits.data(), B, 2, pool);
+    cpu::matmul_backward_data(dh.data(), dlogits.data(), W(1), B, 8, 2, pool);
+    cpu::act_backward(dpre.data(), dh.data(), pre.data(), dpre.size(), Activation::GELU, pool);
+    cpu::matmul_backward_weight(dW(0), dpre.data(), x.data(), B, 2, 8, pool);
+    cpu::bias_backward(g.data() + shape.bias_offset[0], dpre.data(), B, 8, pool);
+    cpu::adamw_update(p.data(), m.data(), v.data(), g.data(), P, cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, 0.01f,
+                      s + 1, pool);
+    const auto rec = trainer->flush();
+    REQUIRE(rec.size() == 1);
+    CHECK(rec[0].loss == cpu::loss_reduce(losses.data(), B));
+  }
+  CHECK(trainer->parameters() == p);
+}
