@@ -68,84 +68,80 @@ template <typename T>
 }
 
 // --- out (I,J) = A (I,K) · Bm (K,J) as rank-1 updates along the contiguous rows of Bm: per k, NJ/8 vectors of Bm
-// stay in registers and each of the RI values of A is broadcast against them. A is read with strides (a_is per
-// row, a_ks per k), so it can be a matrix or a transposed one. kOutT stores the tile transposed: out[j*ldo + i]. ---
+// stay in registers and each of the kNnRows values of A is broadcast against them. A is read with strides (a_is per
+// row, a_ks per k), so it can be a matrix or a transposed one. ---
 
 constexpr int kNnRows = 5, kNnCols = 16;  // 10 accumulators + 2 Bm vectors + 1 broadcast: 7 loads per 10 fmas
 
-template <typename T, int RI, int NJ, bool kOutT>
-void nn_tile(T* out, long ldo, const T* a, long a_is, long a_ks, const T* bm, long ldb, long K) {
-  T acc[RI][NJ] = {};
+// One tile: rows [0, ri) (ri <= kNnRows) x NJ columns, storing columns [0, nj). A tile with fewer rows repeats its
+// last row instead of having its own instance: gcc vectorizes the 5-row loop nest reliably, not the smaller ones.
+// kOutT stores the tile transposed: out[j*ldo + i]. noinline: compiled on its own, the register allocation of the
+// loop does not depend on the caller (inlined into the forward pass, gcc spilled and ran 35% slower).
+template <typename T, int NJ, bool kOutT>
+[[gnu::noinline]] void nn_tile(T* out, long ldo, int ri, int nj, const T* a, long a_is, long a_ks, const T* bm, long ldb, long K) {
+  long row[kNnRows];
+  for (int i = 0; i < kNnRows; ++i) row[i] = std::min(i, ri - 1) * a_is;
+  T acc[kNnRows][NJ] = {};
   for (long k = 0; k < K; ++k) {
     const T* brow = bm + k * ldb;
 #pragma GCC unroll 8
-    for (int i = 0; i < RI; ++i) {
-      const T av = a[i * a_is + k * a_ks];
+    for (int i = 0; i < kNnRows; ++i) {
+      const T av = a[row[i] + k * a_ks];
       for (int j = 0; j < NJ; ++j) acc[i][j] = std::fma(av, brow[j], acc[i][j]);
     }
   }
-  for (int i = 0; i < RI; ++i)
-    for (int j = 0; j < NJ; ++j) (kOutT ? out[j * ldo + i] : out[i * ldo + j]) = acc[i][j];
-}
-
-// The last columns (fewer than 8): the same chain of fmas per output, not vectorized.
-template <typename T, bool kOutT>
-void nn_tail(T* out, long ldo, int ri, int nj, const T* a, long a_is, long a_ks, const T* bm, long ldb, long K) {
   for (int i = 0; i < ri; ++i)
-    for (int j = 0; j < nj; ++j) {
-      T s = 0;
-      for (long k = 0; k < K; ++k) s = std::fma(a[i * a_is + k * a_ks], bm[k * ldb + j], s);
-      (kOutT ? out[j * ldo + i] : out[i * ldo + j]) = s;
-    }
+    for (int j = 0; j < nj; ++j) (kOutT ? out[j * ldo + i] : out[i * ldo + j]) = acc[i][j];
 }
 
-// Rows [0, ri) (ri <= kNnRows) of columns [j0, j1) (j1 - j0 <= kNnCols); out and a point at row 0.
-template <typename T, bool kOutT, int RI = kNnRows>
-void nn_rows(int ri, T* out, long ldo, const T* a, long a_is, long a_ks, const T* bm, long ldb, long K, long j0,
-             long j1) {
-  if constexpr (RI > 1) {
-    if (ri < RI) return nn_rows<T, kOutT, RI - 1>(ri, out, ldo, a, a_is, a_ks, bm, ldb, K, j0, j1);
-  }
-  long j = j0;
-  auto out_at = [&](long col) { return kOutT ? out + col * ldo : out + col; };
-  for (; j + 16 <= j1; j += 16) nn_tile<T, RI, 16, kOutT>(out_at(j), ldo, a, a_is, a_ks, bm + j, ldb, K);
-  for (; j + 8 <= j1; j += 8) nn_tile<T, RI, 8, kOutT>(out_at(j), ldo, a, a_is, a_ks, bm + j, ldb, K);
-  if (j < j1) nn_tail<T, kOutT>(out_at(j), ldo, RI, static_cast<int>(j1 - j), a, a_is, a_ks, bm + j, ldb, K);
-}
-
-// out (I,J) = A (I,K) · Bm (K,J), parallel over tiles. Tiles are numbered column strip by column strip, so a chunk
-// of consecutive tiles keeps one strip of Bm (K x kNnCols) in L1 while it walks down the rows.
+// out (I,J) = A (I,K) · Bm (K,J), parallel over tiles. Tiles are numbered column strip by column strip; a chunk of
+// consecutive tiles copies its strip of Bm (K x kNnCols, zero-padded past J) once into a contiguous buffer that stays
+// in L1 while the chunk walks down the rows. (Read in place, a strip with a power-of-two row stride such as
+// C = 256 maps onto a handful of cache sets and is evicted: 25% slower.)
 template <typename T>
 void matmul_nn(T* out, const T* a, long a_is, long a_ks, const T* bm, long I, long J, long K, ThreadPool& pool) {
   const long row_tiles = (I + kNnRows - 1) / kNnRows;
   const long strips = (J + kNnCols - 1) / kNnCols;
   const size_t grain = grain_for(2.0 * kNnRows * kNnCols * static_cast<double>(K));
   pool.parallel_for(static_cast<size_t>(row_tiles * strips), grain, [&](size_t t0, size_t t1) {
+    thread_local std::vector<T> packed;  // (K, kNnCols), one per thread
+    packed.resize(std::max(packed.size(), static_cast<size_t>(K * kNnCols)));
+    long packed_strip = -1;
     for (size_t t = t0; t < t1; ++t) {
       const long strip = static_cast<long>(t) / row_tiles, i0 = (static_cast<long>(t) % row_tiles) * kNnRows;
-      const long j0 = strip * kNnCols, j1 = std::min(J, j0 + kNnCols);
-      const int ri = static_cast<int>(std::min<long>(kNnRows, I - i0));
-      nn_rows<T, false>(ri, out + i0 * J, J, a + i0 * a_is, a_is, a_ks, bm, J, K, j0, j1);
+      const long j0 = strip * kNnCols, width = std::min<long>(kNnCols, J - j0);
+      if (strip != packed_strip) {
+        T* dst = packed.data();
+        if (width < kNnCols) std::fill(dst, dst + K * kNnCols, T(0));
+        for (long k = 0; k < K; ++k) std::copy_n(bm + k * J + j0, width, dst + k * kNnCols);
+        packed_strip = strip;
+      }
+      nn_tile<T, kNnCols, false>(out + i0 * J + j0, J, static_cast<int>(std::min<long>(kNnRows, I - i0)),
+                                 static_cast<int>(width), a + i0 * a_is, a_is, a_ks, packed.data(), kNnCols, K);
     }
   });
 }
 
-// Applies bias and activation to rows [b0, b1) x columns [o0, o1) of sums (B,OC), in place or into out/preact.
+// Rows [b0, b0 + width) x columns [o0, o1) of out (B,OC) from a tile of sums (width, ldo): adds the bias, and with
+// apply_act keeps that in preact and applies the activation.
 template <typename T>
-void forward_epilogue(T* out, T* preact, const T* bias, long OC, long b0, long b1, long o0, long o1, bool apply_act,
-                      Activation act) {
-  for (long b = b0; b < b1; ++b) {
-    T* o = out + b * OC;
+void forward_epilogue(T* out, T* preact, const T* sums, long ldo, const T* bias, long OC, long b0, long width, long o0,
+                      long o1, bool apply_act, Activation act) {
+  const long n = o1 - o0;
+  const T* bs = bias + o0;
+  for (long j = 0; j < width; ++j) {
+    const T* s = sums + j * ldo;
+    T* o = out + (b0 + j) * OC + o0;
     if (!apply_act) {
-      for (long c = o0; c < o1; ++c) o[c] += bias[c];
+      for (long c = 0; c < n; ++c) o[c] = s[c] + bs[c];
       continue;
     }
-    T* p = preact + b * OC;
-    for (long c = o0; c < o1; ++c) p[c] += bias[c];
+    T* p = preact + (b0 + j) * OC + o0;
+    for (long c = 0; c < n; ++c) p[c] = s[c] + bs[c];
     if (act == Activation::ReLU) {
-      for (long c = o0; c < o1; ++c) o[c] = p[c] > T(0) ? p[c] : T(0);
+      for (long c = 0; c < n; ++c) o[c] = p[c] > T(0) ? p[c] : T(0);
     } else {
-      for (long c = o0; c < o1; ++c) o[c] = p[c] * gelu_sigmoid(p[c]);
+      for (long c = 0; c < n; ++c) o[c] = p[c] * gelu_sigmoid(p[c]);
     }
   }
 }
@@ -175,9 +171,9 @@ template <typename T>
 void matmul_forward(T* out, T* preact, const T* inp, const T* weight, const T* bias, long B, long C, long OC,
                     bool apply_act, Activation act, ThreadPool& pool) {
   // outᵀ (OC,B) = weight (OC,C) · inpᵀ (C,B): weight is the broadcast operand (its rows are contiguous in C) and a
-  // strip of kNnCols batch rows, packed transposed into (C, kNnCols), is the vector operand; tiles are stored
-  // transposed into out. The sums land in preact (or out); the epilogue adds the bias and applies the activation.
-  T* sums = apply_act ? preact : out;
+  // strip of kNnCols batch rows, packed transposed into (C, kNnCols), is the vector operand. Tiles go transposed into
+  // a small sums buffer (a row stride padded off powers of two: direct stores at a stride of OC = 128 floats ran
+  // 25% slower), from which the epilogue writes out with the bias and the activation.
   const long strips = (B + kNnCols - 1) / kNnCols;
   // With few strips, OC is split into groups too so that every thread gets work; a group keeps >= 40 outputs so that
   // packing its strip (16 x C copies) stays small next to its 2 x 16 x C x 40 flops.
@@ -185,28 +181,35 @@ void matmul_forward(T* out, T* preact, const T* inp, const T* weight, const T* b
   const long groups = std::clamp((want_tasks + strips - 1) / strips, 1L, std::max(1L, OC / 40));
   const long group_rows = ((OC + groups - 1) / groups + kNnRows - 1) / kNnRows * kNnRows;
   const long n_groups = (OC + group_rows - 1) / group_rows;
+  const long ldo = group_rows + 8;
   const size_t grain = grain_for(2.0 * kNnCols * static_cast<double>(group_rows) * static_cast<double>(C));
   pool.parallel_for(static_cast<size_t>(strips * n_groups), grain, [&](size_t t0, size_t t1) {
-    thread_local std::vector<T> packed;  // (C, kNnCols), one per thread
-    if (packed.size() < static_cast<size_t>(C * kNnCols)) packed.resize(static_cast<size_t>(C * kNnCols));
+    thread_local std::vector<T> packed, sums;  // (C, kNnCols) and (kNnCols, ldo), one of each per thread
+    packed.resize(std::max(packed.size(), static_cast<size_t>(C * kNnCols)));
+    sums.resize(std::max(sums.size(), static_cast<size_t>(kNnCols * ldo)));
     long packed_strip = -1;
     for (size_t t = t0; t < t1; ++t) {
       const long strip = static_cast<long>(t) / n_groups, group = static_cast<long>(t) % n_groups;
       const long b0 = strip * kNnCols, width = std::min<long>(kNnCols, B - b0);
       if (strip != packed_strip) {
-        for (long c0 = 0; c0 < C; c0 += 64)  // 64 columns at a time: the written lines stay in L1
+        T* dst = packed.data();
+        if (width < kNnCols) std::fill(dst, dst + C * kNnCols, T(0));  // the tile computes all 16 columns
+        for (long c0 = 0; c0 < C; c0 += 64) {  // 64 columns at a time: the written lines stay in L1
+          const long c1 = std::min(C, c0 + 64);
           for (long j = 0; j < width; ++j) {
             const T* src = inp + (b0 + j) * C;
-            for (long c = c0; c < std::min(C, c0 + 64); ++c) packed[static_cast<size_t>(c * kNnCols + j)] = src[c];
+            for (long c = c0; c < c1; ++c) dst[c * kNnCols + j] = src[c];
           }
+        }
         packed_strip = strip;
       }
       const long o0 = group * group_rows, o1 = std::min(OC, o0 + group_rows);
       for (long i0 = o0; i0 < o1; i0 += kNnRows) {
         const int ri = static_cast<int>(std::min<long>(kNnRows, o1 - i0));
-        nn_rows<T, true>(ri, sums + b0 * OC + i0, OC, weight + i0 * C, C, 1, packed.data(), kNnCols, C, 0, width);
+        nn_tile<T, kNnCols, true>(sums.data() + (i0 - o0), ldo, ri, static_cast<int>(width), weight + i0 * C, C, 1,
+                                  packed.data(), kNnCols, C);
       }
-      forward_epilogue(out, preact, bias, OC, b0, b0 + width, o0, o1, apply_act, act);
+      forward_epilogue(out, preact, sums.data(), ldo, bias, OC, b0, width, o0, o1, apply_act, act);
     }
   });
 }
