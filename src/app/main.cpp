@@ -1,2 +1,82 @@
-// Placeholder entry point until the CLI lands.
-int main() { return 0; }
+// trainscope's entry point: parses the command line (CLI11), runs the subcommand, and maps errors to exit codes:
+// 0 success, 1 a data/Vulkan/file problem or a backend that stopped, 2 bad command-line input (one line on stderr).
+#include <fmt/format.h>
+
+#include <cctype>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+// CLI11's messages, made one line in trainscope's voice, with the help command of the subcommand that failed.
+std::string one_line(const CLI::Error& e, const std::string& help_command) {
+  std::string what = e.what();
+  const std::string convert = "Could not convert: ";
+  if (what.rfind(convert, 0) == 0) {  // "Could not convert: --lr = abc" (every typed option takes a number)
+    const size_t eq = what.find(" = ");
+    if (eq != std::string::npos)
+      what = fmt::format("{} {}: not a valid number", what.substr(convert.size(), eq - convert.size()),
+                         what.substr(eq + 3));
+  }
+  for (char& c : what)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (!what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+  return fmt::format("trainscope: error: {}; see {} --help", what, help_command);
+}
+
+int fail(const std::string& message, int code) {
+  std::cerr << "trainscope: error: " << message << "\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{
+      "trainscope: the same small neural network (an MLP) trained side by side with Vulkan compute shaders and a CPU "
+      "thread pool, every kernel timed, to show why GPUs win at deep learning (and when they do not).",
+      "trainscope"};
+  cli.option_defaults()->always_capture_default();  // --help shows every default (inherited by the subcommands)
+  cli.require_subcommand(1);
+  cli.footer("With no subcommand, trainscope runs `trainscope train` with the defaults.");
+
+  app::TrainOptions train_options;
+  CLI::App* train = app::add_train_command(cli, train_options);
+  CLI::App* devices = app::add_devices_command(cli);
+
+  // No subcommand (no arguments, or options only): `train`.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
+  if (args.empty() || (args[0].size() > 1 && args[0][0] == '-' && !help)) args.insert(args.begin(), "train");
+  if (!help && args[0] != "train" && args[0] != "devices")
+    return fail(fmt::format("{}: unknown command (allowed: train, devices); see trainscope --help", args[0]), 2);
+  std::vector<const char*> arg_ptrs{argv[0]};
+  for (const auto& a : args) arg_ptrs.push_back(a.c_str());
+
+  const auto help_command = [&] {
+    if (train->parsed()) return std::string("trainscope train");
+    if (devices->parsed()) return std::string("trainscope devices");
+    return std::string("trainscope");
+  };
+  cli.failure_message([&](const CLI::App*, const CLI::Error& e) { return one_line(e, help_command()) + "\n"; });
+  try {
+    cli.parse(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  } catch (const CLI::ParseError& e) {
+    const int code = cli.exit(e);  // prints the help, or our one-line failure message
+    return code == 0 ? 0 : 2;
+  }
+
+  try {
+    if (train->parsed()) return app::run_train(train_options);
+    if (devices->parsed()) return app::run_devices();
+  } catch (const core::Error& e) {
+    return fail(e.what(), e.kind() == core::ErrorKind::InvalidArgument ? 2 : 1);
+  } catch (const std::exception& e) {
+    return fail(fmt::format("unexpected error: {}", e.what()), 1);
+  }
+  return fail("no subcommand; see trainscope --help", 2);
+}

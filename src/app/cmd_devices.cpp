@@ -1,0 +1,45 @@
+// `trainscope devices`: the Vulkan devices of this machine, what each offers for compute, and which one
+// `trainscope train` picks by default.
+#include <fmt/format.h>
+
+#include "app/commands.hpp"
+#include "vk/devices.hpp"
+
+namespace app {
+namespace {
+
+std::string gib(uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1ull << 30)); }
+
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+}  // namespace
+
+CLI::App* add_devices_command(CLI::App& parent) {
+  return parent.add_subcommand("devices", "List the Vulkan devices (the index is what `train --device N` takes)");
+}
+
+int run_devices() {
+  const std::vector<vk::DeviceInfo> devices = vk::list_devices();  // throws core::Error(Vulkan) without Vulkan
+  const int best = vk::pick_best_device(devices);
+  fmt::print("{} Vulkan device{} (* = picked by default; choose another with train --device N)\n\n", devices.size(),
+             devices.size() == 1 ? "" : "s");
+  for (const auto& d : devices) {
+    fmt::print("{} {}  {}  ({}{})\n", d.index == best ? '*' : ' ', d.index, d.name, d.type,
+               d.software ? "; software: runs on the CPU" : "");
+    fmt::print("      driver: {}, Vulkan {}\n", d.driver, d.api_version);
+    std::string heaps;
+    for (const auto& h : d.heaps)
+      heaps += fmt::format("{}{} ({})", heaps.empty() ? "" : ", ", gib(h.bytes),
+                           h.device_local ? "device-local" : "host");
+    fmt::print("      memory heaps: {}\n", heaps.empty() ? "none reported" : heaps);
+    fmt::print("      subgroup size {}, fp16 arithmetic {}, 16-bit storage {}\n", d.subgroup_size,
+               yes_no(d.shader_float16), yes_no(d.storage_16bit));
+    fmt::print("      timestamps {}, max shared memory {} KiB, max workgroup {} invocations\n",
+               d.timestamps ? fmt::format("{:g} ns per tick", d.timestamp_period_ns) : "not supported",
+               d.max_shared_memory / 1024, d.max_workgroup_invocations);
+    fmt::print("\n");
+  }
+  return 0;
+}
+
+}  // namespace app

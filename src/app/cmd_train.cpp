@@ -1,0 +1,203 @@
+// `trainscope train`: the options, the checks of the command line, loading the data, and one training session
+// with a progress display, the per-kernel tables and the GPU/CPU speedup at the end.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "app/commands.hpp"
+#include "app/progress.hpp"
+#include "app/summary.hpp"
+#include "core/batches.hpp"
+#include "core/dataset.hpp"
+#include "core/error.hpp"
+#include "core/report.hpp"
+#include "core/step_plan.hpp"
+#include "run/session.hpp"
+#include "vk/devices.hpp"
+
+namespace app {
+namespace {
+
+[[noreturn]] void bad_input(const std::string& message) { throw core::Error(core::ErrorKind::InvalidArgument, message); }
+
+// --backend "gpu,cpu" -> {"gpu", "cpu"}; the names themselves are checked by core::validate.
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  if (text.empty()) return parts;
+  size_t start = 0;
+  for (size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
+    parts.push_back(text.substr(start, comma - start));
+  parts.push_back(text.substr(start));
+  for (const auto& part : parts)
+    if (part.empty()) bad_input(fmt::format("--backend {}: an empty backend name (allowed: gpu, cpu, or gpu,cpu)", text));
+  return parts;
+}
+
+bool uses(const core::TrainConfig& cfg, const std::string& backend) {
+  return std::find(cfg.backends.begin(), cfg.backends.end(), backend) != cfg.backends.end();
+}
+
+// The Vulkan devices, or nothing when Vulkan is missing: then the gpu backend reports that itself when it starts.
+std::optional<std::vector<vk::DeviceInfo>> try_list_devices() {
+  try {
+    return vk::list_devices();
+  } catch (const core::Error&) {
+    return std::nullopt;
+  }
+}
+
+void check_device(const core::TrainConfig& cfg, const std::optional<std::vector<vk::DeviceInfo>>& devices) {
+  if (cfg.device < -1) bad_input(fmt::format("--device {}: must be a device index >= 0, or -1 for the best", cfg.device));
+  if (cfg.device < 0 || !devices) return;
+  const int count = static_cast<int>(devices->size());
+  if (cfg.device >= count)
+    bad_input(fmt::format("--device {}: no such Vulkan device; this machine has {} (0..{}), see trainscope devices",
+                          cfg.device, count, count - 1));
+}
+
+// Refuses a report path that cannot be written before training, rather than after it.
+void check_report_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return;
+  if (fs::is_directory(path)) bad_input(fmt::format("--report {}: is a directory; give a file name", path));
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir)) bad_input(fmt::format("--report {}: the directory {} does not exist", path, dir.string()));
+  if (access(dir.c_str(), W_OK) != 0) bad_input(fmt::format("--report {}: the directory {} is not writable", path, dir.string()));
+}
+
+core::DataSplit load_data(const core::TrainConfig& cfg) {
+  core::DataSplit data;
+  if (cfg.dataset == "spiral") {
+    data = core::make_spiral(cfg.spiral_classes, cfg.spiral_points, std::max(1, cfg.spiral_points / 4), cfg.spiral_noise,
+                             cfg.seed);
+  } else {
+    const bool is_default = cfg.data_dir.empty();
+    data = core::load_mnist_dir(is_default ? core::kDefaultFashionMnistDir : cfg.data_dir, is_default);
+  }
+  if (cfg.limit > 0) data.train = core::take_first(data.train, cfg.limit);
+  return data;
+}
+
+void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
+  std::vector<int> dims{data.train.features};
+  dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
+  dims.push_back(data.train.classes);
+  const core::ModelShape shape(dims);
+  const core::StepPlan plan = core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer);
+  const int steps = core::steps_per_epoch(data.train.count, cfg.batch);
+  fmt::print("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
+             data.test.count, data.train.features, data.train.classes);
+  fmt::print("model: MLP {} ({} parameters), {}, {} lr {:g} weight decay {:g}{}\n", shape.describe(),
+             shape.real_param_count, core::to_string(cfg.activation), core::to_string(cfg.optimizer), cfg.lr,
+             cfg.effective_weight_decay(),
+             cfg.optimizer == core::Optimizer::SGD ? fmt::format(" momentum {:g}", cfg.momentum) : "");
+  fmt::print("step:  batch {}, {} steps per epoch, {} epoch{}; one step = {}FLOP, {}B of compulsory memory traffic\n",
+             cfg.batch, steps, cfg.epochs, cfg.epochs == 1 ? "" : "s", with_si_prefix(plan.total_flops()), with_si_prefix(plan.total_bytes()));
+  std::string backends;
+  for (const auto& b : cfg.backends) backends += (backends.empty() ? "" : ", ") + b;
+  fmt::print("run:   {}{}\n\n", backends,
+             cfg.backends.size() < 2 ? "" : cfg.sequential ? " one after the other" : " side by side (both at once)");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
+  core::TrainConfig& c = o.config;
+  CLI::App* t = parent.add_subcommand("train", "Train the MLP on the chosen backends and print per-epoch results, "
+                                               "per-kernel timings and the GPU/CPU speedup");
+  t->add_option("--dataset", c.dataset, "Dataset")->check(CLI::IsMember({"fashion-mnist", "spiral"}))->group("Data");
+  t->add_option("--data", c.data_dir, "Directory with the Fashion-MNIST (or MNIST) IDX files, .gz or plain")
+      ->default_str(core::kDefaultFashionMnistDir)->type_name("DIR")->group("Data");
+  t->add_option("--limit", c.limit, "Use only the first N training samples (0: all)")->type_name("N")->group("Data");
+  t->add_option("--spiral-classes", c.spiral_classes, "Spiral dataset: number of arms (classes), 2..16")->group("Data");
+  t->add_option("--spiral-points", c.spiral_points, "Spiral dataset: training points per class (test: a quarter)")
+      ->group("Data");
+  t->add_option("--spiral-noise", c.spiral_noise, "Spiral dataset: noise, standard deviation in radii, 0..1")
+      ->group("Data");
+
+  t->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
+      ->type_name("N[,N...]")->group("Model");
+  t->add_option("--activation", o.activation, "Activation of the hidden layers (gelu: the tanh approximation)")
+      ->check(CLI::IsMember({"relu", "gelu"}))->group("Model");
+
+  t->add_option("--optimizer", o.optimizer, "Optimizer (as torch.optim.SGD / torch.optim.AdamW)")
+      ->check(CLI::IsMember({"sgd", "adamw"}))->group("Optimisation");
+  t->add_option("--lr", c.lr, "Learning rate, > 0 and <= 10")->group("Optimisation");
+  t->add_option("--momentum", c.momentum, "SGD momentum, in [0, 1)")->group("Optimisation");
+  t->add_option("--weight-decay", c.weight_decay, "Decoupled weight decay, 0..1")
+      ->default_str("the optimizer's: adamw 0.01, sgd 0")->group("Optimisation");
+  t->add_option("--batch", c.batch, "Batch size, 1..65536 and at most the training set size")->group("Optimisation");
+  t->add_option("--epochs", c.epochs, "Epochs, 1..10000")->group("Optimisation");
+  t->add_option("--seed", c.seed, "Seed of the weights, the batch order and the spiral")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v.rfind('-', 0) == 0 ? std::string("must be an integer >= 0") : std::string(); },
+          ""))
+      ->group("Optimisation");
+
+  t->add_option("--backend", o.backend, "Backends to train, comma-separated: gpu, cpu or gpu,cpu")
+      ->type_name("NAME[,NAME]")->group("Execution");
+  t->add_flag("--sequential", c.sequential,
+              "Run the backends one after the other instead of at once (undisturbed timings)")
+      ->group("Execution");
+  t->add_option("--threads", c.threads, "CPU backend threads (0: all hardware threads)")->type_name("N")
+      ->group("Execution");
+  t->add_option("--device", c.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
+      ->type_name("N")->group("Execution");
+  t->add_option("--readback", c.readback_interval, "Read losses and GPU timestamps back every N steps, 1..1000")
+      ->type_name("N")->group("Execution");
+  t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation; slow)")
+      ->group("Execution");
+  t->add_option("--report", o.report, "Write a JSON report of the run to FILE")->type_name("FILE.json")
+      ->default_str("none")->group("Output");
+  return t;
+}
+
+int run_train(TrainOptions& o) {
+  core::TrainConfig& cfg = o.config;
+  cfg.hidden = core::parse_hidden(o.hidden);
+  cfg.backends = split_commas(o.backend);
+  cfg.activation = o.activation == "gelu" ? core::Activation::GELU : core::Activation::ReLU;
+  cfg.optimizer = o.optimizer == "sgd" ? core::Optimizer::SGD : core::Optimizer::AdamW;
+  core::validate(cfg);
+  std::optional<std::vector<vk::DeviceInfo>> devices;
+  if (uses(cfg, "gpu")) devices = try_list_devices();
+  check_device(cfg, devices);
+  check_report_path(o.report);
+
+  const core::DataSplit data = load_data(cfg);
+  core::validate_against_data(cfg, data.train.count);
+  print_header(cfg, data);
+
+  Progress progress(cfg);
+  const std::vector<core::BackendRun> runs = run::train(cfg, data, run::backends_from_config(cfg), progress);
+  progress.finish();
+
+  SummaryContext context;
+  if (devices && !devices->empty()) {
+    const int picked = cfg.device >= 0 ? cfg.device : vk::pick_best_device(*devices);
+    context.gpu_is_software = (*devices)[static_cast<size_t>(picked)].software;
+  }
+  print_summary(cfg, runs, context);
+
+  int code = 0;
+  for (const auto& r : runs)
+    if (!r.error.empty()) code = 1;
+  if (!o.report.empty()) {
+    try {
+      core::write_report_json(o.report, cfg, runs);
+      fmt::print("report: {}\n", o.report);
+    } catch (const core::Error& e) {
+      std::cerr << "trainscope: error: " << e.what() << "\n";
+      code = 1;
+    }
+  }
+  return code;
+}
+
+}  // namespace app

@@ -1,0 +1,130 @@
+// Text tables and the end-of-run summary: what a teacher reads off the terminal after a run.
+#include "app/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "core/report.hpp"
+
+namespace app {
+namespace {
+
+// Both backends at once on this many hardware threads or fewer disturb each other's timings noticeably.
+constexpr unsigned kFewCores = 8;
+
+// Three significant digits without an exponent: 0.000312, 0.0436, 1.03, 51.1 (fixed decimals would hide CPU
+// kernels of a few microseconds).
+std::string format_ms(double ms) {
+  if (!(ms > 0)) return "0";
+  const int decimals = std::clamp(2 - static_cast<int>(std::floor(std::log10(ms))), 1, 7);
+  return fmt::format("{:.{}f}", ms, decimals);
+}
+
+std::vector<std::string> row_cells(const core::KernelRow& r) {
+  return {r.name,
+          fmt::format("{}", r.calls),
+          format_ms(r.mean_ms),
+          fmt::format("{:.1f}", r.pct_of_step),
+          fmt::format("{:.2f}", r.gflops),
+          fmt::format("{:.2f}", r.gbps)};
+}
+
+const core::BackendRun* find(const std::vector<core::BackendRun>& runs, const std::string& name) {
+  for (const auto& r : runs)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string group_thousands(double value) {
+  if (!std::isfinite(value)) return fmt::format("{}", value);
+  const std::string digits = fmt::format("{:.0f}", std::fabs(value));
+  std::string out = value <= -0.5 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string with_si_prefix(double value) {
+  static const char* const prefixes[] = {"", "k", "M", "G", "T", "P"};
+  int p = 0;
+  while (std::fabs(value) >= 999.5 && p < 5) value /= 1000, ++p;
+  return fmt::format("{:.3g} {}", value, prefixes[p]);
+}
+
+std::string format_seconds(double seconds) {
+  return seconds < 0.1 ? fmt::format("{:.1f} ms", seconds * 1e3) : fmt::format("{:.2f} s", seconds);
+}
+
+std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  size_t total = 0;
+  for (size_t w : width) total += w + 2;
+  auto line = [&](const std::vector<std::string>& cells) {
+    if (cells.empty()) return std::string(total - 2, '-') + "\n";
+    std::string out;
+    for (size_t c = 0; c < width.size(); ++c) {
+      const std::string& cell = c < cells.size() ? cells[c] : std::string();
+      out += c == 0 ? fmt::format("{:<{}}", cell, width[c]) : fmt::format("  {:>{}}", cell, width[c]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(header);
+  for (const auto& row : rows) out += line(row);
+  return out;
+}
+
+std::string kernel_table(const core::KernelTable& table) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : table.rows()) rows.push_back(row_cells(r));
+  rows.emplace_back();  // a rule above the whole step
+  rows.push_back(row_cells(table.step_row()));
+  return format_table({"kernel", "calls", "mean ms", "% of step", "GFLOP/s", "GB/s"}, rows);
+}
+
+void print_summary(const core::TrainConfig& cfg, const std::vector<core::BackendRun>& runs, SummaryContext context) {
+  for (const auto& r : runs) {
+    fmt::print("\n{}: {}\n", r.name, r.device.empty() ? "(no device)" : r.device);
+    if (!r.error.empty()) fmt::print("  stopped: {}\n", r.error);
+    if (r.kernels.steps() == 0) {
+      if (r.kernels.steps_seen() > 0) fmt::print("  no timed steps: the first {} are warm-up\n", r.kernels.warmup());
+      continue;
+    }
+    fmt::print("{}", kernel_table(r.kernels));
+    fmt::print("{} steps timed with {} (the first {} left out as warm-up);\n"
+               "GFLOP/s = analytic FLOPs / time, GB/s = compulsory bytes / time (a lower bound of the real traffic)\n",
+               r.kernels.steps(), r.name == "gpu" ? "Vulkan timestamp queries" : "the wall clock",
+               r.kernels.warmup() == 1 ? std::string("step") : fmt::format("{} steps", r.kernels.warmup()));
+  }
+
+  const core::BackendRun* gpu = find(runs, "gpu");
+  const core::BackendRun* cpu = find(runs, "cpu");
+  if (!gpu || !cpu) return;
+  const double s = core::speedup(runs);
+  if (s <= 0) {
+    fmt::print("\nspeedup: not measured, both backends must finish at least one epoch\n");
+    return;
+  }
+  fmt::print("\nspeedup GPU/CPU: {:.3g}x in samples/s (gpu {}, cpu {} samples/s){}\n", s,
+             group_thousands(gpu->samples_per_s()), group_thousands(cpu->samples_per_s()),
+             s < 1 ? fmt::format(": the CPU was {:.3g}x faster", 1 / s) : "");
+  const bool software = context.gpu_is_software || gpu->device.find("software") != std::string::npos;
+  if (software)
+    fmt::print("note: this GPU is a software Vulkan device running on the CPU, so this compares two CPU "
+               "implementations, not a GPU with a CPU\n");
+  const unsigned cores = context.cores > 0 ? context.cores : std::max(1u, std::thread::hardware_concurrency());
+  if (!cfg.sequential && (software || cores <= kFewCores))
+    fmt::print("note: both backends shared {} cores; use --sequential for undisturbed timings\n", cores);
+}
+
+}  // namespace app

@@ -1,0 +1,203 @@
+// The trainscope executable as a user meets it: exit codes and one-line messages for bad input, complete --help,
+// and a tiny real training run with its JSON report. TRAINSCOPE_BINARY names the executable (set by ctest).
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "vk/devices.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+fs::path scratch_dir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("trainscope_test_cli_" + std::to_string(getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the binary with `args`, stdout and stderr captured through files (no shell, no quoting).
+Result run_cli(const std::vector<std::string>& args) {
+  const char* binary = std::getenv("TRAINSCOPE_BINARY");
+  REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
+  const std::string out_path = (scratch_dir() / "stdout.txt").string();
+  const std::string err_path = (scratch_dir() / "stderr.txt").string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> argv{const_cast<char*>(binary)};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, binary, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE_MESSAGE(rc == 0, "cannot start " << binary);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  return r;
+}
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+// Exit code 2 and exactly one line on stderr: "trainscope: error: ..." naming `mention`.
+void check_bad_input(const std::vector<std::string>& args, const std::string& mention) {
+  const Result r = run_cli(args);
+  INFO("trainscope " << joined(args) << "\nstderr: " << r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.rfind("trainscope: error: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find(mention) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("bad command-line input: exit code 2 and one line naming the option") {
+  check_bad_input({"train", "--batch", "0"}, "--batch");
+  check_bad_input({"train", "--batch", "-3"}, "--batch");
+  check_bad_input({"train", "--dataset", "spiral", "--spiral-classes", "2", "--spiral-points", "10", "--batch", "100",
+                   "--backend", "cpu"},
+                  "--batch");  // larger than the 20 training samples
+  check_bad_input({"train", "--lr", "0"}, "--lr");
+  check_bad_input({"train", "--lr", "-0.5"}, "--lr");
+  check_bad_input({"train", "--lr", "abc"}, "--lr");
+  check_bad_input({"train", "--hidden", ""}, "--hidden");
+  check_bad_input({"train", "--hidden", "0"}, "--hidden");
+  check_bad_input({"train", "--hidden", "64,0"}, "--hidden");
+  check_bad_input({"train", "--hidden", "64,x"}, "--hidden");
+  check_bad_input({"train", "--backend", "tpu"}, "--backend");
+  check_bad_input({"train", "--epochs", "0"}, "--epochs");
+  check_bad_input({"train", "--device", "-5"}, "--device");
+  check_bad_input({"train", "--activation", "swish"}, "--activation");
+  check_bad_input({"train", "--optimizer", "lion"}, "--optimizer");
+  check_bad_input({"train", "--dataset", "cifar"}, "--dataset");
+  check_bad_input({"train", "--report", (scratch_dir() / "no" / "such" / "dir.json").string()}, "--report");
+  check_bad_input({"train", "--bogus"}, "--bogus");
+  check_bad_input({"train", "--bogus"}, "see trainscope train --help");
+  check_bad_input({"--epochs", "0"}, "--epochs");  // options without a subcommand are train's
+  check_bad_input({"frobnicate"}, "frobnicate");
+  check_bad_input({"devices", "--bogus"}, "see trainscope devices --help");
+}
+
+TEST_CASE("--device out of range is refused before training") {
+  std::vector<vk::DeviceInfo> devices;
+  try {
+    devices = vk::list_devices();
+  } catch (const core::Error& e) {
+    MESSAGE("skipped: no Vulkan device here (" << e.what() << ")");
+    return;
+  }
+  check_bad_input({"train", "--device", std::to_string(devices.size()), "--backend", "gpu"}, "--device");
+}
+
+TEST_CASE("--help lists every option with its default") {
+  const Result r = run_cli({"train", "--help"});
+  CHECK(r.code == 0);
+  for (const char* option :
+       {"--dataset", "--data", "--limit", "--spiral-classes", "--spiral-points", "--spiral-noise", "--hidden",
+        "--activation", "--optimizer", "--lr", "--momentum", "--weight-decay", "--batch", "--epochs", "--seed",
+        "--backend", "--sequential", "--threads", "--device", "--readback", "--validation", "--report"})
+    CHECK_MESSAGE(r.out.find(option) != std::string::npos, option);
+  for (const char* shown : {"fashion-mnist", "spiral", "256,128", "relu", "gelu", "sgd", "adamw", "gpu,cpu", "128",
+                            "0.001"})
+    CHECK_MESSAGE(r.out.find(shown) != std::string::npos, shown);
+
+  const Result top = run_cli({"--help"});
+  CHECK(top.code == 0);
+  CHECK(top.out.find("train") != std::string::npos);
+  CHECK(top.out.find("devices") != std::string::npos);
+}
+
+namespace {
+
+// Trains on the spiral with the CPU backend and checks the report against what it must hold.
+void tiny_run(const std::vector<std::string>& extra, size_t expected_steps) {
+  const std::string report = (scratch_dir() / "report.json").string();
+  std::vector<std::string> args{"train",   "--dataset", "spiral", "--epochs",  "2",       "--hidden", "16",
+                                "--batch", "32",        "--backend", "cpu",    "--report", report};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const Result r = run_cli(args);
+  INFO("trainscope " << joined(args) << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("epoch 2/2") != std::string::npos);
+  CHECK(r.out.find("matmul_forward") != std::string::npos);
+
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  CHECK(j["config"]["dataset"] == "spiral");
+  CHECK(j["config"]["batch"] == 32);
+  CHECK(j["config"]["hidden"] == nlohmann::json({16}));
+  CHECK(j["speedup"].is_null());
+  REQUIRE(j["backends"].size() == 1);
+  const auto& cpu = j["backends"][0];
+  CHECK(cpu["name"] == "cpu");
+  CHECK_FALSE(cpu["device"].get<std::string>().empty());
+  CHECK_FALSE(cpu.contains("error"));
+  REQUIRE(cpu["epochs"].size() == 2);
+  for (int e = 0; e < 2; ++e) {
+    const auto& epoch = cpu["epochs"][static_cast<size_t>(e)];
+    CHECK(epoch["epoch"] == e + 1);
+    const double accuracy = epoch["test_accuracy"].get<double>();
+    CHECK(accuracy >= 0.0);
+    CHECK(accuracy <= 1.0);
+    CHECK(std::isfinite(epoch["train_loss"].get<double>()));
+    CHECK(epoch["test_loss"].get<double>() > 0);
+    CHECK(epoch["samples_per_s"].get<double>() > 0);
+    CHECK(epoch["seconds"].get<double>() > 0);
+  }
+  CHECK(cpu["step_losses"].size() == std::min<size_t>(50, expected_steps));
+  REQUIRE_FALSE(cpu["kernels"].empty());
+  CHECK(cpu["kernels"][0]["name"] == "gather_batch");
+  double pct = 0;
+  for (const auto& k : cpu["kernels"]) {
+    CHECK(k["calls"].get<long>() > 0);
+    CHECK(k["mean_ms"].get<double>() >= 0);
+    pct += k["pct_of_step"].get<double>();
+  }
+  CHECK(pct <= 100.5);
+  CHECK(pct > 50);
+}
+
+}  // namespace
+
+TEST_CASE("a tiny CPU run on the spiral trains and writes the report") {
+  tiny_run({}, 2 * (3 * 2000 / 32));   // 6000 training points: 187 steps per epoch
+  tiny_run({"--limit", "320"}, 2 * 10);  // 10 steps per epoch: fewer than 50 losses
+}
