@@ -7,11 +7,21 @@
 
 namespace core {
 
-KernelTable::Sum& KernelTable::find_or_add(std::vector<Sum>& sums, const std::string& name) {
-  for (auto& s : sums)
-    if (s.name == name) return s;
-  sums.push_back(Sum{name});
-  return sums.back();
+KernelTable::Sum& KernelTable::by_name(const PlanEntry& e) {
+  for (size_t i = 0; i < name_ops_.size(); ++i)
+    if (name_ops_[i] == e.op) return by_name_[i];
+  name_ops_.push_back(e.op);
+  by_name_.push_back(Sum{e.kernel()});
+  return by_name_.back();
+}
+
+KernelTable::Sum& KernelTable::by_entry(const PlanEntry& e) {
+  const EntryKey key{e.op, e.layer, e.B, e.C, e.OC, e.N};
+  for (size_t i = 0; i < entry_keys_.size(); ++i)
+    if (entry_keys_[i] == key) return by_entry_[i];
+  entry_keys_.push_back(key);
+  by_entry_.push_back(Sum{e.label()});
+  return by_entry_.back();
 }
 
 void KernelTable::add(const StepPlan& plan, const StepRecord& record) {
@@ -26,7 +36,7 @@ void KernelTable::add(const StepPlan& plan, const StepRecord& record) {
   step_bytes_ += plan.total_bytes();
   for (size_t i = 0; i < plan.entries.size(); ++i) {
     const PlanEntry& e = plan.entries[i];
-    for (Sum* s : {&find_or_add(by_name_, e.kernel()), &find_or_add(by_entry_, e.label())}) {
+    for (Sum* s : {&by_name(e), &by_entry(e)}) {
       ++s->calls;
       s->ms += record.kernel_ms[i];
       s->flops += e.flops;

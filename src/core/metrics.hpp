@@ -48,14 +48,26 @@ class KernelTable {
     long calls = 0;
     double ms = 0, flops = 0, bytes = 0;
   };
-  static Sum& find_or_add(std::vector<Sum>& sums, const std::string& name);
+  // What tells plan entries apart (what PlanEntry::label() shows), compared instead of formatted labels: add() runs
+  // between training steps, and formatting every label of every step would cost microseconds per step.
+  struct EntryKey {
+    Op op;
+    int layer;
+    long B, C, OC;
+    size_t N;
+    bool operator==(const EntryKey&) const = default;
+  };
+  Sum& by_name(const PlanEntry& e);
+  Sum& by_entry(const PlanEntry& e);
   KernelRow to_row(const Sum& s) const;
 
   int warmup_ = 1;
   long seen_ = 0;
   long steps_ = 0;
   double step_ms_ = 0, step_flops_ = 0, step_bytes_ = 0;
+  std::vector<Op> name_ops_;  // the Op of each by_name_ sum (one name per Op)
   std::vector<Sum> by_name_;
+  std::vector<EntryKey> entry_keys_;  // the key of each by_entry_ sum
   std::vector<Sum> by_entry_;
 };
 
