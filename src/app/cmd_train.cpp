@@ -22,7 +22,9 @@
 namespace app {
 namespace {
 
-[[noreturn]] void bad_input(const std::string& message) { throw core::Error(core::ErrorKind::InvalidArgument, message); }
+[[noreturn]] void bad_input(const std::string& message) {
+  throw core::Error(core::ErrorKind::InvalidArgument, message);
+}
 
 // --backend "gpu,cpu" -> {"gpu", "cpu"}; the names themselves are checked by core::validate.
 std::vector<std::string> split_commas(const std::string& text) {
@@ -33,7 +35,8 @@ std::vector<std::string> split_commas(const std::string& text) {
     parts.push_back(text.substr(start, comma - start));
   parts.push_back(text.substr(start));
   for (const auto& part : parts)
-    if (part.empty()) bad_input(fmt::format("--backend {}: an empty backend name (allowed: gpu, cpu, or gpu,cpu)", text));
+    if (part.empty())
+      bad_input(fmt::format("--backend {}: an empty backend name (allowed: gpu, cpu, or gpu,cpu)", text));
   return parts;
 }
 
@@ -51,7 +54,8 @@ std::optional<std::vector<vk::DeviceInfo>> try_list_devices() {
 }
 
 void check_device(const core::TrainConfig& cfg, const std::optional<std::vector<vk::DeviceInfo>>& devices) {
-  if (cfg.device < -1) bad_input(fmt::format("--device {}: must be a device index >= 0, or -1 for the best", cfg.device));
+  if (cfg.device < -1)
+    bad_input(fmt::format("--device {}: must be a device index >= 0, or -1 for the best", cfg.device));
   if (cfg.device < 0 || !devices) return;
   const int count = static_cast<int>(devices->size());
   if (cfg.device >= count)
@@ -66,15 +70,17 @@ void check_report_path(const std::string& path) {
   if (fs::is_directory(path)) bad_input(fmt::format("--report {}: is a directory; give a file name", path));
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir)) bad_input(fmt::format("--report {}: the directory {} does not exist", path, dir.string()));
-  if (access(dir.c_str(), W_OK) != 0) bad_input(fmt::format("--report {}: the directory {} is not writable", path, dir.string()));
+  if (!fs::is_directory(dir))
+    bad_input(fmt::format("--report {}: the directory {} does not exist", path, dir.string()));
+  if (access(dir.c_str(), W_OK) != 0)
+    bad_input(fmt::format("--report {}: the directory {} is not writable", path, dir.string()));
 }
 
 core::DataSplit load_data(const core::TrainConfig& cfg) {
   core::DataSplit data;
   if (cfg.dataset == "spiral") {
-    data = core::make_spiral(cfg.spiral_classes, cfg.spiral_points, std::max(1, cfg.spiral_points / 4), cfg.spiral_noise,
-                             cfg.seed);
+    data = core::make_spiral(cfg.spiral_classes, cfg.spiral_points, std::max(1, cfg.spiral_points / 4),
+                             cfg.spiral_noise, cfg.seed);
   } else {
     const bool is_default = cfg.data_dir.empty();
     data = core::load_mnist_dir(is_default ? core::kDefaultFashionMnistDir : cfg.data_dir, is_default);
@@ -84,10 +90,7 @@ core::DataSplit load_data(const core::TrainConfig& cfg) {
 }
 
 void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
-  std::vector<int> dims{data.train.features};
-  dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
-  dims.push_back(data.train.classes);
-  const core::ModelShape shape(dims);
+  const core::ModelShape shape = run::model_shape(cfg, data);
   const core::StepPlan plan = core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer);
   const int steps = core::steps_per_epoch(data.train.count, cfg.batch);
   fmt::print("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
@@ -97,7 +100,8 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
              cfg.effective_weight_decay(),
              cfg.optimizer == core::Optimizer::SGD ? fmt::format(" momentum {:g}", cfg.momentum) : "");
   fmt::print("step:  batch {}, {} steps per epoch, {} epoch{}; one step = {}FLOP, {}B of compulsory memory traffic\n",
-             cfg.batch, steps, cfg.epochs, cfg.epochs == 1 ? "" : "s", with_si_prefix(plan.total_flops()), with_si_prefix(plan.total_bytes()));
+             cfg.batch, steps, cfg.epochs, cfg.epochs == 1 ? "" : "s", with_si_prefix(plan.total_flops()),
+             with_si_prefix(plan.total_bytes()));
   std::string backends;
   for (const auto& b : cfg.backends) backends += (backends.empty() ? "" : ", ") + b;
   fmt::print("run:   {}{}\n\n", backends,

@@ -8,7 +8,6 @@
 
 #include "core/batches.hpp"
 #include "core/error.hpp"
-#include "core/model.hpp"
 
 namespace run {
 namespace {
@@ -17,14 +16,14 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-core::ModelShape shape_of(const core::TrainConfig& cfg, const core::DataSplit& data) {
+}  // namespace
+
+core::ModelShape model_shape(const core::TrainConfig& cfg, const core::DataSplit& data) {
   std::vector<int> dims{data.train.features};
   dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
   dims.push_back(data.train.classes);
   return core::ModelShape(dims);
 }
-
-}  // namespace
 
 Session::Session(core::TrainConfig cfg, const core::DataSplit& data, std::vector<BackendSpec> backends,
                  Observer& observer)
@@ -46,7 +45,7 @@ Session::~Session() {
 void Session::start() {
   if (!workers_.empty()) throw core::Error(core::ErrorKind::Internal, "run::Session::start() called twice");
   // One set of initial weights for every backend, so that their loss curves can be compared step by step.
-  init_params_ = core::init_parameters(shape_of(cfg_, data_), cfg_.seed);
+  init_params_ = core::init_parameters(model_shape(cfg_, data_), cfg_.seed);
   if (cfg_.sequential) {
     workers_.emplace_back([this] {
       for (auto& slot : slots_) run_backend(*slot);

@@ -13,6 +13,7 @@
 #include "core/config.hpp"
 #include "core/dataset.hpp"
 #include "core/metrics.hpp"
+#include "core/model.hpp"
 #include "core/trainer.hpp"
 
 namespace run {
@@ -25,6 +26,9 @@ struct BackendSpec {
   std::string name;  // "gpu" | "cpu" (or a test's fake)
   TrainerFactory make;
 };
+
+// The MLP that cfg trains on `data`: {features, cfg.hidden..., classes}.
+core::ModelShape model_shape(const core::TrainConfig& cfg, const core::DataSplit& data);
 
 // The specs of cfg.backends, in that order: "gpu" -> gpu::make_trainer, "cpu" -> cpu::make_trainer.
 std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg);
