@@ -1,0 +1,148 @@
+// End-to-end training on real data: the GPU and CPU trainers from the same initial weights on the same batches.
+// Needs Debian's dataset-fashion-mnist (falls back to the spiral, with a visible message, when it is absent).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/batches.hpp"
+#include "core/dataset.hpp"
+#include "core/error.hpp"
+#include "cpu/trainer.hpp"
+#include "gpu/trainer.hpp"
+#include "vk/context.hpp"
+
+namespace {
+
+core::DataSplit load_subset(int train_samples) {
+  if (std::filesystem::exists(core::kDefaultFashionMnistDir)) {
+    core::DataSplit d = core::load_mnist_dir(core::kDefaultFashionMnistDir, true);
+    d.train = core::take_first(d.train, train_samples);
+    return d;
+  }
+  MESSAGE("Fashion-MNIST is not installed: using the spiral dataset instead");
+  return core::make_spiral(3, train_samples / 3, 300, 0.1f, 1);
+}
+
+std::unique_ptr<core::Trainer> make_gpu(const core::TrainConfig& cfg, const core::DataSplit& d,
+                                        const std::vector<float>& p) {
+  try {
+    return gpu::make_trainer(cfg, d, p);
+  } catch (const core::Error& e) {
+    MESSAGE("GPU part skipped: ", e.what());
+    return nullptr;
+  }
+}
+
+core::ModelShape shape_of(const core::TrainConfig& cfg, const core::DataSplit& d) {
+  std::vector<int> dims{d.train.features};
+  dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
+  dims.push_back(d.train.classes);
+  return core::ModelShape(dims);
+}
+
+}  // namespace
+
+TEST_CASE("fp32, same seed: the first 20 training losses of GPU and CPU agree within 1e-4 relative") {
+  auto data = load_subset(128 * 20);
+  core::TrainConfig cfg;
+  cfg.hidden = {256, 128};
+  cfg.batch = 128;
+  cfg.validation = true;
+  for (auto opt : {core::Optimizer::AdamW, core::Optimizer::SGD}) {
+    for (auto act : {core::Activation::ReLU, core::Activation::GELU}) {
+      CAPTURE(core::to_string(opt));
+      CAPTURE(core::to_string(act));
+      cfg.optimizer = opt;
+      cfg.activation = act;
+      cfg.lr = opt == core::Optimizer::AdamW ? 1e-3f : 0.05f;
+      auto params = core::init_parameters(shape_of(cfg, data), cfg.seed);
+      auto gpu = make_gpu(cfg, data, params);
+      if (!gpu) return;
+      auto cpu = cpu::make_trainer(cfg, data, params);
+      auto order = core::epoch_order(data.train.count, cfg.seed, 0);
+      gpu->begin_epoch(order);
+      cpu->begin_epoch(order);
+      for (int s = 0; s < 20; ++s) {
+        gpu->step(static_cast<size_t>(s) * cfg.batch);
+        cpu->step(static_cast<size_t>(s) * cfg.batch);
+      }
+      auto g = gpu->flush();
+      auto c = cpu->flush();
+      REQUIRE(g.size() == 20);
+      REQUIRE(c.size() == 20);
+      for (int s = 0; s < 20; ++s) {
+        CAPTURE(s);
+        CHECK(std::fabs(g[s].loss - c[s].loss) <= 1e-4 * std::fabs(c[s].loss));
+        CHECK(g[s].kernel_ms.size() == gpu->plan().entries.size());
+      }
+      CHECK(c.back().loss < c.front().loss);  // it learns
+    }
+  }
+  CHECK(vk::validation_totals().errors == 0);
+}
+
+TEST_CASE("a short run on a subset reaches > 0.75 test accuracy on both backends, within 0.01 of each other") {
+  auto data = load_subset(12000);
+  core::TrainConfig cfg;
+  cfg.hidden = {128};
+  cfg.batch = 64;
+  cfg.validation = true;
+  auto params = core::init_parameters(shape_of(cfg, data), cfg.seed);
+  auto cpu = cpu::make_trainer(cfg, data, params);
+  auto gpu = make_gpu(cfg, data, params);
+  std::vector<core::Trainer*> trainers{cpu.get()};
+  if (gpu) trainers.push_back(gpu.get());
+  std::vector<double> accuracy;
+  for (auto* t : trainers) {
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      auto order = core::epoch_order(data.train.count, cfg.seed, epoch);
+      t->begin_epoch(order);
+      for (int s = 0; s < core::steps_per_epoch(data.train.count, cfg.batch); ++s) {
+        t->step(static_cast<size_t>(s) * cfg.batch);
+        if ((s + 1) % cfg.readback_interval == 0) t->flush();
+      }
+      t->flush();
+    }
+    auto r = t->evaluate();
+    MESSAGE(std::string(t->backend()), ": test accuracy ", r.accuracy, ", test loss ", r.loss);
+    CHECK(r.accuracy > 0.75);
+    CHECK(std::isfinite(r.loss));
+    accuracy.push_back(r.accuracy);
+  }
+  if (accuracy.size() == 2) CHECK(std::fabs(accuracy[0] - accuracy[1]) < 0.01);
+  CHECK(vk::validation_totals().errors == 0);
+}
+
+TEST_CASE("GPU readback: records come back in step order with plausible timings, also past the ring size") {
+  auto data = core::make_spiral(3, 200, 50, 0.1f, 3);
+  core::TrainConfig cfg;
+  cfg.dataset = "spiral";
+  cfg.hidden = {16};
+  cfg.batch = 16;
+  cfg.readback_interval = 4;
+  cfg.validation = true;
+  auto params = core::init_parameters(shape_of(cfg, data), cfg.seed);
+  auto gpu = make_gpu(cfg, data, params);
+  if (!gpu) return;
+  gpu->begin_epoch(core::epoch_order(data.train.count, cfg.seed, 0));
+  for (int s = 0; s < 10; ++s) gpu->step(static_cast<size_t>(s) * cfg.batch);  // 10 steps > ring of 4
+  auto records = gpu->flush();
+  REQUIRE(records.size() == 10);
+  for (int s = 0; s < 10; ++s) {
+    CHECK(records[s].step == s);
+    CHECK(std::isfinite(records[s].loss));
+    double sum = 0;
+    for (double ms : records[s].kernel_ms) {
+      CHECK(ms >= 0);
+      sum += ms;
+    }
+    CHECK(records[s].step_ms > 0);
+    CHECK(sum == doctest::Approx(records[s].step_ms).epsilon(1e-6));
+  }
+  CHECK(gpu->flush().empty());
+  auto p = gpu->parameters();
+  CHECK(p.size() == params.size());
+  CHECK(p != params);  // the update ran
+  CHECK(vk::validation_totals().errors == 0);
+}
