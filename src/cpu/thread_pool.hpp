@@ -1,5 +1,6 @@
 // cpu::ThreadPool: a fixed set of worker threads that run parallel_for ranges; the calling thread takes part.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -31,8 +32,9 @@ class ThreadPool {
   std::condition_variable wake_;
   std::condition_variable done_;
   const std::function<void(size_t, size_t)>* job_ = nullptr;
-  size_t job_n_ = 0, chunk_ = 0, next_chunk_ = 0, chunks_ = 0, finished_ = 0;
-  unsigned long generation_ = 0;
+  size_t job_n_ = 0, chunk_ = 0, next_chunk_ = 0, chunks_ = 0;
+  std::atomic<size_t> finished_{0};          // written under mutex_; read without it while spinning
+  std::atomic<unsigned long> generation_{0};  // likewise: one more per parallel_for
   bool stop_ = false;
 };
 
