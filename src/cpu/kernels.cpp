@@ -246,7 +246,7 @@ void softmax_xent_forward_backward(T* losses, T* dlogits, int32_t* correct, cons
         if (z[k] > z[argmax]) argmax = k;
       const T zmax = z[argmax];
       T sum = 0;
-      for (long k = 0; k < K; ++k) sum += std::exp(z[k] - zmax);
+      for (long k = 0; k < K; ++k) sum += exp_of(z[k] - zmax);
       const long label = labels[b];
       // -log(exp(z_label - max) / sum), in the stable form
       losses[b] = std::log(sum) - (z[label] - zmax);
@@ -254,7 +254,7 @@ void softmax_xent_forward_backward(T* losses, T* dlogits, int32_t* correct, cons
       if (dlogits) {
         T* d = dlogits + b * static_cast<size_t>(K);
         const T inv_sum = T(1) / sum;
-        for (long k = 0; k < K; ++k) d[k] = (std::exp(z[k] - zmax) * inv_sum - (k == label ? T(1) : T(0))) * dloss_scale;
+        for (long k = 0; k < K; ++k) d[k] = (exp_of(z[k] - zmax) * inv_sum - (k == label ? T(1) : T(0))) * dloss_scale;
       }
     }
   });
