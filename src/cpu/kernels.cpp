@@ -88,18 +88,20 @@ template <typename T>
   return sg + T(2) * x * sg * (T(1) - sg) * du;
 }
 
-// --- out (I,J) = A (I,K) · Bm (K,J) as rank-1 updates along the contiguous rows of Bm: per k, NJ/8 vectors of Bm
+// --- out (I,J) = A (I,K) · Bm (K,J) as rank-1 updates along the contiguous rows of Bm: per k, 2 vectors of Bm
 // stay in registers and each of the kNnRows values of A is broadcast against them. A is read with strides (a_is per
 // row, a_ks per k), so it can be a matrix or a transposed one. ---
 
 constexpr int kNnRows = 5, kNnCols = 16;  // 10 accumulators + 2 Bm vectors + 1 broadcast: 7 loads per 10 fmas
 
-// One tile: rows [0, ri) (ri <= kNnRows) x NJ columns, storing columns [0, nj). A tile with fewer rows repeats its
+// One tile: rows [0, ri) (ri <= kNnRows) x kNnCols columns, storing columns [0, nj). A tile with fewer rows repeats its
 // last row instead of having its own instance: gcc vectorizes the 5-row loop nest reliably, not the smaller ones.
 // kOutT stores the tile transposed: out[j*ldo + i]. noinline: compiled on its own, the register allocation of the
 // loop does not depend on the caller (inlined into the forward pass, gcc spilled and ran 35% slower).
-template <typename T, int NJ, bool kOutT>
-[[gnu::noinline]] void nn_tile(T* out, long ldo, int ri, int nj, const T* a, long a_is, long a_ks, const T* bm, long ldb, long K) {
+template <typename T, bool kOutT>
+[[gnu::noinline]] void nn_tile(T* out, long ldo, int ri, int nj, const T* a, long a_is, long a_ks, const T* bm,
+                               long ldb, long K) {
+  constexpr int NJ = kNnCols;
   long row[kNnRows];
   for (int i = 0; i < kNnRows; ++i) row[i] = std::min(i, ri - 1) * a_is;
   T acc[kNnRows][NJ] = {};
@@ -137,28 +139,27 @@ void matmul_nn(T* out, const T* a, long a_is, long a_ks, const T* bm, long I, lo
         for (long k = 0; k < K; ++k) std::copy_n(bm + k * J + j0, width, dst + k * kNnCols);
         packed_strip = strip;
       }
-      nn_tile<T, kNnCols, false>(out + i0 * J + j0, J, static_cast<int>(std::min<long>(kNnRows, I - i0)),
-                                 static_cast<int>(width), a + i0 * a_is, a_is, a_ks, packed.data(), kNnCols, K);
+      nn_tile<T, false>(out + i0 * J + j0, J, static_cast<int>(std::min<long>(kNnRows, I - i0)),
+                        static_cast<int>(width), a + i0 * a_is, a_is, a_ks, packed.data(), kNnCols, K);
     }
   });
 }
 
-// Rows [b0, b0 + width) x columns [o0, o1) of out (B,OC) from a tile of sums (width, ldo): adds the bias, and with
-// apply_act keeps that in preact and applies the activation.
+// Rows [b0, b0 + width) x columns [o0, o1) of the sums in out (B,OC), or in preact with apply_act: adds the bias
+// and applies the activation from preact into out.
 template <typename T>
-void forward_epilogue(T* out, T* preact, const T* sums, long ldo, const T* bias, long OC, long b0, long width, long o0,
-                      long o1, bool apply_act, Activation act) {
+void forward_epilogue(T* out, T* preact, const T* bias, long OC, long b0, long width, long o0, long o1, bool apply_act,
+                      Activation act) {
   const long n = o1 - o0;
   const T* bs = bias + o0;
   for (long j = 0; j < width; ++j) {
-    const T* s = sums + j * ldo;
     T* o = out + (b0 + j) * OC + o0;
     if (!apply_act) {
-      for (long c = 0; c < n; ++c) o[c] = s[c] + bs[c];
+      for (long c = 0; c < n; ++c) o[c] += bs[c];
       continue;
     }
     T* p = preact + (b0 + j) * OC + o0;
-    for (long c = 0; c < n; ++c) p[c] = s[c] + bs[c];
+    for (long c = 0; c < n; ++c) p[c] += bs[c];
     if (act == Activation::ReLU) {
       for (long c = 0; c < n; ++c) o[c] = p[c] > T(0) ? p[c] : T(0);
     } else {
@@ -192,9 +193,9 @@ template <typename T>
 void matmul_forward(T* out, T* preact, const T* inp, const T* weight, const T* bias, long B, long C, long OC,
                     bool apply_act, Activation act, ThreadPool& pool) {
   // outᵀ (OC,B) = weight (OC,C) · inpᵀ (C,B): weight is the broadcast operand (its rows are contiguous in C) and a
-  // strip of kNnCols batch rows, packed transposed into (C, kNnCols), is the vector operand. Tiles go transposed into
-  // a small sums buffer (a row stride padded off powers of two: direct stores at a stride of OC = 128 floats ran
-  // 25% slower), from which the epilogue writes out with the bias and the activation.
+  // strip of kNnCols batch rows, packed transposed into (C, kNnCols), is the vector operand. Tiles are stored
+  // transposed into preact (or out); the epilogue adds the bias and applies the activation.
+  T* sums = apply_act ? preact : out;
   const long strips = (B + kNnCols - 1) / kNnCols;
   // With few strips, OC is split into groups too so that every thread gets work; a group keeps >= 40 outputs so that
   // packing its strip (16 x C copies) stays small next to its 2 x 16 x C x 40 flops.
@@ -202,12 +203,10 @@ void matmul_forward(T* out, T* preact, const T* inp, const T* weight, const T* b
   const long groups = std::clamp((want_tasks + strips - 1) / strips, 1L, std::max(1L, OC / 40));
   const long group_rows = ((OC + groups - 1) / groups + kNnRows - 1) / kNnRows * kNnRows;
   const long n_groups = (OC + group_rows - 1) / group_rows;
-  const long ldo = group_rows + 8;
   const size_t grain = grain_for(2.0 * kNnCols * static_cast<double>(group_rows) * static_cast<double>(C));
   pool.parallel_for(static_cast<size_t>(strips * n_groups), grain, [&](size_t t0, size_t t1) {
-    thread_local std::vector<T> packed, sums;  // (C, kNnCols) and (kNnCols, ldo), one of each per thread
+    thread_local std::vector<T> packed;  // (C, kNnCols), one per thread
     packed.resize(std::max(packed.size(), static_cast<size_t>(C * kNnCols)));
-    sums.resize(std::max(sums.size(), static_cast<size_t>(kNnCols * ldo)));
     long packed_strip = -1;
     for (size_t t = t0; t < t1; ++t) {
       const long strip = static_cast<long>(t) / n_groups, group = static_cast<long>(t) % n_groups;
@@ -227,10 +226,10 @@ void matmul_forward(T* out, T* preact, const T* inp, const T* weight, const T* b
       const long o0 = group * group_rows, o1 = std::min(OC, o0 + group_rows);
       for (long i0 = o0; i0 < o1; i0 += kNnRows) {
         const int ri = static_cast<int>(std::min<long>(kNnRows, o1 - i0));
-        nn_tile<T, kNnCols, true>(sums.data() + (i0 - o0), ldo, ri, static_cast<int>(width), weight + i0 * C, C, 1,
-                                  packed.data(), kNnCols, C);
+        nn_tile<T, true>(sums + b0 * OC + i0, OC, ri, static_cast<int>(width), weight + i0 * C, C, 1, packed.data(),
+                         kNnCols, C);
       }
-      forward_epilogue(out, preact, sums.data(), ldo, bias, OC, b0, width, o0, o1, apply_act, act);
+      forward_epilogue(out, preact, bias, OC, b0, width, o0, o1, apply_act, act);
     }
   });
 }
