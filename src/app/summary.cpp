@@ -120,8 +120,7 @@ void print_summary(const core::TrainConfig& cfg, const std::vector<core::Backend
              s < 1 ? fmt::format(": the CPU was {:.3g}x faster", 1 / s) : "");
   const bool software = context.gpu_is_software || gpu->device.find("software") != std::string::npos;
   if (software)
-    fmt::print("note: this GPU is a software Vulkan device running on the CPU, so this compares two CPU "
-               "implementations, not a GPU with a CPU\n");
+    fmt::print("note: this GPU is software Vulkan running on the CPU: the speedup compares two CPU implementations\n");
   const unsigned cores = context.cores > 0 ? context.cores : std::max(1u, std::thread::hardware_concurrency());
   if (!cfg.sequential && (software || cores <= kFewCores))
     fmt::print("note: both backends shared {} cores; use --sequential for undisturbed timings\n", cores);

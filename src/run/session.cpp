@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
@@ -136,7 +137,7 @@ void Session::train_backend(Slot& slot) {
     for (; s < steps && !stop_; ++s) {
       // Between two steps: where a dashboard's commands (pause, batch size, ...) will be applied.
       trainer->step(static_cast<size_t>(s) * batch);
-      if ((s + 1) % cfg_.readback_interval == 0) collect();
+      if ((s + 1) % std::max(1, cfg_.readback_interval) == 0) collect();
     }
     collect();
     const double seconds = seconds_since(t0) - observer_s;
