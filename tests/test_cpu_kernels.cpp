@@ -3,8 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <numbers>
 #include <thread>
@@ -116,6 +119,32 @@ TEST_CASE("thread pool: thousands of back-to-back small jobs neither hang nor lo
   for (int k = 0; k < 3000; ++k)
     pool.parallel_for(5, 1, [&](size_t b, size_t e) { total += static_cast<long>(e - b); });
   CHECK(total.load() == 15000);
+}
+
+TEST_CASE("thread pool: a worker chunk that outlasts the polling window still wakes the caller") {
+  // The caller's own chunk waits until a worker has started the other one, which then sleeps 20 ms: far past the
+  // pool's polling window, so only the condition variable can wake the caller. Run on a detached thread with a
+  // timeout, so that a lost wake-up fails the test instead of hanging it (the pool is leaked then).
+  auto* pool = new cpu::ThreadPool(2);
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  std::thread([pool, done] {
+    const auto caller = std::this_thread::get_id();
+    std::atomic<bool> worker_started{false};
+    pool->parallel_for(2, 1, [&](size_t, size_t) {
+      if (std::this_thread::get_id() == caller) {
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        while (!worker_started && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+      } else {
+        worker_started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+    done->set_value();
+  }).detach();
+  const bool returned = finished.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  CHECK(returned);
+  if (returned) delete pool;
 }
 
 TEST_CASE("matmul_forward/backward gradients match central finite differences (double)") {
