@@ -52,8 +52,10 @@ void check_close(const char* what, const std::vector<A>& got, const std::vector<
 struct Shape {
   long B, C, OC;
 };
-// Batch 1, 7, 33; features 5, 17; outputs 10, 3; and shapes spanning several register tiles and strips.
-const Shape kShapes[] = {{1, 5, 3}, {7, 17, 10}, {33, 5, 10}, {33, 17, 3}, {20, 40, 37}, {64, 70, 45}};
+// Batch 1, 7, 33; features 5, 17; outputs 10, 3; shapes spanning several register tiles and strips; and reductions
+// longer than one 256-row block (batch 300 for dweight, 260 outputs for dinp).
+const Shape kShapes[] = {{1, 5, 3},    {7, 17, 10},  {33, 5, 10}, {33, 17, 3},
+                         {20, 40, 37}, {64, 70, 45}, {300, 20, 7}, {9, 12, 260}};
 
 // Everything one fully-connected layer computes, forward and backward, in element type T.
 template <typename T>
@@ -395,7 +397,7 @@ TEST_CASE("float kernels agree with double kernels") {
 }
 
 TEST_CASE("results are bit-identical for 1, 2 and 3 threads") {
-  const Shape s{100, 300, 70};  // large enough for many chunks per kernel
+  const Shape s{260, 120, 270};  // many chunks per kernel, reductions over two blocks
   const auto x = cast<float>(random_values(s.B * s.C, 21)), w = cast<float>(random_values(s.OC * s.C, 22));
   const auto b = cast<float>(random_values(s.OC, 23)), r = cast<float>(random_values(s.B * s.OC, 24));
   const auto g = cast<float>(random_values(200003, 25));
