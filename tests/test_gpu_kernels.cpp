@@ -29,8 +29,10 @@ const std::array<Shape, 5> kShapes = {Shape{1, 5, 3}, Shape{7, 17, 10}, Shape{33
 struct Fixture {
   std::unique_ptr<vk::Context> ctx = test::make_context();
   std::unique_ptr<gpu::Kernels> kernels = ctx ? std::make_unique<gpu::Kernels>(*ctx) : nullptr;
+  // Switches to another GEMM tiling (a new set of pipelines; earlier descriptor sets stay valid).
+  void use_tiles(const gpu::GemmTiles& t) { kernels = std::make_unique<gpu::Kernels>(*ctx, t); }
   cpu::ThreadPool pool{2};
-  vk::DescriptorPool descriptors = ctx ? vk::DescriptorPool(*ctx, 64, 5) : vk::DescriptorPool();
+  vk::DescriptorPool descriptors = ctx ? vk::DescriptorPool(*ctx, 256, 5) : vk::DescriptorPool();
 
   VkDescriptorSet set(core::Op op, std::vector<vk::BufferRange> ranges) {
     return descriptors.allocate(*ctx, kernels->pipeline(op), ranges);
@@ -42,69 +44,80 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("gpu matmul_forward matches the CPU on odd shapes, with and without activation") {
+TEST_CASE("gpu matmul_forward matches the CPU on odd shapes, with and without activation, for every tiling") {
   Fixture f;
   if (!f.ctx) return;
-  for (const auto& s : kShapes) {
-    for (int mode = 0; mode < 3; ++mode) {
-      const bool apply_act = mode > 0;
-      const auto act = mode == 2 ? core::Activation::GELU : core::Activation::ReLU;
-      CAPTURE(s.B);
-      CAPTURE(s.C);
-      CAPTURE(s.OC);
-      CAPTURE(mode);
-      auto inp = random_vector(s.B * s.C, 1);
-      auto w = random_vector(s.OC * s.C, 2);
-      auto b = random_vector(s.OC, 3);
-      std::vector<float> out(s.B * s.OC), pre(s.B * s.OC);
-      cpu::matmul_forward(out.data(), pre.data(), inp.data(), w.data(), b.data(), s.B, s.C, s.OC, apply_act, act,
-                          f.pool);
-      auto g_out = to_buffer(*f.ctx, std::vector<float>(out.size()), "out");
-      auto g_pre = to_buffer(*f.ctx, std::vector<float>(pre.size()), "preact");
-      auto g_inp = to_buffer(*f.ctx, inp, "inp");
-      auto g_w = to_buffer(*f.ctx, w, "weight");
-      auto g_b = to_buffer(*f.ctx, b, "bias");
-      auto set = f.set(core::Op::MatmulForward, {{&g_out}, {&g_pre}, {&g_inp}, {&g_w}, {&g_b}});
-      f.ctx->run_one_shot([&](VkCommandBuffer cmd) {
-        f.kernels->matmul_forward(cmd, set, s.B, s.C, s.OC, apply_act, act);
-      });
-      CHECK(nmse(from_buffer<float>(*f.ctx, g_out, out.size()), out, "out") <= kMaxNmse);
-      if (apply_act) CHECK(nmse(from_buffer<float>(*f.ctx, g_pre, pre.size()), pre, "preact") <= kMaxNmse);
+  for (const auto& tiles : gpu::gemm_tile_candidates()) {
+    if (tiles.shared_bytes() > f.ctx->limits().maxComputeSharedMemorySize) continue;
+    f.use_tiles(tiles);
+    CAPTURE(tiles.tile_m);
+    CAPTURE(tiles.thread_m);
+    for (const auto& s : kShapes) {
+      for (int mode = 0; mode < 3; ++mode) {
+        const bool apply_act = mode > 0;
+        const auto act = mode == 2 ? core::Activation::GELU : core::Activation::ReLU;
+        CAPTURE(s.B);
+        CAPTURE(s.C);
+        CAPTURE(s.OC);
+        CAPTURE(mode);
+        auto inp = random_vector(s.B * s.C, 1);
+        auto w = random_vector(s.OC * s.C, 2);
+        auto b = random_vector(s.OC, 3);
+        std::vector<float> out(s.B * s.OC), pre(s.B * s.OC);
+        cpu::matmul_forward(out.data(), pre.data(), inp.data(), w.data(), b.data(), s.B, s.C, s.OC, apply_act, act,
+                            f.pool);
+        auto g_out = to_buffer(*f.ctx, std::vector<float>(out.size()), "out");
+        auto g_pre = to_buffer(*f.ctx, std::vector<float>(pre.size()), "preact");
+        auto g_inp = to_buffer(*f.ctx, inp, "inp");
+        auto g_w = to_buffer(*f.ctx, w, "weight");
+        auto g_b = to_buffer(*f.ctx, b, "bias");
+        auto set = f.set(core::Op::MatmulForward, {{&g_out}, {&g_pre}, {&g_inp}, {&g_w}, {&g_b}});
+        f.ctx->run_one_shot(
+            [&](VkCommandBuffer cmd) { f.kernels->matmul_forward(cmd, set, s.B, s.C, s.OC, apply_act, act); });
+        CHECK(nmse(from_buffer<float>(*f.ctx, g_out, out.size()), out, "out") <= kMaxNmse);
+        if (apply_act) CHECK(nmse(from_buffer<float>(*f.ctx, g_pre, pre.size()), pre, "preact") <= kMaxNmse);
+      }
     }
   }
 }
 
-TEST_CASE("gpu matmul_backward_data and matmul_backward_weight and bias_backward match the CPU") {
+TEST_CASE("gpu matmul_backward_data and matmul_backward_weight and bias_backward match the CPU, every tiling") {
   Fixture f;
   if (!f.ctx) return;
-  for (const auto& s : kShapes) {
-    CAPTURE(s.B);
-    CAPTURE(s.C);
-    CAPTURE(s.OC);
-    auto dout = random_vector(s.B * s.OC, 4);
-    auto w = random_vector(s.OC * s.C, 5);
-    auto inp = random_vector(s.B * s.C, 6);
-    std::vector<float> dinp(s.B * s.C), dw(s.OC * s.C), db(s.OC);
-    cpu::matmul_backward_data(dinp.data(), dout.data(), w.data(), s.B, s.C, s.OC, f.pool);
-    cpu::matmul_backward_weight(dw.data(), dout.data(), inp.data(), s.B, s.C, s.OC, f.pool);
-    cpu::bias_backward(db.data(), dout.data(), s.B, s.OC, f.pool);
-    auto g_dinp = to_buffer(*f.ctx, std::vector<float>(dinp.size()), "dinp");
-    auto g_dw = to_buffer(*f.ctx, std::vector<float>(dw.size()), "dweight");
-    auto g_db = to_buffer(*f.ctx, std::vector<float>(db.size()), "dbias");
-    auto g_dout = to_buffer(*f.ctx, dout, "dout");
-    auto g_w = to_buffer(*f.ctx, w, "weight");
-    auto g_inp = to_buffer(*f.ctx, inp, "inp");
-    auto set_d = f.set(core::Op::MatmulBackwardData, {{&g_dinp}, {&g_dout}, {&g_w}});
-    auto set_w = f.set(core::Op::MatmulBackwardWeight, {{&g_dw}, {&g_dout}, {&g_inp}});
-    auto set_b = f.set(core::Op::BiasBackward, {{&g_db}, {&g_dout}});
-    f.ctx->run_one_shot([&](VkCommandBuffer cmd) {
-      f.kernels->matmul_backward_data(cmd, set_d, s.B, s.C, s.OC);
-      f.kernels->matmul_backward_weight(cmd, set_w, s.B, s.C, s.OC);
-      f.kernels->bias_backward(cmd, set_b, s.B, s.OC);
-    });
-    CHECK(nmse(from_buffer<float>(*f.ctx, g_dinp, dinp.size()), dinp, "dinp") <= kMaxNmse);
-    CHECK(nmse(from_buffer<float>(*f.ctx, g_dw, dw.size()), dw, "dweight") <= kMaxNmse);
-    CHECK(nmse(from_buffer<float>(*f.ctx, g_db, db.size()), db, "dbias") <= kMaxNmse);
+  for (const auto& tiles : gpu::gemm_tile_candidates()) {
+    if (tiles.shared_bytes() > f.ctx->limits().maxComputeSharedMemorySize) continue;
+    f.use_tiles(tiles);
+    CAPTURE(tiles.tile_m);
+    CAPTURE(tiles.thread_m);
+    for (const auto& s : kShapes) {
+      CAPTURE(s.B);
+      CAPTURE(s.C);
+      CAPTURE(s.OC);
+      auto dout = random_vector(s.B * s.OC, 4);
+      auto w = random_vector(s.OC * s.C, 5);
+      auto inp = random_vector(s.B * s.C, 6);
+      std::vector<float> dinp(s.B * s.C), dw(s.OC * s.C), db(s.OC);
+      cpu::matmul_backward_data(dinp.data(), dout.data(), w.data(), s.B, s.C, s.OC, f.pool);
+      cpu::matmul_backward_weight(dw.data(), dout.data(), inp.data(), s.B, s.C, s.OC, f.pool);
+      cpu::bias_backward(db.data(), dout.data(), s.B, s.OC, f.pool);
+      auto g_dinp = to_buffer(*f.ctx, std::vector<float>(dinp.size()), "dinp");
+      auto g_dw = to_buffer(*f.ctx, std::vector<float>(dw.size()), "dweight");
+      auto g_db = to_buffer(*f.ctx, std::vector<float>(db.size()), "dbias");
+      auto g_dout = to_buffer(*f.ctx, dout, "dout");
+      auto g_w = to_buffer(*f.ctx, w, "weight");
+      auto g_inp = to_buffer(*f.ctx, inp, "inp");
+      auto set_d = f.set(core::Op::MatmulBackwardData, {{&g_dinp}, {&g_dout}, {&g_w}});
+      auto set_w = f.set(core::Op::MatmulBackwardWeight, {{&g_dw}, {&g_dout}, {&g_inp}});
+      auto set_b = f.set(core::Op::BiasBackward, {{&g_db}, {&g_dout}});
+      f.ctx->run_one_shot([&](VkCommandBuffer cmd) {
+        f.kernels->matmul_backward_data(cmd, set_d, s.B, s.C, s.OC);
+        f.kernels->matmul_backward_weight(cmd, set_w, s.B, s.C, s.OC);
+        f.kernels->bias_backward(cmd, set_b, s.B, s.OC);
+      });
+      CHECK(nmse(from_buffer<float>(*f.ctx, g_dinp, dinp.size()), dinp, "dinp") <= kMaxNmse);
+      CHECK(nmse(from_buffer<float>(*f.ctx, g_dw, dw.size()), dw, "dweight") <= kMaxNmse);
+      CHECK(nmse(from_buffer<float>(*f.ctx, g_db, db.size()), db, "dbias") <= kMaxNmse);
+    }
   }
 }
 
@@ -120,8 +133,8 @@ TEST_CASE("gpu softmax_xent_forward_backward, loss_reduce and act_backward match
       for (long b = 0; b < B; ++b) labels[b] = static_cast<int32_t>((b * 7 + 3) % K);
       std::vector<float> losses(B), dlogits(B * K);
       std::vector<int32_t> correct(B);
-      cpu::softmax_xent_forward_backward(losses.data(), dlogits.data(), correct.data(), logits.data(), labels.data(),
-                                         B, K, 1.0f / B, f.pool);
+      cpu::softmax_xent_forward_backward(losses.data(), dlogits.data(), correct.data(), logits.data(), labels.data(), B,
+                                         K, 1.0f / B, f.pool);
       const float mean = cpu::loss_reduce(losses.data(), B);
       auto g_losses = to_buffer(*f.ctx, std::vector<float>(B), "losses");
       auto g_dlogits = to_buffer(*f.ctx, std::vector<float>(B * K), "dlogits");
@@ -223,8 +236,14 @@ TEST_CASE("the validation messenger counts errors (so that the GPU tests can fai
   if (!ctx) return;
   const int before = ctx->validation_log().errors.load();
   // A buffer of size 0 violates VUID-VkBufferCreateInfo-size-00912: the layer must report it.
-  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, nullptr, 0, 0, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                        VK_SHARING_MODE_EXCLUSIVE, 0, nullptr};
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                        nullptr,
+                        0,
+                        0,
+                        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                        VK_SHARING_MODE_EXCLUSIVE,
+                        0,
+                        nullptr};
   VkBuffer buffer = VK_NULL_HANDLE;
   if (vkCreateBuffer(ctx->device(), &bi, nullptr, &buffer) == VK_SUCCESS && buffer != VK_NULL_HANDLE)
     vkDestroyBuffer(ctx->device(), buffer, nullptr);

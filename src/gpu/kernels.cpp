@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 
 #include "core/error.hpp"
 
@@ -24,20 +26,35 @@ struct AdamWPush { uint32_t N; float lr, beta1, beta2, eps, weight_decay, bc1, b
 struct SgdPush { uint32_t N; float lr, momentum, weight_decay; uint32_t first_step; };
 }  // namespace
 
-GemmTiles choose_gemm_tiles(const VkPhysicalDeviceLimits& limits) {
-  const std::array<GemmTiles, 3> candidates = {GemmTiles{64, 64, 16, 4, 4}, GemmTiles{32, 32, 16, 4, 4},
-                                               GemmTiles{16, 16, 8, 2, 2}};
-  for (const auto& t : candidates)
+std::vector<GemmTiles> gemm_tile_candidates() {
+  return {GemmTiles{64, 64, 16, 8, 8}, GemmTiles{64, 64, 16, 4, 4}, GemmTiles{32, 32, 16, 4, 4},
+          GemmTiles{16, 16, 8, 2, 2}};
+}
+
+GemmTiles choose_gemm_tiles(const VkPhysicalDeviceLimits& limits, bool software_device) {
+  if (const char* env = std::getenv("TRAINSCOPE_GEMM_TILES")) {
+    GemmTiles t;
+    if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.tile_m, &t.tile_n, &t.tile_k, &t.thread_m, &t.thread_n) == 5 &&
+        t.thread_m && t.thread_n && t.tile_m % t.thread_m == 0 && t.tile_n % t.thread_n == 0 &&
+        t.shared_bytes() <= limits.maxComputeSharedMemorySize &&
+        t.invocations() <= limits.maxComputeWorkGroupInvocations)
+      return t;
+  }
+  const std::vector<GemmTiles> candidates = gemm_tile_candidates();
+  for (size_t i = software_device ? 0 : 1; i < candidates.size(); ++i) {
+    const GemmTiles& t = candidates[i];
     if (t.shared_bytes() <= limits.maxComputeSharedMemorySize && t.invocations() <= limits.maxComputeWorkGroupInvocations &&
         t.tile_n / t.thread_n <= limits.maxComputeWorkGroupSize[0] &&
         t.tile_m / t.thread_m <= limits.maxComputeWorkGroupSize[1])
       return t;
+  }
   return candidates.back();  // 16x16x8 needs 1 KiB and 64 invocations: below every device's guaranteed minimum
 }
 
 static uint32_t act_code(core::Activation a) { return a == core::Activation::ReLU ? 0u : 1u; }
 
-Kernels::Kernels(vk::Context& ctx) : tiles_(choose_gemm_tiles(ctx.limits())) {
+Kernels::Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles)
+    : tiles_(tiles ? *tiles : choose_gemm_tiles(ctx.limits(), ctx.info().software)) {
   const std::array<uint32_t, 7> gemm_spec = {tiles_.tile_m, tiles_.tile_n, tiles_.tile_k, tiles_.thread_m,
                                              tiles_.thread_n, tiles_.tile_n / tiles_.thread_n,
                                              tiles_.tile_m / tiles_.thread_m};

@@ -14,6 +14,8 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "core/model.hpp"
 #include "core/step_plan.hpp"
@@ -28,13 +30,21 @@ struct GemmTiles {
   uint32_t invocations() const { return (tile_m / thread_m) * (tile_n / thread_n); }
 };
 
-// The largest tiling of a fixed list that fits the device's maxComputeSharedMemorySize and
-// maxComputeWorkGroupInvocations (64x64x16 with 4x4 per invocation uses 8 KiB and 256 invocations).
-GemmTiles choose_gemm_tiles(const VkPhysicalDeviceLimits& limits);
+// The first tiling of a fixed list that fits the device's maxComputeSharedMemorySize and
+// maxComputeWorkGroupInvocations. GPUs: 64x64x16 with 4x4 outputs per invocation (8 KiB, 256 invocations).
+// Software devices (lavapipe): 64x64x16 with 8x8 per invocation (64 invocations): llvmpipe runs the invocations of
+// a workgroup as SIMD lanes and pays for every shared-memory load lane by lane, so more work per invocation is
+// faster there (measured on lavapipe, 2 cores: 1.10 vs 0.35 GFLOP/s for matmul_forward 128x784x256).
+// TRAINSCOPE_GEMM_TILES="tile_m,tile_n,tile_k,thread_m,thread_n" overrides the choice (for experiments).
+GemmTiles choose_gemm_tiles(const VkPhysicalDeviceLimits& limits, bool software_device);
+
+// Every tiling choose_gemm_tiles may pick (the parity tests run each).
+std::vector<GemmTiles> gemm_tile_candidates();
 
 class Kernels {
  public:
-  explicit Kernels(vk::Context& ctx);
+  // tiles: the GEMM tiling (default: choose_gemm_tiles for this device).
+  explicit Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles = {});
 
   const vk::ComputePipeline& pipeline(core::Op op) const;
   const GemmTiles& tiles() const { return tiles_; }
