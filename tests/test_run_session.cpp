@@ -88,6 +88,10 @@ class FakeTrainer : public core::Trainer {
     return {0.5, 0.75};
   }
   std::vector<float> parameters() override { return {}; }
+  core::TrainerState export_state() override { return {}; }
+  void import_state(const core::TrainerState&) override {}
+  void set_learning_rate(float) override {}
+  double measure_peak_bandwidth_gbps() override { return 1.0; }
 
  private:
   core::StepPlan plan_;

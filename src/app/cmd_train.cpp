@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/report.hpp"
 #include "core/step_plan.hpp"
+#include "run/data.hpp"
 #include "run/session.hpp"
 #include "vk/devices.hpp"
 
@@ -74,19 +75,6 @@ void check_report_path(const std::string& path) {
     bad_input(fmt::format("--report {}: the directory {} does not exist", path, dir.string()));
   if (access(dir.c_str(), W_OK) != 0)
     bad_input(fmt::format("--report {}: the directory {} is not writable", path, dir.string()));
-}
-
-core::DataSplit load_data(const core::TrainConfig& cfg) {
-  core::DataSplit data;
-  if (cfg.dataset == "spiral") {
-    data = core::make_spiral(cfg.spiral_classes, cfg.spiral_points, std::max(1, cfg.spiral_points / 4),
-                             cfg.spiral_noise, cfg.seed);
-  } else {
-    const bool is_default = cfg.data_dir.empty();
-    data = core::load_mnist_dir(is_default ? core::kDefaultFashionMnistDir : cfg.data_dir, is_default);
-  }
-  if (cfg.limit > 0) data.train = core::take_first(data.train, cfg.limit);
-  return data;
 }
 
 void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
@@ -174,7 +162,7 @@ int run_train(TrainOptions& o) {
   check_device(cfg, devices);
   check_report_path(o.report);
 
-  const core::DataSplit data = load_data(cfg);
+  const core::DataSplit data = run::load_data(cfg);
   core::validate_against_data(cfg, data.train.count);
   print_header(cfg, data);
 

@@ -81,16 +81,35 @@ struct EpochRecord {
   double seconds = 0;          // wall time of the epoch's training steps, evaluation excluded
 };
 
+// A labelled moment of a run (a setting changed, a step was skipped), drawn as a vertical line on the plots.
+struct Marker {
+  long step = 0;        // the first step trained with the change
+  double seconds = 0;   // training seconds (pauses excluded) at that moment
+  std::string label;    // "batch 128 -> 256"
+};
+
 // Everything one backend produced in a run; the session keeps it up to date between steps.
 struct BackendRun {
   std::string name;            // "gpu" | "cpu"
   std::string device;          // Trainer::device_name(), empty until the trainer exists
-  TrainConfig config;
+  TrainConfig config;          // the settings in force now (changes while running update it)
   std::vector<EpochRecord> epochs;
-  std::vector<float> step_losses;  // every training step's mean loss, in step order
-  KernelTable kernels;
+  std::vector<float> step_losses;   // every training step's mean loss, in step order
+  std::vector<float> step_seconds;  // training seconds (pauses excluded) at which each step finished
+  std::vector<Marker> markers;
+  KernelTable kernels;         // since the last change of batch size, threads or optimizer
   std::string error;           // why the backend stopped early; empty if it did not
+  std::string status;          // the last event worth showing ("batch 65536 refused: out of GPU memory ...")
   bool finished = false;       // true once the backend is done, with or without an error
+
+  // Live state, for the dashboard.
+  bool paused = false;
+  int epoch = 0;               // the epoch being trained, from 1 (0 before the first step)
+  int step_in_epoch = 0;
+  int steps_per_epoch = 0;
+  double elapsed_s = 0;        // training seconds so far, pauses and evaluation excluded
+  double recent_samples_per_s = 0;  // over the last few seconds of training
+  double peak_gbps = 0;        // measured copy bandwidth of the device (Trainer::measure_peak_bandwidth_gbps)
 
   // Samples per second over every finished epoch (total samples / total training seconds); 0 if none.
   double samples_per_s() const;

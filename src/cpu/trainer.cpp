@@ -31,6 +31,10 @@ class CpuTrainer final : public core::Trainer {
   std::vector<core::StepRecord> flush() override { return std::exchange(records_, {}); }
   core::EvalResult evaluate() override;
   std::vector<float> parameters() override { return params_; }
+  core::TrainerState export_state() override;
+  void import_state(const core::TrainerState& state) override;
+  void set_learning_rate(float lr) override { cfg_.lr = lr; }
+  double measure_peak_bandwidth_gbps() override;
 
  private:
   // The input of layer l: the gathered batch for the first layer, else the previous layer's output.
@@ -179,6 +183,50 @@ core::EvalResult CpuTrainer::evaluate() {
   }
   if (N == 0) return {};
   return {loss / static_cast<double>(N), static_cast<double>(right) / static_cast<double>(N)};
+}
+
+core::TrainerState CpuTrainer::export_state() {
+  core::TrainerState s;
+  s.optimizer = cfg_.optimizer;
+  s.params = params_;
+  s.state1 = state1_;
+  s.state2 = state2_;
+  s.steps = step_index_;
+  s.optimizer_steps = t_;
+  return s;
+}
+
+void CpuTrainer::import_state(const core::TrainerState& s) {
+  if (s.params.size() != params_.size())
+    throw core::Error(core::ErrorKind::Internal, "cpu trainer: imported state has the wrong parameter count");
+  params_ = s.params;
+  step_index_ = s.steps;
+  if (s.optimizer == cfg_.optimizer && s.state1.size() == state1_.size() && s.state2.size() == state2_.size()) {
+    state1_ = s.state1;
+    state2_ = s.state2;
+    t_ = s.optimizer_steps;
+  } else {  // another optimizer: its state starts fresh
+    std::fill(state1_.begin(), state1_.end(), 0.0f);
+    std::fill(state2_.begin(), state2_.end(), 0.0f);
+    t_ = 0;
+  }
+}
+
+double CpuTrainer::measure_peak_bandwidth_gbps() {
+  // STREAM-style copy (McCalpin): 64 MiB read + 64 MiB written, split over the pool's threads; best of 5.
+  const size_t n = (64u << 20) / sizeof(float);
+  std::vector<float> src(n, 1.0f), dst(n, 0.0f);
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto start = Clock::now();
+    pool_.parallel_for(n, 1 << 16, [&](size_t begin, size_t end) {
+      std::copy(src.begin() + static_cast<long>(begin), src.begin() + static_cast<long>(end),
+                dst.begin() + static_cast<long>(begin));
+    });
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    if (s > 0) best = std::max(best, 2.0 * static_cast<double>(n * sizeof(float)) / s / 1e9);
+  }
+  return best;
 }
 
 }  // namespace

@@ -35,6 +35,10 @@ class VulkanTrainer final : public core::Trainer {
   std::vector<core::StepRecord> flush() override;
   core::EvalResult evaluate() override;
   std::vector<float> parameters() override;
+  core::TrainerState export_state() override;
+  void import_state(const core::TrainerState& state) override;
+  void set_learning_rate(float lr) override { cfg_.lr = lr; }
+  double measure_peak_bandwidth_gbps() override;
 
  private:
   struct Slot {
@@ -81,7 +85,8 @@ class VulkanTrainer final : public core::Trainer {
   std::vector<Slot> slots_;
   vk::Handle<VkFence> fence_;
   uint32_t pending_ = 0;        // steps submitted since the last flush
-  long next_step_ = 0;          // global step counter (AdamW's t = next_step_ + 1)
+  long next_step_ = 0;          // global step counter (the next StepRecord::step)
+  long t_ = 0;                  // optimizer updates taken (AdamW's t of the next update is t_ + 1)
   std::vector<core::StepRecord> ready_;  // records collected by an automatic flush, not yet returned
 };
 
@@ -215,7 +220,7 @@ void VulkanTrainer::record_entry(VkCommandBuffer cmd, size_t index, size_t first
   const auto C = static_cast<uint32_t>(e.C);
   const auto OC = static_cast<uint32_t>(e.OC);
   const float wd = cfg_.effective_weight_decay();
-  const long t = next_step_ + 1;
+  const long t = t_ + 1;
   switch (e.op) {
     case core::Op::GatherBatch: kernels_.gather_batch(cmd, set, B, C, static_cast<uint32_t>(first)); break;
     case core::Op::MatmulForward: kernels_.matmul_forward(cmd, set, B, C, OC, e.activation, cfg_.activation); break;
@@ -277,6 +282,7 @@ void VulkanTrainer::step(size_t first) {
   vk::check(vkQueueSubmit(ctx_.queue(), 1, &si, VK_NULL_HANDLE), "vkQueueSubmit (training step)");
   ++pending_;
   ++next_step_;
+  ++t_;
 }
 
 void VulkanTrainer::flush_into_ready() {
@@ -348,6 +354,64 @@ std::vector<float> VulkanTrainer::parameters() {
   std::vector<float> p(shape_.param_count);
   params_.download(ctx_, p.data(), p.size() * kF);
   return p;
+}
+
+core::TrainerState VulkanTrainer::export_state() {
+  flush_into_ready();
+  core::TrainerState s;
+  s.optimizer = cfg_.optimizer;
+  s.params.resize(shape_.param_count);
+  params_.download(ctx_, s.params.data(), s.params.size() * kF);
+  s.state1.resize(shape_.param_count);
+  state1_.download(ctx_, s.state1.data(), s.state1.size() * kF);
+  if (cfg_.optimizer == core::Optimizer::AdamW) {
+    s.state2.resize(shape_.param_count);
+    state2_.download(ctx_, s.state2.data(), s.state2.size() * kF);
+  }
+  s.steps = next_step_;
+  s.optimizer_steps = t_;
+  return s;
+}
+
+void VulkanTrainer::import_state(const core::TrainerState& s) {
+  if (s.params.size() != shape_.param_count)
+    throw core::Error(core::ErrorKind::Internal, "gpu trainer: imported state has the wrong parameter count");
+  flush_into_ready();
+  params_.upload(ctx_, s.params.data(), s.params.size() * kF);
+  next_step_ = s.steps;
+  const bool same = s.optimizer == cfg_.optimizer && s.state1.size() == shape_.param_count &&
+                    (cfg_.optimizer != core::Optimizer::AdamW || s.state2.size() == shape_.param_count);
+  if (same) {
+    state1_.upload(ctx_, s.state1.data(), s.state1.size() * kF);
+    if (cfg_.optimizer == core::Optimizer::AdamW) state2_.upload(ctx_, s.state2.data(), s.state2.size() * kF);
+    t_ = s.optimizer_steps;
+  } else {  // another optimizer: its state starts fresh
+    state1_.zero(ctx_);
+    state2_.zero(ctx_);
+    t_ = 0;
+  }
+}
+
+double VulkanTrainer::measure_peak_bandwidth_gbps() {
+  flush_into_ready();
+  // A device-to-device copy of 64 MiB (read + write), timed with timestamp queries; best of 5.
+  const VkDeviceSize bytes = 64u << 20;
+  Buffer src = make(bytes, MemoryKind::DeviceLocal, "bandwidth_src");
+  Buffer dst = make(bytes, MemoryKind::DeviceLocal, "bandwidth_dst");
+  vk::TimestampQueries queries(ctx_, 2);
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    ctx_.run_one_shot([&](VkCommandBuffer cmd) {
+      queries.reset(cmd);
+      queries.write(cmd, 0, VK_PIPELINE_STAGE_TRANSFER_BIT);
+      VkBufferCopy region{0, 0, bytes};
+      vkCmdCopyBuffer(cmd, src.handle(), dst.handle(), 1, &region);
+      queries.write(cmd, 1, VK_PIPELINE_STAGE_TRANSFER_BIT);
+    });
+    const double ns = queries.read_ns(ctx_, 2)[1];
+    if (ns > 0) best = std::max(best, 2.0 * static_cast<double>(bytes) / ns);  // bytes per ns = GB/s
+  }
+  return best;
 }
 
 }  // namespace

@@ -1,23 +1,13 @@
-// The training loop of one backend (epochs, steps, read-backs, evaluation) and the threads that run it.
+// run::Session: the worker threads of a training run, commands to them, and resets prepared off the caller's thread.
 #include "run/session.hpp"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <chrono>
-#include <exception>
-
-#include "core/batches.hpp"
 #include "core/error.hpp"
+#include "run/data.hpp"
+#include "run/worker.hpp"
 
 namespace run {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-}  // namespace
 
 core::ModelShape model_shape(const core::TrainConfig& cfg, const core::DataSplit& data) {
   std::vector<int> dims{data.train.features};
@@ -28,14 +18,18 @@ core::ModelShape model_shape(const core::TrainConfig& cfg, const core::DataSplit
 
 Session::Session(core::TrainConfig cfg, const core::DataSplit& data, std::vector<BackendSpec> backends,
                  Observer& observer)
-    : cfg_(std::move(cfg)), data_(data), observer_(observer) {
-  for (auto& spec : backends) {
-    auto slot = std::make_unique<Slot>();
-    slot->run.name = spec.name;
-    slot->run.config = cfg_;
-    slot->spec = std::move(spec);
-    slots_.push_back(std::move(slot));
-  }
+    // Not owned: the aliasing constructor gives a shared_ptr that never deletes.
+    : Session(std::move(cfg), std::shared_ptr<const core::DataSplit>(std::shared_ptr<void>(), &data),
+              std::move(backends), observer, SessionOptions{}) {}
+
+Session::Session(core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data, std::vector<BackendSpec> backends,
+                 Observer& observer, SessionOptions options)
+    : cfg_(std::move(cfg)), data_(std::move(data)), observer_(observer), options_(options), specs_(std::move(backends)) {
+  // One set of initial weights for every backend, so that their loss curves can be compared step by step.
+  auto init = std::make_shared<const std::vector<float>>(core::init_parameters(model_shape(cfg_, *data_), cfg_.seed));
+  const bool keep_alive = options_.keep_alive && !cfg_.sequential;
+  for (const auto& spec : specs_)
+    workers_.push_back(std::make_unique<Worker>(spec, cfg_, data_, init, observer_, stop_, keep_alive));
 }
 
 Session::~Session() {
@@ -44,118 +38,87 @@ Session::~Session() {
 }
 
 void Session::start() {
-  if (!workers_.empty()) throw core::Error(core::ErrorKind::Internal, "run::Session::start() called twice");
-  // One set of initial weights for every backend, so that their loss curves can be compared step by step.
-  init_params_ = core::init_parameters(model_shape(cfg_, data_), cfg_.seed);
+  if (!threads_.empty()) throw core::Error(core::ErrorKind::Internal, "run::Session::start() called twice");
   if (cfg_.sequential) {
-    workers_.emplace_back([this] {
-      for (auto& slot : slots_) run_backend(*slot);
+    threads_.emplace_back([this] {
+      for (auto& w : workers_) w->run();
     });
   } else {
-    for (auto& slot : slots_) workers_.emplace_back([this, s = slot.get()] { run_backend(*s); });
+    for (auto& w : workers_) threads_.emplace_back([w = w.get()] { w->run(); });
   }
 }
 
 void Session::wait() {
-  for (auto& w : workers_)
-    if (w.joinable()) w.join();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  if (loader_.joinable()) loader_.join();
+}
+
+void Session::request_stop() {
+  stop_.store(true);
+  for (auto& w : workers_) w->wake();
 }
 
 std::vector<core::BackendRun> Session::snapshot() const {
   std::vector<core::BackendRun> runs;
-  runs.reserve(slots_.size());
-  for (const auto& slot : slots_) {
-    std::lock_guard lock(slot->mutex);
-    runs.push_back(slot->run);
-  }
+  runs.reserve(workers_.size());
+  for (const auto& w : workers_) runs.push_back(w->snapshot());
   return runs;
 }
 
-void Session::run_backend(Slot& slot) {
-  // Nothing may escape a worker thread (std::terminate); whatever stops this backend is recorded and reported.
+void Session::post(const Command& command) {
+  if (command.kind == Command::Kind::Reset)
+    throw core::Error(core::ErrorKind::Internal, "run::Session::post: use request_reset for a Reset");
+  for (auto& w : workers_) w->post(command);
+}
+
+std::string Session::status() const {
+  std::lock_guard lock(mutex_);
+  return status_;
+}
+
+core::TrainConfig Session::config() const {
+  std::lock_guard lock(mutex_);
+  return cfg_;
+}
+
+void Session::request_reset(core::TrainConfig cfg) {
+  // One reset in preparation at a time: a second request waits for the first's loader (which is quick for the
+  // spiral and about a second for Fashion-MNIST).
+  if (loader_.joinable()) loader_.join();
+  {
+    std::lock_guard lock(mutex_);
+    status_ = fmt::format("preparing {} ...", cfg.dataset);
+  }
+  loader_ = std::thread([this, cfg = std::move(cfg)] { prepare_reset(cfg); });
+}
+
+void Session::prepare_reset(core::TrainConfig cfg) {
   try {
-    train_backend(slot);
-    std::lock_guard lock(slot.mutex);
-    slot.run.finished = true;
-  } catch (const core::Error& e) {
-    fail(slot, e.what());
-  } catch (const std::exception& e) {
-    fail(slot, fmt::format("unexpected error: {}", e.what()));
-  }
-}
-
-void Session::fail(Slot& slot, const std::string& message) {
-  {
-    std::lock_guard lock(slot.mutex);
-    slot.run.error = message;
-    slot.run.finished = true;
-  }
-  observer_.on_error(slot.spec.name, message);
-}
-
-void Session::train_backend(Slot& slot) {
-  const std::string& name = slot.spec.name;
-  if (stop_) return;
-  std::unique_ptr<core::Trainer> trainer = slot.spec.make(cfg_, data_, init_params_);
-  const std::string device = trainer->device_name();
-  {
-    std::lock_guard lock(slot.mutex);
-    slot.run.device = device;
-  }
-  observer_.on_start(name, device);
-
-  const core::StepPlan& plan = trainer->plan();
-  const int batch = plan.batch;
-  const int steps = core::steps_per_epoch(data_.train.count, batch);
-  for (int e = 0; e < cfg_.epochs && !stop_; ++e) {
-    const std::vector<uint32_t> order = core::epoch_order(data_.train.count, cfg_.seed, e);
-    const Clock::time_point t0 = Clock::now();
-    double observer_s = 0;  // time spent in observer callbacks, left out of the epoch's training time
-    double loss_sum = 0;
-    int done = 0;  // steps of this epoch whose records came back
-
-    // Waits for the queued steps (the GPU synchronises here) and records them.
-    auto collect = [&] {
-      std::vector<core::StepRecord> records = trainer->flush();
-      if (records.empty()) return;
-      {
-        std::lock_guard lock(slot.mutex);
-        for (const auto& r : records) {
-          slot.run.kernels.add(plan, r);
-          slot.run.step_losses.push_back(r.loss);
-        }
-      }
-      for (const auto& r : records) loss_sum += r.loss;
-      done += static_cast<int>(records.size());
-      const Clock::time_point c0 = Clock::now();
-      observer_.on_steps(name, records, e + 1, done, steps);
-      observer_s += seconds_since(c0);
-    };
-
-    trainer->begin_epoch(order);
-    int s = 0;
-    for (; s < steps && !stop_; ++s) {
-      // Between two steps: where a dashboard's commands (pause, batch size, ...) will be applied.
-      trainer->step(static_cast<size_t>(s) * batch);
-      if ((s + 1) % std::max(1, cfg_.readback_interval) == 0) collect();
-    }
-    collect();
-    const double seconds = seconds_since(t0) - observer_s;
-    if (s < steps) break;  // stopped inside the epoch: a partial epoch is not an epoch
-
-    const core::EvalResult eval = trainer->evaluate();
-    core::EpochRecord record;
-    record.epoch = e + 1;
-    record.train_loss = done > 0 ? loss_sum / done : 0;
-    record.test_loss = eval.loss;
-    record.test_accuracy = eval.accuracy;
-    record.seconds = seconds;
-    record.samples_per_s = seconds > 0 ? static_cast<double>(steps) * batch / seconds : 0;
+    core::validate(cfg);
+    std::shared_ptr<const core::DataSplit> data;
     {
-      std::lock_guard lock(slot.mutex);
-      slot.run.epochs.push_back(record);
+      std::lock_guard lock(mutex_);
+      if (same_data(cfg, cfg_)) data = data_;
     }
-    observer_.on_epoch(name, record);
+    if (!data) data = std::make_shared<const core::DataSplit>(load_data(cfg));
+    core::validate_against_data(cfg, data->train.count);
+    Command reset;
+    reset.kind = Command::Kind::Reset;
+    reset.config = std::make_shared<const core::TrainConfig>(cfg);
+    reset.data = data;
+    reset.init_params =
+        std::make_shared<const std::vector<float>>(core::init_parameters(model_shape(cfg, *data), cfg.seed));
+    {
+      std::lock_guard lock(mutex_);
+      cfg_ = cfg;
+      data_ = data;
+      status_.clear();
+    }
+    for (auto& w : workers_) w->post(reset);
+  } catch (const core::Error& e) {
+    std::lock_guard lock(mutex_);
+    status_ = fmt::format("reset refused: {}", e.what());
   }
 }
 

@@ -15,6 +15,7 @@
 #include "core/metrics.hpp"
 #include "core/model.hpp"
 #include "core/trainer.hpp"
+#include "run/command.hpp"
 
 namespace run {
 
@@ -50,42 +51,63 @@ class Observer {
   virtual void on_error(const std::string& backend, const std::string& message) { (void)backend, (void)message; }
 };
 
-// Owns the worker threads of one training run. `data` and `observer` must outlive the session.
-// Both trainers start from the same core::init_parameters(shape, cfg.seed) and see the same core::epoch_order().
+class Worker;
+
+struct SessionOptions {
+  // The dashboard: workers stay alive after the last epoch (or an error) and wait for a Reset. Ignored with
+  // cfg.sequential (one worker runs the backends in turn, so each must end).
+  bool keep_alive = false;
+};
+
+// Owns the worker threads of one training run: one per backend, or one running the backends in turn
+// (cfg.sequential). Both trainers start from the same core::init_parameters(shape, cfg.seed) and see the same
+// core::epoch_order(). Commands (post, request_reset) are applied by every backend between its steps.
 class Session {
  public:
+  // `data` and `observer` must outlive the session.
   Session(core::TrainConfig cfg, const core::DataSplit& data, std::vector<BackendSpec> backends, Observer& observer);
+  Session(core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data, std::vector<BackendSpec> backends,
+          Observer& observer, SessionOptions options);
   ~Session();  // asks the workers to stop and joins them
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Starts the workers: one per backend, or a single one running the backends in order when cfg.sequential.
   void start();
-  // Blocks until every backend has finished (or stopped with an error).
+  // Blocks until every backend has finished (or stopped with an error); with keep_alive, until request_stop().
   void wait();
   // Asks every worker to stop after its current step; the runs keep what they recorded so far.
-  void request_stop() { stop_.store(true); }
+  void request_stop();
 
-  // A copy of every backend's record, consistent per backend; safe to call from any thread at any time
-  // (a dashboard calls it once per frame).
+  // A copy of every backend's record, consistent per backend; safe from any thread at any time (a dashboard calls it
+  // once per frame).
   std::vector<core::BackendRun> snapshot() const;
 
- private:
-  struct Slot {
-    BackendSpec spec;
-    mutable std::mutex mutex;  // guards run
-    core::BackendRun run;
-  };
-  void run_backend(Slot& slot);
-  void train_backend(Slot& slot);
-  void fail(Slot& slot, const std::string& message);
+  // Sends a command to every backend (not Reset: use request_reset, which prepares the data and weights).
+  void post(const Command& command);
 
-  const core::TrainConfig cfg_;
-  const core::DataSplit& data_;
+  // Starts training again with `cfg` (new model, dataset, seed or the same): loads the data if it changed and
+  // draws the initial weights on a loader thread, so the caller never waits; then every backend restarts from them.
+  // A dataset error leaves training as it was and shows in status().
+  void request_reset(core::TrainConfig cfg);
+
+  // The session's own last message ("loading fashion-mnist...", a dataset error), empty if none.
+  std::string status() const;
+  // The configuration of the last reset (or the start).
+  core::TrainConfig config() const;
+
+ private:
+  void prepare_reset(core::TrainConfig cfg);
+
+  mutable std::mutex mutex_;  // guards cfg_, data_, status_
+  core::TrainConfig cfg_;
+  std::shared_ptr<const core::DataSplit> data_;
+  std::string status_;
   Observer& observer_;
-  std::vector<float> init_params_;  // core::init_parameters(shape, cfg.seed), shared by every backend
-  std::vector<std::unique_ptr<Slot>> slots_;
-  std::vector<std::thread> workers_;
+  const SessionOptions options_;
+  std::vector<BackendSpec> specs_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+  std::thread loader_;
   std::atomic<bool> stop_{false};
 };
 

@@ -116,8 +116,8 @@ TimestampQueries::TimestampQueries(Context& ctx, uint32_t count) : count_(count)
 
 void TimestampQueries::reset(VkCommandBuffer cmd) { vkCmdResetQueryPool(cmd, pool_.get(), 0, count_); }
 
-void TimestampQueries::write(VkCommandBuffer cmd, uint32_t index) {
-  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool_.get(), index);
+void TimestampQueries::write(VkCommandBuffer cmd, uint32_t index, VkPipelineStageFlagBits stage) {
+  vkCmdWriteTimestamp(cmd, stage, pool_.get(), index);
 }
 
 std::vector<double> TimestampQueries::read_ns(Context& ctx, uint32_t count) const {

@@ -64,8 +64,8 @@ class TimestampQueries {
   TimestampQueries() = default;
   TimestampQueries(Context& ctx, uint32_t count);
   void reset(VkCommandBuffer cmd);
-  // Written when every earlier command of the queue has finished its compute-shader stage.
-  void write(VkCommandBuffer cmd, uint32_t index);
+  // Written when every earlier command of the queue has finished `stage` (the compute-shader stage by default).
+  void write(VkCommandBuffer cmd, uint32_t index, VkPipelineStageFlagBits stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
   // Waits for nothing: call after the fence of the command buffer. ns[i] = (t[i] - t[0]) * timestampPeriod,
   // masked to timestampValidBits.
   std::vector<double> read_ns(Context& ctx, uint32_t count) const;

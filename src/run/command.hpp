@@ -1,0 +1,36 @@
+// run::Command: what the dashboard asks of a running training, applied by each backend's worker between steps.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/dataset.hpp"
+
+namespace run {
+
+struct Command {
+  enum class Kind {
+    Pause,            // stop after the current step (queued GPU steps are read back first)
+    Resume,
+    SingleStep,       // while paused: train exactly one step, then stay paused
+    SetBatch,         // value: new batch size; the buffers are reallocated, weights and optimizer state kept
+    SetLearningRate,  // lr: from the next step
+    SetOptimizer,     // optimizer: parameters kept, the new optimizer's state starts fresh
+    SetThreads,       // value: CPU threads (the GPU backend ignores it)
+    Reset,            // start again from `init_params` with `config` on `data` (a new model or dataset, or the same)
+  };
+
+  Command() = default;
+  explicit Command(Kind k) : kind(k) {}
+
+  Kind kind = Kind::Pause;
+  int value = 0;
+  float lr = 0;
+  core::Optimizer optimizer = core::Optimizer::AdamW;
+  // Reset only: prepared once (off the UI thread) and shared by every backend, so that all start identical.
+  std::shared_ptr<const core::TrainConfig> config;
+  std::shared_ptr<const core::DataSplit> data;
+  std::shared_ptr<const std::vector<float>> init_params;
+};
+
+}  // namespace run

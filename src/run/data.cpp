@@ -1,0 +1,29 @@
+// Dataset loading by configuration.
+#include "run/data.hpp"
+
+#include <algorithm>
+
+namespace run {
+
+core::DataSplit load_data(const core::TrainConfig& cfg) {
+  core::DataSplit data;
+  if (cfg.dataset == "spiral") {
+    data = core::make_spiral(cfg.spiral_classes, cfg.spiral_points, std::max(1, cfg.spiral_points / 4),
+                             cfg.spiral_noise, cfg.seed);
+  } else {
+    const bool is_default = cfg.data_dir.empty();
+    data = core::load_mnist_dir(is_default ? core::kDefaultFashionMnistDir : cfg.data_dir, is_default);
+  }
+  if (cfg.limit > 0) data.train = core::take_first(data.train, cfg.limit);
+  return data;
+}
+
+bool same_data(const core::TrainConfig& a, const core::TrainConfig& b) {
+  if (a.dataset != b.dataset || a.limit != b.limit) return false;
+  if (a.dataset == "spiral")
+    return a.spiral_classes == b.spiral_classes && a.spiral_points == b.spiral_points &&
+           a.spiral_noise == b.spiral_noise && a.seed == b.seed;
+  return a.data_dir == b.data_dir;
+}
+
+}  // namespace run

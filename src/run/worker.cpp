@@ -1,0 +1,346 @@
+// One backend's training loop and how it applies commands between steps.
+#include "run/worker.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "core/batches.hpp"
+#include "core/error.hpp"
+
+namespace run {
+
+void ActiveClock::start() {
+  if (!running_) since_ = Clock::now(), running_ = true;
+}
+
+void ActiveClock::stop() {
+  if (running_) total_ += std::chrono::duration<double>(Clock::now() - since_).count(), running_ = false;
+}
+
+double ActiveClock::seconds() const {
+  return total_ + (running_ ? std::chrono::duration<double>(Clock::now() - since_).count() : 0.0);
+}
+
+Worker::Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data,
+               std::shared_ptr<const std::vector<float>> init_params, Observer& observer,
+               const std::atomic<bool>& stop, bool keep_alive)
+    : spec_(std::move(spec)),
+      observer_(observer),
+      stop_(stop),
+      keep_alive_(keep_alive),
+      cfg_(std::move(cfg)),
+      data_(std::move(data)),
+      init_params_(std::move(init_params)) {
+  run_.name = spec_.name;
+  run_.config = cfg_;
+}
+
+core::BackendRun Worker::snapshot() const {
+  std::lock_guard lock(run_mutex_);
+  return run_;
+}
+
+void Worker::post(const Command& command) {
+  {
+    std::lock_guard lock(queue_mutex_);
+    queue_.push_back(command);
+  }
+  queue_cv_.notify_all();
+}
+
+void Worker::wake() {
+  { std::lock_guard lock(queue_mutex_); }  // orders the stop flag before the wake-up
+  queue_cv_.notify_all();
+}
+
+void Worker::set_status(const std::string& message) {
+  std::lock_guard lock(run_mutex_);
+  run_.status = message;
+}
+
+void Worker::run() {
+  for (;;) {
+    // Nothing may escape a worker thread (std::terminate); whatever stops this backend is recorded and reported.
+    std::string error;
+    try {
+      train_until_done();
+    } catch (const core::Error& e) {
+      error = e.what();
+    } catch (const std::exception& e) {
+      error = fmt::format("unexpected error: {}", e.what());
+    }
+    clock_.stop();
+    trainer_.reset();  // frees the device memory now; a Reset makes a new trainer
+    {
+      std::lock_guard lock(run_mutex_);
+      if (!error.empty()) run_.error = error;
+      run_.finished = true;
+      run_.paused = false;
+    }
+    if (!error.empty()) observer_.on_error(spec_.name, error);
+    if (!keep_alive_ || stop_ || !wait_for_reset()) return;
+  }
+}
+
+bool Worker::wait_for_reset() {
+  std::unique_lock lock(queue_mutex_);
+  for (;;) {
+    queue_cv_.wait(lock, [&] { return !queue_.empty() || stop_; });
+    if (stop_) return false;
+    Command c = queue_.front();
+    queue_.pop_front();
+    if (c.kind == Command::Kind::Reset) {
+      pending_reset_ = c;
+      return true;
+    }
+    // Other commands while finished only change the settings of the next run.
+    if (c.kind == Command::Kind::SetBatch) cfg_.batch = c.value;
+    if (c.kind == Command::Kind::SetLearningRate) cfg_.lr = c.lr;
+    if (c.kind == Command::Kind::SetOptimizer) cfg_.optimizer = c.optimizer;
+    if (c.kind == Command::Kind::SetThreads) cfg_.threads = c.value;
+  }
+}
+
+void Worker::start_fresh() {
+  if (pending_reset_.config) {
+    cfg_ = *pending_reset_.config;
+    data_ = pending_reset_.data;
+    init_params_ = pending_reset_.init_params;
+    pending_reset_ = Command{};
+  }
+  trainer_.reset();
+  clock_.reset();
+  rate_window_.clear();
+  samples_total_ = 0;
+  paused_ = false;
+  step_budget_ = 0;
+  {
+    std::lock_guard lock(run_mutex_);
+    const std::string name = run_.name;
+    run_ = core::BackendRun{};
+    run_.name = name;
+    run_.config = cfg_;
+  }
+  if (stop_) return;
+  trainer_ = spec_.make(cfg_, *data_, *init_params_);
+  const std::string device = trainer_->device_name();
+  const double peak = trainer_->measure_peak_bandwidth_gbps();
+  {
+    std::lock_guard lock(run_mutex_);
+    run_.device = device;
+    run_.peak_gbps = peak;
+  }
+  observer_.on_start(spec_.name, device);
+}
+
+void Worker::train_until_done() {
+  start_fresh();
+  const int N = data_->train.count;
+  for (int e = 0; e < cfg_.epochs && !stop_;) {
+    order_ = core::epoch_order(data_->train.count, cfg_.seed, e);
+    trainer_->begin_epoch(order_);
+    size_t pos = 0;
+    samples_this_epoch_ = 0;
+    loss_sum_ = 0;
+    losses_ = 0;
+    since_readback_ = 0;
+    const double epoch_start = clock_.seconds();
+    {
+      std::lock_guard lock(run_mutex_);
+      run_.epoch = e + 1;
+      run_.step_in_epoch = 0;
+      run_.steps_per_epoch = core::steps_per_epoch(N, cfg_.batch);
+    }
+    Next next = Next::Train;
+    while (pos + static_cast<size_t>(cfg_.batch) <= static_cast<size_t>(N)) {
+      next = apply_commands();
+      if (next != Next::Train) break;
+      clock_.start();
+      trainer_->step(pos);
+      pos += static_cast<size_t>(cfg_.batch);
+      samples_this_epoch_ += cfg_.batch;
+      ++since_readback_;
+      if (since_readback_ >= cfg_.readback_interval || paused_) collect();
+    }
+    collect();
+    clock_.stop();
+    if (next == Next::Stop || stop_) return;  // a partial epoch is not an epoch
+    if (next == Next::Restart) {
+      start_fresh();
+      e = 0;
+      continue;
+    }
+    const double seconds = clock_.seconds() - epoch_start;
+    const core::EvalResult eval = trainer_->evaluate();
+    core::EpochRecord record;
+    record.epoch = e + 1;
+    record.train_loss = losses_ > 0 ? loss_sum_ / static_cast<double>(losses_) : 0;
+    record.test_loss = eval.loss;
+    record.test_accuracy = eval.accuracy;
+    record.seconds = seconds;
+    record.samples_per_s = seconds > 0 ? static_cast<double>(samples_this_epoch_) / seconds : 0;
+    {
+      std::lock_guard lock(run_mutex_);
+      run_.epochs.push_back(record);
+    }
+    observer_.on_epoch(spec_.name, record);
+    ++e;
+  }
+}
+
+void Worker::collect() {
+  std::vector<core::StepRecord> records = trainer_->flush();
+  since_readback_ = 0;
+  if (records.empty()) return;
+  const double now = clock_.seconds();
+  // Each step finished before `now` by the durations of the steps read back after it (the GPU ran them in a row).
+  std::vector<float> finished(records.size());
+  double later_ms = 0;
+  for (size_t i = records.size(); i-- > 0;) {
+    finished[i] = static_cast<float>(std::max(0.0, now - later_ms * 1e-3));
+    later_ms += records[i].step_ms;
+  }
+  samples_total_ += static_cast<long>(records.size()) * cfg_.batch;
+  rate_window_.emplace_back(now, samples_total_);
+  while (rate_window_.size() > 2 && now - rate_window_.front().first > 3.0) rate_window_.pop_front();
+  double rate = 0;
+  if (rate_window_.size() >= 2 && now > rate_window_.front().first)
+    rate = static_cast<double>(samples_total_ - rate_window_.front().second) / (now - rate_window_.front().first);
+  int step_in_epoch = 0, steps = 0;
+  {
+    std::lock_guard lock(run_mutex_);
+    const core::StepPlan& plan = trainer_->plan();
+    for (size_t i = 0; i < records.size(); ++i) {
+      run_.kernels.add(plan, records[i]);
+      run_.step_losses.push_back(records[i].loss);
+      float t = finished[i];
+      if (!run_.step_seconds.empty()) t = std::max(t, run_.step_seconds.back());
+      run_.step_seconds.push_back(t);
+    }
+    run_.step_in_epoch = static_cast<int>(samples_this_epoch_ / cfg_.batch);
+    run_.elapsed_s = now;
+    if (rate > 0) run_.recent_samples_per_s = rate;
+    step_in_epoch = run_.step_in_epoch;
+    steps = run_.steps_per_epoch;
+  }
+  for (const auto& r : records) loss_sum_ += r.loss;
+  losses_ += static_cast<long>(records.size());
+  // Observer time is not training time.
+  clock_.stop();
+  observer_.on_steps(spec_.name, records, run_.epoch, step_in_epoch, steps);
+}
+
+Worker::Next Worker::apply_commands() {
+  std::unique_lock lock(queue_mutex_);
+  for (;;) {
+    while (!queue_.empty()) {
+      Command c = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      const Next next = handle(c);
+      lock.lock();
+      if (next != Next::Train) return next;
+    }
+    if (stop_) return Next::Stop;
+    if (!paused_) return Next::Train;
+    if (step_budget_ > 0) {
+      --step_budget_;
+      return Next::Train;
+    }
+    // Paused: read back what is queued, then wait for the next command.
+    lock.unlock();
+    collect();
+    clock_.stop();
+    {
+      std::lock_guard run_lock(run_mutex_);
+      run_.paused = true;
+    }
+    lock.lock();
+    queue_cv_.wait(lock, [&] { return !queue_.empty() || stop_; });
+    {
+      std::lock_guard run_lock(run_mutex_);
+      run_.paused = false;
+    }
+  }
+}
+
+Worker::Next Worker::handle(const Command& c) {
+  using K = Command::Kind;
+  switch (c.kind) {
+    case K::Pause: paused_ = true; step_budget_ = 0; return Next::Train;
+    case K::Resume: paused_ = false; step_budget_ = 0; return Next::Train;
+    case K::SingleStep:
+      if (paused_) step_budget_ = 1;
+      return Next::Train;
+    case K::Reset: pending_reset_ = c; return Next::Restart;
+    case K::SetLearningRate: {
+      if (!(c.lr > 0) || c.lr == cfg_.lr) return Next::Train;
+      collect();
+      const std::string label = fmt::format("lr {:g} -> {:g}", cfg_.lr, c.lr);
+      trainer_->set_learning_rate(c.lr);
+      cfg_.lr = c.lr;
+      std::lock_guard lock(run_mutex_);
+      run_.config = cfg_;
+      run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});
+      return Next::Train;
+    }
+    case K::SetBatch: {
+      if (c.value == cfg_.batch) return Next::Train;
+      if (c.value < 1 || c.value > data_->train.count) {
+        set_status(fmt::format("batch {} refused: must be 1..{} (the training set size)", c.value,
+                               data_->train.count));
+        return Next::Train;
+      }
+      core::TrainConfig next = cfg_;
+      next.batch = c.value;
+      rebuild(next, fmt::format("batch {} -> {}", cfg_.batch, c.value));
+      return Next::Train;
+    }
+    case K::SetOptimizer: {
+      if (c.optimizer == cfg_.optimizer) return Next::Train;
+      core::TrainConfig next = cfg_;
+      next.optimizer = c.optimizer;
+      rebuild(next, fmt::format("{} -> {}", core::to_string(cfg_.optimizer), core::to_string(c.optimizer)));
+      return Next::Train;
+    }
+    case K::SetThreads: {
+      if (spec_.name != "cpu" || c.value == cfg_.threads || c.value < 0) return Next::Train;
+      core::TrainConfig next = cfg_;
+      next.threads = c.value;
+      rebuild(next, fmt::format("threads {} -> {}", cfg_.threads, c.value));
+      return Next::Train;
+    }
+  }
+  return Next::Train;
+}
+
+void Worker::rebuild(const core::TrainConfig& next, const std::string& label) {
+  // A new trainer for the new settings, continuing from the current weights and optimizer state. If it cannot be
+  // made (e.g. out of GPU memory for a huge batch), the current one keeps training and the refusal is shown.
+  collect();
+  clock_.stop();
+  const core::TrainerState state = trainer_->export_state();
+  std::unique_ptr<core::Trainer> fresh;
+  try {
+    fresh = spec_.make(next, *data_, state.params);
+    fresh->import_state(state);
+    fresh->begin_epoch(order_);
+  } catch (const core::Error& e) {
+    set_status(fmt::format("{} refused: {}", label, e.what()));
+    return;
+  }
+  trainer_ = std::move(fresh);
+  cfg_ = next;
+  const std::string device = trainer_->device_name();
+  std::lock_guard lock(run_mutex_);
+  run_.config = cfg_;
+  run_.device = device;
+  run_.kernels = core::KernelTable();  // timings of the new configuration only
+  run_.steps_per_epoch = core::steps_per_epoch(data_->train.count, cfg_.batch);
+  run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});
+  run_.status = label;
+}
+
+}  // namespace run

@@ -1,0 +1,89 @@
+// run::Worker: one backend's training loop (epochs, steps, read-backs, evaluation), run on its own thread, taking
+// commands (pause, batch size, learning rate, ...) between steps and keeping a BackendRun that any thread can copy.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/metrics.hpp"
+#include "core/trainer.hpp"
+#include "run/command.hpp"
+#include "run/session.hpp"
+
+namespace run {
+
+// Training seconds: a stopwatch that runs only while the worker trains (not while paused, evaluating or rebuilding).
+class ActiveClock {
+ public:
+  void start();
+  void stop();
+  double seconds() const;  // total running time so far
+  void reset() { total_ = 0, running_ = false; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool running_ = false;
+  Clock::time_point since_{};
+  double total_ = 0;
+};
+
+class Worker {
+ public:
+  // keep_alive: after the last epoch (or an error) wait for a Reset instead of returning (the dashboard).
+  Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data,
+         std::shared_ptr<const std::vector<float>> init_params, Observer& observer, const std::atomic<bool>& stop,
+         bool keep_alive);
+
+  void run();  // the thread body: never throws
+  void post(const Command& command);
+  void wake();  // after the session's stop flag is set: ends a pause or an idle wait
+  core::BackendRun snapshot() const;
+  const std::string& name() const { return spec_.name; }
+
+ private:
+  enum class Next { Train, Restart, Stop };
+
+  void train_until_done();
+  void start_fresh();
+  Next apply_commands();
+  Next handle(const Command& c);
+  void rebuild(const core::TrainConfig& next, const std::string& label);
+  void collect();
+  void set_status(const std::string& message);
+  bool wait_for_reset();
+
+  const BackendSpec spec_;
+  Observer& observer_;
+  const std::atomic<bool>& stop_;
+  const bool keep_alive_;
+
+  // Worker-thread state.
+  core::TrainConfig cfg_;
+  std::shared_ptr<const core::DataSplit> data_;
+  std::shared_ptr<const std::vector<float>> init_params_;
+  std::unique_ptr<core::Trainer> trainer_;
+  std::vector<uint32_t> order_;  // this epoch's sample order
+  ActiveClock clock_;
+  int since_readback_ = 0;
+  long samples_this_epoch_ = 0;
+  double loss_sum_ = 0;          // this epoch's step losses, read back so far
+  long losses_ = 0;
+  std::deque<std::pair<double, long>> rate_window_;  // (training seconds, samples trained) of recent read-backs
+  long samples_total_ = 0;
+  bool paused_ = false;
+  int step_budget_ = 0;          // steps a SingleStep allows while paused
+  Command pending_reset_;
+
+  // Shared with other threads.
+  mutable std::mutex run_mutex_;  // guards run_
+  core::BackendRun run_;
+  std::mutex queue_mutex_;        // guards queue_
+  std::condition_variable queue_cv_;
+  std::deque<Command> queue_;
+};
+
+}  // namespace run

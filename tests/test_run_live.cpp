@@ -1,0 +1,176 @@
+// Live commands on a running session (what the dashboard's controls do), with the real CPU trainer and, where a
+// Vulkan device exists, the GPU trainer: pause / single step, a batch-size change that keeps the weights and
+// continues the loss curve, a refused batch size, a learning-rate change, reset.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "core/error.hpp"
+#include "cpu/trainer.hpp"
+#include "gpu/trainer.hpp"
+#include "run/data.hpp"
+#include "run/session.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Remembers the trainer a spec made last, so that the test can read its weights while the worker is paused.
+struct Tracker {
+  std::mutex mutex;
+  core::Trainer* last = nullptr;
+};
+
+run::BackendSpec tracked(const std::string& name, run::TrainerFactory make, Tracker& tracker) {
+  return {name, [make, &tracker](const core::TrainConfig& c, const core::DataSplit& d, const std::vector<float>& p) {
+            auto t = make(c, d, p);
+            std::lock_guard lock(tracker.mutex);
+            tracker.last = t.get();
+            return t;
+          }};
+}
+
+bool gpu_available() {
+  try {
+    core::TrainConfig cfg;
+    cfg.dataset = "spiral";
+    cfg.hidden = {4};
+    cfg.batch = 4;
+    auto data = run::load_data(cfg);
+    gpu::make_trainer(cfg, data, core::init_parameters(run::model_shape(cfg, data), 1));
+    return true;
+  } catch (const core::Error& e) {
+    MESSAGE("GPU backend not tested: ", e.what());
+    return false;
+  }
+}
+
+// Polls until pred holds (every 5 ms, at most 60 s).
+bool eventually(const std::function<bool()>& pred) {
+  for (int i = 0; i < 12000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
+}
+
+core::TrainConfig live_config() {
+  core::TrainConfig cfg;
+  cfg.dataset = "spiral";
+  cfg.spiral_points = 600;
+  cfg.hidden = {32, 16};
+  cfg.batch = 32;
+  cfg.epochs = 1000;  // runs until stopped
+  cfg.lr = 0.01f;
+  cfg.readback_interval = 5;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("pause, single step, batch-size change keeping the weights, refused batch, lr change, reset") {
+  std::vector<std::pair<std::string, run::TrainerFactory>> backends = {{"cpu", cpu::make_trainer}};
+  if (gpu_available()) backends.push_back({"gpu", gpu::make_trainer});
+  for (const auto& [name, factory] : backends) {
+    CAPTURE(name);
+    core::TrainConfig cfg = live_config();
+    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+    Tracker tracker;
+    run::Observer observer;
+    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    session.start();
+    auto run = [&] { return session.snapshot().at(0); };
+
+    REQUIRE(eventually([&] { return run().step_losses.size() >= 20; }));
+    const float first_loss = run().step_losses.front();
+
+    session.post(run::Command(run::Command::Kind::Pause));
+    REQUIRE(eventually([&] { return run().paused; }));
+    const size_t paused_steps = run().step_losses.size();
+    std::this_thread::sleep_for(50ms);
+    CHECK(run().step_losses.size() == paused_steps);  // paused means no steps
+
+    session.post(run::Command(run::Command::Kind::SingleStep));
+    REQUIRE(eventually([&] { return run().step_losses.size() == paused_steps + 1; }));
+    std::this_thread::sleep_for(50ms);
+    CHECK(run().step_losses.size() == paused_steps + 1);  // exactly one
+    REQUIRE(eventually([&] { return run().paused; }));
+
+    // Batch 32 -> 64 while paused: the new trainer starts from exactly the weights of the old one.
+    std::vector<float> before;
+    core::Trainer* old_trainer = nullptr;
+    {
+      std::lock_guard lock(tracker.mutex);
+      old_trainer = tracker.last;
+      before = old_trainer->parameters();
+    }
+    run::Command batch(run::Command::Kind::SetBatch);
+    batch.value = 64;
+    session.post(batch);
+    REQUIRE(eventually([&] { return run().config.batch == 64; }));
+    REQUIRE(eventually([&] { return run().paused; }));
+    {
+      std::lock_guard lock(tracker.mutex);
+      CHECK(tracker.last != old_trainer);
+      CHECK(tracker.last->parameters() == before);
+      CHECK(tracker.last->plan().batch == 64);
+    }
+    REQUIRE_FALSE(run().markers.empty());
+    CHECK(run().markers.back().label == "batch 32 -> 64");
+    CHECK(run().markers.back().step == static_cast<long>(paused_steps + 1));
+
+    // A batch larger than the training set is refused; training goes on with batch 64.
+    batch.value = data->train.count + 1;
+    session.post(batch);
+    REQUIRE(eventually([&] { return run().status.find("refused") != std::string::npos; }));
+    CHECK(run().config.batch == 64);
+
+    run::Command lr(run::Command::Kind::SetLearningRate);
+    lr.lr = 0.005f;
+    session.post(lr);
+    session.post(run::Command(run::Command::Kind::Resume));
+    REQUIRE(eventually([&] { return run().step_losses.size() >= paused_steps + 30; }));
+    auto r = run();
+    CHECK(r.config.lr == doctest::Approx(0.005f));
+    CHECK(r.markers.back().label == "lr 0.01 -> 0.005");
+    CHECK(r.step_seconds.size() == r.step_losses.size());
+    for (size_t i = 1; i < r.step_seconds.size(); ++i) CHECK(r.step_seconds[i] >= r.step_seconds[i - 1]);
+    // The loss curve continues where it was (trained weights), it does not restart from the initial loss.
+    double tail = 0;
+    for (size_t i = r.step_losses.size() - 10; i < r.step_losses.size(); ++i) tail += r.step_losses[i] / 10.0;
+    CHECK(tail < 0.9 * first_loss);
+
+    // Reset with the same settings: the history starts over from the same initial weights.
+    session.request_reset(cfg);
+    REQUIRE(eventually([&] {
+      auto x = run();
+      return x.config.batch == 32 && x.markers.empty() && !x.step_losses.empty();
+    }));
+    REQUIRE(eventually([&] { return !run().step_losses.empty(); }));
+    CHECK(run().step_losses.front() == doctest::Approx(first_loss).epsilon(1e-6));
+    session.request_stop();
+    session.wait();
+    CHECK(run().error.empty());
+  }
+}
+
+TEST_CASE("a reset to a dataset that cannot be loaded is refused and training goes on") {
+  core::TrainConfig cfg = live_config();
+  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+  Tracker tracker;
+  run::Observer observer;
+  run::Session session(cfg, data, {tracked("cpu", cpu::make_trainer, tracker)}, observer, run::SessionOptions{true});
+  session.start();
+  core::TrainConfig bad = cfg;
+  bad.dataset = "fashion-mnist";
+  bad.data_dir = "/nonexistent/trainscope-test";
+  session.request_reset(bad);
+  REQUIRE(eventually([&] { return session.status().find("reset refused") != std::string::npos; }));
+  CHECK(session.status().find("/nonexistent/trainscope-test") != std::string::npos);
+  const size_t steps = session.snapshot().at(0).step_losses.size();
+  REQUIRE(eventually([&] { return session.snapshot().at(0).step_losses.size() > steps + 10; }));
+  CHECK(session.config().dataset == "spiral");
+}
