@@ -7,3 +7,6 @@ find_package(fmt CONFIG REQUIRED)         # libfmt-dev
 find_package(Threads REQUIRED)
 find_program(GLSLC glslc REQUIRED)        # glslc
 find_package(doctest CONFIG)              # doctest-dev (tests only)
+find_package(glfw3 CONFIG REQUIRED)       # libglfw3-dev (the dashboard window)
+find_package(PkgConfig REQUIRED)          # pkg-config
+pkg_check_modules(IMGUI REQUIRED IMPORTED_TARGET imgui)  # libimgui-dev: Dear ImGui 1.86, GLFW + Vulkan backends

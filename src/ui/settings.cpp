@@ -1,0 +1,215 @@
+// Settings as JSON (nlohmann-json): reading with per-field type checks, atomic writing with POSIX calls (so the
+// data can be fsync'ed before the rename), and the hand-over of ImGui's layout.
+#include "ui/settings.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <imgui.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <system_error>
+#include <type_traits>
+
+namespace ui {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kVersion = 1;
+
+struct Corrupt {
+  std::string why;
+};
+
+// The field `key` of `j` into `out` when present; throws Corrupt when it has another type.
+template <typename T>
+void read_field(const json& j, const char* key, T& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return;
+  bool ok = false;
+  if constexpr (std::is_same_v<T, bool>)
+    ok = it->is_boolean();
+  else if constexpr (std::is_same_v<T, std::string>)
+    ok = it->is_string();
+  else if constexpr (std::is_integral_v<T>)
+    ok = it->is_number_integer();
+  else
+    ok = it->is_number();
+  if (!ok) throw Corrupt{fmt::format("\"{}\" is a {}", key, it->type_name())};
+  out = it->get<T>();
+}
+
+Settings from_json(const json& j) {
+  if (!j.is_object()) throw Corrupt{fmt::format("the top level is a {}, not an object", j.type_name())};
+  Settings s;
+  read_field(j, "font_size", s.font_size);
+  read_field(j, "presentation", s.presentation);
+  if (auto it = j.find("window"); it != j.end()) {
+    if (!it->is_object()) throw Corrupt{"\"window\" is not an object"};
+    long long width = s.window_width, height = s.window_height;  // wide: a huge number is clamped, not wrapped
+    read_field(*it, "width", width);
+    read_field(*it, "height", height);
+    s.window_width = static_cast<int>(std::clamp(width, 320LL, 16384LL));
+    s.window_height = static_cast<int>(std::clamp(height, 240LL, 16384LL));
+  }
+  if (auto it = j.find("panels"); it != j.end()) {
+    if (!it->is_object()) throw Corrupt{"\"panels\" is not an object"};
+    for (const auto& [name, shown] : it->items()) {
+      if (!shown.is_boolean()) throw Corrupt{fmt::format("panel \"{}\" is not true/false", name)};
+      s.panels[name] = shown.get<bool>();
+    }
+  }
+  read_field(j, "plot_x_axis", s.plot_x_axis);
+  read_field(j, "imgui_layout", s.imgui_layout);
+  // Out-of-range values are not corruption (an edited file): bring them back into range.
+  if (!(s.font_size == s.font_size)) s.font_size = Settings{}.font_size;
+  s.font_size = std::clamp(s.font_size, kMinFontSize, kMaxFontSize);
+  return s;
+}
+
+json to_json(const Settings& s) {
+  return json{{"version", kVersion},
+              {"font_size", s.font_size},
+              {"presentation", s.presentation},
+              {"window", {{"width", s.window_width}, {"height", s.window_height}}},
+              {"panels", s.panels},
+              {"plot_x_axis", s.plot_x_axis},
+              {"imgui_layout", s.imgui_layout}};
+}
+
+std::string timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &tm);
+  return text;
+}
+
+std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
+
+// Sets a corrupt file aside (never deletes it: the user may want to repair it). Returns the warning.
+std::string set_aside(const fs::path& path, const std::string& why) {
+  fs::path aside = path;
+  aside += ".corrupt-" + timestamp();
+  std::error_code ec;
+  for (int n = 2; fs::exists(aside, ec) && n < 100; ++n) {
+    aside = path;
+    aside += fmt::format(".corrupt-{}-{}", timestamp(), n);
+  }
+  fs::rename(path, aside, ec);
+  if (ec)
+    return fmt::format("settings file {} is corrupt ({}) and could not be set aside ({}); using the defaults",
+                       path.string(), why, ec.message());
+  return fmt::format("settings file {} is corrupt ({}); moved it to {} and using the defaults", path.string(), why,
+                     aside.string());
+}
+
+bool write_all(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+fs::path default_settings_path() {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  // The XDG spec: a relative XDG_CONFIG_HOME is invalid and must be ignored.
+  if (xdg && *xdg && fs::path(xdg).is_absolute()) return fs::path(xdg) / "trainscope" / "settings.json";
+  const char* home = std::getenv("HOME");
+  if (home && *home) return fs::path(home) / ".config" / "trainscope" / "settings.json";
+  return {};
+}
+
+LoadedSettings load_settings(const fs::path& path) noexcept {
+  LoadedSettings loaded;
+  try {
+    std::error_code ec;
+    if (path.empty() || !fs::exists(path, ec)) return loaded;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      loaded.warning =
+          fmt::format("cannot read settings file {} ({}); using the defaults", path.string(), errno_text(errno));
+      return loaded;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    try {
+      if (j.is_discarded()) throw Corrupt{"not valid JSON"};
+      loaded.settings = from_json(j);
+    } catch (const Corrupt& c) {
+      loaded.settings = Settings{};
+      loaded.warning = set_aside(path, c.why);
+    }
+  } catch (const std::exception& e) {
+    loaded.settings = Settings{};
+    loaded.warning = fmt::format("cannot read settings file {} ({}); using the defaults", path.string(), e.what());
+  }
+  return loaded;
+}
+
+std::string save_settings(const Settings& settings, const fs::path& path) noexcept {
+  fs::path tmp;
+  try {
+    if (path.empty()) return "cannot save settings: no settings path (neither XDG_CONFIG_HOME nor HOME is set)";
+    const std::string data = to_json(settings).dump(2) + "\n";
+    std::error_code ec;
+    if (path.has_parent_path()) {
+      fs::create_directories(path.parent_path(), ec);
+      if (ec)
+        return fmt::format("cannot save settings: cannot create {}: {}", path.parent_path().string(), ec.message());
+    }
+    // Same folder as the target, so the rename stays on one file system (and is atomic).
+    tmp = path;
+    tmp += fmt::format(".tmp-{}", static_cast<long>(::getpid()));
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return fmt::format("cannot save settings to {}: {}", tmp.string(), errno_text(errno));
+    bool ok = write_all(fd, data) && ::fsync(fd) == 0;
+    int error = ok ? 0 : errno;
+    if (::close(fd) != 0 && ok) {
+      ok = false;
+      error = errno;
+    }
+    if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+      ok = false;
+      error = errno;
+    }
+    if (!ok) {
+      ::unlink(tmp.c_str());
+      return fmt::format("cannot save settings to {}: {}", path.string(), errno_text(error));
+    }
+    return "";
+  } catch (const std::exception& e) {
+    if (!tmp.empty()) ::unlink(tmp.c_str());
+    return fmt::format("cannot save settings to {}: {}", path.string(), e.what());
+  }
+}
+
+void apply_imgui_layout(const Settings& settings) {
+  if (!settings.imgui_layout.empty())
+    ImGui::LoadIniSettingsFromMemory(settings.imgui_layout.data(), settings.imgui_layout.size());
+}
+
+void capture_imgui_layout(Settings& settings) {
+  size_t size = 0;
+  const char* ini = ImGui::SaveIniSettingsToMemory(&size);
+  settings.imgui_layout.assign(ini, size);
+}
+
+}  // namespace ui
