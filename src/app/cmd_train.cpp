@@ -99,10 +99,8 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
 
 }  // namespace
 
-CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
+void add_training_options(CLI::App* t, TrainOptions& o) {
   core::TrainConfig& c = o.config;
-  CLI::App* t = parent.add_subcommand("train", "Train the MLP on the chosen backends and print per-epoch results, "
-                                               "per-kernel timings and the GPU/CPU speedup");
   t->add_option("--dataset", c.dataset, "Dataset")->check(CLI::IsMember({"fashion-mnist", "spiral"}))->group("Data");
   t->add_option("--data", c.data_dir, "Directory with the Fashion-MNIST (or MNIST) IDX files, .gz or plain")
       ->default_str(core::kDefaultFashionMnistDir)->type_name("DIR")->group("Data");
@@ -145,12 +143,22 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
       ->type_name("N")->group("Execution");
   t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation; slow)")
       ->group("Execution");
+}
+
+CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
+  CLI::App* t = parent.add_subcommand("train", "Train the MLP on the chosen backends and print per-epoch results, "
+                                               "per-kernel timings and the GPU/CPU speedup (headless)");
+  add_training_options(t, o);
   t->add_option("--report", o.report, "Write a JSON report of the run to FILE")->type_name("FILE.json")
       ->default_str("none")->group("Output");
+  t->add_option("--screenshot", o.screenshot,
+                "At the end, render the dashboard offscreen (no window, no display) to a PNG file")
+      ->type_name("FILE.png")->default_str("none")->group("Output");
+  t->add_option("--size", o.size, "Size of the --screenshot PNG, pixels")->type_name("WxH")->group("Output");
   return t;
 }
 
-int run_train(TrainOptions& o) {
+std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
   core::TrainConfig& cfg = o.config;
   cfg.hidden = core::parse_hidden(o.hidden);
   cfg.backends = split_commas(o.backend);
@@ -160,7 +168,15 @@ int run_train(TrainOptions& o) {
   std::optional<std::vector<vk::DeviceInfo>> devices;
   if (uses(cfg, "gpu")) devices = try_list_devices();
   check_device(cfg, devices);
+  return devices;
+}
+
+int run_train(TrainOptions& o) {
+  core::TrainConfig& cfg = o.config;
+  const std::optional<std::vector<vk::DeviceInfo>> devices = finish_config(o);
   check_report_path(o.report);
+  int width = 0, height = 0;
+  if (!o.screenshot.empty()) parse_size(o.size, width, height);
 
   const core::DataSplit data = run::load_data(cfg);
   core::validate_against_data(cfg, data.train.count);
@@ -180,6 +196,15 @@ int run_train(TrainOptions& o) {
   int code = 0;
   for (const auto& r : runs)
     if (!r.error.empty()) code = 1;
+  if (!o.screenshot.empty()) {
+    const std::string error = render_dashboard_png(cfg, runs, o.screenshot, width, height);
+    if (error.empty()) {
+      fmt::print("screenshot: {}\n", o.screenshot);
+    } else {
+      std::cerr << "trainscope: error: " << error << "\n";
+      code = 1;
+    }
+  }
   if (!o.report.empty()) {
     try {
       core::write_report_json(o.report, cfg, runs);

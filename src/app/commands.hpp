@@ -5,6 +5,11 @@
 #include <string>
 
 #include "core/config.hpp"
+#include "core/metrics.hpp"
+#include "vk/devices.hpp"
+
+#include <optional>
+#include <vector>
 
 namespace app {
 
@@ -16,7 +21,35 @@ struct TrainOptions {
   std::string optimizer = "adamw";
   std::string backend = "gpu,cpu";  // split at commas into config.backends
   std::string report;  // report.json path, empty: none
+  std::string screenshot;         // train: PNG of the dashboard rendered offscreen at the end; empty: none
+  std::string size = "1600x900";  // of that PNG (and of the dashboard window)
 };
+
+// Registers the options shared by `train` and `dashboard` (data, model, optimisation, execution) on `command`.
+void add_training_options(CLI::App* command, TrainOptions& options);
+// Converts and validates the options into options.config; lists the Vulkan devices when the gpu backend is used
+// (nullopt when there is no Vulkan) and checks --device against them. Throws core::Error(InvalidArgument).
+std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& options);
+// "1600x900" -> 1600, 900; throws core::Error(InvalidArgument) unless both are 64..16384.
+void parse_size(const std::string& text, int& width, int& height);
+
+// Renders the dashboard of a finished run offscreen (no window, no display) and writes it to a PNG at `path`.
+// Returns "" or the error message.
+std::string render_dashboard_png(const core::TrainConfig& cfg, const std::vector<core::BackendRun>& runs,
+                                 const std::string& path, int width, int height);
+
+// What `trainscope dashboard` adds: the window's size, fonts and scripted runs.
+struct DashboardOptions {
+  int frames = 0;              // render this many frames, then exit (0: until the window is closed)
+  std::string screenshot;      // with --frames: the last frame as a PNG here
+  float font_size = 0;         // 0: the remembered setting
+  bool presentation = false;   // large, high-contrast (also remembered)
+  double max_fps = 30;         // frame-rate cap, so that a software GPU leaves the trainers their cores
+};
+
+CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& train, DashboardOptions& display);
+// Opens the window and trains until it is closed (or --frames are drawn). Returns the exit code.
+int run_dashboard(TrainOptions& train, DashboardOptions& display);
 
 // Registers `train` and its options (defaults shown in --help) on `parent`.
 CLI::App* add_train_command(CLI::App& parent, TrainOptions& options);

@@ -42,23 +42,28 @@ int main(int argc, char** argv) {
       "trainscope"};
   cli.option_defaults()->always_capture_default();  // --help shows every default (inherited by the subcommands)
   cli.require_subcommand(1);
-  cli.footer("With no subcommand, trainscope runs `trainscope train` with the defaults.");
+  cli.footer("With no subcommand (no arguments, or options only), trainscope opens the dashboard: "
+             "`trainscope dashboard`.");
 
-  app::TrainOptions train_options;
+  app::TrainOptions train_options, dashboard_train_options;
+  app::DashboardOptions dashboard_options;
   CLI::App* train = app::add_train_command(cli, train_options);
+  CLI::App* dashboard = app::add_dashboard_command(cli, dashboard_train_options, dashboard_options);
   CLI::App* devices = app::add_devices_command(cli);
 
-  // No subcommand (no arguments, or options only): `train`.
+  // No subcommand (no arguments, or options only): `dashboard`.
   std::vector<std::string> args(argv + 1, argv + argc);
   const bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
-  if (args.empty() || (args[0].size() > 1 && args[0][0] == '-' && !help)) args.insert(args.begin(), "train");
-  if (!help && args[0] != "train" && args[0] != "devices")
-    return fail(fmt::format("{}: unknown command (allowed: train, devices); see trainscope --help", args[0]), 2);
+  if (args.empty() || (args[0].size() > 1 && args[0][0] == '-' && !help)) args.insert(args.begin(), "dashboard");
+  if (!help && args[0] != "train" && args[0] != "devices" && args[0] != "dashboard")
+    return fail(
+        fmt::format("{}: unknown command (allowed: dashboard, train, devices); see trainscope --help", args[0]), 2);
   std::vector<const char*> arg_ptrs{argv[0]};
   for (const auto& a : args) arg_ptrs.push_back(a.c_str());
 
   const auto help_command = [&] {
     if (train->parsed()) return std::string("trainscope train");
+    if (dashboard->parsed()) return std::string("trainscope dashboard");
     if (devices->parsed()) return std::string("trainscope devices");
     return std::string("trainscope");
   };
@@ -72,6 +77,7 @@ int main(int argc, char** argv) {
 
   try {
     if (train->parsed()) return app::run_train(train_options);
+    if (dashboard->parsed()) return app::run_dashboard(dashboard_train_options, dashboard_options);
     if (devices->parsed()) return app::run_devices();
   } catch (const core::Error& e) {
     return fail(e.what(), e.kind() == core::ErrorKind::InvalidArgument ? 2 : 1);

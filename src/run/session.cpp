@@ -29,7 +29,8 @@ Session::Session(core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> d
   auto init = std::make_shared<const std::vector<float>>(core::init_parameters(model_shape(cfg_, *data_), cfg_.seed));
   const bool keep_alive = options_.keep_alive && !cfg_.sequential;
   for (const auto& spec : specs_)
-    workers_.push_back(std::make_unique<Worker>(spec, cfg_, data_, init, observer_, stop_, keep_alive));
+    workers_.push_back(
+        std::make_unique<Worker>(spec, cfg_, data_, init, observer_, stop_, keep_alive, options_.lower_priority));
 }
 
 Session::~Session() {

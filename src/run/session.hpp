@@ -57,6 +57,10 @@ struct SessionOptions {
   // The dashboard: workers stay alive after the last epoch (or an error) and wait for a Reset. Ignored with
   // cfg.sequential (one worker runs the backends in turn, so each must end).
   bool keep_alive = false;
+  // The dashboard: the training threads (and the threads they create: the CPU thread pool, a software Vulkan
+  // driver's workers) run at nice +10, so that the UI thread is scheduled first and never freezes, also when the
+  // trainers keep every core busy. Training still gets all the CPU the UI leaves.
+  bool lower_priority = false;
 };
 
 // Owns the worker threads of one training run: one per backend, or one running the backends in turn

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <exception>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "core/batches.hpp"
 #include "core/error.hpp"
 
@@ -25,11 +29,12 @@ double ActiveClock::seconds() const {
 
 Worker::Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data,
                std::shared_ptr<const std::vector<float>> init_params, Observer& observer,
-               const std::atomic<bool>& stop, bool keep_alive)
+               const std::atomic<bool>& stop, bool keep_alive, bool lower_priority)
     : spec_(std::move(spec)),
       observer_(observer),
       stop_(stop),
       keep_alive_(keep_alive),
+      lower_priority_(lower_priority),
       cfg_(std::move(cfg)),
       data_(std::move(data)),
       init_params_(std::move(init_params)) {
@@ -61,6 +66,8 @@ void Worker::set_status(const std::string& message) {
 }
 
 void Worker::run() {
+  // Linux's nice value is per thread and inherited by the threads this one creates (thread pool, driver workers).
+  if (lower_priority_) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
   for (;;) {
     // Nothing may escape a worker thread (std::terminate); whatever stops this backend is recorded and reported.
     std::string error;

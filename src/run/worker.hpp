@@ -34,9 +34,10 @@ class ActiveClock {
 class Worker {
  public:
   // keep_alive: after the last epoch (or an error) wait for a Reset instead of returning (the dashboard).
+  // lower_priority: see SessionOptions.
   Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data,
          std::shared_ptr<const std::vector<float>> init_params, Observer& observer, const std::atomic<bool>& stop,
-         bool keep_alive);
+         bool keep_alive, bool lower_priority = false);
 
   void run();  // the thread body: never throws
   void post(const Command& command);
@@ -60,6 +61,7 @@ class Worker {
   Observer& observer_;
   const std::atomic<bool>& stop_;
   const bool keep_alive_;
+  const bool lower_priority_;
 
   // Worker-thread state.
   core::TrainConfig cfg_;

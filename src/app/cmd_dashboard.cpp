@@ -1,0 +1,219 @@
+// `trainscope dashboard` (and `trainscope` with no arguments): the live window over both training runs; and the
+// offscreen render of a finished run's dashboard for `train --screenshot`.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+#include "run/data.hpp"
+#include "run/session.hpp"
+#include "ui/dashboard.hpp"
+#include "ui/offscreen.hpp"
+#include "ui/screenshot.hpp"
+#include "ui/settings.hpp"
+#include "ui/window.hpp"
+
+namespace app {
+namespace {
+
+// The dashboard's controls, applied to the session (commands, resets) and the window (style, screenshots).
+class SessionController final : public ui::Controller {
+ public:
+  SessionController(run::Session& session, ui::Window& window) : session_(session), window_(window) {}
+  void post(const run::Command& command) override { session_.post(command); }
+  void reset(const core::TrainConfig& config) override { session_.request_reset(config); }
+  void request_screenshot() override { screenshot_requested_ = true; }
+  void set_style(const ui::StyleOptions& style) override { window_.set_style(style); }
+  ui::StyleOptions style() const override { return window_.style(); }
+
+  bool take_screenshot_request() { return std::exchange(screenshot_requested_, false); }
+
+ private:
+  run::Session& session_;
+  ui::Window& window_;
+  bool screenshot_requested_ = false;
+};
+
+std::string window_title(const std::vector<core::BackendRun>& runs) {
+  std::string title = "trainscope";
+  for (const auto& r : runs)
+    if (!r.device.empty()) title += fmt::format("  |  {}: {}", ui::backend_title(r.name), r.device);
+  return title;
+}
+
+}  // namespace
+
+void parse_size(const std::string& text, int& width, int& height) {
+  const size_t x = text.find('x');
+  auto number = [](std::string_view s, int& out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size();
+  };
+  if (x == std::string::npos || !number(std::string_view(text).substr(0, x), width) ||
+      !number(std::string_view(text).substr(x + 1), height) || width < 64 || height < 64 || width > 16384 ||
+      height > 16384)
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("--size {}: give WIDTHxHEIGHT in pixels, each 64..16384, e.g. 1600x900", text));
+}
+
+std::string render_dashboard_png(const core::TrainConfig& cfg, const std::vector<core::BackendRun>& runs,
+                                 const std::string& path, int width, int height) {
+  try {
+    const ui::LoadedSettings settings = ui::load_settings(ui::default_settings_path());
+    ui::OffscreenOptions options;
+    options.width = width;
+    options.height = height;
+    options.device_index = cfg.device;
+    options.style = settings.settings.style();
+    ui::OffscreenRenderer renderer(options);
+    ui::DashboardModel model;
+    model.update(runs);
+    ui::DashboardView view;
+    view.runs = runs;
+    view.model = &model;
+    view.config = cfg;
+    ui::Dashboard dashboard;
+    dashboard.load(settings.settings);
+    const ui::Image image =
+        renderer.render(ui::with_footer([&] { dashboard.draw(view, nullptr); }, ui::Dashboard::footer(view)), 3);
+    return ui::write_png(image, path);
+  } catch (const core::Error& e) {
+    return fmt::format("the dashboard could not be rendered: {}", e.what());
+  }
+}
+
+CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOptions& d) {
+  o.config.epochs = 10;  // the dashboard's default: long enough to watch, short enough to finish in class
+  CLI::App* c = parent.add_subcommand(
+      "dashboard", "Open the live window: both backends train side by side while loss curves, kernel timings and "
+                   "memory bandwidth update; change batch size, learning rate, optimizer or model while it runs");
+  add_training_options(c, o);
+  c->add_option("--size", o.size, "Window size, pixels")->type_name("WxH")->group("Display");
+  c->add_option("--font-size", d.font_size, "Font size in pixels, 10..48 (0: the remembered setting)")
+      ->group("Display");
+  c->add_flag("--presentation", d.presentation, "Presentation mode: large, high-contrast (for a projector)")
+      ->group("Display");
+  c->add_option("--max-fps", d.max_fps, "Frame-rate cap (0: none); a software GPU shares its cores with training")
+      ->group("Display");
+  c->add_option("--frames", d.frames, "Render N frames, print the UI frame times, and exit (scripted screenshots)")
+      ->type_name("N")->group("Display");
+  c->add_option("--screenshot", d.screenshot, "With --frames: write the last frame to this PNG")
+      ->type_name("FILE.png")->default_str("none")->group("Display");
+  return c;
+}
+
+int run_dashboard(TrainOptions& o, DashboardOptions& d) {
+  core::TrainConfig& cfg = o.config;
+  finish_config(o);
+  int width = 0, height = 0;
+  parse_size(o.size, width, height);
+  if (d.frames < 0) throw core::Error(core::ErrorKind::InvalidArgument, "--frames: must be >= 0");
+  if (d.max_fps < 0 || d.max_fps > 1000)
+    throw core::Error(core::ErrorKind::InvalidArgument, "--max-fps: must be 0..1000 (0: no cap)");
+  if (d.font_size != 0 && (d.font_size < ui::kMinFontSize || d.font_size > ui::kMaxFontSize))
+    throw core::Error(core::ErrorKind::InvalidArgument, "--font-size: must be 10..48 pixels");
+
+  const std::filesystem::path settings_path = ui::default_settings_path();
+  ui::LoadedSettings loaded = ui::load_settings(settings_path);
+  if (!loaded.warning.empty()) std::cerr << "trainscope: warning: " << loaded.warning << "\n";
+  ui::Settings settings = loaded.settings;
+  if (d.font_size > 0) settings.font_size = d.font_size;
+  if (d.presentation) settings.presentation = true;
+
+  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+  core::validate_against_data(cfg, data->train.count);
+
+  ui::WindowOptions wo;
+  wo.title = "trainscope";
+  wo.width = width;
+  wo.height = height;
+  wo.device_index = cfg.device;
+  wo.max_fps = d.max_fps;
+  wo.style = settings.style();
+  std::unique_ptr<ui::Window> window;
+  try {
+    window = std::make_unique<ui::Window>(wo);
+  } catch (const core::Error& e) {
+    throw core::Error(e.kind(), fmt::format("{} (for a headless run use `trainscope train`, or run the window under "
+                                            "xvfb-run)", e.what()));
+  }
+
+  run::Observer observer;  // the window reads snapshots; nothing to print
+  run::Session session(cfg, data, run::backends_from_config(cfg), observer, run::SessionOptions{true, true});
+  session.start();
+  SessionController controller(session, *window);
+  ui::DashboardModel model;
+  ui::Dashboard dashboard;
+  dashboard.load(settings);
+  std::string toast, title;
+  const bool final_shot = d.frames > 0 && !d.screenshot.empty();
+  bool final_requested = false, final_done = false;
+  int exit_code = 0;
+  for (int frame = 0; !window->should_close(); ++frame) {
+    ui::DashboardView view;
+    view.runs = session.snapshot();
+    model.update(view.runs);
+    view.model = &model;
+    view.config = session.config();
+    view.session_status = session.status();
+    view.live = true;
+    const ui::FrameStats stats = window->frame_stats();
+    view.ui_frame_ms = stats.last_ms;
+    view.ui_frame_p95_ms = stats.p95_ms;
+    if (const std::string t = window_title(view.runs); t != title) window->set_title(title = t);
+    window->set_footer(ui::Dashboard::footer(view));
+    window->frame([&] { dashboard.draw(view, &controller, toast); });
+
+    if (controller.take_screenshot_request() && !window->request_screenshot())
+      toast = "screenshot: not possible now (one is still being saved, or this window cannot be read back)";
+    if (auto shot = window->take_screenshot_result()) {
+      const bool is_final = final_requested && !final_done;
+      const ui::SavedScreenshot saved = ui::save_screenshot(*shot, is_final ? d.screenshot : "");
+      toast = saved.error.empty() ? "screenshot saved: " + saved.path : "screenshot failed: " + saved.error;
+      std::cerr << "trainscope: " << toast << "\n";
+      if (is_final) {
+        final_done = true;
+        if (!saved.error.empty()) exit_code = 1;
+      }
+    }
+    // --frames N: stop after N frames; with --screenshot, once that frame has been read back and saved.
+    if (d.frames > 0 && frame + 1 >= d.frames) {
+      if (!final_shot || final_done) break;
+      if (!final_requested) {
+        final_requested = window->request_screenshot();
+        if (!final_requested) {
+          std::cerr << "trainscope: error: --screenshot: this window's images cannot be read back\n";
+          exit_code = 1;
+          break;
+        }
+      }
+      if (frame + 1 >= d.frames + 30) {  // a read-back that never completes must not hang a script
+        std::cerr << "trainscope: error: --screenshot: the frame was not read back\n";
+        exit_code = 1;
+        break;
+      }
+    }
+  }
+  session.request_stop();
+  session.wait();
+
+  dashboard.save(settings);
+  settings.font_size = window->style().font_size;
+  settings.presentation = window->style().presentation;
+  settings.window_width = window->width();
+  settings.window_height = window->height();
+  if (const std::string error = ui::save_settings(settings, settings_path); !error.empty())
+    std::cerr << "trainscope: warning: settings not saved: " << error << "\n";
+
+  const ui::FrameStats stats = window->frame_stats();
+  fmt::print("UI frame time: mean {:.1f} ms, p95 {:.1f} ms, max {:.1f} ms over {} frames\n", stats.mean_ms,
+             stats.p95_ms, stats.max_ms, stats.frames);
+  for (const auto& r : session.snapshot())
+    if (!r.error.empty()) std::cerr << "trainscope: " << r.name << " stopped: " << r.error << "\n";
+  return exit_code;
+}
+
+}  // namespace app

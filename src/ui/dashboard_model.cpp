@@ -1,0 +1,53 @@
+// Incremental plot series from session snapshots.
+#include "ui/dashboard_model.hpp"
+
+namespace ui {
+
+ImU32 backend_color(const std::string& backend) { return backend == "gpu" ? kGpuColor : kCpuColor; }
+
+const char* backend_title(const std::string& backend) { return backend == "gpu" ? "GPU" : "CPU"; }
+
+void DashboardModel::update(const std::vector<core::BackendRun>& runs) {
+  for (const auto& run : runs) {
+    BackendSeries& s = series_[run.name];
+    if (run.step_losses.size() < s.steps_seen || run.epochs.size() < s.epochs_seen) s = BackendSeries{};  // a reset
+    const size_t n = std::min(run.step_losses.size(), run.step_seconds.size());
+    for (size_t i = s.steps_seen; i < n; ++i) {
+      s.loss_by_step.push(static_cast<double>(i + 1), run.step_losses[i]);
+      s.loss_by_seconds.push(run.step_seconds[i], run.step_losses[i]);
+    }
+    s.steps_seen = std::max(s.steps_seen, n);
+    double seconds = 0;
+    for (size_t i = 0; i < run.epochs.size(); ++i) {
+      seconds += run.epochs[i].seconds;
+      if (i < s.epochs_seen) continue;
+      s.accuracy_by_epoch.push(run.epochs[i].epoch, 100.0 * run.epochs[i].test_accuracy);
+      s.accuracy_by_seconds.push(seconds, 100.0 * run.epochs[i].test_accuracy);
+    }
+    s.epochs_seen = run.epochs.size();
+  }
+}
+
+const BackendSeries* DashboardModel::series(const std::string& backend) const {
+  auto it = series_.find(backend);
+  return it == series_.end() ? nullptr : &it->second;
+}
+
+const core::BackendRun* DashboardView::run(const std::string& backend) const {
+  for (const auto& r : runs)
+    if (r.name == backend) return &r;
+  return nullptr;
+}
+
+double time_to_loss(const core::BackendRun& run, double target, int window) {
+  const size_t n = std::min(run.step_losses.size(), run.step_seconds.size());
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sum += run.step_losses[i];
+    if (i >= static_cast<size_t>(window)) sum -= run.step_losses[i - window];
+    if (i + 1 >= static_cast<size_t>(window) && sum / window <= target) return run.step_seconds[i];
+  }
+  return -1;
+}
+
+}  // namespace ui

@@ -1,0 +1,37 @@
+// What the panels share: the controller they send the user's changes to, and small drawing helpers.
+#pragma once
+#include <imgui.h>
+
+#include <string>
+
+#include "core/config.hpp"
+#include "run/command.hpp"
+#include "ui/dashboard_model.hpp"
+#include "ui/style.hpp"
+
+namespace ui {
+
+// Where the controls send what the user changes. The dashboard app implements it over a run::Session; a finished
+// run's screenshot has none (controls are shown disabled).
+class Controller {
+ public:
+  virtual ~Controller() = default;
+  virtual void post(const run::Command& command) = 0;      // applied by every backend between its steps
+  virtual void reset(const core::TrainConfig& config) = 0;  // new model / dataset: training starts again
+  virtual void request_screenshot() = 0;
+  virtual void set_style(const StyleOptions& style) = 0;  // applied between frames (the font atlas is rebuilt)
+  virtual StyleOptions style() const = 0;
+};
+
+// "12.3 s", "4 min 05 s", "1 h 02 min".
+std::string format_duration(double seconds);
+// "817", "66.1 k", "1.23 M" (samples/s and the like).
+std::string format_rate(double value);
+
+// A horizontal bar of `fraction` (0..1) of the available width, `height` pixels, with `text` drawn on it.
+void bar(float fraction, ImU32 color, const std::string& text, float height = 0);
+
+// A "(?)" marker with a wrapped tooltip.
+void help_marker(const char* text);
+
+}  // namespace ui
