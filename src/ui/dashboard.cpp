@@ -80,7 +80,7 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   // kernel timings, bandwidth and controls share the right column, one under the other.
   const bool three = width >= 70 * ImGui::GetFontSize() && show_kernels && (show_bandwidth || show_controls);
   const bool right = show_kernels || show_bandwidth || show_controls;
-  const float left_width = !right ? 0.0f : three ? width * 0.33f : width * 0.5f;
+  const float left_width = !right ? 0.0f : three ? width * 0.31f : width * 0.5f;
   if (show_loss) {
     ImGui::BeginChild("loss_panel", ImVec2(left_width, body), true);
     loss.draw(view);
@@ -94,7 +94,7 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
     ImGui::Separator();
   };
   if (three) {
-    const float middle = (width - left_width - 2 * gap) * 0.58f;
+    const float middle = (width - left_width - 2 * gap) * 0.62f;
     ImGui::BeginChild("kernels_panel", ImVec2(middle, body), true, ImGuiWindowFlags_HorizontalScrollbar);
     header("KERNEL TIMINGS");
     kernels.draw(view);

@@ -1,0 +1,125 @@
+// The dashboard end to end, as a user runs it: `trainscope train --screenshot` with no display at all, and the
+// window under Xvfb with --frames/--screenshot (skipped with a message when xvfb-run is not installed). Each PNG must
+// decode, have the requested size and show many colours (not a blank frame).
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb/stb_image.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("trainscope_test_app_dashboard_" + std::to_string(getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d / "config");
+    return d;
+  }();
+  return dir;
+}
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+// Runs `env ... trainscope args` through the shell with its own settings folder; stdout and stderr together.
+Result run(const std::string& prefix, const std::string& args) {
+  const char* binary = std::getenv("TRAINSCOPE_BINARY");
+  REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
+  const fs::path log = scratch() / "output.txt";
+  const std::string cmd = "XDG_CONFIG_HOME='" + (scratch() / "config").string() + "' " + prefix + " '" + binary +
+                          "' " + args + " > '" + log.string() + "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(log);
+  std::stringstream s;
+  s << in.rdbuf();
+  r.out = s.str();
+  return r;
+}
+
+// Decodes the PNG and checks its size and that it is a real picture: many distinct colours.
+void check_png(const fs::path& path, int width, int height) {
+  REQUIRE(fs::exists(path));
+  int w = 0, h = 0, channels = 0;
+  unsigned char* pixels = stbi_load(path.string().c_str(), &w, &h, &channels, 4);
+  REQUIRE_MESSAGE(pixels != nullptr, "not a PNG: " << path.string());
+  CHECK(w == width);
+  CHECK(h == height);
+  std::set<uint32_t> colours;
+  for (int i = 0; i < w * h; i += 7) {
+    const unsigned char* p = pixels + 4 * i;
+    colours.insert(uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2]);
+  }
+  stbi_image_free(pixels);
+  CHECK(colours.size() > 50);  // text, plots, bars in two colours; a blank or black frame has 1
+}
+
+bool have(const char* program) {
+  return std::system(("command -v " + std::string(program) + " > /dev/null 2>&1").c_str()) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("train --screenshot renders the dashboard offscreen with no display") {
+  const fs::path png = scratch() / "headless.png";
+  const Result r = run("env -u DISPLAY -u WAYLAND_DISPLAY",
+                       "train --dataset spiral --spiral-points 400 --hidden 16 --batch 32 --epochs 2 --screenshot '" +
+                           png.string() + "' --size 960x540");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("screenshot: " + png.string()) != std::string::npos);
+  check_png(png, 960, 540);
+}
+
+TEST_CASE("train --screenshot with a bad size or an unwritable path") {
+  Result r = run("", "train --dataset spiral --epochs 1 --screenshot x.png --size 10x10");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--size 10x10") != std::string::npos);
+  const fs::path blocked = scratch() / "a_file";
+  std::ofstream(blocked) << "not a folder";
+  r = run("env -u DISPLAY", "train --dataset spiral --spiral-points 100 --hidden 8 --batch 16 --epochs 1 "
+                            "--backend cpu --screenshot '" + (blocked / "shot.png").string() + "'");
+  CHECK(r.code == 1);
+  CHECK(r.out.find("cpu  epoch 1/1") != std::string::npos);  // the training itself ran and was reported
+  CHECK(r.out.find("error") != std::string::npos);
+}
+
+TEST_CASE("the window under Xvfb: N frames, a screenshot, the UI frame time, remembered settings") {
+  if (!have("xvfb-run")) {
+    MESSAGE("skipped: xvfb-run is not installed (apt-get install xvfb xauth)");
+    return;
+  }
+  const fs::path png = scratch() / "window.png";
+  // A corrupt settings file is set aside with a warning; the window still opens with the defaults.
+  fs::create_directories(scratch() / "config" / "trainscope");
+  std::ofstream(scratch() / "config" / "trainscope" / "settings.json") << "{ this is not json";
+  const Result r = run("xvfb-run -a -s '-screen 0 1280x720x24'",
+                       "dashboard --dataset spiral --spiral-points 2000 --hidden 64,32 --batch 64 --frames 90 "
+                       "--size 1280x720 --screenshot '" + png.string() + "'");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("warning") != std::string::npos);
+  CHECK(r.out.find("UI frame time:") != std::string::npos);
+  CHECK(r.out.find("p95") != std::string::npos);
+  check_png(png, 1280, 720);
+  // The settings were written back (atomically, a valid file now).
+  std::ifstream in(scratch() / "config" / "trainscope" / "settings.json");
+  std::stringstream s;
+  s << in.rdbuf();
+  CHECK(s.str().find("font_size") != std::string::npos);
+}
