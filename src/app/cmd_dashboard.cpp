@@ -123,9 +123,6 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   if (d.font_size > 0) settings.font_size = d.font_size;
   if (d.presentation) settings.presentation = true;
 
-  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-  core::validate_against_data(cfg, data->train.count);
-
   ui::WindowOptions wo;
   wo.title = "trainscope";
   wo.width = width;
@@ -137,9 +134,13 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   try {
     window = std::make_unique<ui::Window>(wo);
   } catch (const core::Error& e) {
-    throw core::Error(e.kind(), fmt::format("{} (for a headless run use `trainscope train`, or run the window under "
-                                            "xvfb-run)", e.what()));
+    throw core::Error(e.kind(), fmt::format("{}. Without a display use `trainscope train` (with --screenshot "
+                                            "FILE.png for the dashboard as a picture), or run the window under "
+                                            "xvfb-run", e.what()));
   }
+  // The data after the window: without a display, the error comes at once.
+  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+  core::validate_against_data(cfg, data->train.count);
 
   run::Observer observer;  // the window reads snapshots; nothing to print
   run::Session session(cfg, data, run::backends_from_config(cfg), observer, run::SessionOptions{true, true});

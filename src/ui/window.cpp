@@ -25,9 +25,8 @@ std::string g_glfw_error;  // the last GLFW error, for the message of a failed s
 void on_glfw_error(int code, const char* text) { g_glfw_error = fmt::format("{} (GLFW error {:#x})", text, code); }
 
 [[noreturn]] void fail(const std::string& what) {
-  throw core::Error(core::ErrorKind::Vulkan, fmt::format("cannot open the dashboard window: {}: {} (no display? set "
-                                                         "DISPLAY, or use the offscreen renderer)",
-                                                         what, g_glfw_error.empty() ? "no details" : g_glfw_error));
+  throw core::Error(core::ErrorKind::Vulkan, fmt::format("cannot open the dashboard window: {}: {}", what,
+                                                         g_glfw_error.empty() ? "no details" : g_glfw_error));
 }
 
 }  // namespace
