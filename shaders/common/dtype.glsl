@@ -1,0 +1,83 @@
+// 16-bit storage types for mixed-precision kernels: bf16 and fp16 <-> float, the GLSL twins of core/half.hpp.
+// Values travel as uint: either one 16-bit value per uint16_t element (GL_EXT_shader_16bit_storage; the kernel
+// converts with uint(v) on load and uint16_t(bits) on store) or two values packed in one uint, element 2i in the
+// low half and 2i+1 in the high half (the byte order of a host uint16_t array on a little-endian machine).
+//
+// bf16 (Kalamkar et al. 2019, "A Study of BFLOAT16 for Deep Learning Training"; Google Cloud TPU docs): the upper
+// 16 bits of an IEEE binary32. The conversions are integer operations on the bit pattern, so they give the same
+// bits as core::float_to_bf16 / core::bf16_to_float on every device: round to nearest even on the 16 dropped bits
+// (overflow to inf, float subnormals rounded on the bit pattern), NaN kept as a quiet NaN with its sign.
+// Caveat: the bits are exact, but float *arithmetic* on a subnormal may flush it to zero on devices without
+// shaderDenormPreserveFloat32; floatBitsToUint/uintBitsToFloat themselves never flush.
+//
+// fp16 (IEEE 754-2008 binary16):
+//   - unpack_fp16x2 (unpackHalf2x16) is exact: every fp16 value is a float.
+//   - pack_fp16x2 (packHalf2x16) rounds in an implementation-defined way: the GLSL and SPIR-V (GLSL.std.450
+//     PackHalf2x16) specifications do not fix the rounding mode of the float -> 16-bit conversion, so a device may
+//     round to nearest even or toward zero, and may handle overflow, subnormals and NaN payloads its own way.
+//     Tests of kernels using it compare with the host's round-to-nearest-even within one fp16 ulp (rtol 1e-3 is
+//     above that) and accept any NaN for a NaN, not bit for bit. Measured on lavapipe (llvmpipe, LLVM 15): round to
+//     nearest even at every fp16 midpoint, overflow and subnormals as the host; every NaN becomes 0x7e00/0xfe00.
+//   - float_to_fp16_rne is the bit-exact alternative (integer operations, the same bits as core::float_to_fp16),
+//     for kernels and tests that need the host's exact results; it costs a dozen integer instructions.
+#ifndef TRAINSCOPE_DTYPE_GLSL
+#define TRAINSCOPE_DTYPE_GLSL
+
+// bf16 bits (low 16 bits of `bits`; the rest is ignored) -> float, exact; a signalling NaN comes back quiet.
+float bf16_to_float(uint bits) {
+  uint u = (bits & 0xffffu) << 16;
+  if ((u & 0x7fffffffu) > 0x7f800000u) u |= 0x00400000u;
+  return uintBitsToFloat(u);
+}
+
+// float -> bf16 bits in the low 16 bits (high 16 bits zero), round to nearest even. A NaN sets the quiet bit so that
+// a payload held only in the dropped bits does not turn into inf.
+uint float_to_bf16(float x) {
+  uint u = floatBitsToUint(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x0040u;
+  return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+// Two bf16 packed in one uint -> (element 2i, element 2i+1).
+vec2 unpack_bf16x2(uint packed) { return vec2(bf16_to_float(packed), bf16_to_float(packed >> 16)); }
+
+// (element 2i, element 2i+1) -> two bf16 packed in one uint, each rounded to nearest even.
+uint pack_bf16x2(vec2 v) { return float_to_bf16(v.x) | (float_to_bf16(v.y) << 16); }
+
+// fp16 bits (low 16 bits of `bits`) -> float, exact (unpackHalf2x16 of the low half).
+float fp16_to_float(uint bits) { return unpackHalf2x16(bits & 0xffffu).x; }
+
+// Two fp16 packed in one uint -> (element 2i, element 2i+1), exact.
+vec2 unpack_fp16x2(uint packed) { return unpackHalf2x16(packed); }
+
+// (element 2i, element 2i+1) -> two fp16 in one uint. Rounding is the device's (see the top of this file).
+uint pack_fp16x2(vec2 v) { return packHalf2x16(v); }
+
+// float -> fp16 bits in the low 16 bits, round to nearest even on every device: subnormals below 2^-14, overflow to
+// inf from 65520 on, NaN kept quiet with its sign and top payload bits. The same bits as core::float_to_fp16.
+uint float_to_fp16_rne(float x) {
+  uint u = floatBitsToUint(x);
+  uint sign = (u >> 16) & 0x8000u;
+  uint a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return sign | 0x7e00u | ((a >> 13) & 0x03ffu);  // NaN
+  if (a >= 0x477ff000u) return sign | 0x7c00u;                         // >= 65520: inf
+  if (a >= 0x38800000u) {                                              // normal in fp16: rebias 127 -> 15
+    uint r = a - 0x38000000u;
+    return sign | ((r + 0x0fffu + ((r >> 13) & 1u)) >> 13);
+  }
+  uint e = a >> 23;
+  if (e < 102u) return sign;  // below 2^-25 (float subnormals included): +-0
+  // Subnormal in fp16: the significand (implicit bit set) in units of 2^-24 is m >> (126 - e), rounded to even.
+  uint m = (a & 0x007fffffu) | 0x00800000u;
+  uint shift = 126u - e;  // 14 .. 24
+  uint q = m >> shift;
+  uint rem = m & ((1u << shift) - 1u);
+  uint half_ulp = 1u << (shift - 1u);
+  if (rem > half_ulp || (rem == half_ulp && (q & 1u) != 0u)) q += 1u;
+  return sign | q;
+}
+
+// Two floats -> two fp16 in one uint, round to nearest even on every device.
+uint pack_fp16x2_rne(vec2 v) { return float_to_fp16_rne(v.x) | (float_to_fp16_rne(v.y) << 16); }
+
+#endif  // TRAINSCOPE_DTYPE_GLSL
