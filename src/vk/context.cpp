@@ -38,125 +38,12 @@ void check(VkResult result, const char* what) {
                                                          hint));
 }
 
-static std::atomic<int> g_validation_errors{0};
-static std::atomic<int> g_validation_warnings{0};
-
-ValidationTotals validation_totals() { return {g_validation_errors.load(), g_validation_warnings.load()}; }
-
-static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                            VkDebugUtilsMessageTypeFlagsEXT,
-                                                            const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                                            void* user) {
-  auto* log = static_cast<ValidationLog*>(user);
-  const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-  if (error) {
-    log->errors++;
-    g_validation_errors++;
-  } else {
-    log->warnings++;
-    g_validation_warnings++;
-  }
-  std::lock_guard lock(log->mutex);
-  if (log->first_messages.size() < 8)
-    log->first_messages.push_back(fmt::format("[{}] {}", error ? "error" : "warning", data->pMessage));
-  return VK_FALSE;
-}
-
-static bool has_layer(const char* name) {
-  uint32_t count = 0;
-  vkEnumerateInstanceLayerProperties(&count, nullptr);
-  std::vector<VkLayerProperties> layers(count);
-  vkEnumerateInstanceLayerProperties(&count, layers.data());
-  for (const auto& l : layers)
-    if (std::strcmp(l.layerName, name) == 0) return true;
-  return false;
-}
-
-static bool has_instance_extension(const char* name) {
-  uint32_t count = 0;
-  vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr);
-  std::vector<VkExtensionProperties> exts(count);
-  vkEnumerateInstanceExtensionProperties(nullptr, &count, exts.data());
-  for (const auto& e : exts)
-    if (std::strcmp(e.extensionName, name) == 0) return true;
-  return false;
-}
-
-static const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
-
-Handle<VkInstance> create_instance(bool validation) {
-  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-  app.pApplicationName = "trainscope";
-  app.apiVersion = VK_API_VERSION_1_2;
-  std::vector<const char*> layers, extensions;
-  VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-  if (validation) {
-    if (!has_layer(kValidationLayer))
-      throw core::Error(core::ErrorKind::Vulkan,
-                        "Vulkan: the validation layer VK_LAYER_KHRONOS_validation is not installed "
-                        "(install vulkan-validationlayers, or run without --validation)");
-    layers.push_back(kValidationLayer);
-    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-  }
-  if (has_instance_extension(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
-    extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
-    info.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
-  }
-  info.pApplicationInfo = &app;
-  info.enabledLayerCount = static_cast<uint32_t>(layers.size());
-  info.ppEnabledLayerNames = layers.data();
-  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-  info.ppEnabledExtensionNames = extensions.data();
-  VkInstance instance = VK_NULL_HANDLE;
-  VkResult r = vkCreateInstance(&info, nullptr, &instance);
-  if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED)
-    throw core::Error(core::ErrorKind::Vulkan,
-                      fmt::format("Vulkan: no Vulkan driver found ({}): install mesa-vulkan-drivers (lavapipe, a "
-                                  "software Vulkan device) or your GPU's Vulkan driver; the CPU backend still runs",
-                                  result_name(r)));
-  check(r, "vkCreateInstance");
-  return Handle<VkInstance>(instance, [](VkInstance i) { vkDestroyInstance(i, nullptr); });
-}
-
 Context::Context(const ContextOptions& options) : validation_log_(std::make_unique<ValidationLog>()) {
   instance_ = create_instance(options.validation);
-  if (options.validation) {
-    VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-    mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-    mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
-    mi.pfnUserCallback = on_validation_message;
-    mi.pUserData = validation_log_.get();
-    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(instance_.get(), "vkCreateDebugUtilsMessengerEXT"));
-    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(instance_.get(), "vkDestroyDebugUtilsMessengerEXT"));
-    VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
-    if (create && destroy) {
-      check(create(instance_.get(), &mi, nullptr, &messenger), "vkCreateDebugUtilsMessengerEXT");
-      VkInstance inst = instance_.get();
-      messenger_ = Handle<VkDebugUtilsMessengerEXT>(messenger, [inst, destroy](VkDebugUtilsMessengerEXT m) {
-        destroy(inst, m, nullptr);
-      });
-    }
-  }
-
-  uint32_t count = 0;
-  vkEnumeratePhysicalDevices(instance_.get(), &count, nullptr);
-  std::vector<VkPhysicalDevice> physicals(count);
-  vkEnumeratePhysicalDevices(instance_.get(), &count, physicals.data());
-  if (count == 0)
-    throw core::Error(core::ErrorKind::Vulkan,
-                      "Vulkan: no Vulkan device found: install mesa-vulkan-drivers (lavapipe) or your GPU's driver");
-  std::vector<DeviceInfo> infos;
-  for (uint32_t i = 0; i < count; ++i) infos.push_back(describe_device(physicals[i], static_cast<int>(i)));
-  int index = options.device_index < 0 ? pick_best_device(infos) : options.device_index;
-  if (index >= static_cast<int>(count))
-    throw core::Error(core::ErrorKind::InvalidArgument,
-                      fmt::format("--device {}: out of range; this machine has {} Vulkan device(s), 0..{} "
-                                  "(see trainscope devices)", index, count, count - 1));
-  physical_ = physicals[index];
-  info_ = infos[index];
+  if (options.validation) messenger_ = create_validation_messenger(instance_.get(), *validation_log_);
+  PickedDevice picked = pick_physical_device(instance_.get(), options.device_index);
+  physical_ = picked.physical;
+  info_ = std::move(picked.info);
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(physical_, &props);
   limits_ = props.limits;
@@ -203,12 +90,7 @@ Context::Context(const ContextOptions& options) : validation_log_(std::make_uniq
   device_ = Handle<VkDevice>(device, [](VkDevice d) { vkDestroyDevice(d, nullptr); });
   vkGetDeviceQueue(device, queue_family_, 0, &queue_);
 
-  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pi.queueFamilyIndex = queue_family_;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  check(vkCreateCommandPool(device, &pi, nullptr, &pool), "vkCreateCommandPool");
-  command_pool_ = Handle<VkCommandPool>(pool, [device](VkCommandPool p) { vkDestroyCommandPool(device, p, nullptr); });
+  command_pool_ = create_command_pool(device, queue_family_);
 }
 
 Context::~Context() {
@@ -217,38 +99,11 @@ Context::~Context() {
 
 uint32_t Context::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
                               VkMemoryPropertyFlags preferred) const {
-  for (int pass = 0; pass < 2; ++pass) {
-    VkMemoryPropertyFlags want = pass == 0 ? (required | preferred) : required;
-    for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
-      if ((type_bits & (1u << i)) && (memory_.memoryTypes[i].propertyFlags & want) == want) return i;
-  }
-  throw core::Error(core::ErrorKind::Vulkan, "Vulkan: no suitable memory type for a buffer on " + info_.name);
+  return find_memory_type(memory_, type_bits, required, preferred, info_.name);
 }
 
 void Context::run_one_shot(const std::function<void(VkCommandBuffer)>& record) {
-  VkDevice dev = device_.get();
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = command_pool_.get();
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  check(vkAllocateCommandBuffers(dev, &ai, &cmd), "vkAllocateCommandBuffers");
-  VkCommandPool pool = command_pool_.get();
-  Handle<VkCommandBuffer> owner(cmd, [dev, pool](VkCommandBuffer c) { vkFreeCommandBuffers(dev, pool, 1, &c); });
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
-  record(cmd);
-  check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkFence fence = VK_NULL_HANDLE;
-  check(vkCreateFence(dev, &fi, nullptr, &fence), "vkCreateFence");
-  Handle<VkFence> fence_owner(fence, [dev](VkFence f) { vkDestroyFence(dev, f, nullptr); });
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
-  check(vkQueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit (one-shot)");
-  check(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (one-shot)");
+  submit_and_wait(device_.get(), command_pool_.get(), queue_, record);
 }
 
 }  // namespace vk

@@ -11,18 +11,11 @@
 
 #include "vk/devices.hpp"
 #include "vk/handle.hpp"
+#include "vk/setup.hpp"
 
 namespace vk {
 
-// Messages from VK_LAYER_KHRONOS_validation, counted by severity (tests fail on any error).
-struct ValidationLog {
-  std::atomic<int> errors{0};
-  std::atomic<int> warnings{0};
-  std::mutex mutex;
-  std::vector<std::string> first_messages;  // the first few error/warning texts, for test output
-};
-
-// Totals over every Context of the process (tests check that the trainers' contexts reported no errors).
+// Totals over every Context and GraphicsContext of the process (tests check that the trainers' contexts reported no errors).
 struct ValidationTotals {
   int errors = 0;
   int warnings = 0;
@@ -74,10 +67,6 @@ class Context {
   VkQueue queue_ = VK_NULL_HANDLE;
   Handle<VkCommandPool> command_pool_;
 };
-
-// The instance used by list_devices() and Context: Vulkan 1.2, portability enumeration where available.
-// validation: enable VK_LAYER_KHRONOS_validation. Throws core::Error(Vulkan) when there is no loader/driver.
-Handle<VkInstance> create_instance(bool validation);
 
 // Fills DeviceInfo for one physical device.
 DeviceInfo describe_device(VkPhysicalDevice physical, int index);

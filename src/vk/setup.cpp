@@ -1,0 +1,189 @@
+// Shared Vulkan set-up: instance, messenger, device choice, memory types, command pools, one-shot submits.
+#include "vk/setup.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "vk/context.hpp"
+
+namespace vk {
+
+namespace {
+
+const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+std::atomic<int> g_validation_errors{0};
+std::atomic<int> g_validation_warnings{0};
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                     VkDebugUtilsMessageTypeFlagsEXT,
+                                                     const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+  auto* log = static_cast<ValidationLog*>(user);
+  const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  (error ? log->errors : log->warnings)++;
+  (error ? g_validation_errors : g_validation_warnings)++;
+  std::lock_guard lock(log->mutex);
+  if (log->first_messages.size() < 8)
+    log->first_messages.push_back(fmt::format("[{}] {}", error ? "error" : "warning", data->pMessage));
+  return VK_FALSE;
+}
+
+}  // namespace
+
+ValidationTotals validation_totals() { return {g_validation_errors.load(), g_validation_warnings.load()}; }
+
+bool has_layer(const char* name) {
+  uint32_t count = 0;
+  vkEnumerateInstanceLayerProperties(&count, nullptr);
+  std::vector<VkLayerProperties> layers(count);
+  vkEnumerateInstanceLayerProperties(&count, layers.data());
+  for (const auto& l : layers)
+    if (std::strcmp(l.layerName, name) == 0) return true;
+  return false;
+}
+
+bool has_instance_extension(const char* name) {
+  uint32_t count = 0;
+  vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> exts(count);
+  vkEnumerateInstanceExtensionProperties(nullptr, &count, exts.data());
+  for (const auto& e : exts)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+bool has_device_extension(VkPhysicalDevice physical, const char* name) {
+  uint32_t count = 0;
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> exts(count);
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, exts.data());
+  for (const auto& e : exts)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+Handle<VkInstance> create_instance(bool validation, const std::vector<std::string>& extra, const char* app_name) {
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = app_name;
+  app.apiVersion = VK_API_VERSION_1_2;
+  std::vector<const char*> layers, extensions;
+  for (const auto& e : extra) {
+    if (!has_instance_extension(e.c_str()))
+      throw core::Error(core::ErrorKind::Vulkan,
+                        fmt::format("Vulkan: the instance extension {} is missing (is the Vulkan driver for this "
+                                    "display installed?)", e));
+    extensions.push_back(e.c_str());
+  }
+  VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  if (validation) {
+    if (!has_layer(kValidationLayer))
+      throw core::Error(core::ErrorKind::Vulkan,
+                        "Vulkan: the validation layer VK_LAYER_KHRONOS_validation is not installed "
+                        "(install vulkan-validationlayers, or run without --validation)");
+    layers.push_back(kValidationLayer);
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
+  if (has_instance_extension(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+    extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+    info.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+  }
+  info.pApplicationInfo = &app;
+  info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  info.ppEnabledLayerNames = layers.data();
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  VkInstance instance = VK_NULL_HANDLE;
+  VkResult r = vkCreateInstance(&info, nullptr, &instance);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED)
+    throw core::Error(core::ErrorKind::Vulkan,
+                      fmt::format("Vulkan: no Vulkan driver found ({}): install mesa-vulkan-drivers (lavapipe, a "
+                                  "software Vulkan device) or your GPU's Vulkan driver",
+                                  result_name(r)));
+  check(r, "vkCreateInstance");
+  return Handle<VkInstance>(instance, [](VkInstance i) { vkDestroyInstance(i, nullptr); });
+}
+
+Handle<VkDebugUtilsMessengerEXT> create_validation_messenger(VkInstance instance, ValidationLog& log) {
+  auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+      vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+  auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+      vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
+  if (!create || !destroy) return {};
+  VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                   VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  mi.pfnUserCallback = on_validation_message;
+  mi.pUserData = &log;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  check(create(instance, &mi, nullptr, &messenger), "vkCreateDebugUtilsMessengerEXT");
+  return Handle<VkDebugUtilsMessengerEXT>(messenger,
+                                          [instance, destroy](VkDebugUtilsMessengerEXT m) { destroy(instance, m, nullptr); });
+}
+
+PickedDevice pick_physical_device(VkInstance instance, int index) {
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> physicals(count);
+  vkEnumeratePhysicalDevices(instance, &count, physicals.data());
+  if (count == 0)
+    throw core::Error(core::ErrorKind::Vulkan,
+                      "Vulkan: no Vulkan device found: install mesa-vulkan-drivers (lavapipe) or your GPU's driver");
+  std::vector<DeviceInfo> infos;
+  for (uint32_t i = 0; i < count; ++i) infos.push_back(describe_device(physicals[i], static_cast<int>(i)));
+  const int chosen = index < 0 ? pick_best_device(infos) : index;
+  if (chosen >= static_cast<int>(count))
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("--device {}: out of range; this machine has {} Vulkan device(s), 0..{} "
+                                  "(see trainscope devices)", chosen, count, count - 1));
+  return {physicals[static_cast<size_t>(chosen)], infos[static_cast<size_t>(chosen)]};
+}
+
+uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32_t type_bits,
+                          VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
+                          const std::string& device_name) {
+  for (int pass = 0; pass < 2; ++pass) {
+    VkMemoryPropertyFlags want = pass == 0 ? (required | preferred) : required;
+    for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
+      if ((type_bits & (1u << i)) && (memory.memoryTypes[i].propertyFlags & want) == want) return i;
+  }
+  throw core::Error(core::ErrorKind::Vulkan, "Vulkan: no suitable memory type for a buffer on " + device_name);
+}
+
+Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family) {
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pi.queueFamilyIndex = queue_family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  check(vkCreateCommandPool(device, &pi, nullptr, &pool), "vkCreateCommandPool");
+  return Handle<VkCommandPool>(pool, [device](VkCommandPool p) { vkDestroyCommandPool(device, p, nullptr); });
+}
+
+void submit_and_wait(VkDevice dev, VkCommandPool pool, VkQueue queue,
+                     const std::function<void(VkCommandBuffer)>& record) {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  check(vkAllocateCommandBuffers(dev, &ai, &cmd), "vkAllocateCommandBuffers");
+  Handle<VkCommandBuffer> owner(cmd, [dev, pool](VkCommandBuffer c) { vkFreeCommandBuffers(dev, pool, 1, &c); });
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+  record(cmd);
+  check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  check(vkCreateFence(dev, &fi, nullptr, &fence), "vkCreateFence");
+  Handle<VkFence> fence_owner(fence, [dev](VkFence f) { vkDestroyFence(dev, f, nullptr); });
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit (one-shot)");
+  check(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (one-shot)");
+}
+
+}  // namespace vk

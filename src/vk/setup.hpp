@@ -1,0 +1,60 @@
+// Set-up steps shared by vk::Context (the trainer's compute device) and vk::GraphicsContext (the dashboard's own
+// device): instance, validation messenger, physical device choice, memory types, command pools, one-shot submits.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "vk/devices.hpp"
+#include "vk/handle.hpp"
+
+namespace vk {
+
+// Messages from VK_LAYER_KHRONOS_validation, counted by severity (tests fail on any error).
+struct ValidationLog {
+  std::atomic<int> errors{0};
+  std::atomic<int> warnings{0};
+  std::mutex mutex;
+  std::vector<std::string> first_messages;  // the first few error/warning texts, for test output
+};
+
+bool has_layer(const char* name);
+bool has_instance_extension(const char* name);
+bool has_device_extension(VkPhysicalDevice physical, const char* name);
+
+// A Vulkan 1.2 instance, with portability enumeration where available. validation: VK_LAYER_KHRONOS_validation and
+// VK_EXT_debug_utils (error if the layer is not installed). extensions: further instance extensions (a window
+// system's), each required. Throws core::Error(Vulkan) when there is no driver or something is missing.
+Handle<VkInstance> create_instance(bool validation, const std::vector<std::string>& extensions = {},
+                                   const char* app_name = "trainscope");
+
+// A debug messenger that counts warnings and errors into `log` (and into validation_totals()). `log` must outlive
+// the messenger. An empty handle when the instance has no VK_EXT_debug_utils.
+Handle<VkDebugUtilsMessengerEXT> create_validation_messenger(VkInstance instance, ValidationLog& log);
+
+// Device `index` of the instance (-1: pick_best_device). Throws core::Error(Vulkan) when there is none,
+// core::Error(InvalidArgument) when the index is out of range.
+struct PickedDevice {
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  DeviceInfo info;
+};
+PickedDevice pick_physical_device(VkInstance instance, int index);
+
+// A memory type index with all `required` flags (and preferably all `preferred` flags) among type_bits.
+// Throws core::Error(Vulkan) naming device_name when none matches.
+uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32_t type_bits,
+                          VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
+                          const std::string& device_name);
+
+// A command pool whose buffers can be reset one by one.
+Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family);
+
+// Records with `record` into a fresh command buffer, submits it to `queue` and waits for it (set-up work only).
+void submit_and_wait(VkDevice device, VkCommandPool pool, VkQueue queue,
+                     const std::function<void(VkCommandBuffer)>& record);
+
+}  // namespace vk
