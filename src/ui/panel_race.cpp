@@ -19,8 +19,12 @@ void RaceHeader::draw_backend(const core::BackendRun& run) {
     ImGui::PopStyleColor();
     return;
   }
+  if (run.step_losses.empty()) {
+    ImGui::TextDisabled("%s", run.device.empty() ? "creating the trainer..." : "first steps running...");
+    return;
+  }
   const double rate = run.recent_samples_per_s > 0 ? run.recent_samples_per_s : run.samples_per_s();
-  const float loss = run.step_losses.empty() ? 0.0f : run.step_losses.back();
+  const float loss = run.step_losses.back();
   const std::string acc =
       run.epochs.empty() ? std::string("-") : fmt::format("{:.1f}%", 100 * run.epochs.back().test_accuracy);
   ImGui::Text("%s samples/s   step %zu   epoch %d (%d/%d)", format_rate(rate).c_str(), run.step_losses.size(),
