@@ -117,6 +117,7 @@ TEST_CASE("pause, single step, batch-size change keeping the weights, refused ba
       CHECK(tracker.last != old_trainer);
       CHECK(tracker.last->parameters() == before);
       CHECK(tracker.last->plan().batch == 64);
+      CHECK(run().memory.activations == tracker.last->memory_usage().activations);  // the new trainer's figure
     }
     REQUIRE_FALSE(run().markers.empty());
     CHECK(run().markers.back().label == "batch 32 -> 64");

@@ -92,6 +92,11 @@ class FakeTrainer : public core::Trainer {
   void import_state(const core::TrainerState&) override {}
   void set_learning_rate(float) override {}
   double measure_peak_bandwidth_gbps() override { return 1.0; }
+  core::MemoryUsage memory_usage() const override {
+    core::MemoryUsage m;
+    m.weights = plan_.shape.param_count * 4;
+    return m;
+  }
 
  private:
   core::StepPlan plan_;
@@ -170,6 +175,7 @@ TEST_CASE("a session runs epochs of steps in the shared order, reading back ever
     CHECK(r.error.empty());
     CHECK(r.finished);
     CHECK(r.device == "Fake device");
+    CHECK(r.memory.weights == core::ModelShape({2, 4, 3}).param_count * 4);  // recorded when the trainer was made
     REQUIRE(r.step_losses.size() == 2 * kSteps);
     CHECK(r.step_losses[5] == 6.0f);
     CHECK(r.kernels.steps() == 2 * kSteps - 1);  // the first step is warm-up

@@ -32,6 +32,23 @@ std::vector<std::string> row_cells(const core::KernelRow& r) {
           fmt::format("{:.2f}", r.gbps)};
 }
 
+// Bytes for people: "0.9 MiB", "215 MiB", or "12.5 KiB" under 0.1 MiB (KiB, MiB = 2^10, 2^20 bytes).
+std::string format_bytes(size_t bytes) {
+  const double mib = static_cast<double>(bytes) / (1 << 20);
+  if (mib < 0.1) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1 << 10));
+  return mib < 100 ? fmt::format("{:.1f} MiB", mib) : fmt::format("{:.0f} MiB", mib);
+}
+
+// "memory: weights 0.9 MiB, gradients 0.9 MiB, ..., dataset 215 MiB (total 219 MiB)", from Trainer::memory_usage().
+std::string memory_line(const core::MemoryUsage& m) {
+  std::string out = "memory: weights " + format_bytes(m.weights);
+  if (m.master_weights > 0) out += ", master weights " + format_bytes(m.master_weights);
+  out += ", gradients " + format_bytes(m.gradients) + ", optimizer state " + format_bytes(m.optimizer_state) +
+         ", activations " + format_bytes(m.activations) + ", workspace " + format_bytes(m.workspace) + ", dataset " +
+         (m.dataset > 0 ? format_bytes(m.dataset) : std::string("read in place"));
+  return out + " (total " + format_bytes(m.total()) + ")";
+}
+
 const core::BackendRun* find(const std::vector<core::BackendRun>& runs, const std::string& name) {
   for (const auto& r : runs)
     if (r.name == name) return &r;
@@ -96,6 +113,7 @@ void print_summary(const core::TrainConfig& cfg, const std::vector<core::Backend
   for (const auto& r : runs) {
     fmt::print("\n{}: {}\n", r.name, r.device.empty() ? "(no device)" : r.device);
     if (!r.error.empty()) fmt::print("  stopped: {}\n", r.error);
+    if (r.memory.total() > 0) fmt::print("{}\n", memory_line(r.memory));
     if (r.kernels.steps() == 0) {
       if (r.kernels.steps_seen() > 0) fmt::print("  no timed steps: the first {} are warm-up\n", r.kernels.warmup());
       continue;

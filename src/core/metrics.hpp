@@ -110,6 +110,7 @@ struct BackendRun {
   double elapsed_s = 0;        // training seconds so far, pauses and evaluation excluded
   double recent_samples_per_s = 0;  // over the last few seconds of training
   double peak_gbps = 0;        // measured copy bandwidth of the device (Trainer::measure_peak_bandwidth_gbps)
+  MemoryUsage memory;          // Trainer::memory_usage() of the trainer in use (bytes); zeros until it exists
 
   // Samples per second over every finished epoch (total samples / total training seconds); 0 if none.
   double samples_per_s() const;

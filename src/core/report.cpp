@@ -76,8 +76,17 @@ nlohmann::json backend_json(const BackendRun& run) {
                        {"gflops", k.gflops},
                        {"gbps", k.gbps},
                        {"pct_of_step", k.pct_of_step}});
+  const MemoryUsage& m = run.memory;
+  const nlohmann::json memory = {{"weights", m.weights},
+                                 {"master_weights", m.master_weights},
+                                 {"gradients", m.gradients},
+                                 {"optimizer_state", m.optimizer_state},
+                                 {"activations", m.activations},
+                                 {"workspace", m.workspace},
+                                 {"dataset", m.dataset},
+                                 {"total", m.total()}};
   nlohmann::json j = {{"name", run.name}, {"device", run.device}, {"epochs", epochs}, {"step_losses", losses},
-                      {"kernels", kernels}};
+                      {"kernels", kernels}, {"memory", memory}};
   if (!run.error.empty()) j["error"] = run.error;
   return j;
 }

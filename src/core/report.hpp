@@ -18,7 +18,9 @@ inline constexpr size_t kReportStepLosses = 50;
 //    "backends": [{"name": "gpu"|"cpu", "device": "...", "error": "..." (only if it stopped early),
 //                  "epochs": [{"epoch", "train_loss", "test_loss", "test_accuracy", "samples_per_s", "seconds"}],
 //                  "step_losses": [the first 50 training losses],
-//                  "kernels": [{"name", "calls", "mean_ms", "gflops", "gbps", "pct_of_step"}]}],
+//                  "kernels": [{"name", "calls", "mean_ms", "gflops", "gbps", "pct_of_step"}],
+//                  "memory": {"weights", "master_weights", "gradients", "optimizer_state", "activations",
+//                             "workspace", "dataset", "total"} (bytes, core::MemoryUsage; zeros if no trainer)}],
 //    "speedup": gpu samples/s / cpu samples/s, or null unless both backends finished an epoch}
 // Units as in core::KernelRow; accuracy is a fraction in [0, 1].
 nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs);

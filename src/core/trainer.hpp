@@ -1,6 +1,7 @@
 // core::Trainer: what every backend offers the run loop. gpu::Trainer (Vulkan) and cpu::Trainer (thread pool)
 // implement it; run/ drives either without knowing which.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -34,6 +35,42 @@ struct TrainerState {
   long steps = 0;              // training steps taken (the next StepRecord::step)
   long optimizer_steps = 0;    // optimizer updates taken with this state (AdamW's t of the next update is this + 1)
 };
+
+// Where a trainer's memory goes, in bytes, from the allocations it actually holds (GPU buffers, CPU vectors).
+// Handles that are not data (pipelines, descriptor and query pools, command buffers) and short-lived copies (staging
+// buffers of uploads and downloads, the bandwidth measurement's 2 x 64 MiB) are not counted.
+struct MemoryUsage {
+  // weights: the parameters the kernels read. In fp32 (today) they ARE the master weights, so master_weights is 0;
+  // with 16-bit storage, weights will be the 16-bit copy and master_weights the fp32 masters the optimizer updates.
+  size_t weights = 0;
+  size_t master_weights = 0;
+  size_t gradients = 0;        // parameter gradients (one flat buffer, ModelShape layout)
+  size_t optimizer_state = 0;  // AdamW m and v, or the SGD momentum buffer
+  size_t activations = 0;      // per-layer outputs, pre-activations and their gradients, the batch input and labels,
+                               // per-sample losses (and, on the GPU, the per-sample correct flags the step writes)
+  size_t workspace = 0;        // everything else the step and evaluation need: loss history (readback), evaluation
+                               // outputs, the sample order, placeholders for unused bindings
+  size_t dataset = 0;          // training + test set copies the trainer itself holds (0 when it reads the caller's)
+
+  size_t total() const {
+    return weights + master_weights + gradients + optimizer_state + activations + workspace + dataset;
+  }
+  bool operator==(const MemoryUsage&) const = default;
+};
+
+// The same model's memory at fp32 (4 bytes per element), computed from the shapes alone, laid out as gpu::Trainer
+// lays it out: what the dashboard shows "next to the same model in fp32". plan gives the model shape, batch size B and
+// optimizer; train_count, test_count are the samples of each split; readback_interval the GPU's loss history length R.
+//   weights = gradients = param_count x 4; master_weights = 0; optimizer_state = (AdamW 2, SGD 1) x param_count x 4;
+//   activations = B x (inputs + 3) x 4 (x_batch, labels, losses, correct flags)
+//                 + per layer B x fan_out x 4 x (3 for a hidden layer: preact, output, gradient; 2 for the logits layer);
+//   workspace = (train_count + 3 x test_count + R) x 4 (sample order, test order, evaluation losses and flags, losses);
+//   dataset = (train_count + test_count) x (inputs + 1) x 4 (images as floats, labels as int32).
+// A real trainer's figure can differ by allocation rounding (GPU buffers are at least 16 bytes, and the GPU binds
+// 16-byte placeholders where a configuration has no tensor) and by its own layout (the CPU trainer keeps separate
+// pre-activation gradients and reads the caller's dataset). A pure function, no errors.
+MemoryUsage fp32_reference_memory(const StepPlan& plan, size_t train_count, size_t test_count,
+                                  size_t readback_interval);
 
 class Trainer {
  public:
@@ -70,6 +107,10 @@ class Trainer {
   // Measured peak memory bandwidth of this backend's device, in GB/s (1e9 bytes/s): the best of a few large
   // buffer copies (read + write bytes / time), timed like the kernels. The roofline's memory ceiling.
   virtual double measure_peak_bandwidth_gbps() = 0;
+
+  // The bytes this trainer holds now, by category (see MemoryUsage). Fixed from construction: a change of batch size
+  // or optimizer makes a new trainer.
+  virtual MemoryUsage memory_usage() const = 0;
 };
 
 }  // namespace core

@@ -35,6 +35,7 @@ class CpuTrainer final : public core::Trainer {
   void import_state(const core::TrainerState& state) override;
   void set_learning_rate(float lr) override { cfg_.lr = lr; }
   double measure_peak_bandwidth_gbps() override;
+  core::MemoryUsage memory_usage() const override;
 
  private:
   // The input of layer l: the gathered batch for the first layer, else the previous layer's output.
@@ -52,7 +53,7 @@ class CpuTrainer final : public core::Trainer {
   int L_ = 0;
   long t_ = 0;  // optimizer steps taken; the next update uses t_ + 1 (torch counts from 1)
   long step_index_ = 0;
-  std::vector<uint32_t> order_;
+  std::vector<uint32_t> order_;  // reserved for the whole training set at construction
   std::vector<core::StepRecord> records_;
 
   std::vector<float> params_, grads_, state1_, state2_;  // AdamW m, v; SGD: momentum buffer in state1_
@@ -78,6 +79,7 @@ CpuTrainer::CpuTrainer(const core::TrainConfig& cfg, const core::DataSplit& data
   grads_.assign(P, 0.0f);  // the padding between tensors stays 0, so the update leaves it at 0
   state1_.assign(P, 0.0f);
   state2_.assign(cfg.optimizer == core::Optimizer::AdamW ? P : 0, 0.0f);
+  order_.reserve(static_cast<size_t>(data.train.count));  // so that memory_usage() holds from the start
   x_batch_.resize(B * static_cast<size_t>(shape_.inputs()));
   y_batch_.resize(B);
   losses_.resize(B);
@@ -210,6 +212,26 @@ void CpuTrainer::import_state(const core::TrainerState& s) {
     std::fill(state2_.begin(), state2_.end(), 0.0f);
     t_ = 0;
   }
+}
+
+// From the capacity of the vectors the trainer owns. Not counted: the dataset (the caller's, read in place: 0), the
+// step records waiting for flush(), the kernels' thread-local packing strips (owned by the pool's threads; they grow
+// with the batch and the widest layer), evaluate()'s row list and the bandwidth measurement's short-lived 2 x 64 MiB.
+core::MemoryUsage CpuTrainer::memory_usage() const {
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  auto per_layer = [&](const std::vector<std::vector<float>>& layers) {
+    size_t sum = 0;
+    for (const auto& v : layers) sum += bytes(v);
+    return sum;
+  };
+  core::MemoryUsage m;
+  m.weights = bytes(params_);
+  m.gradients = bytes(grads_);
+  m.optimizer_state = bytes(state1_) + bytes(state2_);
+  m.activations = bytes(x_batch_) + bytes(y_batch_) + bytes(losses_) + bytes(dlogits_) + per_layer(preact_) +
+                  per_layer(out_) + per_layer(dact_) + per_layer(dpreact_);
+  m.workspace = bytes(order_) + bytes(correct_);  // correct_: per-sample flags of evaluate() only
+  return m;
 }
 
 double CpuTrainer::measure_peak_bandwidth_gbps() {

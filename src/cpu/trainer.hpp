@@ -9,7 +9,8 @@
 
 namespace cpu {
 
-// cfg.threads threads (0: all hardware threads). `data` must outlive the trainer.
+// cfg.threads threads (0: all hardware threads). `data` must outlive the trainer: it is read in place, not copied,
+// so memory_usage().dataset is 0.
 // init_params: core::init_parameters(shape, cfg.seed), param_count floats.
 std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const core::DataSplit& data,
                                             const std::vector<float>& init_params);

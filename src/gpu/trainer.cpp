@@ -39,6 +39,10 @@ class VulkanTrainer final : public core::Trainer {
   void import_state(const core::TrainerState& state) override;
   void set_learning_rate(float lr) override { cfg_.lr = lr; }
   double measure_peak_bandwidth_gbps() override;
+  core::MemoryUsage memory_usage() const override { return memory_; }
+
+  // Summed size() of every buffer member, walked one by one: the tests' independent check of memory_usage().
+  size_t buffer_bytes() const;
 
  private:
   struct Slot {
@@ -47,8 +51,12 @@ class VulkanTrainer final : public core::Trainer {
     long step = 0;
   };
 
-  Buffer make(VkDeviceSize bytes, MemoryKind kind, const char* name) {
-    return Buffer(ctx_, std::max<VkDeviceSize>(bytes, 16), kind, name);
+  // Every buffer the trainer keeps is made here, counted in the MemoryUsage category it belongs to (e.g.
+  // &core::MemoryUsage::weights), so that memory_usage() is the sum of what was really allocated.
+  Buffer make(VkDeviceSize bytes, MemoryKind kind, const char* name, size_t core::MemoryUsage::*category) {
+    Buffer b(ctx_, std::max<VkDeviceSize>(bytes, 16), kind, name);
+    memory_.*category += static_cast<size_t>(b.size());
+    return b;
   }
   void allocate_buffers();
   void flush_into_ready();  // waits for the submitted steps and moves their records to ready_
@@ -88,6 +96,7 @@ class VulkanTrainer final : public core::Trainer {
   long next_step_ = 0;          // global step counter (the next StepRecord::step)
   long t_ = 0;                  // optimizer updates taken (AdamW's t of the next update is t_ + 1)
   std::vector<core::StepRecord> ready_;  // records collected by an automatic flush, not yet returned
+  core::MemoryUsage memory_;             // bytes of the buffers made by make(), by category
 };
 
 VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data,
@@ -139,15 +148,16 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
 VulkanTrainer::~VulkanTrainer() { vkDeviceWaitIdle(ctx_.device()); }
 
 void VulkanTrainer::allocate_buffers() {
+  using M = core::MemoryUsage;
   const auto& tr = data_.train;
   const auto& te = data_.test;
   const VkDeviceSize B = static_cast<VkDeviceSize>(cfg_.batch);
-  x_train_ = make(VkDeviceSize(tr.count) * tr.features * kF, MemoryKind::DeviceLocal, "x_train");
-  y_train_ = make(VkDeviceSize(tr.count) * 4, MemoryKind::DeviceLocal, "y_train");
-  x_test_ = make(VkDeviceSize(te.count) * te.features * kF, MemoryKind::DeviceLocal, "x_test");
-  y_test_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "y_test");
-  order_ = make(VkDeviceSize(tr.count) * 4, MemoryKind::DeviceLocal, "order");
-  test_order_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "test_order");
+  x_train_ = make(VkDeviceSize(tr.count) * tr.features * kF, MemoryKind::DeviceLocal, "x_train", &M::dataset);
+  y_train_ = make(VkDeviceSize(tr.count) * 4, MemoryKind::DeviceLocal, "y_train", &M::dataset);
+  x_test_ = make(VkDeviceSize(te.count) * te.features * kF, MemoryKind::DeviceLocal, "x_test", &M::dataset);
+  y_test_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "y_test", &M::dataset);
+  order_ = make(VkDeviceSize(tr.count) * 4, MemoryKind::DeviceLocal, "order", &M::workspace);
+  test_order_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "test_order", &M::workspace);
   x_train_.upload(ctx_, tr.x.data(), tr.x.size() * kF);
   y_train_.upload(ctx_, tr.y.data(), tr.y.size() * 4);
   x_test_.upload(ctx_, te.x.data(), te.x.size() * kF);
@@ -157,24 +167,41 @@ void VulkanTrainer::allocate_buffers() {
   test_order_.upload(ctx_, identity.data(), identity.size() * 4);
 
   const VkDeviceSize P = shape_.param_count * kF;
-  params_ = make(P, MemoryKind::DeviceLocal, "params");
-  grads_ = make(P, MemoryKind::DeviceLocal, "grads");
-  state1_ = make(P, MemoryKind::DeviceLocal, cfg_.optimizer == core::Optimizer::AdamW ? "adamw_m" : "momentum");
-  state2_ = make(cfg_.optimizer == core::Optimizer::AdamW ? P : 16, MemoryKind::DeviceLocal, "adamw_v");
+  const bool adamw = cfg_.optimizer == core::Optimizer::AdamW;
+  params_ = make(P, MemoryKind::DeviceLocal, "params", &M::weights);
+  grads_ = make(P, MemoryKind::DeviceLocal, "grads", &M::gradients);
+  state1_ = make(P, MemoryKind::DeviceLocal, adamw ? "adamw_m" : "momentum", &M::optimizer_state);
+  // SGD has no second moment: a 16-byte placeholder, counted as workspace.
+  state2_ = make(adamw ? P : 16, MemoryKind::DeviceLocal, "adamw_v", adamw ? &M::optimizer_state : &M::workspace);
 
-  x_batch_ = make(B * shape_.inputs() * kF, MemoryKind::DeviceLocal, "x_batch");
-  y_batch_ = make(B * 4, MemoryKind::DeviceLocal, "y_batch");
-  losses_ = make(B * kF, MemoryKind::DeviceLocal, "losses");
-  batch_correct_ = make(B * 4, MemoryKind::DeviceLocal, "batch_correct");
-  loss_history_ = make(VkDeviceSize(cfg_.readback_interval) * kF, MemoryKind::HostVisible, "loss_history");
-  eval_losses_ = make(VkDeviceSize(te.count) * kF, MemoryKind::DeviceLocal, "eval_losses");
-  eval_correct_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "eval_correct");
+  x_batch_ = make(B * shape_.inputs() * kF, MemoryKind::DeviceLocal, "x_batch", &M::activations);
+  y_batch_ = make(B * 4, MemoryKind::DeviceLocal, "y_batch", &M::activations);
+  losses_ = make(B * kF, MemoryKind::DeviceLocal, "losses", &M::activations);
+  batch_correct_ = make(B * 4, MemoryKind::DeviceLocal, "batch_correct", &M::activations);
+  loss_history_ =
+      make(VkDeviceSize(cfg_.readback_interval) * kF, MemoryKind::HostVisible, "loss_history", &M::workspace);
+  eval_losses_ = make(VkDeviceSize(te.count) * kF, MemoryKind::DeviceLocal, "eval_losses", &M::workspace);
+  eval_correct_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "eval_correct", &M::workspace);
   for (int l = 0; l < shape_.layers(); ++l) {
     const VkDeviceSize bytes = B * shape_.fan_out(l) * kF;
-    preact_.push_back(make(l < shape_.layers() - 1 ? bytes : 16, MemoryKind::DeviceLocal, "preact"));
-    act_.push_back(make(bytes, MemoryKind::DeviceLocal, "activations"));
-    dact_.push_back(make(bytes, MemoryKind::DeviceLocal, "activation_grads"));
+    // The logits layer has no activation, hence no pre-activation: a 16-byte placeholder for its binding.
+    const bool hidden = l < shape_.layers() - 1;
+    preact_.push_back(make(hidden ? bytes : 16, MemoryKind::DeviceLocal, "preact",
+                           hidden ? &M::activations : &M::workspace));
+    act_.push_back(make(bytes, MemoryKind::DeviceLocal, "activations", &M::activations));
+    dact_.push_back(make(bytes, MemoryKind::DeviceLocal, "activation_grads", &M::activations));
   }
+}
+
+size_t VulkanTrainer::buffer_bytes() const {
+  size_t sum = 0;
+  for (const Buffer* b : {&x_train_, &y_train_, &x_test_, &y_test_, &order_, &test_order_, &params_, &grads_,
+                          &state1_, &state2_, &x_batch_, &y_batch_, &losses_, &batch_correct_, &loss_history_,
+                          &eval_losses_, &eval_correct_})
+    sum += static_cast<size_t>(b->size());
+  for (const auto* per_layer : {&preact_, &act_, &dact_})
+    for (const Buffer& b : *per_layer) sum += static_cast<size_t>(b.size());
+  return sum;
 }
 
 void VulkanTrainer::build_descriptor_sets() {
@@ -395,9 +422,10 @@ void VulkanTrainer::import_state(const core::TrainerState& s) {
 double VulkanTrainer::measure_peak_bandwidth_gbps() {
   flush_into_ready();
   // A device-to-device copy of 64 MiB (read + write), timed with timestamp queries; best of 5.
+  // Short-lived, so not made by make(): they are not part of memory_usage().
   const VkDeviceSize bytes = 64u << 20;
-  Buffer src = make(bytes, MemoryKind::DeviceLocal, "bandwidth_src");
-  Buffer dst = make(bytes, MemoryKind::DeviceLocal, "bandwidth_dst");
+  Buffer src(ctx_, bytes, MemoryKind::DeviceLocal, "bandwidth_src");
+  Buffer dst(ctx_, bytes, MemoryKind::DeviceLocal, "bandwidth_dst");
   vk::TimestampQueries queries(ctx_, 2);
   double best = 0;
   for (int rep = 0; rep < 5; ++rep) {
@@ -419,6 +447,11 @@ double VulkanTrainer::measure_peak_bandwidth_gbps() {
 std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const core::DataSplit& data,
                                             const std::vector<float>& init_params) {
   return std::make_unique<VulkanTrainer>(cfg, data, init_params);
+}
+
+size_t allocated_buffer_bytes(const core::Trainer& trainer) {
+  const auto* vulkan = dynamic_cast<const VulkanTrainer*>(&trainer);
+  return vulkan ? vulkan->buffer_bytes() : 0;
 }
 
 }  // namespace gpu

@@ -1,6 +1,7 @@
 // gpu::Trainer: records each StepPlan as Vulkan compute dispatches, one command buffer per step, a timestamp query
 // after every dispatch; losses and timestamps are read back every readback_interval steps.
 #pragma once
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -10,10 +11,16 @@
 
 namespace gpu {
 
-// Creates the Vulkan trainer on device cfg.device (-1: best). The whole training and test set is uploaded once.
+// Creates the Vulkan trainer on device cfg.device (-1: best). The whole training and test set is uploaded once
+// (memory_usage().dataset counts that copy).
 // `data` must outlive the trainer. init_params: core::init_parameters(shape, cfg.seed).
 // Throws core::Error(Vulkan) when there is no Vulkan loader or device, or set-up fails, with what to do.
 std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const core::DataSplit& data,
                                             const std::vector<float>& init_params);
+
+// For the tests: the summed vk::Buffer::size() of every buffer a trainer from make_trainer() holds, walked member by
+// member, independently of the per-category tally behind memory_usage() (whose total() must equal it), in bytes.
+// 0 when `trainer` is not a gpu trainer.
+size_t allocated_buffer_bytes(const core::Trainer& trainer);
 
 }  // namespace gpu

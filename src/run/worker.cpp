@@ -134,10 +134,12 @@ void Worker::start_fresh() {
   trainer_ = spec_.make(cfg_, *data_, *init_params_);
   const std::string device = trainer_->device_name();
   const double peak = trainer_->measure_peak_bandwidth_gbps();
+  const core::MemoryUsage memory = trainer_->memory_usage();
   {
     std::lock_guard lock(run_mutex_);
     run_.device = device;
     run_.peak_gbps = peak;
+    run_.memory = memory;
   }
   observer_.on_start(spec_.name, device);
 }
@@ -341,9 +343,11 @@ void Worker::rebuild(const core::TrainConfig& next, const std::string& label) {
   trainer_ = std::move(fresh);
   cfg_ = next;
   const std::string device = trainer_->device_name();
+  const core::MemoryUsage memory = trainer_->memory_usage();
   std::lock_guard lock(run_mutex_);
   run_.config = cfg_;
   run_.device = device;
+  run_.memory = memory;
   run_.kernels = core::KernelTable();  // timings of the new configuration only
   run_.steps_per_epoch = core::steps_per_epoch(data_->train.count, cfg_.batch);
   run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});

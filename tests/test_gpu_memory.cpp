@@ -1,0 +1,228 @@
+// Where the memory goes: Trainer::memory_usage() of both trainers against sizes worked out here from the model shape
+// and the config, the GPU tally against the buffers it really holds, scaling with batch and hidden sizes,
+// core::fp32_reference_memory, and the "memory" object of report.json.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/batches.hpp"
+#include "core/dataset.hpp"
+#include "core/error.hpp"
+#include "core/metrics.hpp"
+#include "core/report.hpp"
+#include "cpu/trainer.hpp"
+#include "gpu/trainer.hpp"
+
+namespace {
+
+using core::Optimizer;
+
+constexpr size_t kF = 4;  // bytes of an fp32, an int32 label or flag, a uint32 index
+
+struct Setup {
+  core::TrainConfig cfg;
+  core::DataSplit data;
+  core::ModelShape shape;
+};
+
+Setup spiral(std::vector<int> hidden, int batch, Optimizer opt) {
+  Setup s;
+  s.cfg.dataset = "spiral";
+  s.cfg.hidden = std::move(hidden);
+  s.cfg.batch = batch;
+  s.cfg.optimizer = opt;
+  s.cfg.readback_interval = 5;
+  s.cfg.threads = 2;
+  s.cfg.validation = true;
+  s.data = core::make_spiral(3, 200, 50, 0.1f, 1);  // 600 training, 150 test points of 2 features, 3 classes
+  std::vector<int> dims{s.data.train.features};
+  dims.insert(dims.end(), s.cfg.hidden.begin(), s.cfg.hidden.end());
+  dims.push_back(s.data.train.classes);
+  s.shape = core::ModelShape(dims);
+  return s;
+}
+
+std::unique_ptr<core::Trainer> make_gpu(const Setup& s, const std::vector<float>& params) {
+  try {
+    return gpu::make_trainer(s.cfg, s.data, params);
+  } catch (const core::Error& e) {
+    MESSAGE("GPU part skipped (no Vulkan device): ", e.what());
+    return nullptr;
+  }
+}
+
+void check_usage(const core::MemoryUsage& got, const core::MemoryUsage& want) {
+  CHECK(got.weights == want.weights);
+  CHECK(got.master_weights == want.master_weights);
+  CHECK(got.gradients == want.gradients);
+  CHECK(got.optimizer_state == want.optimizer_state);
+  CHECK(got.activations == want.activations);
+  CHECK(got.workspace == want.workspace);
+  CHECK(got.dataset == want.dataset);
+  CHECK(got.total() == want.total());
+}
+
+// The CPU trainer's vectors: dlogits beside the outputs, and a separate pre-activation gradient per hidden layer.
+core::MemoryUsage expected_cpu(const Setup& s) {
+  const size_t B = static_cast<size_t>(s.cfg.batch), P = s.shape.param_count;
+  const size_t F = static_cast<size_t>(s.shape.inputs()), K = static_cast<size_t>(s.shape.classes());
+  core::MemoryUsage m;
+  m.weights = P * kF;
+  m.gradients = P * kF;
+  m.optimizer_state = (s.cfg.optimizer == Optimizer::AdamW ? 2 : 1) * P * kF;
+  m.activations = B * F * kF + 2 * B * kF + B * K * kF;  // x_batch, y_batch, losses, dlogits
+  for (int h : s.cfg.hidden) m.activations += 4 * B * static_cast<size_t>(h) * kF;  // preact, out, dact, dpreact
+  m.activations += B * K * kF;                                                      // logits
+  m.workspace = static_cast<size_t>(s.data.train.count) * kF + B * kF;              // order, evaluation flags
+  m.dataset = 0;                                                                    // the caller's, read in place
+  return m;
+}
+
+// The GPU trainer's buffers (every one here is >= 16 bytes, the smallest buffer it makes).
+core::MemoryUsage expected_gpu(const Setup& s) {
+  const size_t B = static_cast<size_t>(s.cfg.batch), P = s.shape.param_count;
+  const size_t F = static_cast<size_t>(s.shape.inputs()), K = static_cast<size_t>(s.shape.classes());
+  const size_t train = static_cast<size_t>(s.data.train.count), test = static_cast<size_t>(s.data.test.count);
+  const bool adamw = s.cfg.optimizer == Optimizer::AdamW;
+  core::MemoryUsage m;
+  m.weights = P * kF;
+  m.gradients = P * kF;
+  m.optimizer_state = (adamw ? 2 : 1) * P * kF;
+  m.activations = B * F * kF + 3 * B * kF;  // x_batch, y_batch, losses, batch_correct
+  for (int h : s.cfg.hidden) m.activations += 3 * B * static_cast<size_t>(h) * kF;  // preact, act, dact
+  m.activations += 2 * B * K * kF;                                                  // logits and dlogits
+  m.workspace = (train + test) * kF                          // order, test order
+                + static_cast<size_t>(s.cfg.readback_interval) * kF  // loss history
+                + 2 * test * kF                              // evaluation losses and flags
+                + 16                                         // placeholder preact of the logits layer
+                + (adamw ? 0 : 16);                          // placeholder adamw_v under SGD
+  m.dataset = (train * F + train + test * F + test) * kF;
+  return m;
+}
+
+// Trains two steps and evaluates: nothing the trainer holds may grow (the figures are fixed at construction).
+void exercise(core::Trainer& t, const Setup& s) {
+  t.begin_epoch(core::epoch_order(s.data.train.count, s.cfg.seed, 0));
+  t.step(0);
+  t.step(static_cast<size_t>(s.cfg.batch));
+  t.flush();
+  (void)t.evaluate();
+}
+
+}  // namespace
+
+TEST_CASE("memory_usage() of both trainers equals the sizes worked out from the model shape and the config") {
+  for (Optimizer opt : {Optimizer::AdamW, Optimizer::SGD}) {
+    CAPTURE(core::to_string(opt));
+    const Setup s = spiral({32, 16}, 32, opt);
+    const auto params = core::init_parameters(s.shape, s.cfg.seed);
+
+    auto cpu = cpu::make_trainer(s.cfg, s.data, params);
+    const core::MemoryUsage cpu_mem = cpu->memory_usage();
+    check_usage(cpu_mem, expected_cpu(s));
+    exercise(*cpu, s);
+    CHECK(cpu->memory_usage() == cpu_mem);
+
+    auto gpu = make_gpu(s, params);
+    if (!gpu) continue;
+    const core::MemoryUsage gpu_mem = gpu->memory_usage();
+    check_usage(gpu_mem, expected_gpu(s));
+    // The per-category tally against the buffers the trainer holds, walked one by one.
+    CHECK(gpu_mem.total() == gpu::allocated_buffer_bytes(*gpu));
+    CHECK(gpu::allocated_buffer_bytes(*cpu) == 0);
+    exercise(*gpu, s);
+    CHECK(gpu->memory_usage() == gpu_mem);
+    CHECK(gpu::allocated_buffer_bytes(*gpu) == gpu_mem.total());
+
+    // The analytic fp32 figure is the GPU's layout without its two kinds of 16-byte placeholders.
+    core::MemoryUsage ref = core::fp32_reference_memory(gpu->plan(), static_cast<size_t>(s.data.train.count),
+                                                        static_cast<size_t>(s.data.test.count),
+                                                        static_cast<size_t>(s.cfg.readback_interval));
+    ref.workspace += 16 + (opt == Optimizer::SGD ? 16 : 0);
+    check_usage(gpu_mem, ref);
+  }
+}
+
+TEST_CASE("memory_usage(): parameters follow the hidden sizes, activations are linear in the batch") {
+  const Setup small = spiral({32}, 16, Optimizer::AdamW);
+  const Setup big_batch = spiral({32}, 64, Optimizer::AdamW);
+  const Setup wide = spiral({64}, 16, Optimizer::AdamW);
+  std::vector<std::unique_ptr<core::Trainer>> trainers;
+  for (const Setup* s : {&small, &big_batch, &wide}) {
+    const auto params = core::init_parameters(s->shape, s->cfg.seed);
+    trainers.push_back(cpu::make_trainer(s->cfg, s->data, params));
+  }
+  for (const Setup* s : {&small, &big_batch, &wide}) {
+    auto gpu = make_gpu(*s, core::init_parameters(s->shape, s->cfg.seed));
+    if (!gpu) break;
+    trainers.push_back(std::move(gpu));
+  }
+  for (size_t first = 0; first < trainers.size(); first += 3) {
+    CAPTURE(trainers[first]->backend());
+    const core::MemoryUsage a = trainers[first]->memory_usage();
+    const core::MemoryUsage b = trainers[first + 1]->memory_usage();  // batch x4
+    const core::MemoryUsage w = trainers[first + 2]->memory_usage();  // hidden x2
+    // The batch changes no parameter-sized buffer, and scales every activation by the same factor.
+    CHECK(b.weights == a.weights);
+    CHECK(b.gradients == a.gradients);
+    CHECK(b.optimizer_state == a.optimizer_state);
+    CHECK(b.dataset == a.dataset);
+    CHECK(b.activations == 4 * a.activations);
+    // Hidden 32 -> 64: the padded parameter count grows from 320 floats (2-32-3) to 448 (2-64-3).
+    CHECK(small.shape.param_count == 320);
+    CHECK(wide.shape.param_count == 448);
+    CHECK(a.weights == small.shape.param_count * kF);
+    CHECK(w.weights == wide.shape.param_count * kF);
+    CHECK(w.weights > a.weights);
+    CHECK(w.gradients == w.weights);
+    CHECK(w.optimizer_state == 2 * w.weights);
+    // 32 more hidden units per sample: 3 (GPU: preact, act, dact) or 4 (CPU: also dpreact) tensors of B x 32 floats.
+    const size_t per_unit = std::string(trainers[first]->backend()) == "gpu" ? 3 : 4;
+    CHECK(w.activations - a.activations == per_unit * 16 * 32 * kF);
+  }
+}
+
+TEST_CASE("fp32_reference_memory of the default model 784-256-128-10, batch 128, AdamW, on Fashion-MNIST's sizes") {
+  const core::ModelShape shape({784, 256, 128, 10});
+  const core::StepPlan plan = core::build_step_plan(shape, 128, core::Activation::ReLU, Optimizer::AdamW);
+  const core::MemoryUsage m = core::fp32_reference_memory(plan, 60000, 10000, 10);
+  // 784x256 + 256 + 256x128 + 128 + 128x10 + 10 (padded to 64) = 235,200 floats
+  CHECK(shape.param_count == 235200);
+  CHECK(m.weights == 940800);
+  CHECK(m.master_weights == 0);
+  CHECK(m.gradients == 940800);
+  CHECK(m.optimizer_state == 2 * 940800);
+  // 128 x (784 + 3) + 128 x (3 x 256 + 3 x 128 + 2 x 10) floats
+  CHECK(m.activations == 128 * (787 + 768 + 384 + 20) * kF);
+  CHECK(m.workspace == (60000 + 3 * 10000 + 10) * kF);
+  CHECK(m.dataset == 70000 * 785 * kF);
+
+  const core::StepPlan sgd = core::build_step_plan(shape, 256, core::Activation::ReLU, Optimizer::SGD);
+  const core::MemoryUsage s = core::fp32_reference_memory(sgd, 60000, 10000, 10);
+  CHECK(s.optimizer_state == 940800);
+  CHECK(s.activations == 2 * m.activations);
+}
+
+TEST_CASE("report.json has a memory object per backend, in bytes, with its total") {
+  core::BackendRun run;
+  run.name = "gpu";
+  run.memory.weights = 1;
+  run.memory.gradients = 20;
+  run.memory.optimizer_state = 300;
+  run.memory.activations = 4000;
+  run.memory.workspace = 50000;
+  run.memory.dataset = 600000;
+  core::BackendRun none;  // a backend that never made a trainer reports zeros
+  none.name = "cpu";
+  const nlohmann::json j = core::report_json(core::TrainConfig{}, {run, none});
+  const auto& m = j["backends"][0]["memory"];
+  for (const char* key : {"weights", "master_weights", "gradients", "optimizer_state", "activations", "workspace",
+                          "dataset", "total"})
+    CHECK_MESSAGE(m.contains(key), key);
+  CHECK(m["activations"] == 4000);
+  CHECK(m["master_weights"] == 0);
+  CHECK(m["total"] == 654321);
+  CHECK(j["backends"][1]["memory"]["total"] == 0);
+}
