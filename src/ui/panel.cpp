@@ -10,6 +10,7 @@ namespace ui {
 
 std::string format_duration(double s) {
   if (s < 0) return "-";
+  if (s < 1) return fmt::format("{:.0f} ms", s * 1000);
   if (s < 60) return fmt::format("{:.1f} s", s);
   if (s < 3600) return fmt::format("{} min {:02d} s", static_cast<int>(s / 60), static_cast<int>(std::fmod(s, 60)));
   return fmt::format("{} h {:02d} min", static_cast<int>(s / 3600), static_cast<int>(std::fmod(s, 3600) / 60));

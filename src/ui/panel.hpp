@@ -23,7 +23,7 @@ class Controller {
   virtual StyleOptions style() const = 0;
 };
 
-// "12.3 s", "4 min 05 s", "1 h 02 min".
+// "13 ms", "12.3 s", "4 min 05 s", "1 h 02 min".
 std::string format_duration(double seconds);
 // "817", "66.1 k", "1.23 M" (samples/s and the like).
 std::string format_rate(double value);

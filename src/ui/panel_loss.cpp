@@ -26,6 +26,7 @@ void LossCurves::draw(const DashboardView& view) {
   const bool by_step = x_axis == XAxis::Step;
   loss_plot_.set_axis_labels(by_step ? "step" : "training seconds", "training loss");
   accuracy_plot_.set_axis_labels(by_step ? "epoch" : "training seconds", "test accuracy (%)");
+  accuracy_plot_.set_integer_x(by_step);
 
   std::vector<PlotSeries> losses, accuracies;
   std::vector<PlotMarker> markers;

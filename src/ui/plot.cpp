@@ -190,7 +190,10 @@ Plot::Frame Plot::layout(ImVec2 canvas_min, ImVec2 canvas_max) const {
   f.ymap = {y_view_, bottom, top, log_y_};
 
   // Fewer x ticks until neighbouring labels keep a line's height of space between them.
-  for (int x_target = std::max(2, static_cast<int>((right - left) / (6 * font))); x_target >= 1; --x_target) {
+  int most = std::max(2, static_cast<int>((right - left) / (6 * font)));
+  // Integer x (epochs): at most one tick per unit, so that no "2.5" epoch is labelled.
+  if (integer_x_) most = std::max(1, std::min(most, static_cast<int>(std::floor(x_view_.span()))));
+  for (int x_target = most; x_target >= 1; --x_target) {
     f.xticks = linear_ticks(x_view_, x_target);
     bool fits = true;
     for (std::size_t i = 1; i < f.xticks.size() && fits; ++i) {

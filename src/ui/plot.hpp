@@ -54,6 +54,8 @@ class Plot {
   void set_axis_labels(std::string x_label, std::string y_label);
   bool auto_fit() const { return auto_fit_; }
   void set_auto_fit(bool on) { auto_fit_ = on; }
+  // x values are whole numbers (epochs): ticks at least 1 apart.
+  void set_integer_x(bool on) { integer_x_ = on; }
   bool log_y() const { return log_y_; }
   void set_log_y(bool on) { log_y_ = on; }
   Range x_view() const { return x_view_; }
@@ -84,6 +86,7 @@ class Plot {
   std::string x_label_, y_label_;
   bool auto_fit_ = true;
   bool log_y_ = false;
+  bool integer_x_ = false;
   Range x_view_{0, 1}, y_view_{0, 1};
   std::set<std::string, std::less<>> hidden_;
   Region drag_region_ = Region::Data;
