@@ -2,11 +2,12 @@
 // each invocation reads its element before writing it.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "dtype.glsl"
 layout(local_size_x = 256) in;
 
-layout(std430, binding = 0) buffer Dpreact { float dpreact[]; };
-layout(std430, binding = 1) readonly buffer Dout { float dout[]; };
-layout(std430, binding = 2) readonly buffer Preact { float preact[]; };
+layout(std430, binding = 0) buffer Dpreact { STORE_T dpreact[]; };
+layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
+layout(std430, binding = 2) readonly buffer Preact { STORE_T preact[]; };
 
 layout(push_constant) uniform Params { uint N, act; } p;
 
@@ -14,5 +15,6 @@ layout(push_constant) uniform Params { uint N, act; } p;
 
 void main() {
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  for (uint i = gl_GlobalInvocationID.x; i < p.N; i += stride) dpreact[i] = dout[i] * act_derivative(preact[i], p.act);
+  for (uint i = gl_GlobalInvocationID.x; i < p.N; i += stride) 
+    dpreact[i] = store_t(load_t(dout[i]) * act_derivative(load_t(preact[i]), p.act));
 }

@@ -1,15 +1,16 @@
 // matmul_backward_data: dinp (B,C) = dout (B,OC) · weight (OC,C). GEMM with M = B, N = C, K = OC.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "dtype.glsl"
 
-layout(std430, binding = 0) writeonly buffer Dinp { float dinp[]; };
-layout(std430, binding = 1) readonly buffer Dout { float dout[]; };
-layout(std430, binding = 2) readonly buffer Weight { float weight[]; };
+layout(std430, binding = 0) writeonly buffer Dinp { STORE_T dinp[]; };
+layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
+layout(std430, binding = 2) readonly buffer Weight { STORE_T weight[]; };
 
 layout(push_constant) uniform Params { uint B, C, OC; } p;
 
-#define A_AT(m, k) dout[(m) * p.OC + (k)]
-#define B_AT(k, n) weight[(k) * p.C + (n)]
+#define A_AT(m, k) load_t(dout[(m) * p.OC + (k)])
+#define B_AT(k, n) load_t(weight[(k) * p.C + (n)])
 #define A_K_FAST 1
 #define B_N_FAST 1
 #include "gemm.glsl"
@@ -21,7 +22,7 @@ void main() {
     if (b >= p.B) continue;
     for (uint j = 0; j < THREAD_N; ++j) {
       uint c = gemm_col(j);
-      if (c < p.C) dinp[b * p.C + c] = acc[i * THREAD_N + j];
+      if (c < p.C) dinp[b * p.C + c] = store_t(acc[i * THREAD_N + j]);
     }
   }
 }

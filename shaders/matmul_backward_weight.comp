@@ -1,15 +1,16 @@
 // matmul_backward_weight: dweight (OC,C) = dout (B,OC)ᵀ · inp (B,C). GEMM with M = OC, N = C, K = B.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "dtype.glsl"
 
-layout(std430, binding = 0) writeonly buffer Dweight { float dweight[]; };
-layout(std430, binding = 1) readonly buffer Dout { float dout[]; };
-layout(std430, binding = 2) readonly buffer Inp { float inp[]; };
+layout(std430, binding = 0) writeonly buffer Dweight { STORE_T dweight[]; };
+layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
+layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
 
 layout(push_constant) uniform Params { uint B, C, OC; } p;
 
-#define A_AT(m, k) dout[(k) * p.OC + (m)]
-#define B_AT(k, n) inp[(k) * p.C + (n)]
+#define A_AT(m, k) load_t(dout[(k) * p.OC + (m)])
+#define B_AT(k, n) load_t(inp[(k) * p.C + (n)])
 #define A_K_FAST 0
 #define B_N_FAST 1
 #include "gemm.glsl"
@@ -21,7 +22,7 @@ void main() {
     if (o >= p.OC) continue;
     for (uint j = 0; j < THREAD_N; ++j) {
       uint c = gemm_col(j);
-      if (c < p.C) dweight[o * p.C + c] = acc[i * THREAD_N + j];
+      if (c < p.C) dweight[o * p.C + c] = store_t(acc[i * THREAD_N + j]);
     }
   }
 }

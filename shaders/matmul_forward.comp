@@ -2,12 +2,13 @@
 // activation for act_backward (hidden layers only). GEMM with M = B, N = OC, K = C.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "dtype.glsl"
 
-layout(std430, binding = 0) writeonly buffer Out { float out_[]; };
-layout(std430, binding = 1) writeonly buffer Preact { float preact[]; };
-layout(std430, binding = 2) readonly buffer Inp { float inp[]; };
-layout(std430, binding = 3) readonly buffer Weight { float weight[]; };
-layout(std430, binding = 4) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 0) writeonly buffer Out { STORE_T out_[]; };
+layout(std430, binding = 1) writeonly buffer Preact { STORE_T preact[]; };
+layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
+layout(std430, binding = 3) readonly buffer Weight { STORE_T weight[]; };
+layout(std430, binding = 4) readonly buffer Bias { STORE_T bias[]; };
 
 layout(push_constant) uniform Params {
   uint B, C, OC;
@@ -15,8 +16,8 @@ layout(push_constant) uniform Params {
   uint act;        // ACT_RELU | ACT_GELU
 } p;
 
-#define A_AT(m, k) inp[(m) * p.C + (k)]
-#define B_AT(k, n) weight[(n) * p.C + (k)]
+#define A_AT(m, k) load_t(inp[(m) * p.C + (k)])
+#define B_AT(k, n) load_t(weight[(n) * p.C + (k)])
 #define A_K_FAST 1
 #define B_N_FAST 0
 #include "gemm.glsl"
@@ -30,12 +31,12 @@ void main() {
     for (uint j = 0; j < THREAD_N; ++j) {
       uint o = gemm_col(j);
       if (o >= p.OC) continue;
-      float v = acc[i * THREAD_N + j] + bias[o];
+      float v = acc[i * THREAD_N + j] + load_t(bias[o]);
       if (p.apply_act != 0) {
-        preact[b * p.OC + o] = v;
+        preact[b * p.OC + o] = store_t(v);
         v = act_forward(v, p.act);
       }
-      out_[b * p.OC + o] = v;
+      out_[b * p.OC + o] = store_t(v);
     }
   }
 }

@@ -1,7 +1,13 @@
-# The kernels: one .comp per kernel, compiled once each as the fp32 variant named like the file.
-# Other variants (e.g. storage dtypes) are added here as trainscope_shader(<name>_<variant> <file> DEFINE=...).
+# The kernels: one .comp per kernel, compiled three times from the same source (shaders/common/dtype.glsl):
+#   <kernel>       fp32 storage
+#   <kernel>_fp16  fp16 storage (DTYPE_FP16), fp32 arithmetic
+#   <kernel>_bf16  bf16 storage (DTYPE_BF16), fp32 arithmetic
+# Kernels without tensor buffers (loss_reduce: fp32 losses) give the same code in every variant; they are compiled
+# anyway so that every kernel has every variant.
 file(GLOB kernel_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.comp)
 foreach(src ${kernel_sources})
   get_filename_component(kernel ${src} NAME_WE)
   trainscope_shader(${kernel} ${kernel})
+  trainscope_shader(${kernel}_fp16 ${kernel} DTYPE_FP16=1)
+  trainscope_shader(${kernel}_bf16 ${kernel} DTYPE_BF16=1)
 endforeach()

@@ -20,8 +20,34 @@
 //     nearest even at every fp16 midpoint, overflow and subnormals as the host; every NaN becomes 0x7e00/0xfe00.
 //   - float_to_fp16_rne is the bit-exact alternative (integer operations, the same bits as core::float_to_fp16),
 //     for kernels and tests that need the host's exact results; it costs a dozen integer instructions.
+//
+// Storage type of the kernels' tensors, one define per compiled variant (shaders/shaders.cmake); arithmetic and
+// accumulation stay fp32 in every variant:
+//   DTYPE_FP32 (default)  STORE_T float        load_t/store_t are the identity.
+//   DTYPE_FP16            STORE_T float16_t    (GL_EXT_shader_16bit_storage) load_t = float(v), exact;
+//                         store_t rounds to nearest even with float_to_fp16_rne, then casts the value, which is now
+//                         representable, so the cast is exact whatever the device's OpFConvert rounding mode (Vulkan
+//                         leaves it to the implementation without shaderRoundingModeRTEFloat16).
+//   DTYPE_BF16            STORE_T uint16_t     (GL_EXT_shader_16bit_storage) the bf16 bits; float_to_bf16 (RNE) and
+//                         bf16_to_float, bit-exact on every device.
+// `float load_t(STORE_T v)` and `STORE_T store_t(float x)` are macros in the 16-bit variants: with storage-only 16-bit
+// support (storageBuffer16BitAccess, no shaderFloat16/shaderInt16), 16-bit types may appear only in buffer blocks and
+// conversions, not as function parameters. Each argument is evaluated once.
+// Include this file before the first declaration of a kernel: the #extension must precede non-preprocessor tokens.
+// Caveat (fp16): a device without shaderDenormPreserveFloat16 may flush fp16 subnormals (|x| < 2^-14) to zero when
+// converting; the integer rounding itself is exact.
 #ifndef TRAINSCOPE_DTYPE_GLSL
 #define TRAINSCOPE_DTYPE_GLSL
+
+#if defined(DTYPE_FP16) && defined(DTYPE_BF16)
+#error "define at most one of DTYPE_FP16 and DTYPE_BF16"
+#endif
+#if defined(DTYPE_FP16) || defined(DTYPE_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#define DTYPE_16BIT 1
+#else
+#define DTYPE_16BIT 0
+#endif
 
 // bf16 bits (low 16 bits of `bits`; the rest is ignored) -> float, exact; a signalling NaN comes back quiet.
 float bf16_to_float(uint bits) {
@@ -79,5 +105,22 @@ uint float_to_fp16_rne(float x) {
 
 // Two floats -> two fp16 in one uint, round to nearest even on every device.
 uint pack_fp16x2_rne(vec2 v) { return float_to_fp16_rne(v.x) | (float_to_fp16_rne(v.y) << 16); }
+
+// float -> the nearest fp16 value (ties to even) as a float, exact on every device.
+float fp16_round(float x) { return fp16_to_float(float_to_fp16_rne(x)); }
+
+#if defined(DTYPE_FP16)
+#define STORE_T float16_t
+#define load_t(v) float(v)
+#define store_t(x) float16_t(fp16_round(x))
+#elif defined(DTYPE_BF16)
+#define STORE_T uint16_t
+#define load_t(v) bf16_to_float(uint(v))
+#define store_t(x) uint16_t(float_to_bf16(x))
+#else
+#define STORE_T float
+float load_t(float v) { return v; }
+float store_t(float x) { return x; }
+#endif
 
 #endif  // TRAINSCOPE_DTYPE_GLSL

@@ -11,6 +11,21 @@ namespace core {
 const char* to_string(Activation a) { return a == Activation::ReLU ? "relu" : "gelu"; }
 const char* to_string(Optimizer o) { return o == Optimizer::SGD ? "sgd" : "adamw"; }
 
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::FP16: return "fp16";
+    case Precision::BF16: return "bf16";
+  }
+  return "?";
+}
+
+std::optional<Precision> parse_precision(std::string_view name) {
+  for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
 static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 ModelShape::ModelShape(std::vector<int> d) : dims(std::move(d)) {

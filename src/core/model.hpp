@@ -2,7 +2,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace core {
@@ -10,8 +12,18 @@ namespace core {
 enum class Activation { ReLU, GELU };  // GELU: the tanh approximation (Hendrycks & Gimpel 2016; torch approximate='tanh')
 enum class Optimizer { SGD, AdamW };
 
+// Storage type of the tensors the kernels read and write (activations, weights as read, gradients); arithmetic and
+// accumulation are fp32 in every case, and the optimizer keeps fp32 master weights and state (mixed precision:
+// Micikevicius et al. 2018). fp16: IEEE binary16; bf16: bfloat16 (core/half.hpp).
+enum class Precision { FP32, FP16, BF16 };
+
 const char* to_string(Activation a);
 const char* to_string(Optimizer o);
+const char* to_string(Precision p);  // "fp32", "fp16", "bf16"
+// "fp32" / "fp16" / "bf16" (exactly, lower case) -> the precision; anything else -> nullopt.
+std::optional<Precision> parse_precision(std::string_view name);
+// Bytes of one stored tensor element: 4 or 2.
+constexpr size_t storage_bytes(Precision p) { return p == Precision::FP32 ? 4 : 2; }
 
 // dims = {inputs, hidden..., classes}; layer l maps dims[l] -> dims[l+1] with weight W_l (OC, C) and bias b_l (OC),
 // out = inp · W_lᵀ + b_l (torch.nn.Linear's convention). Every hidden layer is followed by the activation; the last

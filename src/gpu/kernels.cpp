@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -53,21 +54,39 @@ GemmTiles choose_gemm_tiles(const VkPhysicalDeviceLimits& limits, bool software_
 
 static uint32_t act_code(core::Activation a) { return a == core::Activation::ReLU ? 0u : 1u; }
 
-Kernels::Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles)
-    : tiles_(tiles ? *tiles : choose_gemm_tiles(ctx.limits(), ctx.info().software)) {
+bool precision_supported(const vk::DeviceInfo& device, core::Precision precision, std::string* why) {
+  if (precision == core::Precision::FP32 || device.storage_16bit) return true;
+  if (why)
+    *why = std::string(core::to_string(precision)) +
+           " needs 16-bit storage buffers (VK_KHR_16bit_storage storageBuffer16BitAccess), which " + device.name +
+           " does not support; use fp32";
+  return false;
+}
+
+Kernels::Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles, core::Precision precision)
+    : tiles_(tiles ? *tiles : choose_gemm_tiles(ctx.limits(), ctx.info().software)), precision_(precision) {
+  if (std::string why; !precision_supported(ctx.info(), precision, &why))
+    throw core::Error(core::ErrorKind::Vulkan, why);
+  // Variant names as in shaders/shaders.cmake: "<kernel>", "<kernel>_fp16", "<kernel>_bf16".
+  const std::string suffix = precision == core::Precision::FP32 ? "" : std::string("_") + core::to_string(precision);
+  const auto name = [&](const char* kernel) { return kernel + suffix; };
+  // The 16-bit optimizer variants write one more buffer: weights16.
+  const uint32_t extra = precision == core::Precision::FP32 ? 0 : 1;
   const std::array<uint32_t, 7> gemm_spec = {tiles_.tile_m, tiles_.tile_n, tiles_.tile_k, tiles_.thread_m,
                                              tiles_.thread_n, tiles_.tile_n / tiles_.thread_n,
                                              tiles_.tile_m / tiles_.thread_m};
-  gather_batch_ = vk::ComputePipeline(ctx, "gather_batch", 5, sizeof(GatherPush));
-  matmul_forward_ = vk::ComputePipeline(ctx, "matmul_forward", 5, sizeof(MatmulForwardPush), gemm_spec);
-  softmax_xent_ = vk::ComputePipeline(ctx, "softmax_xent_forward_backward", 5, sizeof(SoftmaxPush));
-  loss_reduce_ = vk::ComputePipeline(ctx, "loss_reduce", 2, sizeof(LossReducePush));
-  act_backward_ = vk::ComputePipeline(ctx, "act_backward", 3, sizeof(ActBackwardPush));
-  matmul_backward_weight_ = vk::ComputePipeline(ctx, "matmul_backward_weight", 3, sizeof(MatmulPush), gemm_spec);
-  bias_backward_ = vk::ComputePipeline(ctx, "bias_backward", 2, sizeof(BiasBackwardPush));
-  matmul_backward_data_ = vk::ComputePipeline(ctx, "matmul_backward_data", 3, sizeof(MatmulPush), gemm_spec);
-  adamw_update_ = vk::ComputePipeline(ctx, "adamw_update", 4, sizeof(AdamWPush));
-  sgd_update_ = vk::ComputePipeline(ctx, "sgd_update", 3, sizeof(SgdPush));
+  gather_batch_ = vk::ComputePipeline(ctx, name("gather_batch"), 5, sizeof(GatherPush));
+  matmul_forward_ = vk::ComputePipeline(ctx, name("matmul_forward"), 5, sizeof(MatmulForwardPush), gemm_spec);
+  softmax_xent_ = vk::ComputePipeline(ctx, name("softmax_xent_forward_backward"), 5, sizeof(SoftmaxPush));
+  loss_reduce_ = vk::ComputePipeline(ctx, name("loss_reduce"), 2, sizeof(LossReducePush));
+  act_backward_ = vk::ComputePipeline(ctx, name("act_backward"), 3, sizeof(ActBackwardPush));
+  matmul_backward_weight_ =
+      vk::ComputePipeline(ctx, name("matmul_backward_weight"), 3, sizeof(MatmulPush), gemm_spec);
+  bias_backward_ = vk::ComputePipeline(ctx, name("bias_backward"), 2, sizeof(BiasBackwardPush));
+  matmul_backward_data_ =
+      vk::ComputePipeline(ctx, name("matmul_backward_data"), 3, sizeof(MatmulPush), gemm_spec);
+  adamw_update_ = vk::ComputePipeline(ctx, name("adamw_update"), 4 + extra, sizeof(AdamWPush));
+  sgd_update_ = vk::ComputePipeline(ctx, name("sgd_update"), 3 + extra, sizeof(SgdPush));
 }
 
 const vk::ComputePipeline& Kernels::pipeline(core::Op op) const {

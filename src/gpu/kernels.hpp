@@ -8,17 +8,24 @@
 //   matmul_backward_weight        dweight, dout, inp
 //   bias_backward                 dbias, dout
 //   matmul_backward_data          dinp, dout, weight
-//   adamw_update                  params, m, v, grads
-//   sgd_update                    params, momentum_buf, grads
+//   adamw_update                  params, m, v, grads           (16-bit: + weights16)
+//   sgd_update                    params, momentum_buf, grads   (16-bit: + weights16)
+// Precision (the pipeline variant, shaders/common/dtype.glsl): every tensor buffer holds the storage type, 4 or 2
+// bytes per element (fp32 / fp16 / bf16 bits); fp32 always: gather_batch's dataset x, y and order, labels, losses,
+// correct, loss_history, and the optimizers' params (master weights), m, v, momentum_buf. In the 16-bit variants the
+// optimizers read 16-bit grads and also write weights16 = the new params rounded to nearest even, the copy that the
+// forward and backward kernels read. Arithmetic and accumulation are fp32 in every variant.
 #pragma once
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/model.hpp"
 #include "core/step_plan.hpp"
+#include "vk/devices.hpp"
 #include "vk/pipeline.hpp"
 
 namespace gpu {
@@ -41,13 +48,21 @@ GemmTiles choose_gemm_tiles(const VkPhysicalDeviceLimits& limits, bool software_
 // Every tiling choose_gemm_tiles may pick (the parity tests run each).
 std::vector<GemmTiles> gemm_tile_candidates();
 
+// Whether the device can run the kernels' `precision` variant: the 16-bit variants need storageBuffer16BitAccess
+// (VK_KHR_16bit_storage, core in Vulkan 1.1); they use no 16-bit arithmetic, so shaderFloat16 is not required.
+// When not, *why (if given) says what is missing.
+bool precision_supported(const vk::DeviceInfo& device, core::Precision precision, std::string* why = nullptr);
+
 class Kernels {
  public:
-  // tiles: the GEMM tiling (default: choose_gemm_tiles for this device).
-  explicit Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles = {});
+  // tiles: the GEMM tiling (default: choose_gemm_tiles for this device). precision: the storage variant of every
+  // kernel. Throws core::Error(Vulkan) if the device does not support it (precision_supported).
+  explicit Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles = {},
+                   core::Precision precision = core::Precision::FP32);
 
   const vk::ComputePipeline& pipeline(core::Op op) const;
   const GemmTiles& tiles() const { return tiles_; }
+  core::Precision precision() const { return precision_; }
 
   void gather_batch(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t B, uint32_t C, uint32_t first) const;
   void matmul_forward(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t B, uint32_t C, uint32_t OC, bool apply_act,
@@ -70,6 +85,7 @@ class Kernels {
             uint32_t N) const;
 
   GemmTiles tiles_;
+  core::Precision precision_;
   vk::ComputePipeline gather_batch_, matmul_forward_, softmax_xent_, loss_reduce_, act_backward_,
       matmul_backward_weight_, bias_backward_, matmul_backward_data_, adamw_update_, sgd_update_;
 };
