@@ -175,3 +175,24 @@ TEST_CASE("a reset to a dataset that cannot be loaded is refused and training go
   REQUIRE(eventually([&] { return session.snapshot().at(0).step_losses.size() > steps + 10; }));
   CHECK(session.config().dataset == "spiral");
 }
+
+TEST_CASE("reset requests in quick succession: none waits for the loader, the newest is applied last") {
+  core::TrainConfig cfg = live_config();
+  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+  Tracker tracker;
+  run::Observer observer;
+  run::Session session(cfg, data, {tracked("cpu", cpu::make_trainer, tracker)}, observer, run::SessionOptions{true});
+  session.start();
+  core::TrainConfig first = cfg, second = cfg;
+  first.hidden = {8};
+  first.spiral_points = 300;  // other data: the loader has to make it
+  second.hidden = {12, 6};
+  session.request_reset(first);
+  session.request_reset(second);
+  REQUIRE(eventually([&] { return session.config().hidden == std::vector<int>{12, 6}; }));
+  REQUIRE(eventually([&] {
+    auto r = session.snapshot().at(0);
+    return r.config.hidden == std::vector<int>{12, 6} && r.step_losses.size() > 5;
+  }));
+  CHECK(session.status().empty());
+}

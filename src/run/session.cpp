@@ -84,14 +84,29 @@ core::TrainConfig Session::config() const {
 }
 
 void Session::request_reset(core::TrainConfig cfg) {
-  // One reset in preparation at a time: a second request waits for the first's loader (which is quick for the
-  // spiral and about a second for Fashion-MNIST).
-  if (loader_.joinable()) loader_.join();
-  {
-    std::lock_guard lock(mutex_);
-    status_ = fmt::format("preparing {} ...", cfg.dataset);
+  std::lock_guard lock(mutex_);
+  status_ = fmt::format("preparing {} ...", cfg.dataset);
+  pending_reset_ = std::move(cfg);
+  if (loader_busy_) return;  // the running loader takes the newest request when it is done: the caller never waits
+  loader_busy_ = true;
+  if (loader_.joinable()) loader_.join();  // a loader that already finished its last request
+  loader_ = std::thread([this] { loader_loop(); });
+}
+
+void Session::loader_loop() {
+  for (;;) {
+    core::TrainConfig cfg;
+    {
+      std::lock_guard lock(mutex_);
+      if (!pending_reset_) {
+        loader_busy_ = false;
+        return;
+      }
+      cfg = std::move(*pending_reset_);
+      pending_reset_.reset();
+    }
+    prepare_reset(std::move(cfg));
   }
-  loader_ = std::thread([this, cfg = std::move(cfg)] { prepare_reset(cfg); });
 }
 
 void Session::prepare_reset(core::TrainConfig cfg) {

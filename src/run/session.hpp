@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -101,11 +102,14 @@ class Session {
 
  private:
   void prepare_reset(core::TrainConfig cfg);
+  void loader_loop();  // prepares pending resets, the newest one first, until none is left
 
-  mutable std::mutex mutex_;  // guards cfg_, data_, status_
+  mutable std::mutex mutex_;  // guards cfg_, data_, status_, pending_reset_, loader_busy_
   core::TrainConfig cfg_;
   std::shared_ptr<const core::DataSplit> data_;
   std::string status_;
+  std::optional<core::TrainConfig> pending_reset_;  // the newest reset request not yet taken by the loader
+  bool loader_busy_ = false;                        // a loader thread is running (it clears this as it ends)
   Observer& observer_;
   const SessionOptions options_;
   std::vector<BackendSpec> specs_;
