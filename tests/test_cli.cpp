@@ -201,3 +201,10 @@ TEST_CASE("a tiny CPU run on the spiral trains and writes the report") {
   tiny_run({}, 2 * (3 * 2000 / 32));   // 6000 training points: 187 steps per epoch
   tiny_run({"--limit", "320"}, 2 * 10);  // 10 steps per epoch: fewer than 50 losses
 }
+
+TEST_CASE("a model too large for any machine is refused before anything is allocated") {
+  const Result r = run_cli({"train", "--dataset", "spiral", "--hidden", "65536,65536", "--epochs", "1"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--hidden/--batch") != std::string::npos);
+  CHECK(r.err.find("GiB") != std::string::npos);
+}

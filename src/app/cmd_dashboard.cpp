@@ -140,7 +140,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   }
   // The data after the window: without a display, the error comes at once.
   auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-  core::validate_against_data(cfg, data->train.count);
+  core::validate_against_data(cfg, *data);
 
   run::Observer observer;  // the window reads snapshots; nothing to print
   run::Session session(cfg, data, run::backends_from_config(cfg), observer, run::SessionOptions{true, true});

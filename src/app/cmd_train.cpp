@@ -179,7 +179,7 @@ int run_train(TrainOptions& o) {
   if (!o.screenshot.empty()) parse_size(o.size, width, height);
 
   const core::DataSplit data = run::load_data(cfg);
-  core::validate_against_data(cfg, data.train.count);
+  core::validate_against_data(cfg, data);
   print_header(cfg, data);
 
   Progress progress(cfg);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dataset.hpp"
 #include "core/model.hpp"
 
 namespace core {
@@ -47,8 +48,12 @@ struct TrainConfig {
 // Throws core::Error(InvalidArgument) with one line saying what is wrong and what is allowed.
 void validate(const TrainConfig& c);
 
-// Checks that need the dataset: batch <= training set size.
-void validate_against_data(const TrainConfig& c, int train_count);
+// Checks that need the dataset: batch <= training set size, and a model whose fp32 training state (weights,
+// gradients, optimizer state, activations; core::fp32_reference_memory) fits in kMaxTrainingBytes, so that an absurd
+// --hidden or --batch is refused with a message instead of failing an allocation later.
+void validate_against_data(const TrainConfig& c, const DataSplit& data);
+
+inline constexpr double kMaxTrainingBytes = 16.0 * (1ull << 30);  // 16 GiB
 
 // "256,128" -> {256,128}; throws core::Error(InvalidArgument) on empty, zero, negative or non-numeric sizes.
 std::vector<int> parse_hidden(const std::string& text);

@@ -118,7 +118,7 @@ void Session::prepare_reset(core::TrainConfig cfg) {
       if (same_data(cfg, cfg_)) data = data_;
     }
     if (!data) data = std::make_shared<const core::DataSplit>(load_data(cfg));
-    core::validate_against_data(cfg, data->train.count);
+    core::validate_against_data(cfg, *data);
     Command reset;
     reset.kind = Command::Kind::Reset;
     reset.config = std::make_shared<const core::TrainConfig>(cfg);

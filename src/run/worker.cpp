@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <new>
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -333,9 +334,13 @@ void Worker::rebuild(const core::TrainConfig& next, const std::string& label) {
   const core::TrainerState state = trainer_->export_state();
   std::unique_ptr<core::Trainer> fresh;
   try {
+    core::validate_against_data(next, *data_);
     fresh = spec_.make(next, *data_, state.params);
     fresh->import_state(state);
     fresh->begin_epoch(order_);
+  } catch (const std::bad_alloc&) {
+    set_status(fmt::format("{} refused: out of memory", label));
+    return;
   } catch (const core::Error& e) {
     set_status(fmt::format("{} refused: {}", label, e.what()));
     return;
