@@ -37,10 +37,7 @@ Setup spiral(std::vector<int> hidden, int batch, Optimizer opt) {
   s.cfg.threads = 2;
   s.cfg.validation = true;
   s.data = core::make_spiral(3, 200, 50, 0.1f, 1);  // 600 training, 150 test points of 2 features, 3 classes
-  std::vector<int> dims{s.data.train.features};
-  dims.insert(dims.end(), s.cfg.hidden.begin(), s.cfg.hidden.end());
-  dims.push_back(s.data.train.classes);
-  s.shape = core::ModelShape(dims);
+  s.shape = core::model_shape(s.cfg, s.data);
   return s;
 }
 

@@ -34,13 +34,6 @@ std::unique_ptr<core::Trainer> make_gpu(const core::TrainConfig& cfg, const core
   }
 }
 
-core::ModelShape shape_of(const core::TrainConfig& cfg, const core::DataSplit& d) {
-  std::vector<int> dims{d.train.features};
-  dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
-  dims.push_back(d.train.classes);
-  return core::ModelShape(dims);
-}
-
 }  // namespace
 
 TEST_CASE("fp32, same seed: the first 20 training losses of GPU and CPU agree within 1e-4 relative") {
@@ -56,7 +49,7 @@ TEST_CASE("fp32, same seed: the first 20 training losses of GPU and CPU agree wi
       cfg.optimizer = opt;
       cfg.activation = act;
       cfg.lr = opt == core::Optimizer::AdamW ? 1e-3f : 0.05f;
-      auto params = core::init_parameters(shape_of(cfg, data), cfg.seed);
+      auto params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
       auto gpu = make_gpu(cfg, data, params);
       if (!gpu) return;
       auto cpu = cpu::make_trainer(cfg, data, params);
@@ -88,7 +81,7 @@ TEST_CASE("a short run on a subset reaches > 0.75 test accuracy on both backends
   cfg.hidden = {128};
   cfg.batch = 64;
   cfg.validation = true;
-  auto params = core::init_parameters(shape_of(cfg, data), cfg.seed);
+  auto params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
   auto cpu = cpu::make_trainer(cfg, data, params);
   auto gpu = make_gpu(cfg, data, params);
   std::vector<core::Trainer*> trainers{cpu.get()};
@@ -122,7 +115,7 @@ TEST_CASE("GPU readback: records come back in step order with plausible timings,
   cfg.batch = 16;
   cfg.readback_interval = 4;
   cfg.validation = true;
-  auto params = core::init_parameters(shape_of(cfg, data), cfg.seed);
+  auto params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
   auto gpu = make_gpu(cfg, data, params);
   if (!gpu) return;
   gpu->begin_epoch(core::epoch_order(data.train.count, cfg.seed, 0));

@@ -47,22 +47,27 @@ void validate(const TrainConfig& c) {
   }
 }
 
+ModelShape model_shape(const TrainConfig& c, const DataSplit& data) {
+  std::vector<int> dims{data.train.features};
+  dims.insert(dims.end(), c.hidden.begin(), c.hidden.end());
+  dims.push_back(data.train.classes);
+  return ModelShape(dims);
+}
+
 void validate_against_data(const TrainConfig& c, const DataSplit& data) {
   const int train_count = data.train.count;
   if (c.batch > train_count)
     fail(fmt::format("--batch {}: larger than the training set ({} samples); use a batch size of 1..{}", c.batch,
                      train_count, train_count));
   // The sizes alone, before any allocation (a ModelShape only holds offsets).
-  std::vector<int> dims{data.train.features};
-  dims.insert(dims.end(), c.hidden.begin(), c.hidden.end());
-  dims.push_back(data.train.classes);
-  const StepPlan plan = build_step_plan(ModelShape(dims), c.batch, c.activation, c.optimizer);
+  const ModelShape shape = model_shape(c, data);
+  const StepPlan plan = build_step_plan(shape, c.batch, c.activation, c.optimizer);
   MemoryUsage m = fp32_reference_memory(plan, 0, 0, static_cast<size_t>(c.readback_interval));
   const double bytes = static_cast<double>(m.total());
   if (bytes > kMaxTrainingBytes)
     fail(fmt::format("--hidden/--batch: this model needs {:.1f} GiB for its weights, gradients, optimizer state and "
                      "activations ({} parameters); at most {:.0f} GiB is allowed: use smaller layers or batches",
-                     bytes / (1ull << 30), ModelShape(dims).real_param_count, kMaxTrainingBytes / (1ull << 30)));
+                     bytes / (1ull << 30), shape.real_param_count, kMaxTrainingBytes / (1ull << 30)));
 }
 
 std::vector<int> parse_hidden(const std::string& text) {

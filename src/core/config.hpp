@@ -48,6 +48,9 @@ struct TrainConfig {
 // Throws core::Error(InvalidArgument) with one line saying what is wrong and what is allowed.
 void validate(const TrainConfig& c);
 
+// The MLP that c trains on `data`: dims {features, c.hidden..., classes}. Holds only sizes and offsets.
+ModelShape model_shape(const TrainConfig& c, const DataSplit& data);
+
 // Checks that need the dataset: batch <= training set size, and a model whose fp32 training state (weights,
 // gradients, optimizer state, activations; core::fp32_reference_memory) fits in kMaxTrainingBytes, so that an absurd
 // --hidden or --batch is refused with a message instead of failing an allocation later.

@@ -64,10 +64,7 @@ class CpuTrainer final : public core::Trainer {
 
 CpuTrainer::CpuTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, const std::vector<float>& init_params)
     : cfg_(cfg), data_(data), pool_(cfg.threads) {
-  std::vector<int> dims{data.train.features};
-  dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
-  dims.push_back(data.train.classes);
-  shape_ = core::ModelShape(dims);
+  shape_ = core::model_shape(cfg, data);
   plan_ = core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer);
   L_ = shape_.layers();
   if (init_params.size() != shape_.param_count)

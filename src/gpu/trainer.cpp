@@ -103,12 +103,7 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
                              const std::vector<float>& init_params)
     : cfg_(cfg),
       data_(data),
-      shape_([&] {
-        std::vector<int> dims{data.train.features};
-        dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
-        dims.push_back(data.train.classes);
-        return core::ModelShape(dims);
-      }()),
+      shape_(core::model_shape(cfg, data)),
       plan_(core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer)),
       ctx_(vk::ContextOptions{cfg.device, cfg.validation}),
       kernels_(ctx_) {

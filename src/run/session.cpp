@@ -9,13 +9,6 @@
 
 namespace run {
 
-core::ModelShape model_shape(const core::TrainConfig& cfg, const core::DataSplit& data) {
-  std::vector<int> dims{data.train.features};
-  dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
-  dims.push_back(data.train.classes);
-  return core::ModelShape(dims);
-}
-
 Session::Session(core::TrainConfig cfg, const core::DataSplit& data, std::vector<BackendSpec> backends,
                  Observer& observer)
     // Not owned: the aliasing constructor gives a shared_ptr that never deletes.

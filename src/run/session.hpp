@@ -29,8 +29,8 @@ struct BackendSpec {
   TrainerFactory make;
 };
 
-// The MLP that cfg trains on `data`: {features, cfg.hidden..., classes}.
-core::ModelShape model_shape(const core::TrainConfig& cfg, const core::DataSplit& data);
+// The MLP that cfg trains on `data` (core::model_shape, here too for the run layer's users).
+using core::model_shape;
 
 // The specs of cfg.backends, in that order: "gpu" -> gpu::make_trainer, "cpu" -> cpu::make_trainer.
 std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg);
