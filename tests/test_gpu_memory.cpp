@@ -167,9 +167,10 @@ TEST_CASE("memory_usage(): parameters follow the hidden sizes, activations are l
     CHECK(b.optimizer_state == a.optimizer_state);
     CHECK(b.dataset == a.dataset);
     CHECK(b.activations == 4 * a.activations);
-    // Hidden 32 -> 64: the padded parameter count grows from 320 floats (2-32-3) to 448 (2-64-3).
-    CHECK(small.shape.param_count == 320);
-    CHECK(wide.shape.param_count == 448);
+    // Hidden 32 -> 64: the padded parameter count (each tensor starts at a multiple of 128 elements) grows from
+    // 128 + 128 + 128 + 128 = 512 (2-32-3: W 64, b 32, W 96, b 3) to 128 + 128 + 256 + 128 = 640 (2-64-3).
+    CHECK(small.shape.param_count == 512);
+    CHECK(wide.shape.param_count == 640);
     CHECK(a.weights == small.shape.param_count * kF);
     CHECK(w.weights == wide.shape.param_count * kF);
     CHECK(w.weights > a.weights);
@@ -185,12 +186,12 @@ TEST_CASE("fp32_reference_memory of the default model 784-256-128-10, batch 128,
   const core::ModelShape shape({784, 256, 128, 10});
   const core::StepPlan plan = core::build_step_plan(shape, 128, core::Activation::ReLU, Optimizer::AdamW);
   const core::MemoryUsage m = core::fp32_reference_memory(plan, 60000, 10000, 10);
-  // 784x256 + 256 + 256x128 + 128 + 128x10 + 10 (padded to 64) = 235,200 floats
-  CHECK(shape.param_count == 235200);
-  CHECK(m.weights == 940800);
+  // 784x256 + 256 + 256x128 + 128 + 128x10 + 10 (each rounded up to a multiple of 128) = 235,264 floats
+  CHECK(shape.param_count == 235264);
+  CHECK(m.weights == 941056);
   CHECK(m.master_weights == 0);
-  CHECK(m.gradients == 940800);
-  CHECK(m.optimizer_state == 2 * 940800);
+  CHECK(m.gradients == 941056);
+  CHECK(m.optimizer_state == 2 * 941056);
   // 128 x (784 + 3) + 128 x (3 x 256 + 3 x 128 + 2 x 10) floats
   CHECK(m.activations == 128 * (787 + 768 + 384 + 20) * kF);
   CHECK(m.workspace == (60000 + 3 * 10000 + 10) * kF);
@@ -198,7 +199,7 @@ TEST_CASE("fp32_reference_memory of the default model 784-256-128-10, batch 128,
 
   const core::StepPlan sgd = core::build_step_plan(shape, 256, core::Activation::ReLU, Optimizer::SGD);
   const core::MemoryUsage s = core::fp32_reference_memory(sgd, 60000, 10000, 10);
-  CHECK(s.optimizer_state == 940800);
+  CHECK(s.optimizer_state == 941056);
   CHECK(s.activations == 2 * m.activations);
 }
 

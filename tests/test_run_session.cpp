@@ -97,6 +97,8 @@ class FakeTrainer : public core::Trainer {
     m.weights = plan_.shape.param_count * 4;
     return m;
   }
+  core::MemoryUsage memory_usage_fp32() const override { return memory_usage(); }
+  std::string unsupported_reason(core::Precision) const override { return {}; }
 
  private:
   core::StepPlan plan_;

@@ -34,6 +34,9 @@ void validate(const TrainConfig& c) {
   if (c.threads < 0 || c.threads > 1024) fail(fmt::format("--threads {}: must be 1..1024 (0: all hardware threads)", c.threads));
   if (c.readback_interval < 1 || c.readback_interval > 1000)
     fail(fmt::format("--readback {}: must be 1..1000 steps", c.readback_interval));
+  if (!std::isfinite(c.loss_scale_init) || !(c.loss_scale_init >= 1.0f))
+    fail(fmt::format("--loss-scale {}: the initial fp16 loss scale must be a finite number >= 1 (default 65536)",
+                     c.loss_scale_init));
   if (c.limit < 0) fail(fmt::format("--limit {}: must be >= 0 (0: the whole training set)", c.limit));
   if (c.spiral_classes < 2 || c.spiral_classes > 16) fail(fmt::format("--spiral-classes {}: must be 2..16", c.spiral_classes));
   if (c.spiral_points < 4 || c.spiral_points > 1000000) fail(fmt::format("--spiral-points {}: must be 4..1000000", c.spiral_points));

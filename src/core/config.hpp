@@ -31,6 +31,10 @@ struct TrainConfig {
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // torch.optim.AdamW defaults
   int batch = 128;
   int epochs = 3;
+  // Mixed precision: the storage type of activations, weights as read and gradients (fp32 master weights and
+  // optimizer state in every case). fp16 uses dynamic loss scaling starting at loss_scale_init (GradScaler's 2^16).
+  Precision precision = Precision::FP32;
+  float loss_scale_init = 65536.0f;
   uint64_t seed = 42;
 
   // Execution

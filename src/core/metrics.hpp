@@ -88,6 +88,24 @@ struct Marker {
   std::string label;    // "batch 128 -> 256"
 };
 
+// The measured speed of one (precision, batch size) pair during a run: every configuration a run went through gets a
+// row, so the dashboard and the report can compare fp32 / fp16 / bf16 side by side. The first step after each
+// (re)build is left out (warm-up), as in KernelTable.
+struct PrecisionRow {
+  Precision precision = Precision::FP32;
+  int batch = 0;
+  long steps = 0;
+  double step_ms = 0;   // summed measured step times, ms
+  double bytes = 0;     // summed compulsory bytes of those steps (StepPlan::total_bytes() per step)
+  double flops = 0;     // summed analytic FLOPs
+  long skipped = 0;     // steps whose optimizer update was skipped (fp16 overflow)
+
+  double mean_step_ms() const { return steps > 0 ? step_ms / steps : 0; }
+  double gbps() const { return step_ms > 0 ? bytes / (step_ms * 1e6) : 0; }    // GB/s (1e9 bytes/s)
+  double gflops() const { return step_ms > 0 ? flops / (step_ms * 1e6) : 0; }  // GFLOP/s
+  double samples_per_s() const { return step_ms > 0 ? steps * double(batch) / (step_ms * 1e-3) : 0; }
+};
+
 // Everything one backend produced in a run; the session keeps it up to date between steps.
 struct BackendRun {
   std::string name;            // "gpu" | "cpu"
@@ -111,6 +129,14 @@ struct BackendRun {
   double recent_samples_per_s = 0;  // over the last few seconds of training
   double peak_gbps = 0;        // measured copy bandwidth of the device (Trainer::measure_peak_bandwidth_gbps)
   MemoryUsage memory;          // Trainer::memory_usage() of the trainer in use (bytes); zeros until it exists
+  MemoryUsage memory_fp32;     // Trainer::memory_usage_fp32(): the same model in fp32, for comparison
+  std::vector<PrecisionRow> precisions;  // measured speed per (precision, batch) the run went through
+  // Mixed precision: the fp16 loss scale of the latest step (0 when not fp16) and the optimizer steps skipped because
+  // of an fp16 overflow, since the start of the run.
+  float loss_scale = 0;
+  long skipped_steps = 0;
+  // Per core::Precision (index = the enum's value): empty when the device can run it, else the reason it cannot.
+  std::vector<std::string> precision_unsupported = std::vector<std::string>(3);
 
   // Samples per second over every finished epoch (total samples / total training seconds); 0 if none.
   double samples_per_s() const;

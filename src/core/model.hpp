@@ -30,15 +30,16 @@ constexpr size_t storage_bytes(Precision p) { return p == Precision::FP32 ? 4 : 
 // layer produces the logits.
 //
 // All parameters live in one flat float array (the same layout on both backends, and for gradients and optimizer
-// state): each tensor starts at a multiple of kParamAlign floats, so that a GPU descriptor can point at it directly
-// (256 bytes is the largest minStorageBufferOffsetAlignment the Vulkan spec allows).
+// state): each tensor starts at a multiple of kParamAlign elements, so that a GPU descriptor can point at it directly
+// in every precision: 128 elements are 256 bytes in 16-bit storage (512 in fp32), and 256 bytes is the largest
+// minStorageBufferOffsetAlignment the Vulkan spec allows (Vulkan spec, "Required Limits").
 struct ModelShape {
-  static constexpr size_t kParamAlign = 64;
+  static constexpr size_t kParamAlign = 128;
 
   std::vector<int> dims;
-  std::vector<size_t> weight_offset;  // per layer, in floats
-  std::vector<size_t> bias_offset;    // per layer, in floats
-  size_t param_count = 0;             // padded total, in floats (size of the flat buffer)
+  std::vector<size_t> weight_offset;  // per layer, in elements
+  std::vector<size_t> bias_offset;    // per layer, in elements
+  size_t param_count = 0;             // padded total, in elements (size of the flat buffer)
   size_t real_param_count = 0;        // weights + biases, without padding
 
   explicit ModelShape(std::vector<int> dims);

@@ -19,6 +19,8 @@ const char* kernel_name(Op op) {
     case Op::MatmulBackwardData: return "matmul_backward_data";
     case Op::AdamWUpdate: return "adamw_update";
     case Op::SgdUpdate: return "sgd_update";
+    case Op::CheckFiniteGrads: return "check_finite_grads";
+    case Op::UpdateLossScale: return "update_loss_scale";
   }
   return "?";
 }
@@ -37,7 +39,10 @@ std::string PlanEntry::label() const {
       return fmt::format("{} L{} ({} values)", kernel(), layer + 1, N);
     case Op::AdamWUpdate:
     case Op::SgdUpdate:
+    case Op::CheckFiniteGrads:
       return fmt::format("{} ({} parameters)", kernel(), N);
+    case Op::UpdateLossScale:
+      return kernel();
     default:
       return fmt::format("{} ({}x{})", kernel(), B, C);
   }
@@ -55,8 +60,10 @@ double StepPlan::total_bytes() const {
   return s;
 }
 
-StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt) {
+StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt, Precision precision) {
   StepPlan plan;
+  plan.precision = precision;
+  plan.bytes_per_element = storage_bytes(precision);
   plan.shape = shape;
   plan.batch = batch;
   plan.activation = act;
@@ -94,12 +101,12 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
     s.C = K;
     s.flops = 5.0 * B * K;  // max, exp, sum, divide, subtract per logit (an estimate of the element-wise work)
     s.bytes_read = B * K * e + B * idx;
-    s.bytes_written = B * K * e + B * e;
+    s.bytes_written = B * K * e + B * 4.0;  // dlogits; per-sample losses (fp32 in every precision)
     add(s);
     PlanEntry r{Op::LossReduce};
     r.B = B;
     r.flops = static_cast<double>(B);
-    r.bytes_read = B * e;
+    r.bytes_read = B * 4.0;  // fp32 per-sample losses
     r.bytes_written = 4;
     add(r);
   }
@@ -145,19 +152,38 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
       add(d);
     }
   }
+  const double n = static_cast<double>(shape.param_count);
+  if (plan.loss_scaling()) {
+    PlanEntry c{Op::CheckFiniteGrads};
+    c.N = shape.param_count;
+    c.flops = 0;  // a comparison per element, no arithmetic
+    c.bytes_read = n * e;
+    c.bytes_written = 4;  // the found_inf flag
+    add(c);
+  }
   PlanEntry u{opt == Optimizer::AdamW ? Op::AdamWUpdate : Op::SgdUpdate};
   u.N = shape.param_count;
-  const double n = static_cast<double>(u.N);
+  // fp32 master params and state; grads in the storage type; in 16-bit, also the 16-bit copy of the new params.
+  const double copy16 = e < 4 ? n * e : 0;
+  const double scaler = plan.loss_scaling() ? 16 : 0;  // reads the loss scale and found_inf
   if (opt == Optimizer::AdamW) {
     u.flops = 15 * n;  // decay 2, m 3, v 4, bias corrections 2, sqrt/divide/update 4
-    u.bytes_read = 4 * n * 4;     // params, grads, m, v (fp32 master state)
-    u.bytes_written = 3 * n * 4;  // params, m, v
+    u.bytes_read = 3 * n * 4 + n * e + scaler;  // params, m, v; grads
+    u.bytes_written = 3 * n * 4 + copy16;       // params, m, v
   } else {
     u.flops = 6 * n;  // decay 2, momentum 2, update 2
-    u.bytes_read = 3 * n * 4;     // params, grads, momentum buffer
-    u.bytes_written = 2 * n * 4;  // params, momentum buffer
+    u.bytes_read = 2 * n * 4 + n * e + scaler;  // params, momentum buffer; grads
+    u.bytes_written = 2 * n * 4 + copy16;       // params, momentum buffer
   }
+  if (plan.loss_scaling()) u.flops += n;  // the unscaling multiply
   add(u);
+  if (plan.loss_scaling()) {
+    PlanEntry s{Op::UpdateLossScale};
+    s.flops = 1;
+    s.bytes_read = 16;      // the scaler state
+    s.bytes_written = 16 + 8;  // the state, and this step's (scale, found_inf) for the host
+    add(s);
+  }
   return plan;
 }
 

@@ -21,6 +21,9 @@ enum class Op {
   MatmulBackwardData,          // dinp (B,C) = dout (B,OC) · W (OC,C)
   AdamWUpdate,                 // params, m, v (N) updated from grads (N)
   SgdUpdate,                   // params, momentum buffer (N) updated from grads (N)
+  // fp16 only (dynamic loss scaling, core/loss_scaler.hpp): the optimizer update runs between these two.
+  CheckFiniteGrads,            // found_inf = any grads (N) is inf or NaN
+  UpdateLossScale,             // the loss scale backs off after an overflow, grows after growth_interval clean steps
 };
 
 const char* kernel_name(Op op);  // "matmul_forward", ... : the same name as the shader, the CPU function, the table row
@@ -48,7 +51,9 @@ struct StepPlan {
   int batch = 0;
   Activation activation = Activation::ReLU;
   Optimizer optimizer = Optimizer::AdamW;
-  size_t bytes_per_element = 4;  // fp32 storage
+  Precision precision = Precision::FP32;
+  size_t bytes_per_element = 4;  // bytes of a stored tensor element: storage_bytes(precision)
+  bool loss_scaling() const { return precision == Precision::FP16; }
   std::vector<PlanEntry> entries;
 
   double total_flops() const;
@@ -58,7 +63,10 @@ struct StepPlan {
 // The plan of one training step of `shape` at batch size `batch`:
 //   gather_batch; matmul_forward per layer; softmax_xent_forward_backward; loss_reduce;
 //   per layer from the last: [act_backward], matmul_backward_weight, bias_backward, [matmul_backward_data];
-//   adamw_update | sgd_update over the flat parameter buffer.
-StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt);
+//   [check_finite_grads]; adamw_update | sgd_update over the flat parameter buffer; [update_loss_scale].
+// precision: the storage type of activations, weights as read and gradients (the byte counts follow it); fp16 adds the
+// two loss-scaling entries. The optimizer's master weights and state are fp32 in every precision.
+StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt,
+                         Precision precision = Precision::FP32);
 
 }  // namespace core

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "core/loss_scaler.hpp"
 #include "core/model.hpp"
 #include "core/step_plan.hpp"
 
@@ -18,6 +21,10 @@ struct StepRecord {
   float loss = 0;                  // mean over the batch
   std::vector<double> kernel_ms;   // per StepPlan entry, in ms (GPU: timestamp queries; CPU: wall clock)
   double step_ms = 0;              // whole step (GPU: first to last timestamp; CPU: wall clock)
+  // fp16 (dynamic loss scaling) only: the loss scale this step's backward pass used, and whether its gradients
+  // overflowed so that the optimizer update was skipped (weights and optimizer state unchanged). 0 / false otherwise.
+  float loss_scale = 0;
+  bool skipped = false;
 };
 
 struct EvalResult {
@@ -34,14 +41,17 @@ struct TrainerState {
   std::vector<float> state2;   // AdamW v (param_count floats); empty for SGD
   long steps = 0;              // training steps taken (the next StepRecord::step)
   long optimizer_steps = 0;    // optimizer updates taken with this state (AdamW's t of the next update is this + 1)
+  // The fp16 loss scaler's state, when the exporting trainer ran fp16; an fp16 trainer importing a state without one
+  // starts from TrainConfig::loss_scale_init (as GradScaler does).
+  std::optional<LossScalerState> loss_scaler;
 };
 
 // Where a trainer's memory goes, in bytes, from the allocations it actually holds (GPU buffers, CPU vectors).
 // Handles that are not data (pipelines, descriptor and query pools, command buffers) and short-lived copies (staging
 // buffers of uploads and downloads, the bandwidth measurement's 2 x 64 MiB) are not counted.
 struct MemoryUsage {
-  // weights: the parameters the kernels read. In fp32 (today) they ARE the master weights, so master_weights is 0;
-  // with 16-bit storage, weights will be the 16-bit copy and master_weights the fp32 masters the optimizer updates.
+  // weights: the parameters the kernels read. In fp32 they ARE the master weights, so master_weights is 0; with
+  // 16-bit storage, weights is the 16-bit copy and master_weights the fp32 masters the optimizer updates.
   size_t weights = 0;
   size_t master_weights = 0;
   size_t gradients = 0;        // parameter gradients (one flat buffer, ModelShape layout)
@@ -108,9 +118,18 @@ class Trainer {
   // buffer copies (read + write bytes / time), timed like the kernels. The roofline's memory ceiling.
   virtual double measure_peak_bandwidth_gbps() = 0;
 
-  // The bytes this trainer holds now, by category (see MemoryUsage). Fixed from construction: a change of batch size
-  // or optimizer makes a new trainer.
+  // The bytes this trainer holds now, by category (see MemoryUsage). Fixed from construction: a change of batch size,
+  // optimizer or precision makes a new trainer.
   virtual MemoryUsage memory_usage() const = 0;
+
+  // The same allocations as memory_usage() with every 16-bit tensor counted at 4 bytes per element and no separate
+  // master weights: what this trainer would hold for the same model in fp32 (the memory panel's comparison).
+  // Equal to memory_usage() in fp32.
+  virtual MemoryUsage memory_usage_fp32() const = 0;
+
+  // Empty when this trainer's device can run `precision`, else why not (e.g. "no 16-bit storage buffers
+  // (storageBuffer16BitAccess)"). The dashboard disables what is unsupported, with the reason.
+  virtual std::string unsupported_reason(Precision precision) const = 0;
 };
 
 }  // namespace core

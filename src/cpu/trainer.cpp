@@ -36,6 +36,8 @@ class CpuTrainer final : public core::Trainer {
   void set_learning_rate(float lr) override { cfg_.lr = lr; }
   double measure_peak_bandwidth_gbps() override;
   core::MemoryUsage memory_usage() const override;
+  core::MemoryUsage memory_usage_fp32() const override { return memory_usage(); }  // TODO(precision): 16-bit
+  std::string unsupported_reason(core::Precision) const override { return {}; }
 
  private:
   // The input of layer l: the gathered batch for the first layer, else the previous layer's output.

@@ -40,6 +40,11 @@ class VulkanTrainer final : public core::Trainer {
   void set_learning_rate(float lr) override { cfg_.lr = lr; }
   double measure_peak_bandwidth_gbps() override;
   core::MemoryUsage memory_usage() const override { return memory_; }
+  core::MemoryUsage memory_usage_fp32() const override { return memory_; }  // TODO(precision): 16-bit
+  std::string unsupported_reason(core::Precision p) const override {
+    std::string why;
+    return precision_supported(ctx_.info(), p, &why) ? std::string() : why;
+  }
 
   // Summed size() of every buffer member, walked one by one: the tests' independent check of memory_usage().
   size_t buffer_bytes() const;

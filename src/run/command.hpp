@@ -17,6 +17,7 @@ struct Command {
     SetLearningRate,  // lr: from the next step
     SetOptimizer,     // optimizer: parameters kept, the new optimizer's state starts fresh
     SetThreads,       // value: CPU threads (the GPU backend ignores it)
+    SetPrecision,     // precision: the 16-bit copies are made from the fp32 master weights; training state kept
     Reset,            // start again from `init_params` with `config` on `data` (a new model or dataset, or the same)
   };
 
@@ -27,6 +28,7 @@ struct Command {
   int value = 0;
   float lr = 0;
   core::Optimizer optimizer = core::Optimizer::AdamW;
+  core::Precision precision = core::Precision::FP32;
   // Reset only: prepared once (off the UI thread) and shared by every backend, so that all start identical.
   std::shared_ptr<const core::TrainConfig> config;
   std::shared_ptr<const core::DataSplit> data;
