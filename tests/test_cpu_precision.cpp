@@ -358,36 +358,92 @@ TEST_CASE("16-bit kernels against the fp32 kernels on the unrounded inputs") {
 
 TEST_CASE("16-bit optimizers: fp32 masters updated exactly as by the fp32 optimizer on the widened grads") {
   cpu::ThreadPool pool1(1), pool2(2);
-  for (Storage16 fmt : kFormats)
-    for (size_t N : {size_t{1}, size_t{7}, size_t{3001}, size_t{40000}})  // 40000: several chunks on each thread
-      for (cpu::ThreadPool* pool : {&pool1, &pool2})
-        for (bool adamw : {true, false}) {
-          CAPTURE(cpu::to_string(fmt));
-          CAPTURE(N);
-          CAPTURE(pool->size());
-          CAPTURE(adamw);
-          std::vector<float> p = uniform(N, 11), m(N, 0.0f), v(N, 0.0f);
-          std::vector<float> p_ref = p, m_ref = m, v_ref = v;
-          std::vector<uint16_t> p16(N);
-          cpu::ThreadPool ref_pool(1);
-          for (long t = 1; t <= 3; ++t) {
-            const auto g16 = to16(uniform(N, 20 + static_cast<uint64_t>(t), -0.1f, 0.1f), fmt);
-            const auto g = from16(g16, fmt);
-            if (adamw) {
-              cpu::adamw_update16(p.data(), m.data(), v.data(), p16.data(), g16.data(), N, 1e-2f, 0.9f, 0.999f, 1e-8f,
-                                  0.01f, t, fmt, *pool);
-              cpu::adamw_update(p_ref.data(), m_ref.data(), v_ref.data(), g.data(), N, 1e-2f, 0.9f, 0.999f, 1e-8f,
-                                0.01f, t, ref_pool);
-            } else {
-              cpu::sgd_update16(p.data(), m.data(), p16.data(), g16.data(), N, 1e-2f, 0.9f, 0.01f, t, fmt, *pool);
-              cpu::sgd_update(p_ref.data(), m_ref.data(), g.data(), N, 1e-2f, 0.9f, 0.01f, t, ref_pool);
+  // grad_scale 1: the grads as they are; 2^-10: loss-scaled grads unscaled in the optimizer, exactly the fp32
+  // optimizer on widened grads multiplied by 2^-10 (a power of two, so the product is exact: what a loss scale is).
+  for (float grad_scale : {1.0f, 0x1p-10f})
+    for (Storage16 fmt : kFormats)
+      for (size_t N : {size_t{1}, size_t{7}, size_t{3001}, size_t{40000}})  // 40000: several chunks on each thread
+        for (cpu::ThreadPool* pool : {&pool1, &pool2})
+          for (bool adamw : {true, false}) {
+            CAPTURE(grad_scale);
+            CAPTURE(cpu::to_string(fmt));
+            CAPTURE(N);
+            CAPTURE(pool->size());
+            CAPTURE(adamw);
+            std::vector<float> p = uniform(N, 11), m(N, 0.0f), v(N, 0.0f);
+            std::vector<float> p_ref = p, m_ref = m, v_ref = v;
+            std::vector<uint16_t> p16(N);
+            cpu::ThreadPool ref_pool(1);
+            for (long t = 1; t <= 3; ++t) {
+              const float range = 0.1f / grad_scale;  // scaled grads: 102.4 fits fp16 and bf16
+              const auto g16 = to16(uniform(N, 20 + static_cast<uint64_t>(t), -range, range), fmt);
+              auto g = from16(g16, fmt);
+              for (auto& x : g) x *= grad_scale;
+              if (adamw) {
+                cpu::adamw_update16(p.data(), m.data(), v.data(), p16.data(), g16.data(), N, 1e-2f, 0.9f, 0.999f,
+                                    1e-8f, 0.01f, t, fmt, *pool, grad_scale);
+                cpu::adamw_update(p_ref.data(), m_ref.data(), v_ref.data(), g.data(), N, 1e-2f, 0.9f, 0.999f, 1e-8f,
+                                  0.01f, t, ref_pool);
+              } else {
+                cpu::sgd_update16(p.data(), m.data(), p16.data(), g16.data(), N, 1e-2f, 0.9f, 0.01f, t, fmt, *pool,
+                                  grad_scale);
+                cpu::sgd_update(p_ref.data(), m_ref.data(), g.data(), N, 1e-2f, 0.9f, 0.01f, t, ref_pool);
+              }
+              check_bits("master params", p, p_ref);
+              check_bits("m / momentum", m, m_ref);
+              check_bits("v", v, v_ref);
+              check_bits("16-bit weights", p16, to16(p_ref, fmt));
             }
-            check_bits("master params", p, p_ref);
-            check_bits("m / momentum", m, m_ref);
-            check_bits("v", v, v_ref);
-            check_bits("16-bit weights", p16, to16(p_ref, fmt));
           }
+}
+
+TEST_CASE("16-bit optimizers: the default grad_scale is 1 (callers written before loss scaling)") {
+  cpu::ThreadPool pool(2);
+  const size_t N = 5000;
+  for (Storage16 fmt : kFormats) {
+    CAPTURE(cpu::to_string(fmt));
+    const auto g16 = to16(uniform(N, 3, -0.1f, 0.1f), fmt);
+    std::vector<float> p = uniform(N, 4), m(N, 0.0f), v(N, 0.0f);
+    std::vector<float> p1 = p, m1 = m, v1 = v;
+    std::vector<uint16_t> w(N), w1(N);
+    cpu::adamw_update16(p.data(), m.data(), v.data(), w.data(), g16.data(), N, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f, 1,
+                        fmt, pool);
+    cpu::adamw_update16(p1.data(), m1.data(), v1.data(), w1.data(), g16.data(), N, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f,
+                        1, fmt, pool, 1.0f);
+    check_bits("master params", p, p1);
+    check_bits("16-bit weights", w, w1);
+  }
+}
+
+TEST_CASE("check_finite_grads16 finds a single inf or NaN anywhere, and nothing in finite values") {
+  cpu::ThreadPool pool1(1), pool2(2);
+  const size_t N = 300001;  // several chunks per thread
+  for (Storage16 fmt : kFormats)
+    for (cpu::ThreadPool* pool : {&pool1, &pool2}) {
+      CAPTURE(cpu::to_string(fmt));
+      CAPTURE(pool->size());
+      // Finite extremes: the largest finite value, the smallest subnormal, -0.
+      auto g = to16(uniform(N, 8, -1, 1), fmt);
+      const uint16_t max_finite = fmt == Storage16::FP16 ? 0x7bff : 0x7f7f;
+      g[0] = max_finite;
+      g[1] = static_cast<uint16_t>(max_finite | 0x8000);
+      g[2] = 0x0001;
+      g[3] = 0x8000;
+      CHECK_FALSE(cpu::check_finite_grads16(g.data(), N, fmt, *pool));
+      CHECK_FALSE(cpu::check_finite_grads16(g.data(), 0, fmt, *pool));
+      const uint16_t inf = fmt == Storage16::FP16 ? 0x7c00 : 0x7f80;
+      const uint16_t nan = fmt == Storage16::FP16 ? 0x7e00 : 0x7fc0;
+      for (size_t at : {size_t{0}, size_t{12345}, N / 2, N - 1})
+        for (uint16_t bad : {inf, static_cast<uint16_t>(inf | 0x8000), nan, static_cast<uint16_t>(inf | 1)}) {
+          CAPTURE(at);
+          CAPTURE(bad);
+          const uint16_t keep = g[at];
+          g[at] = bad;
+          CHECK(cpu::check_finite_grads16(g.data(), N, fmt, *pool));
+          CHECK_FALSE(cpu::check_finite_grads16(g.data(), at, fmt, *pool));  // the range ends before it
+          g[at] = keep;
         }
+    }
 }
 
 TEST_CASE("Workspace16 grows to the largest call's fp32 operands, then allocates nothing") {

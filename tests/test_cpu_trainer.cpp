@@ -59,6 +59,8 @@ Trained train(const core::TrainConfig& cfg, const core::DataSplit& data, int epo
       CHECK(r.step == expected_step++);
       CHECK(r.kernel_ms.size() == trainer->plan().entries.size());
       CHECK(std::isfinite(r.loss));
+      CHECK(r.loss_scale == 0.0f);  // fp32: no loss scaling
+      CHECK_FALSE(r.skipped);
       sum += r.loss;
     }
     (e == 0 ? out.first_epoch_loss : out.last_epoch_loss) = sum / steps;
@@ -109,6 +111,9 @@ TEST_CASE("cpu trainer: evaluate over partial batches equals one forward over th
   CHECK(std::string(trainer->backend()) == "cpu");
   CHECK(trainer->device_name().find("(2 threads, ") != std::string::npos);
   CHECK(trainer->plan().batch == 16);
+  CHECK(trainer->plan().precision == core::Precision::FP32);
+  CHECK(trainer->memory_usage_fp32() == trainer->memory_usage());
+  CHECK(trainer->memory_usage().master_weights == 0);
   const auto eval = trainer->evaluate();
 
   cpu::ThreadPool pool(1);

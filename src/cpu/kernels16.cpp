@@ -4,6 +4,7 @@
 #include "cpu/kernels16.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <initializer_list>
 
 #include "core/half.hpp"
@@ -84,16 +85,31 @@ void narrow_all(std::initializer_list<Narrow> ops, Storage16 s, ThreadPool& pool
 
 size_t sz(long n) { return static_cast<size_t>(n); }
 
+constexpr size_t kAlign = 16;  // Workspace16: floats; each region starts 64 bytes after a multiple of the arena's start
+
+// g (n) *= grad_scale; 1 leaves the widened grads untouched (bit for bit the unscaled update).
+void scale_grads(float* g, size_t n, float grad_scale) {
+  if (grad_scale == 1.0f) return;
+  for (size_t i = 0; i < n; ++i) g[i] *= grad_scale;
+}
+
 }  // namespace
 
 const char* to_string(Storage16 s) { return s == Storage16::FP16 ? "fp16" : "bf16"; }
 
-void Workspace16::carve(float** regions, const size_t* sizes, int count) {
-  constexpr size_t kAlign = 16;  // floats: each region starts 64 bytes after a multiple of the arena's start
+size_t Workspace16::floats_for(const size_t* sizes, int count) {
   size_t total = 0;
   for (int i = 0; i < count; ++i) total += (sizes[i] + kAlign - 1) / kAlign * kAlign;
-  // A fresh vector of exactly `total` (resize() could double the capacity); the old contents need not survive.
-  if (arena_.size() < total) arena_ = std::vector<float>(total);
+  return total;
+}
+
+void Workspace16::reserve(size_t floats) {
+  // A fresh vector of exactly `floats` (resize() could double the capacity); the old contents need not survive.
+  if (arena_.size() < floats) arena_ = std::vector<float>(floats);
+}
+
+void Workspace16::carve(float** regions, const size_t* sizes, int count) {
+  reserve(floats_for(sizes, count));
   float* p = arena_.data();
   for (int i = 0; i < count; ++i) {
     regions[i] = p;
@@ -199,14 +215,27 @@ void matmul_backward_data16(uint16_t* dinp, const uint16_t* dout, const uint16_t
   narrow_all({{dinp, r[2], sizes[2]}}, s, pool);
 }
 
+bool check_finite_grads16(const uint16_t* grads, size_t N, Storage16 s, ThreadPool& pool) {
+  const uint16_t exp = s == Storage16::FP16 ? 0x7c00u : 0x7f80u;  // inf and NaN: every exponent bit set
+  std::atomic<bool> found_inf{false};
+  pool.parallel_for(N, 16 * kConvertGrain, [&](size_t i0, size_t i1) {
+    uint32_t bad = 0;  // an OR-reduction without an early exit vectorizes
+    for (size_t i = i0; i < i1; ++i) bad |= (grads[i] & exp) == exp ? 1u : 0u;
+    if (bad) found_inf.store(true, std::memory_order_relaxed);
+  });
+  return found_inf.load(std::memory_order_relaxed);
+}
+
 void adamw_update16(float* params, float* m, float* v, uint16_t* params16, const uint16_t* grads, size_t N, float lr,
-                    float beta1, float beta2, float eps, float weight_decay, long t, Storage16 s, ThreadPool& pool) {
+                    float beta1, float beta2, float eps, float weight_decay, long t, Storage16 s, ThreadPool& pool,
+                    float grad_scale) {
   // One pass: per chunk, widen the grads, update the chunk with the fp32 kernel while params/m/v are in L1, round.
   pool.parallel_for(N, 8 * kChunk16, [&](size_t i0, size_t i1) {
     float* g = chunk_buffer(0, kChunk16);
     for (size_t c0 = i0; c0 < i1; c0 += kChunk16) {
       const size_t n = std::min(kChunk16, i1 - c0);
       widen(g, grads + c0, n, s);
+      scale_grads(g, n, grad_scale);
       adamw_update(params + c0, m + c0, v + c0, g, n, lr, beta1, beta2, eps, weight_decay, t, inline_pool());
       narrow(params16 + c0, params + c0, n, s);
     }
@@ -214,12 +243,13 @@ void adamw_update16(float* params, float* m, float* v, uint16_t* params16, const
 }
 
 void sgd_update16(float* params, float* momentum_buf, uint16_t* params16, const uint16_t* grads, size_t N, float lr,
-                  float momentum, float weight_decay, long t, Storage16 s, ThreadPool& pool) {
+                  float momentum, float weight_decay, long t, Storage16 s, ThreadPool& pool, float grad_scale) {
   pool.parallel_for(N, 16 * kChunk16, [&](size_t i0, size_t i1) {
     float* g = chunk_buffer(0, kChunk16);
     for (size_t c0 = i0; c0 < i1; c0 += kChunk16) {
       const size_t n = std::min(kChunk16, i1 - c0);
       widen(g, grads + c0, n, s);
+      scale_grads(g, n, grad_scale);
       sgd_update(params + c0, momentum_buf + c0, g, n, lr, momentum, weight_decay, t, inline_pool());
       narrow(params16 + c0, params + c0, n, s);
     }

@@ -6,7 +6,7 @@
 //
 // Names are the fp32 kernels' with a "16" suffix; argument order is theirs (outputs, then inputs, then sizes), then
 // the Storage16 format, then a Workspace16 where the kernel needs one, then the pool. Shapes and semantics: see
-// kernels.hpp. Not yet used by cpu::Trainer.
+// kernels.hpp. cpu::Trainer runs them for TrainConfig::precision fp16 and bf16.
 //
 // Where the fp32 operands live:
 //   - element-wise kernels (act_backward16, softmax_xent_forward_backward16, the optimizers) convert chunk by chunk
@@ -45,6 +45,11 @@ class Workspace16 {
  public:
   // Returns `count` disjoint regions of sizes[i] floats each (contents unspecified), valid until the next call.
   void carve(float** regions, const size_t* sizes, int count);
+  // The arena floats one carve(regions, sizes, count) needs (each size rounded up to 16), so that an owner can size
+  // the arena up front for its largest call.
+  static size_t floats_for(const size_t* sizes, int count);
+  // Grows the arena to at least `floats` (never shrinks): afterwards no call needing at most that many allocates.
+  void reserve(size_t floats);
   size_t bytes() const { return arena_.capacity() * sizeof(float); }  // memory held, in bytes
   void release() { arena_ = std::vector<float>(); }
 
@@ -87,13 +92,21 @@ void bias_backward16(uint16_t* dbias, const uint16_t* dout, long B, long OC, Sto
 void matmul_backward_data16(uint16_t* dinp, const uint16_t* dout, const uint16_t* weight, long B, long C, long OC,
                             Storage16 s, Workspace16& ws, ThreadPool& pool);
 
+// check_finite_grads: returns found_inf, true when any of grads (N) is inf or NaN. Tests the exponent bits (all ones:
+// fp16 0x7c00, bf16 0x7f80), so it holds whatever the floating-point flags of the build; split over the pool.
+bool check_finite_grads16(const uint16_t* grads, size_t N, Storage16 s, ThreadPool& pool);
+
 // The optimizers of mixed precision (Micikevicius et al. 2018, "Mixed Precision Training"): fp32 master params and
 // fp32 state, 16-bit grads in; params is updated exactly as cpu::adamw_update / cpu::sgd_update would update it with
-// the widened grads, and params16 (N) receives round(new params) in the same pass. No loss-scale handling here: the
-// grads are expected unscaled (core::LossScaler does the check and unscale).
+// the widened grads multiplied by grad_scale, and params16 (N) receives round(new params) in the same pass.
+// grad_scale unscales loss-scaled grads: core::LossScaler::inv_scale() with fp16 loss scaling, else 1 (then the
+// widened grads are used as they are). The overflow check and the decision to skip are the caller's
+// (check_finite_grads16, core::LossScaler). grad_scale comes last, with a default, so that callers written before it
+// existed still compile.
 void adamw_update16(float* params, float* m, float* v, uint16_t* params16, const uint16_t* grads, size_t N, float lr,
-                    float beta1, float beta2, float eps, float weight_decay, long t, Storage16 s, ThreadPool& pool);
+                    float beta1, float beta2, float eps, float weight_decay, long t, Storage16 s, ThreadPool& pool,
+                    float grad_scale = 1.0f);
 void sgd_update16(float* params, float* momentum_buf, uint16_t* params16, const uint16_t* grads, size_t N, float lr,
-                  float momentum, float weight_decay, long t, Storage16 s, ThreadPool& pool);
+                  float momentum, float weight_decay, long t, Storage16 s, ThreadPool& pool, float grad_scale = 1.0f);
 
 }  // namespace cpu
