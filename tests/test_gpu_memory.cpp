@@ -99,6 +99,24 @@ core::MemoryUsage expected_gpu(const Setup& s) {
   return m;
 }
 
+// The same buffers in 16-bit storage (fp16 or bf16): tensors at 2 bytes per element, the fp32 masters beside the
+// 16-bit weights copy, and for fp16 the loss scaler's 32-byte state and its per-slot history of 8 bytes.
+core::MemoryUsage expected_gpu16(const Setup& s) {
+  constexpr size_t kH = 2;
+  const size_t B = static_cast<size_t>(s.cfg.batch), P = s.shape.param_count;
+  const size_t F = static_cast<size_t>(s.shape.inputs()), K = static_cast<size_t>(s.shape.classes());
+  const size_t R = static_cast<size_t>(s.cfg.readback_interval);
+  core::MemoryUsage m = expected_gpu(s);
+  m.weights = P * kH;
+  m.master_weights = P * kF;
+  m.gradients = P * kH;
+  m.activations = B * F * kH + 3 * B * kF;  // x_batch (16-bit); labels, losses, flags stay 32-bit
+  for (int h : s.cfg.hidden) m.activations += 3 * B * static_cast<size_t>(h) * kH;
+  m.activations += 2 * B * K * kH;
+  if (s.cfg.precision == core::Precision::FP16) m.workspace += 32 + R * 8;
+  return m;
+}
+
 // Trains two steps and evaluates: nothing the trainer holds may grow (the figures are fixed at construction).
 void exercise(core::Trainer& t, const Setup& s) {
   t.begin_epoch(core::epoch_order(s.data.train.count, s.cfg.seed, 0));
@@ -223,4 +241,34 @@ TEST_CASE("report.json has a memory object per backend, in bytes, with its total
   CHECK(m["master_weights"] == 0);
   CHECK(m["total"] == 654321);
   CHECK(j["backends"][1]["memory"]["total"] == 0);
+}
+
+TEST_CASE("16-bit GPU trainers: memory_usage() equals the buffers held; weights, gradients and activations halve") {
+  for (core::Precision precision : {core::Precision::FP16, core::Precision::BF16}) {
+    CAPTURE(core::to_string(precision));
+    Setup s = spiral({32, 16}, 32, Optimizer::AdamW);
+    const auto params = core::init_parameters(s.shape, s.cfg.seed);
+    auto fp32 = make_gpu(s, params);
+    if (!fp32) return;
+    s.cfg.precision = precision;
+    auto half = make_gpu(s, params);
+    REQUIRE(half);
+    const core::MemoryUsage m = half->memory_usage();
+    check_usage(m, expected_gpu16(s));
+    CHECK(m.total() == gpu::allocated_buffer_bytes(*half));
+    exercise(*half, s);
+    CHECK(half->memory_usage() == m);
+    // Against the fp32 trainer of the same model: halved storage, the masters are the fp32 weights, state unchanged.
+    const core::MemoryUsage f = fp32->memory_usage();
+    CHECK(2 * m.weights == f.weights);
+    CHECK(m.master_weights == f.weights);
+    CHECK(2 * m.gradients == f.gradients);
+    CHECK(m.optimizer_state == f.optimizer_state);
+    const size_t B = static_cast<size_t>(s.cfg.batch);
+    const size_t labels_losses_flags = 3 * B * kF;  // 32-bit in every precision
+    CHECK(2 * (m.activations - labels_losses_flags) == f.activations - labels_losses_flags);
+    // What the memory panel puts next to it: the same trainer counted in fp32 is the fp32 trainer.
+    check_usage(half->memory_usage_fp32(), f);
+    check_usage(fp32->memory_usage_fp32(), f);
+  }
 }

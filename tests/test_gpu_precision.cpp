@@ -23,10 +23,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 
 #include "core/half.hpp"
+#include "core/loss_scaler.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/thread_pool.hpp"
 #include "gpu/kernels.hpp"
@@ -125,6 +127,22 @@ class Checker {
   const Dtype& dt_;
   std::map<std::string, Stats> stats_;
 };
+
+// The fp16 kernels' scaler state buffer (shaders/common/loss_scale.glsl): core::LossScalerState, then the optimizer's
+// step clock (optimizer_steps, beta1^t, beta2^t).
+std::vector<uint32_t> scaler_words(float scale, uint32_t optimizer_steps = 0, float beta1_pow = 1, float beta2_pow = 1) {
+  std::vector<uint32_t> w(gpu::kLossScalerBytes / 4, 0);
+  std::memcpy(&w[0], &scale, 4);
+  w[4] = optimizer_steps;
+  std::memcpy(&w[5], &beta1_pow, 4);
+  std::memcpy(&w[6], &beta2_pow, 4);
+  return w;
+}
+float word_as_float(uint32_t w) {
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
+}
 
 struct Fixture {
   std::unique_ptr<vk::Context> ctx = test::make_context();
@@ -273,8 +291,11 @@ TEST_CASE("16-bit softmax_xent_forward_backward, loss_reduce and act_backward ma
         for (long b = 0; b < B; ++b) labels[b] = static_cast<int32_t>((b * 7 + 3) % K);
         std::vector<float> losses(B), dlogits(B * K);
         std::vector<int32_t> correct(B);
+        // fp16 multiplies dlogits by the loss scale of its scaler binding: a power of two, so the reference's
+        // dlogits scaled by it round the same way.
+        const float scale = dt.precision == core::Precision::FP16 ? 4.0f : 1.0f;
         cpu::softmax_xent_forward_backward(losses.data(), dlogits.data(), correct.data(), logits.data(), labels.data(),
-                                           B, K, 1.0f / B, f.pool);
+                                           B, K, scale / B, f.pool);
         const float mean = cpu::loss_reduce(losses.data(), B);
         auto g_losses = to_buffer(*f.ctx, std::vector<float>(B), "losses (fp32)");
         auto g_dlogits = to_buffer(*f.ctx, std::vector<uint16_t>(B * K), "dlogits");
@@ -282,8 +303,10 @@ TEST_CASE("16-bit softmax_xent_forward_backward, loss_reduce and act_backward ma
         auto g_logits = to_buffer(*f.ctx, dt.bits(logits), "logits");
         auto g_labels = to_buffer(*f.ctx, labels, "labels");
         auto g_hist = to_buffer(*f.ctx, std::vector<float>(4), "loss_history (fp32)");
-        auto set = f.set(core::Op::SoftmaxXentForwardBackward,
-                         {{&g_losses}, {&g_dlogits}, {&g_correct}, {&g_logits}, {&g_labels}});
+        auto g_scaler = to_buffer(*f.ctx, scaler_words(scale), "loss scaler");
+        std::vector<vk::BufferRange> ranges = {{&g_losses}, {&g_dlogits}, {&g_correct}, {&g_logits}, {&g_labels}};
+        if (dt.precision == core::Precision::FP16) ranges.push_back({&g_scaler});
+        auto set = f.set(core::Op::SoftmaxXentForwardBackward, ranges);
         auto set_r = f.set(core::Op::LossReduce, {{&g_hist}, {&g_losses}});
         f.ctx->run_one_shot([&](VkCommandBuffer cmd) {
           f.kernels->softmax_xent_forward_backward(cmd, set, B, K, 1.0f / B, true, 0);
@@ -345,7 +368,18 @@ TEST_CASE(
     const size_t N = 777;
     const auto params = random_vector(N, 12);
     const auto grads = dt.rounded(random_vector(N, 13, -0.1f, 0.1f));
-    const auto grad_bits = dt.bits(grads);
+    // fp16: the device holds the gradients multiplied by the loss scale (exact for a power of two) and divides them
+    // again; its step clock advances in update_loss_scale, run after every update as in training.
+    const bool scaled = dt.precision == core::Precision::FP16;
+    const float S = scaled ? 256.0f : 1.0f;
+    std::vector<float> scaled_grads(N);
+    for (size_t i = 0; i < N; ++i) scaled_grads[i] = grads[i] * S;
+    const auto grad_bits = dt.bits(scaled_grads);
+    auto advance_clock = [&](VkCommandBuffer cmd, VkDescriptorSet clock_set) {
+      if (!scaled) return;
+      vk::compute_barrier(cmd);
+      f.kernels->update_loss_scale(cmd, clock_set, 0, 2.0f, 0.5f, 2000, 0.9f, 0.999f);
+    };
     {
       std::vector<float> p = params, m(N, 0), v(N, 0);
       auto g_p = to_buffer(*f.ctx, p, "params (fp32 master)");
@@ -353,13 +387,19 @@ TEST_CASE(
       auto g_v = to_buffer(*f.ctx, v, "v");
       auto g_g = to_buffer(*f.ctx, grad_bits, "grads");
       auto g_w16 = to_buffer(*f.ctx, std::vector<uint16_t>(N), "weights16");
-      auto set = f.set(core::Op::AdamWUpdate, {{&g_p}, {&g_m}, {&g_v}, {&g_g}, {&g_w16}});
+      auto g_scaler = to_buffer(*f.ctx, scaler_words(S), "loss scaler");
+      auto g_hist = to_buffer(*f.ctx, std::vector<uint32_t>(2), "scale history");
+      std::vector<vk::BufferRange> ranges = {{&g_p}, {&g_m}, {&g_v}, {&g_g}, {&g_w16}};
+      if (scaled) ranges.push_back({&g_scaler});
+      auto set = f.set(core::Op::AdamWUpdate, ranges);
+      VkDescriptorSet clock = scaled ? f.set(core::Op::UpdateLossScale, {{&g_scaler}, {&g_hist}}) : VK_NULL_HANDLE;
       for (long t = 1; t <= 3; ++t) {
         cpu::adamw_update(p.data(), m.data(), v.data(), grads.data(), N, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f, t, f.pool);
         const float bc1 = static_cast<float>(1 - std::pow(0.9, double(t)));
         const float bc2 = static_cast<float>(1 - std::pow(0.999, double(t)));
         f.ctx->run_one_shot([&](VkCommandBuffer cmd) {
           f.kernels->adamw_update(cmd, set, N, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f, bc1, bc2);
+          advance_clock(cmd, clock);
         });
       }
       const auto master = from_buffer<float>(*f.ctx, g_p, N);
@@ -374,16 +414,127 @@ TEST_CASE(
       auto g_buf = to_buffer(*f.ctx, buf, "momentum");
       auto g_g = to_buffer(*f.ctx, grad_bits, "grads");
       auto g_w16 = to_buffer(*f.ctx, std::vector<uint16_t>(N), "weights16");
-      auto set = f.set(core::Op::SgdUpdate, {{&g_p}, {&g_buf}, {&g_g}, {&g_w16}});
+      auto g_scaler = to_buffer(*f.ctx, scaler_words(S), "loss scaler");
+      auto g_hist = to_buffer(*f.ctx, std::vector<uint32_t>(2), "scale history");
+      std::vector<vk::BufferRange> ranges = {{&g_p}, {&g_buf}, {&g_g}, {&g_w16}};
+      if (scaled) ranges.push_back({&g_scaler});
+      auto set = f.set(core::Op::SgdUpdate, ranges);
+      VkDescriptorSet clock = scaled ? f.set(core::Op::UpdateLossScale, {{&g_scaler}, {&g_hist}}) : VK_NULL_HANDLE;
       for (long t = 1; t <= 3; ++t) {
         cpu::sgd_update(p.data(), buf.data(), grads.data(), N, 0.1f, 0.9f, 0.001f, t, f.pool);
-        f.ctx->run_one_shot(
-            [&](VkCommandBuffer cmd) { f.kernels->sgd_update(cmd, set, N, 0.1f, 0.9f, 0.001f, t == 1); });
+        f.ctx->run_one_shot([&](VkCommandBuffer cmd) {
+          f.kernels->sgd_update(cmd, set, N, 0.1f, 0.9f, 0.001f, t == 1);
+          advance_clock(cmd, clock);
+        });
       }
       const auto master = from_buffer<float>(*f.ctx, g_p, N);
       CHECK(test::nmse(master, p, "sgd params") <= 1e-7);
       CHECK(test::nmse(from_buffer<float>(*f.ctx, g_buf, N), buf, "sgd momentum") <= 1e-7);
       CHECK(f.read16(g_w16, N) == dt.bits(master));
+    }
+  }
+}
+
+TEST_CASE(
+    "fp16 loss scaling on the device: a scripted sequence of overflows gives core::LossScaler's scale, tracker and "
+    "skipped count step by step, and a skipped step leaves weights, optimizer state and step clock unchanged") {
+  Fixture f;
+  if (!f.use(core::Precision::FP16)) return;
+  const size_t N = 1000;
+  const core::LossScalerOptions options{1024.0f, 2.0f, 0.5f, 3};  // a short growth interval to see growths
+  core::LossScaler reference(options);
+  // 1 = this step's gradients hold an inf or NaN. Covers growth after 3 clean steps, a single and a double overflow.
+  const std::vector<int> script = {0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0};
+  const auto params0 = random_vector(N, 21);
+  std::vector<float> grads(N);
+  for (size_t i = 0; i < N; ++i) grads[i] = core::fp16_to_float(core::float_to_fp16(random_vector(N, 22)[i] * 50));
+  auto g_p = to_buffer(*f.ctx, params0, "params (fp32 master)");
+  auto g_m = to_buffer(*f.ctx, std::vector<float>(N), "m");
+  auto g_v = to_buffer(*f.ctx, std::vector<float>(N), "v");
+  auto g_g = to_buffer(*f.ctx, std::vector<uint16_t>(N), "grads (fp16)");
+  auto g_w16 = to_buffer(*f.ctx, std::vector<uint16_t>(N), "weights16");
+  auto g_scaler = to_buffer(*f.ctx, scaler_words(options.init_scale), "loss scaler");
+  auto g_hist = to_buffer(*f.ctx, std::vector<uint32_t>(2 * script.size()), "scale history");
+  auto check_set = f.set(core::Op::CheckFiniteGrads, {{&g_scaler}, {&g_g}});
+  auto adamw_set = f.set(core::Op::AdamWUpdate, {{&g_p}, {&g_m}, {&g_v}, {&g_g}, {&g_w16}, {&g_scaler}});
+  auto scale_set = f.set(core::Op::UpdateLossScale, {{&g_scaler}, {&g_hist}});
+  std::vector<float> p = params0, m(N, 0), v(N, 0);  // the CPU reference of the applied updates
+  long applied = 0;
+  for (size_t step = 0; step < script.size(); ++step) {
+    CAPTURE(step);
+    const float scale_used = reference.scale();
+    std::vector<uint16_t> bits(N);
+    for (size_t i = 0; i < N; ++i) bits[i] = core::float_to_fp16(grads[i]);
+    if (script[step]) bits[(step * 37) % N] = step % 2 ? 0x7c00 : 0xfe01;  // +inf, or a NaN
+    g_g.upload(*f.ctx, bits.data(), N * 2);
+    const auto p_before = from_buffer<float>(*f.ctx, g_p, N);
+    const auto m_before = from_buffer<float>(*f.ctx, g_m, N);
+    const auto w_before = f.read16(g_w16, N);
+    f.ctx->run_one_shot([&](VkCommandBuffer cmd) {
+      f.kernels->check_finite_grads(cmd, check_set, N);
+      vk::compute_barrier(cmd);
+      f.kernels->adamw_update(cmd, adamw_set, N, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f, 0, 0);
+      vk::compute_barrier(cmd);
+      f.kernels->update_loss_scale(cmd, scale_set, static_cast<uint32_t>(step), options.growth_factor,
+                                   options.backoff_factor, options.growth_interval, 0.9f, 0.999f);
+    });
+    const bool applied_now = reference.update(script[step] != 0);
+    const auto hist = from_buffer<uint32_t>(*f.ctx, g_hist, 2 * script.size());
+    CHECK(word_as_float(hist[2 * step]) == scale_used);
+    CHECK(hist[2 * step + 1] == static_cast<uint32_t>(script[step]));
+    const auto words = from_buffer<uint32_t>(*f.ctx, g_scaler, gpu::kLossScalerBytes / 4);
+    const core::LossScalerState want = reference.export_state();
+    CHECK(word_as_float(words[0]) == want.scale);
+    CHECK(words[1] == want.growth_tracker);
+    CHECK(words[2] == want.skipped);
+    CHECK(words[3] == 0);  // found_inf is consumed and cleared by update_loss_scale
+    if (!applied_now) {
+      CHECK(from_buffer<float>(*f.ctx, g_p, N) == p_before);
+      CHECK(from_buffer<float>(*f.ctx, g_m, N) == m_before);
+      CHECK(f.read16(g_w16, N) == w_before);
+    } else {
+      ++applied;
+      std::vector<float> unscaled(N);
+      for (size_t i = 0; i < N; ++i) unscaled[i] = core::fp16_to_float(bits[i]) * (1.0f / scale_used);
+      cpu::adamw_update(p.data(), m.data(), v.data(), unscaled.data(), N, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f, applied,
+                        f.pool);
+      const auto master = from_buffer<float>(*f.ctx, g_p, N);
+      CHECK(master != p_before);
+      CHECK(test::nmse(master, p, "adamw params after an applied step") <= 1e-7);
+      CHECK(f.read16(g_w16, N) == [&] {
+        std::vector<uint16_t> r(N);
+        for (size_t i = 0; i < N; ++i) r[i] = core::float_to_fp16(master[i]);
+        return r;
+      }());
+    }
+    CHECK(words[4] == static_cast<uint32_t>(applied));  // the step clock counts applied updates only
+  }
+  CHECK(reference.skipped_steps() == 4);
+}
+
+TEST_CASE("check_finite_grads: finds one inf or NaN anywhere in a large buffer, and nothing in finite gradients") {
+  Fixture f;
+  if (!f.use(core::Precision::FP16)) return;
+  const size_t N = 300000;  // more than one grid-stride pass: 65535 groups x 256 would cover it, 1172 groups do
+  std::vector<uint16_t> bits(N);
+  for (size_t i = 0; i < N; ++i) bits[i] = core::float_to_fp16(65504.0f * ((i % 17) / 16.0f) * (i % 2 ? 1 : -1));
+  auto g_g = to_buffer(*f.ctx, bits, "grads (fp16)");
+  auto g_scaler = to_buffer(*f.ctx, scaler_words(1.0f), "loss scaler");
+  auto set = f.set(core::Op::CheckFiniteGrads, {{&g_scaler}, {&g_g}});
+  auto found = [&] {
+    g_scaler.upload(*f.ctx, scaler_words(1.0f).data(), gpu::kLossScalerBytes);
+    f.ctx->run_one_shot([&](VkCommandBuffer cmd) { f.kernels->check_finite_grads(cmd, set, N); });
+    return from_buffer<uint32_t>(*f.ctx, g_scaler, 4)[3];
+  };
+  CHECK(found() == 0);  // the largest finite fp16 values are finite
+  for (size_t pos : {size_t{0}, size_t{12345}, N - 1}) {
+    for (uint16_t bad : {uint16_t{0x7c00}, uint16_t{0xfc00}, uint16_t{0x7e00}, uint16_t{0xfd55}}) {
+      CAPTURE(pos);
+      CAPTURE(bad);
+      std::vector<uint16_t> b = bits;
+      b[pos] = bad;
+      g_g.upload(*f.ctx, b.data(), N * 2);
+      CHECK(found() == 1);
     }
   }
 }

@@ -48,6 +48,13 @@
 #else
 #define DTYPE_16BIT 0
 #endif
+// fp16 trains with dynamic loss scaling (shaders/common/loss_scale.glsl): the softmax scales dlogits by the loss scale,
+// the optimizers skip overflowed steps and unscale the gradients. bf16 has fp32's exponent range and needs none.
+#if defined(DTYPE_FP16)
+#define LOSS_SCALING 1
+#else
+#define LOSS_SCALING 0
+#endif
 
 // bf16 bits (low 16 bits of `bits`; the rest is ignored) -> float, exact; a signalling NaN comes back quiet.
 float bf16_to_float(uint bits) {

@@ -79,7 +79,8 @@ void check_report_path(const std::string& path) {
 
 void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
   const core::ModelShape shape = run::model_shape(cfg, data);
-  const core::StepPlan plan = core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer);
+  const core::StepPlan plan =
+      core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision);
   const int steps = core::steps_per_epoch(data.train.count, cfg.batch);
   fmt::print("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
              data.test.count, data.train.features, data.train.classes);
@@ -90,6 +91,11 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
   fmt::print("step:  batch {}, {} steps per epoch, {} epoch{}; one step = {}FLOP, {}B of compulsory memory traffic\n",
              cfg.batch, steps, cfg.epochs, cfg.epochs == 1 ? "" : "s", with_si_prefix(plan.total_flops()),
              with_si_prefix(plan.total_bytes()));
+  if (cfg.precision != core::Precision::FP32)
+    fmt::print("precision: {} storage of weights, activations and gradients; fp32 accumulation, master weights and "
+               "optimizer state{}\n",
+               core::to_string(cfg.precision),
+               plan.loss_scaling() ? fmt::format("; dynamic loss scaling from {:g}", cfg.loss_scale_init) : "");
   std::string backends;
   for (const auto& b : cfg.backends) backends += (backends.empty() ? "" : ", ") + b;
   fmt::print("run:   {}{}\n\n", backends,
@@ -122,6 +128,13 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
   t->add_option("--momentum", c.momentum, "SGD momentum, in [0, 1)")->group("Optimisation");
   t->add_option("--weight-decay", c.weight_decay, "Decoupled weight decay, 0..1")
       ->default_str("the optimizer's: adamw 0.01, sgd 0")->group("Optimisation");
+  t->add_option("--precision", o.precision,
+                 "Storage type of weights, activations and gradients (mixed precision: fp32 accumulation, fp32 master "
+                 "weights and optimizer state; fp16 with dynamic loss scaling)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->group("Optimisation");
+  t->add_option("--loss-scale", c.loss_scale_init,
+                "fp16: initial loss scale (halved after an overflow, doubled after 2000 clean steps), >= 1")
+      ->group("Optimisation");
   t->add_option("--batch", c.batch, "Batch size, 1..65536 and at most the training set size")->group("Optimisation");
   t->add_option("--epochs", c.epochs, "Epochs, 1..10000")->group("Optimisation");
   t->add_option("--seed", c.seed, "Seed of the weights, the batch order and the spiral")
@@ -164,6 +177,7 @@ std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
   cfg.backends = split_commas(o.backend);
   cfg.activation = o.activation == "gelu" ? core::Activation::GELU : core::Activation::ReLU;
   cfg.optimizer = o.optimizer == "sgd" ? core::Optimizer::SGD : core::Optimizer::AdamW;
+  cfg.precision = core::parse_precision(o.precision).value_or(core::Precision::FP32);
   core::validate(cfg);
   std::optional<std::vector<vk::DeviceInfo>> devices;
   if (uses(cfg, "gpu")) devices = try_list_devices();

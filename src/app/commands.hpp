@@ -19,6 +19,7 @@ struct TrainOptions {
   std::string hidden = "256,128";  // core::parse_hidden
   std::string activation = "relu";
   std::string optimizer = "adamw";
+  std::string precision = "fp32";   // core::parse_precision
   std::string backend = "gpu,cpu";  // split at commas into config.backends
   std::string report;  // report.json path, empty: none
   std::string screenshot;         // train: PNG of the dashboard rendered offscreen at the end; empty: none

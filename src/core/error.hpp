@@ -11,6 +11,7 @@ enum class ErrorKind {
   Data,             // a dataset file is missing, corrupt or of the wrong kind
   Vulkan,           // no loader/device, or a Vulkan call failed
   Io,               // a file could not be written
+  Diverged,         // training cannot go on: the loss (or, in fp16, the gradients at every loss scale) is inf/NaN
   Internal,         // a bug: an invariant of trainscope itself did not hold
 };
 

@@ -45,6 +45,8 @@ nlohmann::json config_json(const TrainConfig& c) {
       {"beta2", as_double(c.beta2)},
       {"eps", as_double(c.eps)},
       {"batch", c.batch},
+      {"precision", to_string(c.precision)},
+      {"loss_scale_init", as_double(c.loss_scale_init)},
       {"epochs", c.epochs},
       {"seed", c.seed},
       {"backends", c.backends},
@@ -76,17 +78,42 @@ nlohmann::json backend_json(const BackendRun& run) {
                        {"gflops", k.gflops},
                        {"gbps", k.gbps},
                        {"pct_of_step", k.pct_of_step}});
-  const MemoryUsage& m = run.memory;
-  const nlohmann::json memory = {{"weights", m.weights},
-                                 {"master_weights", m.master_weights},
-                                 {"gradients", m.gradients},
-                                 {"optimizer_state", m.optimizer_state},
-                                 {"activations", m.activations},
-                                 {"workspace", m.workspace},
-                                 {"dataset", m.dataset},
-                                 {"total", m.total()}};
-  nlohmann::json j = {{"name", run.name}, {"device", run.device}, {"epochs", epochs}, {"step_losses", losses},
-                      {"kernels", kernels}, {"memory", memory}};
+  auto memory_json = [](const MemoryUsage& m) {
+    return nlohmann::json{{"weights", m.weights},
+                          {"master_weights", m.master_weights},
+                          {"gradients", m.gradients},
+                          {"optimizer_state", m.optimizer_state},
+                          {"activations", m.activations},
+                          {"workspace", m.workspace},
+                          {"dataset", m.dataset},
+                          {"total", m.total()}};
+  };
+  nlohmann::json precisions = nlohmann::json::array();
+  for (const auto& p : run.precisions)
+    precisions.push_back({{"precision", to_string(p.precision)},
+                          {"batch", p.batch},
+                          {"steps", p.steps},
+                          {"mean_step_ms", p.mean_step_ms()},
+                          {"gbps", p.gbps()},
+                          {"gflops", p.gflops()},
+                          {"samples_per_s", p.samples_per_s()},
+                          {"skipped_steps", p.skipped}});
+  nlohmann::json markers = nlohmann::json::array();
+  for (const auto& mk : run.markers)
+    markers.push_back({{"step", mk.step}, {"seconds", mk.seconds}, {"label", mk.label}});
+  nlohmann::json j = {{"name", run.name},
+                      {"device", run.device},
+                      {"precision", to_string(run.config.precision)},
+                      {"epochs", epochs},
+                      {"step_losses", losses},
+                      {"kernels", kernels},
+                      {"precisions", precisions},
+                      {"skipped_steps", run.skipped_steps},
+                      {"loss_scale", run.loss_scale > 0 ? nlohmann::json(as_double(run.loss_scale))
+                                                        : nlohmann::json(nullptr)},
+                      {"markers", markers},
+                      {"memory", memory_json(run.memory)},
+                      {"memory_fp32", memory_json(run.memory_fp32)}};
   if (!run.error.empty()) j["error"] = run.error;
   return j;
 }

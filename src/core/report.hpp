@@ -14,13 +14,19 @@ namespace core {
 inline constexpr size_t kReportStepLosses = 50;
 
 // The report as JSON. Schema (later versions may add keys, never rename them):
-//   {"config": {every TrainConfig field, plus "effective_weight_decay"},
+//   {"config": {every TrainConfig field (precision as "fp32"|"fp16"|"bf16"), plus "effective_weight_decay"},
 //    "backends": [{"name": "gpu"|"cpu", "device": "...", "error": "..." (only if it stopped early),
+//                  "precision": the precision in force at the end,
 //                  "epochs": [{"epoch", "train_loss", "test_loss", "test_accuracy", "samples_per_s", "seconds"}],
 //                  "step_losses": [the first 50 training losses],
 //                  "kernels": [{"name", "calls", "mean_ms", "gflops", "gbps", "pct_of_step"}],
+//                  "precisions": [{"precision", "batch", "steps", "mean_step_ms", "gbps", "gflops",
+//                                  "samples_per_s", "skipped_steps"}] (core::PrecisionRow, measured step times),
+//                  "skipped_steps": fp16 steps skipped after an overflow, "loss_scale": the last fp16 scale or null,
+//                  "markers": [{"step", "seconds", "label"}] (changes and fp16 overflows),
 //                  "memory": {"weights", "master_weights", "gradients", "optimizer_state", "activations",
-//                             "workspace", "dataset", "total"} (bytes, core::MemoryUsage; zeros if no trainer)}],
+//                             "workspace", "dataset", "total"} (bytes, core::MemoryUsage; zeros if no trainer),
+//                  "memory_fp32": the same keys for the same model in fp32 (Trainer::memory_usage_fp32)}],
 //    "speedup": gpu samples/s / cpu samples/s, or null unless both backends finished an epoch}
 // Units as in core::KernelRow; accuracy is a fraction in [0, 1].
 nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs);

@@ -25,6 +25,8 @@ struct ActBackwardPush { uint32_t N, act; };
 struct BiasBackwardPush { uint32_t B, OC; };
 struct AdamWPush { uint32_t N; float lr, beta1, beta2, eps, weight_decay, bc1, bc2; };
 struct SgdPush { uint32_t N; float lr, momentum, weight_decay; uint32_t first_step; };
+struct CheckFinitePush { uint32_t N; };
+struct UpdateLossScalePush { float growth_factor, backoff_factor; uint32_t growth_interval, slot; float beta1, beta2; };
 }  // namespace
 
 std::vector<GemmTiles> gemm_tile_candidates() {
@@ -72,12 +74,14 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles, core::Precisi
   const auto name = [&](const char* kernel) { return kernel + suffix; };
   // The 16-bit optimizer variants write one more buffer: weights16.
   const uint32_t extra = precision == core::Precision::FP32 ? 0 : 1;
+  // fp16 kernels that read the loss scaler take it as one more last binding.
+  const uint32_t scaler = precision == core::Precision::FP16 ? 1 : 0;
   const std::array<uint32_t, 7> gemm_spec = {tiles_.tile_m, tiles_.tile_n, tiles_.tile_k, tiles_.thread_m,
                                              tiles_.thread_n, tiles_.tile_n / tiles_.thread_n,
                                              tiles_.tile_m / tiles_.thread_m};
   gather_batch_ = vk::ComputePipeline(ctx, name("gather_batch"), 5, sizeof(GatherPush));
   matmul_forward_ = vk::ComputePipeline(ctx, name("matmul_forward"), 5, sizeof(MatmulForwardPush), gemm_spec);
-  softmax_xent_ = vk::ComputePipeline(ctx, name("softmax_xent_forward_backward"), 5, sizeof(SoftmaxPush));
+  softmax_xent_ = vk::ComputePipeline(ctx, name("softmax_xent_forward_backward"), 5 + scaler, sizeof(SoftmaxPush));
   loss_reduce_ = vk::ComputePipeline(ctx, name("loss_reduce"), 2, sizeof(LossReducePush));
   act_backward_ = vk::ComputePipeline(ctx, name("act_backward"), 3, sizeof(ActBackwardPush));
   matmul_backward_weight_ =
@@ -85,8 +89,12 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles, core::Precisi
   bias_backward_ = vk::ComputePipeline(ctx, name("bias_backward"), 2, sizeof(BiasBackwardPush));
   matmul_backward_data_ =
       vk::ComputePipeline(ctx, name("matmul_backward_data"), 3, sizeof(MatmulPush), gemm_spec);
-  adamw_update_ = vk::ComputePipeline(ctx, name("adamw_update"), 4 + extra, sizeof(AdamWPush));
-  sgd_update_ = vk::ComputePipeline(ctx, name("sgd_update"), 3 + extra, sizeof(SgdPush));
+  adamw_update_ = vk::ComputePipeline(ctx, name("adamw_update"), 4 + extra + scaler, sizeof(AdamWPush));
+  sgd_update_ = vk::ComputePipeline(ctx, name("sgd_update"), 3 + extra + scaler, sizeof(SgdPush));
+  if (scaler) {
+    check_finite_grads_ = vk::ComputePipeline(ctx, name("check_finite_grads"), 2, sizeof(CheckFinitePush));
+    update_loss_scale_ = vk::ComputePipeline(ctx, name("update_loss_scale"), 2, sizeof(UpdateLossScalePush));
+  }
 }
 
 const vk::ComputePipeline& Kernels::pipeline(core::Op op) const {
@@ -101,6 +109,11 @@ const vk::ComputePipeline& Kernels::pipeline(core::Op op) const {
     case core::Op::MatmulBackwardData: return matmul_backward_data_;
     case core::Op::AdamWUpdate: return adamw_update_;
     case core::Op::SgdUpdate: return sgd_update_;
+    case core::Op::CheckFiniteGrads:
+    case core::Op::UpdateLossScale:
+      if (precision_ != core::Precision::FP16)
+        throw core::Error(core::ErrorKind::Internal, "loss-scaling kernels exist only in fp16");
+      return op == core::Op::CheckFiniteGrads ? check_finite_grads_ : update_loss_scale_;
   }
   throw core::Error(core::ErrorKind::Internal, "unknown op");
 }
@@ -164,6 +177,17 @@ void Kernels::sgd_update(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t N, f
                          float weight_decay, bool first_step) const {
   SgdPush push{N, lr, momentum, weight_decay, first_step ? 1u : 0u};
   vk::record_dispatch(cmd, sgd_update_, set, &push, elementwise_groups(N, 256));
+}
+
+void Kernels::check_finite_grads(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t N) const {
+  CheckFinitePush push{N};
+  vk::record_dispatch(cmd, pipeline(core::Op::CheckFiniteGrads), set, &push, elementwise_groups(N, 256));
+}
+
+void Kernels::update_loss_scale(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t slot, float growth_factor,
+                                float backoff_factor, uint32_t growth_interval, float beta1, float beta2) const {
+  UpdateLossScalePush push{growth_factor, backoff_factor, growth_interval, slot, beta1, beta2};
+  vk::record_dispatch(cmd, pipeline(core::Op::UpdateLossScale), set, &push, 1);
 }
 
 }  // namespace gpu

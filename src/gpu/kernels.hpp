@@ -10,6 +10,12 @@
 //   matmul_backward_data          dinp, dout, weight
 //   adamw_update                  params, m, v, grads           (16-bit: + weights16)
 //   sgd_update                    params, momentum_buf, grads   (16-bit: + weights16)
+//   check_finite_grads            scaler, grads                 (fp16 only)
+//   update_loss_scale             scaler, scale_history         (fp16 only)
+// fp16 (dynamic loss scaling, shaders/common/loss_scale.glsl): softmax_xent_forward_backward, adamw_update and
+// sgd_update take one more last binding, the 32-byte scaler state (kLossScalerBytes): the softmax multiplies dlogits by
+// its scale, the optimizers skip the step when found_inf is set and otherwise divide the gradients by the scale and
+// take their step count t (AdamW's bias corrections, SGD's first step) from it instead of the push constants.
 // Precision (the pipeline variant, shaders/common/dtype.glsl): every tensor buffer holds the storage type, 4 or 2
 // bytes per element (fp32 / fp16 / bf16 bits); fp32 always: gather_batch's dataset x, y and order, labels, losses,
 // correct, loss_history, and the optimizers' params (master weights), m, v, momentum_buf. In the 16-bit variants the
@@ -53,6 +59,11 @@ std::vector<GemmTiles> gemm_tile_candidates();
 // When not, *why (if given) says what is missing.
 bool precision_supported(const vk::DeviceInfo& device, core::Precision precision, std::string* why = nullptr);
 
+// Bytes of the fp16 scaler state buffer: core::LossScalerState (16) + the optimizer's step clock (16).
+inline constexpr uint32_t kLossScalerBytes = 32;
+// One step's entry in the scale history the host reads back: (loss scale as float bits, found_inf).
+inline constexpr uint32_t kScaleHistoryEntryBytes = 8;
+
 class Kernels {
  public:
   // tiles: the GEMM tiling (default: choose_gemm_tiles for this device). precision: the storage variant of every
@@ -79,6 +90,10 @@ class Kernels {
                     float eps, float weight_decay, float bc1, float bc2) const;
   void sgd_update(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t N, float lr, float momentum, float weight_decay,
                   bool first_step) const;
+  // fp16 only (else core::Error(Internal)).
+  void check_finite_grads(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t N) const;
+  void update_loss_scale(VkCommandBuffer cmd, VkDescriptorSet set, uint32_t slot, float growth_factor,
+                         float backoff_factor, uint32_t growth_interval, float beta1, float beta2) const;
 
  private:
   void gemm(VkCommandBuffer cmd, const vk::ComputePipeline& p, VkDescriptorSet set, const void* push, uint32_t M,
@@ -87,7 +102,8 @@ class Kernels {
   GemmTiles tiles_;
   core::Precision precision_;
   vk::ComputePipeline gather_batch_, matmul_forward_, softmax_xent_, loss_reduce_, act_backward_,
-      matmul_backward_weight_, bias_backward_, matmul_backward_data_, adamw_update_, sgd_update_;
+      matmul_backward_weight_, bias_backward_, matmul_backward_data_, adamw_update_, sgd_update_,
+      check_finite_grads_, update_loss_scale_;  // fp16 only
 };
 
 }  // namespace gpu

@@ -1,13 +1,19 @@
 // gpu::Trainer: a training step recorded as one command buffer of dispatches, one timestamp after each; losses and
 // timestamps read back every readback_interval steps, so the GPU never waits for the host inside a step.
+// Mixed precision (cfg.precision fp16/bf16): activations, gradients and the weights the kernels read are 16-bit
+// buffers; the optimizer keeps fp32 master weights and state and writes the 16-bit weights copy. fp16 adds dynamic
+// loss scaling entirely on the device (check_finite_grads, skip in the optimizer, update_loss_scale), so a step never
+// waits for the host to decide whether to skip; the host learns the scale and the skips at read-back.
 #include "gpu/trainer.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/half.hpp"
 #include "gpu/kernels.hpp"
 #include "vk/buffer.hpp"
 #include "vk/context.hpp"
@@ -40,7 +46,7 @@ class VulkanTrainer final : public core::Trainer {
   void set_learning_rate(float lr) override { cfg_.lr = lr; }
   double measure_peak_bandwidth_gbps() override;
   core::MemoryUsage memory_usage() const override { return memory_; }
-  core::MemoryUsage memory_usage_fp32() const override { return memory_; }  // TODO(precision): 16-bit
+  core::MemoryUsage memory_usage_fp32() const override { return memory_fp32_; }
   std::string unsupported_reason(core::Precision p) const override {
     std::string why;
     return precision_supported(ctx_.info(), p, &why) ? std::string() : why;
@@ -58,24 +64,48 @@ class VulkanTrainer final : public core::Trainer {
 
   // Every buffer the trainer keeps is made here, counted in the MemoryUsage category it belongs to (e.g.
   // &core::MemoryUsage::weights), so that memory_usage() is the sum of what was really allocated.
-  Buffer make(VkDeviceSize bytes, MemoryKind kind, const char* name, size_t core::MemoryUsage::*category) {
+  // memory_usage_fp32() counts the same buffer as fp32_bytes in fp32_category (a 16-bit tensor at 4 bytes per
+  // element; 0 for what fp32 training would not have: the 16-bit weights copy, the loss scaler).
+  Buffer make(VkDeviceSize bytes, MemoryKind kind, const char* name, size_t core::MemoryUsage::*category,
+              VkDeviceSize fp32_bytes, size_t core::MemoryUsage::*fp32_category) {
     Buffer b(ctx_, std::max<VkDeviceSize>(bytes, 16), kind, name);
     memory_.*category += static_cast<size_t>(b.size());
+    if (fp32_bytes > 0) memory_fp32_.*fp32_category += static_cast<size_t>(std::max<VkDeviceSize>(fp32_bytes, 16));
     return b;
   }
+  // A buffer that is the same in fp32.
+  Buffer make(VkDeviceSize bytes, MemoryKind kind, const char* name, size_t core::MemoryUsage::*category) {
+    return make(bytes, kind, name, category, bytes, category);
+  }
+  // A tensor of `elements` in the storage type (kE_ bytes each).
+  Buffer make_tensor(VkDeviceSize elements, const char* name, size_t core::MemoryUsage::*category) {
+    return make(elements * kE_, MemoryKind::DeviceLocal, name, category, elements * kF, category);
+  }
+  // The parameters the kernels read: the fp32 masters in fp32, the 16-bit copy otherwise.
+  const Buffer& read_weights() const { return sixteen_bit() ? weights16_ : params_; }
+  bool sixteen_bit() const { return kE_ != kF; }
+  bool loss_scaling() const { return plan_.loss_scaling(); }
+  void upload_params(const std::vector<float>& params);  // the masters and, in 16-bit, their rounded copy
+  void upload_scaler(const std::optional<core::LossScalerState>& state, long optimizer_steps);
   void allocate_buffers();
   void flush_into_ready();  // waits for the submitted steps and moves their records to ready_
   void build_descriptor_sets();
   void record_step(Slot& slot, size_t first, uint32_t slot_index);
   void record_entry(VkCommandBuffer cmd, size_t index, size_t first, uint32_t slot_index);
+  // Parameter tensors start at multiples of ModelShape::kParamAlign elements: 256 bytes in 16-bit, 512 in fp32, so
+  // every offset meets any minStorageBufferOffsetAlignment (at most 256 bytes by the Vulkan spec).
   BufferRange weight(int l) const {
-    return {&params_, shape_.weight_offset[l] * kF, VkDeviceSize(shape_.fan_in(l)) * shape_.fan_out(l) * kF};
+    return {&read_weights(), shape_.weight_offset[l] * kE_, VkDeviceSize(shape_.fan_in(l)) * shape_.fan_out(l) * kE_};
   }
-  BufferRange bias(int l) const { return {&params_, shape_.bias_offset[l] * kF, VkDeviceSize(shape_.fan_out(l)) * kF}; }
+  BufferRange bias(int l) const {
+    return {&read_weights(), shape_.bias_offset[l] * kE_, VkDeviceSize(shape_.fan_out(l)) * kE_};
+  }
   BufferRange dweight(int l) const {
-    return {&grads_, shape_.weight_offset[l] * kF, VkDeviceSize(shape_.fan_in(l)) * shape_.fan_out(l) * kF};
+    return {&grads_, shape_.weight_offset[l] * kE_, VkDeviceSize(shape_.fan_in(l)) * shape_.fan_out(l) * kE_};
   }
-  BufferRange dbias(int l) const { return {&grads_, shape_.bias_offset[l] * kF, VkDeviceSize(shape_.fan_out(l)) * kF}; }
+  BufferRange dbias(int l) const {
+    return {&grads_, shape_.bias_offset[l] * kE_, VkDeviceSize(shape_.fan_out(l)) * kE_};
+  }
 
   core::TrainConfig cfg_;
   const core::DataSplit& data_;
@@ -83,10 +113,14 @@ class VulkanTrainer final : public core::Trainer {
   core::StepPlan plan_;
   vk::Context ctx_;
   Kernels kernels_;
+  VkDeviceSize kE_ = kF;  // bytes of a stored tensor element: 4 (fp32) or 2 (fp16, bf16)
+  core::LossScalerOptions scaler_options_;  // fp16: GradScaler's defaults, init_scale from the config
 
   // Buffers (destroyed before the context: members are destroyed in reverse order).
   Buffer x_train_, y_train_, x_test_, y_test_, order_, test_order_;
   Buffer params_, grads_, state1_, state2_;  // state1/2: AdamW m, v (SGD: momentum buffer, unused)
+  Buffer weights16_;                           // 16-bit only: the rounded copy of params_ the kernels read
+  Buffer scaler_, scale_history_;              // fp16 only: kLossScalerBytes of state; (scale, found_inf) per slot
   Buffer x_batch_, y_batch_, losses_, batch_correct_, loss_history_, eval_losses_, eval_correct_;
   std::vector<Buffer> preact_, act_, dact_;  // per layer l: preact_[l], act_[l] = output of layer l, dact_[l] its grad
 
@@ -102,6 +136,7 @@ class VulkanTrainer final : public core::Trainer {
   long t_ = 0;                  // optimizer updates taken (AdamW's t of the next update is t_ + 1)
   std::vector<core::StepRecord> ready_;  // records collected by an automatic flush, not yet returned
   core::MemoryUsage memory_;             // bytes of the buffers made by make(), by category
+  core::MemoryUsage memory_fp32_;        // the same buffers counted as fp32 training would hold them
 };
 
 VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data,
@@ -109,9 +144,11 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
     : cfg_(cfg),
       data_(data),
       shape_(core::model_shape(cfg, data)),
-      plan_(core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer)),
+      plan_(core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision)),
       ctx_(vk::ContextOptions{cfg.device, cfg.validation}),
-      kernels_(ctx_) {
+      kernels_(ctx_, {}, cfg.precision),
+      kE_(core::storage_bytes(cfg.precision)) {
+  scaler_options_.init_scale = cfg.loss_scale_init;
   if (init_params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "gpu::Trainer: init_params has the wrong size");
   if (!ctx_.info().timestamps || ctx_.timestamp_valid_bits() == 0)
@@ -119,10 +156,11 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
                       "Vulkan: device " + ctx_.info().name + " has no timestamp queries on its compute queue, so its "
                       "kernels cannot be timed; choose another with --device (see trainscope devices)");
   allocate_buffers();
-  params_.upload(ctx_, init_params.data(), init_params.size() * kF);
+  upload_params(init_params);
   grads_.zero(ctx_);  // padding between tensors is never written and must stay 0 for the optimizer
   state1_.zero(ctx_);
   state2_.zero(ctx_);
+  if (loss_scaling()) upload_scaler(std::nullopt, 0);
   build_descriptor_sets();
 
   const uint32_t ring = static_cast<uint32_t>(cfg_.readback_interval);
@@ -168,13 +206,18 @@ void VulkanTrainer::allocate_buffers() {
 
   const VkDeviceSize P = shape_.param_count * kF;
   const bool adamw = cfg_.optimizer == core::Optimizer::AdamW;
-  params_ = make(P, MemoryKind::DeviceLocal, "params", &M::weights);
-  grads_ = make(P, MemoryKind::DeviceLocal, "grads", &M::gradients);
+  // fp32: params_ are the weights the kernels read. 16-bit: they are the optimizer's fp32 masters, and the kernels
+  // read weights16_ (in fp32 training that copy would not exist, and the masters would count as the weights).
+  params_ = make(P, MemoryKind::DeviceLocal, "params", sixteen_bit() ? &M::master_weights : &M::weights, P,
+                 &M::weights);
+  if (sixteen_bit())
+    weights16_ = make(shape_.param_count * kE_, MemoryKind::DeviceLocal, "weights16", &M::weights, 0, &M::weights);
+  grads_ = make_tensor(shape_.param_count, "grads", &M::gradients);
   state1_ = make(P, MemoryKind::DeviceLocal, adamw ? "adamw_m" : "momentum", &M::optimizer_state);
   // SGD has no second moment: a 16-byte placeholder, counted as workspace.
   state2_ = make(adamw ? P : 16, MemoryKind::DeviceLocal, "adamw_v", adamw ? &M::optimizer_state : &M::workspace);
 
-  x_batch_ = make(B * shape_.inputs() * kF, MemoryKind::DeviceLocal, "x_batch", &M::activations);
+  x_batch_ = make_tensor(B * shape_.inputs(), "x_batch", &M::activations);
   y_batch_ = make(B * 4, MemoryKind::DeviceLocal, "y_batch", &M::activations);
   losses_ = make(B * kF, MemoryKind::DeviceLocal, "losses", &M::activations);
   batch_correct_ = make(B * 4, MemoryKind::DeviceLocal, "batch_correct", &M::activations);
@@ -183,13 +226,18 @@ void VulkanTrainer::allocate_buffers() {
   eval_losses_ = make(VkDeviceSize(te.count) * kF, MemoryKind::DeviceLocal, "eval_losses", &M::workspace);
   eval_correct_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "eval_correct", &M::workspace);
   for (int l = 0; l < shape_.layers(); ++l) {
-    const VkDeviceSize bytes = B * shape_.fan_out(l) * kF;
+    const VkDeviceSize elements = B * shape_.fan_out(l);
     // The logits layer has no activation, hence no pre-activation: a 16-byte placeholder for its binding.
     const bool hidden = l < shape_.layers() - 1;
-    preact_.push_back(make(hidden ? bytes : 16, MemoryKind::DeviceLocal, "preact",
-                           hidden ? &M::activations : &M::workspace));
-    act_.push_back(make(bytes, MemoryKind::DeviceLocal, "activations", &M::activations));
-    dact_.push_back(make(bytes, MemoryKind::DeviceLocal, "activation_grads", &M::activations));
+    preact_.push_back(hidden ? make_tensor(elements, "preact", &M::activations)
+                             : make(16, MemoryKind::DeviceLocal, "preact", &M::workspace));
+    act_.push_back(make_tensor(elements, "activations", &M::activations));
+    dact_.push_back(make_tensor(elements, "activation_grads", &M::activations));
+  }
+  if (loss_scaling()) {
+    scaler_ = make(kLossScalerBytes, MemoryKind::DeviceLocal, "loss_scaler", &M::workspace, 0, &M::workspace);
+    scale_history_ = make(VkDeviceSize(cfg_.readback_interval) * kScaleHistoryEntryBytes, MemoryKind::HostVisible,
+                          "scale_history", &M::workspace, 0, &M::workspace);
   }
 }
 
@@ -197,8 +245,8 @@ size_t VulkanTrainer::buffer_bytes() const {
   size_t sum = 0;
   for (const Buffer* b : {&x_train_, &y_train_, &x_test_, &y_test_, &order_, &test_order_, &params_, &grads_,
                           &state1_, &state2_, &x_batch_, &y_batch_, &losses_, &batch_correct_, &loss_history_,
-                          &eval_losses_, &eval_correct_})
-    sum += static_cast<size_t>(b->size());
+                          &eval_losses_, &eval_correct_, &weights16_, &scaler_, &scale_history_})
+    sum += static_cast<size_t>(b->size());  // size() is 0 for a buffer this precision does not make
   for (const auto* per_layer : {&preact_, &act_, &dact_})
     for (const Buffer& b : *per_layer) sum += static_cast<size_t>(b.size());
   return sum;
@@ -226,12 +274,19 @@ void VulkanTrainer::build_descriptor_sets() {
       case core::Op::MatmulBackwardData: r = {{&dact_[e.layer - 1]}, {&dact_[e.layer]}, weight(e.layer)}; break;
       case core::Op::AdamWUpdate: r = {{&params_}, {&state1_}, {&state2_}, {&grads_}}; break;
       case core::Op::SgdUpdate: r = {{&params_}, {&state1_}, {&grads_}}; break;
+      case core::Op::CheckFiniteGrads: r = {{&scaler_}, {&grads_}}; break;
+      case core::Op::UpdateLossScale: r = {{&scaler_}, {&scale_history_}}; break;
     }
+    // The extra last bindings of the 16-bit variants (kernels.hpp): the weights copy, then the loss scaler.
+    const bool update = e.op == core::Op::AdamWUpdate || e.op == core::Op::SgdUpdate;
+    if (update && sixteen_bit()) r.push_back({&weights16_});
+    if ((update || e.op == core::Op::SoftmaxXentForwardBackward) && loss_scaling()) r.push_back({&scaler_});
     entry_sets_.push_back(pool_.allocate(ctx_, p, r));
   }
   std::vector<BufferRange> gather = {{&x_batch_}, {&y_batch_}, {&x_test_}, {&y_test_}, {&test_order_}};
   gather_test_set_ = pool_.allocate(ctx_, kernels_.pipeline(core::Op::GatherBatch), gather);
   std::vector<BufferRange> softmax = {{&eval_losses_}, {&dact_[L - 1]}, {&eval_correct_}, {&act_[L - 1]}, {&y_batch_}};
+  if (loss_scaling()) softmax.push_back({&scaler_});  // bound, not read: evaluation writes no gradient
   softmax_eval_set_ = pool_.allocate(ctx_, kernels_.pipeline(core::Op::SoftmaxXentForwardBackward), softmax);
 }
 
@@ -261,6 +316,7 @@ void VulkanTrainer::record_entry(VkCommandBuffer cmd, size_t index, size_t first
     case core::Op::MatmulBackwardData: kernels_.matmul_backward_data(cmd, set, B, C, OC); break;
     case core::Op::AdamWUpdate: {
       // torch.optim.AdamW's bias corrections for step t, in double on the host as torch does in Python floats.
+      // (fp16: ignored; the kernel takes t from the device's step clock, which skipped steps do not advance.)
       const float bc1 = static_cast<float>(1.0 - std::pow(double(cfg_.beta1), double(t)));
       const float bc2 = static_cast<float>(1.0 - std::pow(double(cfg_.beta2), double(t)));
       kernels_.adamw_update(cmd, set, static_cast<uint32_t>(e.N), cfg_.lr, cfg_.beta1, cfg_.beta2, cfg_.eps, wd, bc1,
@@ -269,6 +325,11 @@ void VulkanTrainer::record_entry(VkCommandBuffer cmd, size_t index, size_t first
     }
     case core::Op::SgdUpdate:
       kernels_.sgd_update(cmd, set, static_cast<uint32_t>(e.N), cfg_.lr, cfg_.momentum, wd, t == 1);
+      break;
+    case core::Op::CheckFiniteGrads: kernels_.check_finite_grads(cmd, set, static_cast<uint32_t>(e.N)); break;
+    case core::Op::UpdateLossScale:
+      kernels_.update_loss_scale(cmd, set, slot_index, scaler_options_.growth_factor, scaler_options_.backoff_factor,
+                                 scaler_options_.growth_interval, cfg_.beta1, cfg_.beta2);
       break;
   }
 }
@@ -320,11 +381,16 @@ void VulkanTrainer::flush_into_ready() {
   vk::check(vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (readback)");
   vk::check(vkResetFences(ctx_.device(), 1, &fence), "vkResetFences");
   const auto* history = static_cast<const float*>(loss_history_.mapped());
+  const auto* scales = static_cast<const uint32_t*>(loss_scaling() ? scale_history_.mapped() : nullptr);
   const uint32_t n = static_cast<uint32_t>(plan_.entries.size()) + 1;
   for (uint32_t s = 0; s < pending_; ++s) {
     core::StepRecord r;
     r.step = slots_[s].step;
     r.loss = history[s];
+    if (scales) {
+      std::memcpy(&r.loss_scale, &scales[2 * s], sizeof(float));
+      r.skipped = scales[2 * s + 1] != 0;
+    }
     std::vector<double> ns = slots_[s].queries.read_ns(ctx_, n);
     r.kernel_ms.resize(plan_.entries.size());
     for (size_t i = 0; i < plan_.entries.size(); ++i) r.kernel_ms[i] = (ns[i + 1] - ns[i]) * 1e-6;
@@ -397,6 +463,14 @@ core::TrainerState VulkanTrainer::export_state() {
   }
   s.steps = next_step_;
   s.optimizer_steps = t_;
+  if (loss_scaling()) {  // the device's scaler state and step clock (skipped steps did not advance it)
+    uint32_t words[kLossScalerBytes / 4];
+    scaler_.download(ctx_, words, sizeof words);
+    core::LossScalerState st;
+    std::memcpy(&st, words, sizeof st);
+    s.loss_scaler = st;
+    s.optimizer_steps = words[4];
+  }
   return s;
 }
 
@@ -404,7 +478,7 @@ void VulkanTrainer::import_state(const core::TrainerState& s) {
   if (s.params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "gpu trainer: imported state has the wrong parameter count");
   flush_into_ready();
-  params_.upload(ctx_, s.params.data(), s.params.size() * kF);
+  upload_params(s.params);
   next_step_ = s.steps;
   const bool same = s.optimizer == cfg_.optimizer && s.state1.size() == shape_.param_count &&
                     (cfg_.optimizer != core::Optimizer::AdamW || s.state2.size() == shape_.param_count);
@@ -417,6 +491,41 @@ void VulkanTrainer::import_state(const core::TrainerState& s) {
     state2_.zero(ctx_);
     t_ = 0;
   }
+  if (loss_scaling()) upload_scaler(s.loss_scaler, t_);
+}
+
+void VulkanTrainer::upload_params(const std::vector<float>& params) {
+  params_.upload(ctx_, params.data(), params.size() * kF);
+  if (!sixteen_bit()) return;
+  // The 16-bit copy rounded to nearest even on the host, the same bits the optimizer kernels' store_t writes.
+  std::vector<uint16_t> rounded(params.size());
+  if (cfg_.precision == core::Precision::FP16)
+    core::to_fp16(rounded.data(), params.data(), params.size());
+  else
+    core::to_bf16(rounded.data(), params.data(), params.size());
+  weights16_.upload(ctx_, rounded.data(), rounded.size() * sizeof(uint16_t));
+}
+
+void VulkanTrainer::upload_scaler(const std::optional<core::LossScalerState>& state, long optimizer_steps) {
+  core::LossScalerState st;
+  if (state) {
+    core::LossScaler check(scaler_options_);
+    check.import_state(*state);  // throws on a corrupt state, before anything is changed
+    st = check.export_state();
+  } else {
+    st.scale = scaler_options_.init_scale;
+  }
+  st.found_inf = 0;
+  uint32_t words[kLossScalerBytes / 4] = {};
+  std::memcpy(words, &st, sizeof st);
+  words[4] = static_cast<uint32_t>(optimizer_steps);
+  // beta^t in double as torch computes it, rounded once; the device multiplies one beta in per applied update.
+  const float b1 = static_cast<float>(std::pow(double(cfg_.beta1), double(optimizer_steps)));
+  const float b2 = static_cast<float>(std::pow(double(cfg_.beta2), double(optimizer_steps)));
+  std::memcpy(&words[5], &b1, 4);
+  std::memcpy(&words[6], &b2, 4);
+  scaler_.upload(ctx_, words, sizeof words);
+  t_ = optimizer_steps;
 }
 
 double VulkanTrainer::measure_peak_bandwidth_gbps() {

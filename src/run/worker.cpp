@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <exception>
 #include <new>
 
@@ -108,6 +110,7 @@ bool Worker::wait_for_reset() {
     if (c.kind == Command::Kind::SetLearningRate) cfg_.lr = c.lr;
     if (c.kind == Command::Kind::SetOptimizer) cfg_.optimizer = c.optimizer;
     if (c.kind == Command::Kind::SetThreads) cfg_.threads = c.value;
+    if (c.kind == Command::Kind::SetPrecision) cfg_.precision = c.precision;
   }
 }
 
@@ -124,6 +127,8 @@ void Worker::start_fresh() {
   samples_total_ = 0;
   paused_ = false;
   step_budget_ = 0;
+  steps_since_build_ = 0;
+  skip_run_count_ = 0;
   {
     std::lock_guard lock(run_mutex_);
     const std::string name = run_.name;
@@ -133,16 +138,29 @@ void Worker::start_fresh() {
   }
   if (stop_) return;
   trainer_ = spec_.make(cfg_, *data_, *init_params_);
-  const std::string device = trainer_->device_name();
   const double peak = trainer_->measure_peak_bandwidth_gbps();
-  const core::MemoryUsage memory = trainer_->memory_usage();
+  publish_trainer_info();
   {
     std::lock_guard lock(run_mutex_);
-    run_.device = device;
     run_.peak_gbps = peak;
-    run_.memory = memory;
   }
-  observer_.on_start(spec_.name, device);
+  observer_.on_start(spec_.name, trainer_->device_name());
+}
+
+void Worker::publish_trainer_info() {
+  const std::string device = trainer_->device_name();
+  const core::MemoryUsage memory = trainer_->memory_usage();
+  const core::MemoryUsage memory_fp32 = trainer_->memory_usage_fp32();
+  std::vector<std::string> unsupported;
+  for (core::Precision p : {core::Precision::FP32, core::Precision::FP16, core::Precision::BF16})
+    unsupported.push_back(trainer_->unsupported_reason(p));
+  std::lock_guard lock(run_mutex_);
+  run_.config = cfg_;
+  run_.device = device;
+  run_.memory = memory;
+  run_.memory_fp32 = memory_fp32;
+  run_.precision_unsupported = std::move(unsupported);
+  if (cfg_.precision != core::Precision::FP16) run_.loss_scale = 0;
 }
 
 void Worker::train_until_done() {
@@ -228,6 +246,7 @@ void Worker::collect() {
       float t = finished[i];
       if (!run_.step_seconds.empty()) t = std::max(t, run_.step_seconds.back());
       run_.step_seconds.push_back(t);
+      account_step(records[i], plan, t);
     }
     run_.step_in_epoch = static_cast<int>(samples_this_epoch_ / cfg_.batch);
     run_.elapsed_s = now;
@@ -235,11 +254,69 @@ void Worker::collect() {
     step_in_epoch = run_.step_in_epoch;
     steps = run_.steps_per_epoch;
   }
-  for (const auto& r : records) loss_sum_ += r.loss;
-  losses_ += static_cast<long>(records.size());
+  for (const auto& r : records) {
+    if (!std::isfinite(r.loss)) continue;  // an fp16 step whose forward pass overflowed (and was skipped)
+    loss_sum_ += r.loss;
+    ++losses_;
+  }
   // Observer time is not training time.
   clock_.stop();
   observer_.on_steps(spec_.name, records, run_.epoch, step_in_epoch, steps);
+  check_divergence(records);
+}
+
+void Worker::account_step(const core::StepRecord& r, const core::StepPlan& plan, double seconds) {
+  // The speed of each (precision, batch size): the first step of each trainer is warm-up and left out.
+  if (steps_since_build_++ > 0) {
+    auto it = std::find_if(run_.precisions.begin(), run_.precisions.end(), [&](const core::PrecisionRow& row) {
+      return row.precision == plan.precision && row.batch == plan.batch;
+    });
+    if (it == run_.precisions.end()) {
+      run_.precisions.push_back({plan.precision, plan.batch});
+      it = std::prev(run_.precisions.end());
+    }
+    it->steps += 1;
+    it->step_ms += r.step_ms;
+    it->bytes += plan.total_bytes();
+    it->flops += plan.total_flops();
+    it->skipped += r.skipped ? 1 : 0;
+  }
+  if (plan.loss_scaling()) run_.loss_scale = r.loss_scale;
+  // fp16 overflows: consecutive skipped steps become one marker once the run of skips ends.
+  if (r.skipped) {
+    ++run_.skipped_steps;
+    if (skip_run_count_++ == 0) {
+      skip_run_first_step_ = r.step;
+      skip_run_seconds_ = seconds;
+      skip_run_first_scale_ = r.loss_scale;
+    }
+  } else if (skip_run_count_ > 0) {
+    run_.markers.push_back({skip_run_first_step_, skip_run_seconds_,
+                            fmt::format("fp16 overflow: {} step{} skipped, loss scale {:g} -> {:g}", skip_run_count_,
+                                        skip_run_count_ == 1 ? "" : "s", skip_run_first_scale_, r.loss_scale)});
+    skip_run_count_ = 0;
+  }
+}
+
+void Worker::check_divergence(const std::vector<core::StepRecord>& records) {
+  for (const auto& r : records) {
+    // fp16: a skipped step leaves the weights untouched, and the halved scale usually cures the overflow. Once even
+    // a scale of 2^-24 (fp16's smallest subnormal: below it every scaled gradient is 0) overflows, the forward pass
+    // itself produces inf/NaN: the model has diverged and more steps cannot help.
+    if (r.skipped && r.loss_scale > 0 && r.loss_scale <= 0x1p-24f)
+      throw core::Error(core::ErrorKind::Diverged,
+                        fmt::format("fp16 training stopped at step {}: its gradients overflowed at every loss scale "
+                                    "down to {:g} ({} steps skipped); the model has diverged. The fp32 master weights "
+                                    "were not changed by the skipped steps. Lower the learning rate, or train in bf16 "
+                                    "or fp32",
+                                    r.step + 1, r.loss_scale, skip_run_count_));
+    if (!r.skipped && !std::isfinite(r.loss))
+      throw core::Error(core::ErrorKind::Diverged,
+                        fmt::format("training stopped at step {}: the loss is {} ({}); the model has diverged. Lower "
+                                    "the learning rate{}",
+                                    r.step + 1, r.loss, core::to_string(cfg_.precision),
+                                    cfg_.precision == core::Precision::FP16 ? "" : ", or try fp16 with loss scaling"));
+  }
 }
 
 Worker::Next Worker::apply_commands() {
@@ -315,6 +392,20 @@ Worker::Next Worker::handle(const Command& c) {
       rebuild(next, fmt::format("{} -> {}", core::to_string(cfg_.optimizer), core::to_string(c.optimizer)));
       return Next::Train;
     }
+    case K::SetPrecision: {
+      if (c.precision == cfg_.precision) return Next::Train;
+      const std::string label =
+          fmt::format("{} -> {}", core::to_string(cfg_.precision), core::to_string(c.precision));
+      const std::string why = trainer_->unsupported_reason(c.precision);
+      if (!why.empty()) {
+        set_status(fmt::format("{} refused: {}", label, why));
+        return Next::Train;
+      }
+      core::TrainConfig next = cfg_;
+      next.precision = c.precision;
+      rebuild(next, label);
+      return Next::Train;
+    }
     case K::SetThreads: {
       if (spec_.name != "cpu" || c.value == cfg_.threads || c.value < 0) return Next::Train;
       core::TrainConfig next = cfg_;
@@ -347,12 +438,9 @@ void Worker::rebuild(const core::TrainConfig& next, const std::string& label) {
   }
   trainer_ = std::move(fresh);
   cfg_ = next;
-  const std::string device = trainer_->device_name();
-  const core::MemoryUsage memory = trainer_->memory_usage();
+  steps_since_build_ = 0;
+  publish_trainer_info();
   std::lock_guard lock(run_mutex_);
-  run_.config = cfg_;
-  run_.device = device;
-  run_.memory = memory;
   run_.kernels = core::KernelTable();  // timings of the new configuration only
   run_.steps_per_epoch = core::steps_per_epoch(data_->train.count, cfg_.batch);
   run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});

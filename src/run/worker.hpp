@@ -54,6 +54,10 @@ class Worker {
   Next handle(const Command& c);
   void rebuild(const core::TrainConfig& next, const std::string& label);
   void collect();
+  void account_step(const core::StepRecord& r, const core::StepPlan& plan, double seconds);  // under run_mutex_
+  void publish_trainer_info();
+  // Throws core::Error(Diverged) when a read-back step shows that training cannot recover (see worker.cpp).
+  void check_divergence(const std::vector<core::StepRecord>& records);  // device, memory, supported precisions of trainer_ into run_
   void set_status(const std::string& message);
   bool wait_for_reset();
 
@@ -77,7 +81,13 @@ class Worker {
   std::deque<std::pair<double, long>> rate_window_;  // (training seconds, samples trained) of recent read-backs
   long samples_total_ = 0;
   bool paused_ = false;
-  int step_budget_ = 0;          // steps a SingleStep allows while paused
+  int step_budget_ = 0;
+  long steps_since_build_ = 0;   // steps read back from the current trainer (its first is warm-up for PrecisionRow)
+  // fp16: the run of consecutive skipped steps not yet turned into a marker (count 0: none).
+  long skip_run_count_ = 0;
+  long skip_run_first_step_ = 0;
+  double skip_run_seconds_ = 0;
+  float skip_run_first_scale_ = 0;          // steps a SingleStep allows while paused
   Command pending_reset_;
 
   // Shared with other threads.
