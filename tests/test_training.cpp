@@ -75,6 +75,45 @@ TEST_CASE("fp32, same seed: the first 20 training losses of GPU and CPU agree wi
   CHECK(vk::validation_totals().errors == 0);
 }
 
+TEST_CASE("fp16 and bf16, same seed: GPU and CPU store the same 16-bit tensors, so their losses and scales agree") {
+  auto data = load_subset(128 * 20);
+  core::TrainConfig cfg;
+  cfg.hidden = {256, 128};
+  cfg.batch = 128;
+  cfg.validation = true;
+  for (auto precision : {core::Precision::FP16, core::Precision::BF16}) {
+    CAPTURE(std::string(core::to_string(precision)));
+    cfg.precision = precision;
+    auto params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
+    auto gpu = make_gpu(cfg, data, params);
+    if (!gpu) return;
+    auto cpu = cpu::make_trainer(cfg, data, params);
+    auto order = core::epoch_order(data.train.count, cfg.seed, 0);
+    gpu->begin_epoch(order);
+    cpu->begin_epoch(order);
+    for (int s = 0; s < 20; ++s) {
+      gpu->step(static_cast<size_t>(s) * cfg.batch);
+      cpu->step(static_cast<size_t>(s) * cfg.batch);
+    }
+    auto g = gpu->flush();
+    auto c = cpu->flush();
+    REQUIRE(g.size() == 20);
+    REQUIRE(c.size() == 20);
+    // Both round every stored tensor to nearest even from fp32 sums; the sums' order differs (GPU tiles, CPU
+    // register blocks), so a value near a rounding boundary can land one 16-bit ulp apart: a loose relative bound.
+    const double rtol = precision == core::Precision::FP16 ? 2e-3 : 2e-2;
+    for (int s = 0; s < 20; ++s) {
+      CAPTURE(s);
+      CHECK(g[s].loss == doctest::Approx(c[s].loss).epsilon(rtol));
+      CHECK(g[s].loss_scale == c[s].loss_scale);
+      CHECK(g[s].skipped == c[s].skipped);
+      CHECK(g[s].kernel_ms.size() == gpu->plan().entries.size());
+    }
+    CHECK(c.back().loss < c.front().loss);
+  }
+  CHECK(vk::validation_totals().errors == 0);
+}
+
 TEST_CASE("a short run on a subset reaches > 0.75 test accuracy on both backends, within 0.01 of each other") {
   auto data = load_subset(12000);
   core::TrainConfig cfg;
