@@ -15,6 +15,7 @@ void Dashboard::load(const Settings& s) {
   show_race = shown("race", true);
   show_loss = shown("loss", true);
   show_kernels = shown("kernels", true);
+  show_memory = shown("memory", true);
   show_bandwidth = shown("bandwidth", true);
   show_controls = shown("controls", true);
   loss.x_axis = s.plot_x_axis == "seconds" ? LossCurves::XAxis::Seconds : LossCurves::XAxis::Step;
@@ -24,6 +25,7 @@ void Dashboard::save(Settings& s) const {
   s.panels = {{"race", show_race},
               {"loss", show_loss},
               {"kernels", show_kernels},
+              {"memory", show_memory},
               {"bandwidth", show_bandwidth},
               {"controls", show_controls}};
   s.plot_x_axis = loss.x_axis == LossCurves::XAxis::Seconds ? "seconds" : "step";
@@ -43,7 +45,16 @@ std::string Dashboard::footer(const DashboardView& view) {
   info.model = fmt::format("MLP {} on {}, {} {}", dims, cfg.dataset, core::to_string(cfg.activation),
                            core::to_string(cfg.optimizer));
   info.batch = fmt::format("batch {}", cfg.batch);
-  info.precision = "fp32";
+  // The precision in force: one text when every backend has the same, else each backend's.
+  std::string precision, per_backend;
+  bool same = true;
+  for (const auto& r : view.runs) {
+    const std::string p = precision_text(r);
+    if (!precision.empty() && p != precision) same = false;
+    if (precision.empty()) precision = p;
+    per_backend += fmt::format("{}{} {}", per_backend.empty() ? "" : ", ", backend_title(r.name), p);
+  }
+  info.precision = view.runs.empty() ? core::to_string(cfg.precision) : same ? precision : per_backend;
   return footer_text(info);
 }
 
@@ -60,6 +71,7 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
       ImGui::MenuItem("Race header", nullptr, &show_race);
       ImGui::MenuItem("Loss curves", nullptr, &show_loss);
       ImGui::MenuItem("Kernel timings", nullptr, &show_kernels);
+      ImGui::MenuItem("Memory", nullptr, &show_memory);
       ImGui::MenuItem("Memory bandwidth", nullptr, &show_bandwidth);
       ImGui::MenuItem("Controls", nullptr, &show_controls);
       ImGui::EndMenu();
@@ -78,8 +90,9 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   const float gap = ImGui::GetStyle().ItemSpacing.x;
   // Wide windows (a projector at 1600x900 and up): three columns, every panel in view at once. Narrower: the
   // kernel timings, bandwidth and controls share the right column, one under the other.
-  const bool three = width >= 70 * ImGui::GetFontSize() && show_kernels && (show_bandwidth || show_controls);
-  const bool right = show_kernels || show_bandwidth || show_controls;
+  const bool three =
+      width >= 70 * ImGui::GetFontSize() && show_kernels && (show_memory || show_bandwidth || show_controls);
+  const bool right = show_kernels || show_memory || show_bandwidth || show_controls;
   const float left_width = !right ? 0.0f : three ? width * 0.31f : width * 0.5f;
   if (show_loss) {
     ImGui::BeginChild("loss_panel", ImVec2(left_width, body), true);
@@ -106,6 +119,11 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
       controls.draw(view, controller);
       ImGui::Spacing();
     }
+    if (show_memory) {
+      header("MEMORY");
+      memory.draw(view);
+      ImGui::Spacing();
+    }
     if (show_bandwidth) {
       header("MEMORY BANDWIDTH");
       bandwidth.draw(view);
@@ -114,6 +132,7 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   } else if (right) {
     ImGui::BeginChild("side_panel", ImVec2(0, body), true);
     if (show_kernels && ImGui::CollapsingHeader("Kernel timings", ImGuiTreeNodeFlags_DefaultOpen)) kernels.draw(view);
+    if (show_memory && ImGui::CollapsingHeader("Memory", ImGuiTreeNodeFlags_DefaultOpen)) memory.draw(view);
     if (show_bandwidth && ImGui::CollapsingHeader("Memory bandwidth", ImGuiTreeNodeFlags_DefaultOpen))
       bandwidth.draw(view);
     if (show_controls && ImGui::CollapsingHeader("Controls", ImGuiTreeNodeFlags_DefaultOpen))

@@ -1,5 +1,5 @@
 // ui::Dashboard: the whole window's layout: the race header on top, the loss curves on the left, kernel timings,
-// memory bandwidth and the controls on the right, a status line at the bottom. Each panel is a small struct with
+// memory (by category and precision), memory bandwidth and the controls on the right, a status line at the bottom. Each panel is a small struct with
 // its own state and a draw(); the frame is the list of `if (show_x) x.draw(view)` below, as in Dear ImGui's examples.
 #pragma once
 #include <string>
@@ -8,6 +8,7 @@
 #include "ui/panel_controls.hpp"
 #include "ui/panel_kernels.hpp"
 #include "ui/panel_loss.hpp"
+#include "ui/panel_memory.hpp"
 #include "ui/panel_race.hpp"
 #include "ui/settings.hpp"
 
@@ -26,10 +27,12 @@ class Dashboard {
   void load(const Settings& settings);
   void save(Settings& settings) const;
 
-  bool show_race = true, show_loss = true, show_kernels = true, show_bandwidth = true, show_controls = true;
+  bool show_race = true, show_loss = true, show_kernels = true, show_memory = true, show_bandwidth = true,
+       show_controls = true;
   RaceHeader race;
   LossCurves loss;
   KernelTimings kernels;
+  MemoryPanel memory;
   MemoryBandwidth bandwidth;
   Controls controls;
 };

@@ -22,6 +22,14 @@ std::string format_rate(double v) {
   return fmt::format("{:.0f}", v);
 }
 
+std::string precision_text(const core::BackendRun& run) {
+  std::string text = core::to_string(run.config.precision);
+  if (run.config.precision != core::Precision::FP16) return text;
+  if (run.loss_scale > 0) text += fmt::format(", loss scale {:g}", run.loss_scale);
+  text += fmt::format(", {} step{} skipped", run.skipped_steps, run.skipped_steps == 1 ? "" : "s");
+  return text;
+}
+
 void bar(float fraction, ImU32 color, const std::string& text, float height) {
   const float h = height > 0 ? height : ImGui::GetTextLineHeight();
   const ImVec2 p = ImGui::GetCursorScreenPos();

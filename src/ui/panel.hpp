@@ -28,6 +28,10 @@ std::string format_duration(double seconds);
 // "817", "66.1 k", "1.23 M" (samples/s and the like).
 std::string format_rate(double value);
 
+// The precision in force for `run`: "fp32", "bf16", or for fp16 with its dynamic loss scaling
+// "fp16, loss scale 8192, 3 steps skipped" (the scale once a step has reported one).
+std::string precision_text(const core::BackendRun& run);
+
 // A horizontal bar of `fraction` (0..1) of the available width, `height` pixels, with `text` drawn on it.
 void bar(float fraction, ImU32 color, const std::string& text, float height = 0);
 

@@ -114,19 +114,60 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   }
   ImGui::SameLine();
   ImGui::TextUnformatted("CPU threads");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(w);
-  if (ImGui::BeginCombo("precision", "fp32")) {
-    ImGui::Selectable("fp32", true);
-    ImGui::BeginDisabled();
-    ImGui::Selectable("fp16 (not yet)", false);
-    ImGui::Selectable("bf16 (not yet)", false);
-    ImGui::EndDisabled();
+  draw_precision(view, c, w);
+}
+
+void Controls::draw_precision(const DashboardView& view, Controller& c, float width) {
+  static constexpr core::Precision kAll[] = {core::Precision::FP32, core::Precision::FP16, core::Precision::BF16};
+  static constexpr const char* kRecipe =
+      "Mixed precision: weights, activations and gradients are stored in 16 bits (half the bytes to move); every "
+      "sum is still accumulated in fp32, and the optimizer updates fp32 master weights. fp16 has a narrow range: the "
+      "loss is multiplied by a loss scale, lowered when gradients overflow. bf16 keeps fp32's range (with fewer "
+      "digits) and needs no scaling. Applies to both backends.";
+  // The precision in force: the backends' (they can differ for a moment while a change is applied).
+  std::string current;
+  for (const auto& r : view.runs) {
+    const std::string p = core::to_string(r.config.precision);
+    if (current.find(p) == std::string::npos) current += (current.empty() ? "" : "/") + p;
+  }
+  if (current.empty()) current = core::to_string(view.config.precision);
+  // Wide enough for "fp16/fp32" while a change is being applied.
+  ImGui::SetNextItemWidth(std::max(width, ImGui::CalcTextSize(current.c_str()).x + ImGui::GetFrameHeight() +
+                                              2 * ImGui::GetStyle().FramePadding.x));
+  if (ImGui::BeginCombo("##precision", current.c_str())) {
+    for (core::Precision p : kAll) {
+      // Why each backend that cannot run `p` cannot ("GPU: no 16-bit storage buffers ...").
+      std::string why;
+      for (const auto& r : view.runs) {
+        const size_t i = static_cast<size_t>(p);
+        if (i < r.precision_unsupported.size() && !r.precision_unsupported[i].empty())
+          why += fmt::format("{}{}: {}", why.empty() ? "" : "\n", backend_title(r.name), r.precision_unsupported[i]);
+      }
+      bool in_force = !view.runs.empty();
+      for (const auto& r : view.runs) in_force = in_force && r.config.precision == p;
+      ImGui::BeginDisabled(!why.empty());
+      if (ImGui::Selectable(core::to_string(p), in_force) && !in_force) {
+        run::Command cmd(run::Command::Kind::SetPrecision);
+        cmd.precision = p;
+        c.post(cmd);
+      }
+      ImGui::EndDisabled();
+      if (!why.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s cannot be used here:\n%s", core::to_string(p), why.c_str());
+    }
     ImGui::EndCombo();
   }
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("fp16 and bf16 come with mixed precision (16-bit storage, fp32 accumulation, loss scaling);\n"
-                      "this version trains in fp32.");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+    ImGui::TextUnformatted(kRecipe);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+  ImGui::SameLine();
+  ImGui::TextUnformatted("precision");
+  ImGui::SameLine();
+  help_marker(kRecipe);
 }
 
 void Controls::draw_model(const DashboardView& view, Controller& c) {
@@ -153,6 +194,7 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
       pending_.lr = lr_;
       pending_.optimizer = optimizer_ == 0 ? core::Optimizer::SGD : core::Optimizer::AdamW;
       pending_.threads = threads_;
+      if (!view.runs.empty()) pending_.precision = view.runs.front().config.precision;  // kept across the reset
       core::validate(pending_);
       ImGui::OpenPopup("Reset training?");
     } catch (const core::Error& e) {

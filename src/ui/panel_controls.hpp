@@ -14,6 +14,7 @@ struct Controls {
  private:
   void sync_from(const core::TrainConfig& cfg);
   void draw_training(const DashboardView& view, Controller& c);
+  void draw_precision(const DashboardView& view, Controller& c, float width);
   void draw_model(const DashboardView& view, Controller& c);
   void draw_display(Controller& c);
 

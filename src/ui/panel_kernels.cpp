@@ -85,6 +85,8 @@ void KernelTimings::draw(const DashboardView& view) {
     }
     ImGui::EndTable();
   }
+  ImGui::Spacing();
+  precisions_.draw(view);
   if (!show_table) return;
   for (int i = 0; i < n; ++i) draw_table(view.runs[static_cast<size_t>(i)], fmt::format("kernels_{}", i).c_str());
 }

@@ -5,6 +5,8 @@
 
 namespace ui {
 
+constexpr ImU32 kOverflowColor = IM_COL32(230, 60, 60, 255);
+
 LossCurves::LossCurves() : loss_plot_("step", "training loss"), accuracy_plot_("epoch", "test accuracy (%)") {}
 
 void LossCurves::draw(const DashboardView& view) {
@@ -47,8 +49,10 @@ void LossCurves::draw(const DashboardView& view) {
     accuracies.push_back({title, backend_color(run.name), by_step ? &s->accuracy_by_epoch : &s->accuracy_by_seconds});
     for (const auto& m : run.markers) {
       marker_labels_.push_back(fmt::format("{}: {}", title, m.label));
+      // An fp16 overflow (steps skipped, loss scale lowered) in red: it is an event, not a setting the user chose.
+      const bool overflow = m.label.rfind("fp16 overflow", 0) == 0;
       markers.push_back({by_step ? static_cast<double>(m.step + 1) : m.seconds, marker_labels_.back().c_str(),
-                         backend_color(run.name)});
+                         overflow ? kOverflowColor : backend_color(run.name)});
     }
   }
   const float avail = ImGui::GetContentRegionAvail().y;

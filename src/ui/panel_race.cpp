@@ -31,6 +31,11 @@ void RaceHeader::draw_backend(const core::BackendRun& run) {
               run.epoch, run.step_in_epoch, run.steps_per_epoch);
   ImGui::Text("time %s   loss %.4f   test accuracy %s%s", format_duration(run.elapsed_s).c_str(), loss, acc.c_str(),
               run.paused ? "   [paused]" : (run.finished ? "   [finished]" : ""));
+  ImGui::TextWrapped("precision %s", precision_text(run).c_str());
+  if (run.config.precision == core::Precision::FP16 && ImGui::IsItemHovered())
+    ImGui::SetTooltip("fp16 loss scaling: the loss is multiplied by the loss scale before the backward pass, so that\n"
+                      "small gradients do not round to zero in fp16. A step whose gradients overflow is skipped and the\n"
+                      "scale halved; after 2000 good steps it is doubled. A few skipped steps at the start are normal.");
 }
 
 void RaceHeader::draw(const DashboardView& view) {

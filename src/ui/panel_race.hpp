@@ -1,5 +1,6 @@
-// The race header: per backend samples/s, steps, epoch, elapsed time, loss and test accuracy; the speedup
-// (GPU ÷ CPU samples/s) in large type; the time each side needed to reach a target loss.
+// The race header: per backend samples/s, steps, epoch, elapsed time, loss, test accuracy and the precision in force
+// (fp16: with its loss scale and skipped steps); the speedup (GPU ÷ CPU samples/s) in large type; the time each side
+// needed to reach a target loss.
 #pragma once
 #include "ui/panel.hpp"
 
