@@ -196,3 +196,71 @@ TEST_CASE("reset requests in quick succession: none waits for the loader, the ne
   }));
   CHECK(session.status().empty());
 }
+
+TEST_CASE("live precision switch fp32 -> fp16 -> bf16 -> fp32: the masters carry over, markers and per-precision rows") {
+  std::vector<std::pair<std::string, run::TrainerFactory>> backends = {{"cpu", cpu::make_trainer}};
+  if (gpu_available()) backends.push_back({"gpu", gpu::make_trainer});
+  for (const auto& [name, factory] : backends) {
+    CAPTURE(name);
+    core::TrainConfig cfg = live_config();
+    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+    Tracker tracker;
+    run::Observer observer;
+    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    session.start();
+    auto run = [&] { return session.snapshot().at(0); };
+    REQUIRE(eventually([&] { return run().step_losses.size() >= 10; }));
+    const core::MemoryUsage fp32_memory = run().memory;
+    CHECK(run().memory_fp32 == fp32_memory);
+    const std::string previous[] = {"fp32", "fp16", "bf16"};
+    int i = 0;
+    for (core::Precision next : {core::Precision::FP16, core::Precision::BF16, core::Precision::FP32}) {
+      CAPTURE(std::string(core::to_string(next)));
+      session.post(run::Command(run::Command::Kind::Pause));
+      REQUIRE(eventually([&] { return run().paused; }));
+      std::vector<float> before;
+      {
+        std::lock_guard lock(tracker.mutex);
+        before = tracker.last->parameters();
+      }
+      run::Command c(run::Command::Kind::SetPrecision);
+      c.precision = next;
+      session.post(c);
+      REQUIRE(eventually([&] { return run().config.precision == next; }));
+      {
+        std::lock_guard lock(tracker.mutex);
+        CHECK(tracker.last->parameters() == before);  // converted from the fp32 masters: nothing lost
+        CHECK(tracker.last->plan().precision == next);
+      }
+      const auto r = run();
+      REQUIRE_FALSE(r.markers.empty());
+      CHECK(r.markers.back().label == previous[i] + " -> " + core::to_string(next));
+      CHECK(r.status == r.markers.back().label);
+      if (next != core::Precision::FP32) {
+        CHECK(r.memory.master_weights == fp32_memory.weights);
+        CHECK(2 * r.memory.weights == fp32_memory.weights);
+        CHECK(r.memory_fp32.weights == fp32_memory.weights);
+      }
+      const size_t steps = r.step_losses.size();
+      session.post(run::Command(run::Command::Kind::Resume));
+      REQUIRE(eventually([&] { return run().step_losses.size() >= steps + 10; }));
+      ++i;
+    }
+    const auto r = run();
+    CHECK(r.memory == fp32_memory);
+    // One speed row per precision (batch 32): the fp32 row from both fp32 stretches.
+    REQUIRE(r.precisions.size() == 3);
+    CHECK(r.precisions[0].precision == core::Precision::FP32);
+    CHECK(r.precisions[1].precision == core::Precision::FP16);
+    CHECK(r.precisions[2].precision == core::Precision::BF16);
+    for (const auto& row : r.precisions) {
+      CHECK(row.batch == 32);
+      CHECK(row.steps >= 8);
+      CHECK(row.mean_step_ms() > 0);
+      CHECK(row.gbps() > 0);
+    }
+    session.request_stop();
+    session.wait();
+    CHECK(run().error.empty());
+  }
+}

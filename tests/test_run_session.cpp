@@ -2,7 +2,10 @@
 // weights, and a failing backend that leaves the other one training.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <functional>
 #include <mutex>
 #include <utility>
 
@@ -46,6 +49,7 @@ struct Trace {
   std::vector<size_t> firsts;                 // every step(first)
   std::vector<size_t> flush_sizes;
   int evaluations = 0;
+  std::function<void(core::StepRecord&)> shape_record;  // if set, edits every record (fp16 skips, a NaN loss)
 };
 
 class FakeTrainer : public core::Trainer {
@@ -74,6 +78,7 @@ class FakeTrainer : public core::Trainer {
     r.loss = 1.0f + static_cast<float>(next_step_);  // loss = 1 + global step index
     r.kernel_ms.assign(plan_.entries.size(), 0.5);
     r.step_ms = 0.5 * static_cast<double>(plan_.entries.size());
+    if (trace_.shape_record) trace_.shape_record(r);
     queued_.push_back(r);
     ++next_step_;
   }
@@ -238,4 +243,58 @@ TEST_CASE("snapshot() is available before, during and after a run") {
   const auto after = session.snapshot();
   CHECK(after[0].finished);
   CHECK(after[0].epochs.size() == 2);
+}
+
+TEST_CASE("fp16 overflows read back from a trainer: one marker per run of skipped steps, counts and the loss scale") {
+  Trace trace;
+  // Steps 2, 3, 4 overflow at scales 2^16, 2^15, 2^14; step 5 runs at 2^13. Step 9 overflows once more.
+  trace.shape_record = [](core::StepRecord& r) {
+    const bool skip = (r.step >= 2 && r.step <= 4) || r.step == 9;
+    r.skipped = skip;
+    r.loss_scale = r.step <= 2 ? 65536.0f : r.step <= 9 ? std::max(8192.0f, 65536.0f / float(1 << (r.step - 2))) : 4096;
+  };
+  core::TrainConfig cfg = tiny_config();
+  cfg.precision = core::Precision::FP16;
+  run::Observer observer;
+  auto runs = run::train(cfg, tiny_data(), {fake_spec("fake", trace)}, observer);
+  const core::BackendRun& r = runs.at(0);
+  CHECK(r.error.empty());
+  CHECK(r.skipped_steps == 4);
+  CHECK(r.loss_scale == 4096.0f);
+  REQUIRE(r.markers.size() == 2);
+  CHECK(r.markers[0].step == 2);
+  CHECK(r.markers[0].label == "fp16 overflow: 3 steps skipped, loss scale 65536 -> 8192");
+  CHECK(r.markers[1].step == 9);
+  CHECK(r.markers[1].label == "fp16 overflow: 1 step skipped, loss scale 8192 -> 4096");
+  REQUIRE(r.precisions.size() == 1);
+  CHECK(r.precisions[0].skipped == 4);  // step 0 (warm-up) is not counted, and it was not skipped
+  CHECK(r.precisions[0].steps == static_cast<long>(r.step_losses.size()) - 1);
+}
+
+TEST_CASE("divergence stops the backend with a clear message: fp16 overflow at every scale, or a NaN loss") {
+  SUBCASE("fp16: still overflowing at a loss scale of 2^-24") {
+    Trace trace;
+    trace.shape_record = [](core::StepRecord& r) {
+      r.skipped = r.step >= 1;
+      r.loss_scale = std::ldexp(1.0f, -20 - static_cast<int>(r.step));  // 2^-20, 2^-21, ...
+    };
+    core::TrainConfig cfg = tiny_config();
+    cfg.precision = core::Precision::FP16;
+    run::Observer observer;
+  auto runs = run::train(cfg, tiny_data(), {fake_spec("fake", trace)}, observer);
+    const std::string& e = runs.at(0).error;
+    CHECK(e.find("fp16 training stopped at step 5") != std::string::npos);  // step index 4: scale 2^-24
+    CHECK(e.find("Lower the learning rate") != std::string::npos);
+    CHECK(runs.at(0).epochs.empty());
+  }
+  SUBCASE("fp32: the loss became NaN") {
+    Trace trace;
+    trace.shape_record = [](core::StepRecord& r) {
+      if (r.step >= 3) r.loss = std::nanf("");
+    };
+    run::Observer observer;
+    auto runs = run::train(tiny_config(), tiny_data(), {fake_spec("fake", trace)}, observer);
+    const std::string& e = runs.at(0).error;
+    CHECK(e.find("training stopped at step 4: the loss is nan (fp32)") != std::string::npos);
+  }
 }

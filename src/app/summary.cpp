@@ -114,6 +114,16 @@ void print_summary(const core::TrainConfig& cfg, const std::vector<core::Backend
     fmt::print("\n{}: {}\n", r.name, r.device.empty() ? "(no device)" : r.device);
     if (!r.error.empty()) fmt::print("  stopped: {}\n", r.error);
     if (r.memory.total() > 0) fmt::print("{}\n", memory_line(r.memory));
+    if (r.config.precision != core::Precision::FP32 && r.memory_fp32.total() > 0) {
+      const core::MemoryUsage& f = r.memory_fp32;
+      fmt::print("{} vs fp32: weights as read {} vs {}, gradients {} vs {}, activations {} vs {}; fp32 masters {}\n",
+                 core::to_string(r.config.precision), format_bytes(r.memory.weights), format_bytes(f.weights),
+                 format_bytes(r.memory.gradients), format_bytes(f.gradients), format_bytes(r.memory.activations),
+                 format_bytes(f.activations), format_bytes(r.memory.master_weights));
+    }
+    if (r.config.precision == core::Precision::FP16)
+      fmt::print("fp16 loss scaling: {} step{} skipped after an overflow (weights unchanged); loss scale of the last step {:g}\n",
+                 r.skipped_steps, r.skipped_steps == 1 ? "" : "s", r.loss_scale);
     if (r.kernels.steps() == 0) {
       if (r.kernels.steps_seen() > 0) fmt::print("  no timed steps: the first {} are warm-up\n", r.kernels.warmup());
       continue;

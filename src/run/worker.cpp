@@ -281,7 +281,7 @@ void Worker::account_step(const core::StepRecord& r, const core::StepPlan& plan,
     it->flops += plan.total_flops();
     it->skipped += r.skipped ? 1 : 0;
   }
-  if (plan.loss_scaling()) run_.loss_scale = r.loss_scale;
+  if (r.loss_scale > 0) run_.loss_scale = r.loss_scale;
   // fp16 overflows: consecutive skipped steps become one marker once the run of skips ends.
   if (r.skipped) {
     ++run_.skipped_steps;
