@@ -92,7 +92,7 @@ core::BackendRun fabricated_run(const std::string& name, core::Precision p) {
   if (p == core::Precision::FP16) {
     run.loss_scale = 8192;
     run.skipped_steps = 3;
-    run.markers.push_back({250, run.step_seconds[250], "fp16 overflow: 3 steps skipped, loss scale 65536 -> 8192"});
+    run.markers.push_back({250, run.step_seconds[250], "fp16 overflow: 3 steps skipped, scale 65536 -> 8192"});
   }
   return run;
 }

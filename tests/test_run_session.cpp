@@ -263,9 +263,9 @@ TEST_CASE("fp16 overflows read back from a trainer: one marker per run of skippe
   CHECK(r.loss_scale == 4096.0f);
   REQUIRE(r.markers.size() == 2);
   CHECK(r.markers[0].step == 2);
-  CHECK(r.markers[0].label == "fp16 overflow: 3 steps skipped, loss scale 65536 -> 8192");
+  CHECK(r.markers[0].label == "fp16 overflow: 3 steps skipped, scale 65536 -> 8192");
   CHECK(r.markers[1].step == 9);
-  CHECK(r.markers[1].label == "fp16 overflow: 1 step skipped, loss scale 8192 -> 4096");
+  CHECK(r.markers[1].label == "fp16 overflow: 1 step skipped, scale 8192 -> 4096");
   REQUIRE(r.precisions.size() == 1);
   CHECK(r.precisions[0].skipped == 4);  // step 0 (warm-up) is not counted, and it was not skipped
   CHECK(r.precisions[0].steps == static_cast<long>(r.step_losses.size()) - 1);

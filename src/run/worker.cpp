@@ -292,7 +292,7 @@ void Worker::account_step(const core::StepRecord& r, const core::StepPlan& plan,
     }
   } else if (skip_run_count_ > 0) {
     run_.markers.push_back({skip_run_first_step_, skip_run_seconds_,
-                            fmt::format("fp16 overflow: {} step{} skipped, loss scale {:g} -> {:g}", skip_run_count_,
+                            fmt::format("fp16 overflow: {} step{} skipped, scale {:g} -> {:g}", skip_run_count_,
                                         skip_run_count_ == 1 ? "" : "s", skip_run_first_scale_, r.loss_scale)});
     skip_run_count_ = 0;
   }

@@ -140,12 +140,13 @@ void MemoryPanel::draw(const DashboardView& view) {
       continue;
     }
     const bool compare = run.config.precision != core::Precision::FP32 || run.memory != run.memory_fp32;
-    if (compare && fp32 != now)  // more is possible: a trainer may keep 16-bit copies beside fp32 buffers
-      ImGui::TextWrapped("%s: %.0f%% %s memory than fp32", precision,
-                         100.0 * std::abs(static_cast<double>(fp32) - static_cast<double>(now)) / static_cast<double>(fp32),
-                         now < fp32 ? "less" : "more");
+    const double change = fp32 > 0 ? (static_cast<double>(now) - static_cast<double>(fp32)) / static_cast<double>(fp32) : 0;
+    // More is possible: the CPU widens 16-bit operands into an fp32 workspace for its kernels.
+    if (compare && std::abs(change) >= 0.005)
+      ImGui::TextWrapped("%s: %.0f%% %s memory than fp32", precision, 100.0 * std::abs(change),
+                         change < 0 ? "less" : "more");
     else if (compare)
-      ImGui::Text("%s: the same as fp32", precision);
+      ImGui::Text("%s: about the same as fp32", precision);
     else
       ImGui::TextUnformatted(precision);
     const std::string now_label = fmt::format("now ({})", precision);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 
 namespace ui {
 namespace {
@@ -325,10 +326,20 @@ void Plot::draw_markers(ImDrawList* dl, const Frame& f, std::span<const PlotMark
     if (!x_view_.contains(m.x)) continue;
     const auto x = static_cast<float>(f.xmap.to_pixel(m.x));
     dl->AddLine(ImVec2(x, f.plot_min.y), ImVec2(x, f.plot_max.y), m.color, std::max(1.0f, font / 10));
-    const char* text = m.label ? m.label : "";
-    if (*text == '\0') continue;
-    const ImVec2 size = ImGui::CalcTextSize(text);
-    const float left = x + size.x + 2 * pad <= f.plot_max.x ? x + pad : x - pad - size.x;  // flip at the right edge
+    std::string text = m.label ? m.label : "";
+    if (text.empty()) continue;
+    // A label wider than the plot is shortened with an ellipsis (the hover tooltip of the x position and the
+    // report keep the whole text); one that fits on neither side of its line is moved inside the plot.
+    const float room = f.plot_max.x - f.plot_min.x - 2 * pad;
+    ImVec2 size = ImGui::CalcTextSize(text.c_str());
+    while (size.x > room && text.size() > 1) {
+      text.pop_back();
+      while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();  // UTF-8
+      size = ImGui::CalcTextSize((text + "...").c_str());
+      if (size.x <= room) text += "...";
+    }
+    float left = x + size.x + 2 * pad <= f.plot_max.x ? x + pad : x - pad - size.x;  // flip at the right edge
+    left = std::clamp(left, f.plot_min.x + pad, std::max(f.plot_min.x + pad, f.plot_max.x - pad - size.x));
     std::size_t row = 0;
     while (row < row_end.size() && row_end[row] > left - pad) ++row;
     if (row == row_end.size()) row_end.push_back(0);
@@ -336,7 +347,7 @@ void Plot::draw_markers(ImDrawList* dl, const Frame& f, std::span<const PlotMark
     const ImVec2 p(left, f.plot_min.y + pad + static_cast<float>(row) * (size.y + pad));
     dl->AddRectFilled(ImVec2(p.x - pad, p.y), ImVec2(p.x + size.x + pad, p.y + size.y),
                       ImGui::GetColorU32(ImGuiCol_WindowBg, 0.85f));
-    dl->AddText(p, m.color, text);
+    dl->AddText(p, m.color, text.c_str());
   }
 }
 
