@@ -109,6 +109,9 @@ TEST_CASE("bad command-line input: exit code 2 and one line naming the option") 
   check_bad_input({"train", "--activation", "swish"}, "--activation");
   check_bad_input({"train", "--optimizer", "lion"}, "--optimizer");
   check_bad_input({"train", "--dataset", "cifar"}, "--dataset");
+  check_bad_input({"train", "--precision", "fp8"}, "--precision");
+  check_bad_input({"train", "--loss-scale", "0"}, "--loss-scale");
+  check_bad_input({"train", "--loss-scale", "inf"}, "--loss-scale");
   check_bad_input({"train", "--report", (scratch_dir() / "no" / "such" / "dir.json").string()}, "--report");
   check_bad_input({"train", "--bogus"}, "--bogus");
   check_bad_input({"train", "--bogus"}, "see trainscope train --help");
@@ -134,10 +137,11 @@ TEST_CASE("--help lists every option with its default") {
   for (const char* option :
        {"--dataset", "--data", "--limit", "--spiral-classes", "--spiral-points", "--spiral-noise", "--hidden",
         "--activation", "--optimizer", "--lr", "--momentum", "--weight-decay", "--batch", "--epochs", "--seed",
-        "--backend", "--sequential", "--threads", "--device", "--readback", "--validation", "--report"})
+        "--backend", "--sequential", "--threads", "--device", "--readback", "--validation", "--report", "--precision",
+        "--loss-scale"})
     CHECK_MESSAGE(r.out.find(option) != std::string::npos, option);
   for (const char* shown : {"fashion-mnist", "spiral", "256,128", "relu", "gelu", "sgd", "adamw", "gpu,cpu", "128",
-                            "0.001"})
+                            "0.001", "fp32", "fp16", "bf16", "65536"})
     CHECK_MESSAGE(r.out.find(shown) != std::string::npos, shown);
 
   const Result top = run_cli({"--help"});
@@ -207,4 +211,37 @@ TEST_CASE("a model too large for any machine is refused before anything is alloc
   CHECK(r.code == 2);
   CHECK(r.err.find("--hidden/--batch") != std::string::npos);
   CHECK(r.err.find("GiB") != std::string::npos);
+}
+
+TEST_CASE("--precision fp16 on the CPU: the summary and the report show the precision, skips and both memory figures") {
+  const std::string report = (scratch_dir() / "report16.json").string();
+  // An initial scale of 2^30 overflows fp16 at first: some steps are skipped, then training goes on.
+  const std::vector<std::string> args{"train", "--dataset", "spiral", "--epochs", "2", "--hidden", "16", "--batch",
+                                      "32", "--backend", "cpu", "--precision", "fp16", "--loss-scale", "1073741824",
+                                      "--report", report};
+  const Result r = run_cli(args);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("precision: fp16 storage") != std::string::npos);
+  CHECK(r.out.find("fp16 vs fp32: weights as read") != std::string::npos);
+  CHECK(r.out.find("fp16 loss scaling: ") != std::string::npos);
+  CHECK(r.out.find("check_finite_grads") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(slurp(report));
+  CHECK(j["config"]["precision"] == "fp16");
+  const auto& cpu = j["backends"][0];
+  CHECK(cpu["precision"] == "fp16");
+  const long skipped = cpu["skipped_steps"].get<long>();
+  CHECK(skipped > 0);
+  CHECK(cpu["loss_scale"].get<double>() < 1073741824.0);
+  REQUIRE(cpu["precisions"].size() == 1);
+  CHECK(cpu["precisions"][0]["precision"] == "fp16");
+  CHECK(cpu["precisions"][0]["mean_step_ms"].get<double>() > 0);
+  CHECK(cpu["precisions"][0]["gbps"].get<double>() > 0);
+  REQUIRE_FALSE(cpu["markers"].empty());
+  CHECK(cpu["markers"][0]["label"].get<std::string>().rfind("fp16 overflow: ", 0) == 0);
+  const auto& m = cpu["memory"];
+  const auto& f = cpu["memory_fp32"];
+  CHECK(2 * m["weights"].get<long>() == f["weights"].get<long>());
+  CHECK(m["master_weights"].get<long>() == f["weights"].get<long>());
+  CHECK(f["master_weights"].get<long>() == 0);
 }
