@@ -179,16 +179,19 @@ TEST_CASE("precision_speed_rows: per backend, sorted by precision then batch, th
   CHECK(rows[5].current);
 }
 
-TEST_CASE("footer and precision_text: the precision in force, fp16 with its loss scale and skipped steps") {
+TEST_CASE("footer and precision_text: the precision in force; fp16 with its loss scale and skipped steps") {
   ui::DashboardView view;
   view.runs = {fabricated_run("gpu", core::Precision::FP16), fabricated_run("cpu", core::Precision::FP16)};
   CHECK(ui::precision_text(view.runs[0]) == "fp16, loss scale 8192, 3 steps skipped");
   std::string footer = ui::Dashboard::footer(view);
-  CHECK(footer.find("| fp16, loss scale 8192, 3 steps skipped |") != std::string::npos);
+  CHECK(footer.find("| fp16 (fp16 steps skipped: GPU 3, CPU 3) |") != std::string::npos);
   CHECK(footer.find("fp32") == std::string::npos);
   view.runs[1] = fabricated_run("cpu", core::Precision::BF16);
   footer = ui::Dashboard::footer(view);
-  CHECK(footer.find("GPU fp16, loss scale 8192, 3 steps skipped, CPU bf16") != std::string::npos);
+  CHECK(footer.find("| GPU fp16, CPU bf16 (fp16 steps skipped: GPU 3, CPU 0) |") != std::string::npos);
+  view.runs[0].skipped_steps = 0;
+  footer = ui::Dashboard::footer(view);
+  CHECK(footer.find("| GPU fp16, CPU bf16 |") != std::string::npos);
 }
 
 TEST_CASE("the memory panel is shown by default and remembered in the settings") {

@@ -45,16 +45,20 @@ std::string Dashboard::footer(const DashboardView& view) {
   info.model = fmt::format("MLP {} on {}, {} {}", dims, cfg.dataset, core::to_string(cfg.activation),
                            core::to_string(cfg.optimizer));
   info.batch = fmt::format("batch {}", cfg.batch);
-  // The precision in force: one text when every backend has the same, else each backend's.
-  std::string precision, per_backend;
-  bool same = true;
+  // The precision in force, short enough for one line: one name when every backend has the same, else each
+  // backend's; fp16's skipped steps per backend when there were any (the race header has the loss scales).
+  std::string precision, per_backend, skipped;
+  bool same = true, any_skipped = false;
   for (const auto& r : view.runs) {
-    const std::string p = precision_text(r);
+    const std::string p = core::to_string(r.config.precision);
     if (!precision.empty() && p != precision) same = false;
     if (precision.empty()) precision = p;
     per_backend += fmt::format("{}{} {}", per_backend.empty() ? "" : ", ", backend_title(r.name), p);
+    skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", backend_title(r.name), r.skipped_steps);
+    any_skipped = any_skipped || r.skipped_steps > 0;
   }
   info.precision = view.runs.empty() ? core::to_string(cfg.precision) : same ? precision : per_backend;
+  if (any_skipped) info.precision += " (fp16 steps skipped: " + skipped + ")";
   return footer_text(info);
 }
 
