@@ -264,3 +264,25 @@ TEST_CASE("live precision switch fp32 -> fp16 -> bf16 -> fp32: the masters carry
     CHECK(run().error.empty());
   }
 }
+
+TEST_CASE("a change sent to a finished backend waits for the next run, and says so") {
+  core::TrainConfig cfg = live_config();
+  cfg.epochs = 1;
+  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+  Tracker tracker;
+  run::Observer observer;
+  run::Session session(cfg, data, {tracked("cpu", cpu::make_trainer, tracker)}, observer, run::SessionOptions{true});
+  session.start();
+  auto run = [&] { return session.snapshot().at(0); };
+  REQUIRE(eventually([&] { return run().finished; }));
+  run::Command c(run::Command::Kind::SetPrecision);
+  c.precision = core::Precision::BF16;
+  session.post(c);
+  REQUIRE(eventually([&] { return run().status.find("applies when training restarts") != std::string::npos; }));
+  CHECK(run().config.precision == core::Precision::FP32);  // the finished run's record: what it trained with
+  session.request_reset(cfg);  // the reset's config is fp32 again: the reset decides
+  REQUIRE(eventually([&] { return run().status.empty() && !run().step_losses.empty(); }));  // a new run record
+  CHECK(run().config.precision == core::Precision::FP32);
+  session.request_stop();
+  session.wait();
+}

@@ -105,7 +105,12 @@ bool Worker::wait_for_reset() {
       pending_reset_ = c;
       return true;
     }
-    // Other commands while finished only change the settings of the next run.
+    // Other commands while finished only change the settings of the next run (the finished run's record keeps
+    // the settings it trained with); the status says so.
+    lock.unlock();
+    if (c.kind != Command::Kind::Pause && c.kind != Command::Kind::Resume && c.kind != Command::Kind::SingleStep)
+      set_status("finished: the change applies when training restarts (Reset)");
+    lock.lock();
     if (c.kind == Command::Kind::SetBatch) cfg_.batch = c.value;
     if (c.kind == Command::Kind::SetLearningRate) cfg_.lr = c.lr;
     if (c.kind == Command::Kind::SetOptimizer) cfg_.optimizer = c.optimizer;

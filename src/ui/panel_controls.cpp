@@ -125,8 +125,13 @@ void Controls::draw_precision(const DashboardView& view, Controller& c, float wi
       "loss is multiplied by a loss scale, lowered when gradients overflow. bf16 keeps fp32's range (with fewer "
       "digits) and needs no scaling. Applies to both backends.";
   // The precision in force: the backends' (they can differ for a moment while a change is applied).
+  // A finished backend keeps the precision it trained with; it takes a new one at the next reset, so it does not
+  // count while another one is still training.
+  bool any_training = false;
+  for (const auto& r : view.runs) any_training = any_training || !r.finished;
   std::string current;
   for (const auto& r : view.runs) {
+    if (any_training && r.finished) continue;
     const std::string p = core::to_string(r.config.precision);
     if (current.find(p) == std::string::npos) current += (current.empty() ? "" : "/") + p;
   }
@@ -144,7 +149,7 @@ void Controls::draw_precision(const DashboardView& view, Controller& c, float wi
           why += fmt::format("{}{}: {}", why.empty() ? "" : "\n", backend_title(r.name), r.precision_unsupported[i]);
       }
       bool in_force = !view.runs.empty();
-      for (const auto& r : view.runs) in_force = in_force && r.config.precision == p;
+      for (const auto& r : view.runs) in_force = in_force && (r.config.precision == p || (any_training && r.finished));
       ImGui::BeginDisabled(!why.empty());
       if (ImGui::Selectable(core::to_string(p), in_force) && !in_force) {
         run::Command cmd(run::Command::Kind::SetPrecision);
