@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <string>
 
@@ -128,20 +127,11 @@ class Checker {
   std::map<std::string, Stats> stats_;
 };
 
-// The fp16 kernels' scaler state buffer (shaders/common/loss_scale.glsl): core::LossScalerState, then the optimizer's
-// step clock (optimizer_steps, beta1^t, beta2^t).
-std::vector<uint32_t> scaler_words(float scale, uint32_t optimizer_steps = 0, float beta1_pow = 1, float beta2_pow = 1) {
-  std::vector<uint32_t> w(gpu::kLossScalerBytes / 4, 0);
-  std::memcpy(&w[0], &scale, 4);
-  w[4] = optimizer_steps;
-  std::memcpy(&w[5], &beta1_pow, 4);
-  std::memcpy(&w[6], &beta2_pow, 4);
-  return w;
-}
-float word_as_float(uint32_t w) {
-  float f;
-  std::memcpy(&f, &w, 4);
-  return f;
+// The fp16 kernels' scaler state buffer (gpu::LossScalerDeviceState) with `scale` and a fresh step clock.
+std::vector<gpu::LossScalerDeviceState> scaler_state(float scale) {
+  gpu::LossScalerDeviceState st;
+  st.scaler.scale = scale;
+  return {st};
 }
 
 struct Fixture {
@@ -303,7 +293,7 @@ TEST_CASE("16-bit softmax_xent_forward_backward, loss_reduce and act_backward ma
         auto g_logits = to_buffer(*f.ctx, dt.bits(logits), "logits");
         auto g_labels = to_buffer(*f.ctx, labels, "labels");
         auto g_hist = to_buffer(*f.ctx, std::vector<float>(4), "loss_history (fp32)");
-        auto g_scaler = to_buffer(*f.ctx, scaler_words(scale), "loss scaler");
+        auto g_scaler = to_buffer(*f.ctx, scaler_state(scale), "loss scaler");
         std::vector<vk::BufferRange> ranges = {{&g_losses}, {&g_dlogits}, {&g_correct}, {&g_logits}, {&g_labels}};
         if (dt.precision == core::Precision::FP16) ranges.push_back({&g_scaler});
         auto set = f.set(core::Op::SoftmaxXentForwardBackward, ranges);
@@ -387,8 +377,8 @@ TEST_CASE(
       auto g_v = to_buffer(*f.ctx, v, "v");
       auto g_g = to_buffer(*f.ctx, grad_bits, "grads");
       auto g_w16 = to_buffer(*f.ctx, std::vector<uint16_t>(N), "weights16");
-      auto g_scaler = to_buffer(*f.ctx, scaler_words(S), "loss scaler");
-      auto g_hist = to_buffer(*f.ctx, std::vector<uint32_t>(2), "scale history");
+      auto g_scaler = to_buffer(*f.ctx, scaler_state(S), "loss scaler");
+      auto g_hist = to_buffer(*f.ctx, std::vector<gpu::ScaleHistoryEntry>(1), "scale history");
       std::vector<vk::BufferRange> ranges = {{&g_p}, {&g_m}, {&g_v}, {&g_g}, {&g_w16}};
       if (scaled) ranges.push_back({&g_scaler});
       auto set = f.set(core::Op::AdamWUpdate, ranges);
@@ -414,8 +404,8 @@ TEST_CASE(
       auto g_buf = to_buffer(*f.ctx, buf, "momentum");
       auto g_g = to_buffer(*f.ctx, grad_bits, "grads");
       auto g_w16 = to_buffer(*f.ctx, std::vector<uint16_t>(N), "weights16");
-      auto g_scaler = to_buffer(*f.ctx, scaler_words(S), "loss scaler");
-      auto g_hist = to_buffer(*f.ctx, std::vector<uint32_t>(2), "scale history");
+      auto g_scaler = to_buffer(*f.ctx, scaler_state(S), "loss scaler");
+      auto g_hist = to_buffer(*f.ctx, std::vector<gpu::ScaleHistoryEntry>(1), "scale history");
       std::vector<vk::BufferRange> ranges = {{&g_p}, {&g_buf}, {&g_g}, {&g_w16}};
       if (scaled) ranges.push_back({&g_scaler});
       auto set = f.set(core::Op::SgdUpdate, ranges);
@@ -453,8 +443,8 @@ TEST_CASE(
   auto g_v = to_buffer(*f.ctx, std::vector<float>(N), "v");
   auto g_g = to_buffer(*f.ctx, std::vector<uint16_t>(N), "grads (fp16)");
   auto g_w16 = to_buffer(*f.ctx, std::vector<uint16_t>(N), "weights16");
-  auto g_scaler = to_buffer(*f.ctx, scaler_words(options.init_scale), "loss scaler");
-  auto g_hist = to_buffer(*f.ctx, std::vector<uint32_t>(2 * script.size()), "scale history");
+  auto g_scaler = to_buffer(*f.ctx, scaler_state(options.init_scale), "loss scaler");
+  auto g_hist = to_buffer(*f.ctx, std::vector<gpu::ScaleHistoryEntry>(script.size()), "scale history");
   auto check_set = f.set(core::Op::CheckFiniteGrads, {{&g_scaler}, {&g_g}});
   auto adamw_set = f.set(core::Op::AdamWUpdate, {{&g_p}, {&g_m}, {&g_v}, {&g_g}, {&g_w16}, {&g_scaler}});
   auto scale_set = f.set(core::Op::UpdateLossScale, {{&g_scaler}, {&g_hist}});
@@ -479,15 +469,15 @@ TEST_CASE(
                                    options.backoff_factor, options.growth_interval, 0.9f, 0.999f);
     });
     const bool applied_now = reference.update(script[step] != 0);
-    const auto hist = from_buffer<uint32_t>(*f.ctx, g_hist, 2 * script.size());
-    CHECK(word_as_float(hist[2 * step]) == scale_used);
-    CHECK(hist[2 * step + 1] == static_cast<uint32_t>(script[step]));
-    const auto words = from_buffer<uint32_t>(*f.ctx, g_scaler, gpu::kLossScalerBytes / 4);
+    const auto hist = from_buffer<gpu::ScaleHistoryEntry>(*f.ctx, g_hist, script.size());
+    CHECK(hist[step].loss_scale == scale_used);
+    CHECK(hist[step].found_inf == static_cast<uint32_t>(script[step]));
+    const auto device = from_buffer<gpu::LossScalerDeviceState>(*f.ctx, g_scaler, 1)[0];
     const core::LossScalerState want = reference.export_state();
-    CHECK(word_as_float(words[0]) == want.scale);
-    CHECK(words[1] == want.growth_tracker);
-    CHECK(words[2] == want.skipped);
-    CHECK(words[3] == 0);  // found_inf is consumed and cleared by update_loss_scale
+    CHECK(device.scaler.scale == want.scale);
+    CHECK(device.scaler.growth_tracker == want.growth_tracker);
+    CHECK(device.scaler.skipped == want.skipped);
+    CHECK(device.scaler.found_inf == 0);  // consumed and cleared by update_loss_scale
     if (!applied_now) {
       CHECK(from_buffer<float>(*f.ctx, g_p, N) == p_before);
       CHECK(from_buffer<float>(*f.ctx, g_m, N) == m_before);
@@ -507,7 +497,7 @@ TEST_CASE(
         return r;
       }());
     }
-    CHECK(words[4] == static_cast<uint32_t>(applied));  // the step clock counts applied updates only
+    CHECK(device.optimizer_steps == static_cast<uint32_t>(applied));  // the clock counts applied updates only
   }
   CHECK(reference.skipped_steps() == 4);
 }
@@ -519,12 +509,12 @@ TEST_CASE("check_finite_grads: finds one inf or NaN anywhere in a large buffer, 
   std::vector<uint16_t> bits(N);
   for (size_t i = 0; i < N; ++i) bits[i] = core::float_to_fp16(65504.0f * ((i % 17) / 16.0f) * (i % 2 ? 1 : -1));
   auto g_g = to_buffer(*f.ctx, bits, "grads (fp16)");
-  auto g_scaler = to_buffer(*f.ctx, scaler_words(1.0f), "loss scaler");
+  auto g_scaler = to_buffer(*f.ctx, scaler_state(1.0f), "loss scaler");
   auto set = f.set(core::Op::CheckFiniteGrads, {{&g_scaler}, {&g_g}});
   auto found = [&] {
-    g_scaler.upload(*f.ctx, scaler_words(1.0f).data(), gpu::kLossScalerBytes);
+    g_scaler.upload(*f.ctx, scaler_state(1.0f).data(), gpu::kLossScalerBytes);
     f.ctx->run_one_shot([&](VkCommandBuffer cmd) { f.kernels->check_finite_grads(cmd, set, N); });
-    return from_buffer<uint32_t>(*f.ctx, g_scaler, 4)[3];
+    return from_buffer<gpu::LossScalerDeviceState>(*f.ctx, g_scaler, 1)[0].scaler.found_inf;
   };
   CHECK(found() == 0);  // the largest finite fp16 values are finite
   for (size_t pos : {size_t{0}, size_t{12345}, N - 1}) {

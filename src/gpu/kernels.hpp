@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "core/loss_scaler.hpp"
 #include "core/model.hpp"
 #include "core/step_plan.hpp"
 #include "vk/devices.hpp"
@@ -59,10 +60,25 @@ std::vector<GemmTiles> gemm_tile_candidates();
 // When not, *why (if given) says what is missing.
 bool precision_supported(const vk::DeviceInfo& device, core::Precision precision, std::string* why = nullptr);
 
-// Bytes of the fp16 scaler state buffer: core::LossScalerState (16) + the optimizer's step clock (16).
-inline constexpr uint32_t kLossScalerBytes = 32;
-// One step's entry in the scale history the host reads back: (loss scale as float bits, found_inf).
-inline constexpr uint32_t kScaleHistoryEntryBytes = 8;
+// The fp16 scaler's device buffer, byte for byte as shaders/common/loss_scale.glsl declares it (std430): the host's
+// core::LossScalerState, then the optimizer's step clock, which only the device advances (a skipped step does not
+// count). The trainer uploads it on import and reads it back for export_state().
+struct LossScalerDeviceState {
+  core::LossScalerState scaler;
+  uint32_t optimizer_steps = 0;  // optimizer updates applied
+  float beta1_pow = 1.0f;        // beta1^optimizer_steps (AdamW's bias correction of the next update: 1 - this*beta1)
+  float beta2_pow = 1.0f;        // beta2^optimizer_steps
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(LossScalerDeviceState) == 32, "LossScalerDeviceState must match loss_scale.glsl");
+inline constexpr uint32_t kLossScalerBytes = sizeof(LossScalerDeviceState);
+
+// One step's entry in the scale history update_loss_scale writes for the host (a uvec2 in the shader).
+struct ScaleHistoryEntry {
+  float loss_scale;    // the scale this step's backward pass used
+  uint32_t found_inf;  // 1: its gradients overflowed and the optimizer step was skipped
+};
+static_assert(sizeof(ScaleHistoryEntry) == 8, "ScaleHistoryEntry must match update_loss_scale.comp");
 
 class Kernels {
  public:

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <utility>
 #include <memory>
 
@@ -236,7 +235,7 @@ void VulkanTrainer::allocate_buffers() {
   }
   if (loss_scaling()) {
     scaler_ = make(kLossScalerBytes, MemoryKind::DeviceLocal, "loss_scaler", &M::workspace, 0, &M::workspace);
-    scale_history_ = make(VkDeviceSize(cfg_.readback_interval) * kScaleHistoryEntryBytes, MemoryKind::HostVisible,
+    scale_history_ = make(VkDeviceSize(cfg_.readback_interval) * sizeof(ScaleHistoryEntry), MemoryKind::HostVisible,
                           "scale_history", &M::workspace, 0, &M::workspace);
   }
 }
@@ -381,15 +380,15 @@ void VulkanTrainer::flush_into_ready() {
   vk::check(vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (readback)");
   vk::check(vkResetFences(ctx_.device(), 1, &fence), "vkResetFences");
   const auto* history = static_cast<const float*>(loss_history_.mapped());
-  const auto* scales = static_cast<const uint32_t*>(loss_scaling() ? scale_history_.mapped() : nullptr);
+  const auto* scales = static_cast<const ScaleHistoryEntry*>(loss_scaling() ? scale_history_.mapped() : nullptr);
   const uint32_t n = static_cast<uint32_t>(plan_.entries.size()) + 1;
   for (uint32_t s = 0; s < pending_; ++s) {
     core::StepRecord r;
     r.step = slots_[s].step;
     r.loss = history[s];
     if (scales) {
-      std::memcpy(&r.loss_scale, &scales[2 * s], sizeof(float));
-      r.skipped = scales[2 * s + 1] != 0;
+      r.loss_scale = scales[s].loss_scale;
+      r.skipped = scales[s].found_inf != 0;
     }
     std::vector<double> ns = slots_[s].queries.read_ns(ctx_, n);
     r.kernel_ms.resize(plan_.entries.size());
@@ -464,12 +463,10 @@ core::TrainerState VulkanTrainer::export_state() {
   s.steps = next_step_;
   s.optimizer_steps = t_;
   if (loss_scaling()) {  // the device's scaler state and step clock (skipped steps did not advance it)
-    uint32_t words[kLossScalerBytes / 4];
-    scaler_.download(ctx_, words, sizeof words);
-    core::LossScalerState st;
-    std::memcpy(&st, words, sizeof st);
-    s.loss_scaler = st;
-    s.optimizer_steps = words[4];
+    LossScalerDeviceState device;
+    scaler_.download(ctx_, &device, sizeof device);
+    s.loss_scaler = device.scaler;
+    s.optimizer_steps = device.optimizer_steps;
   }
   return s;
 }
@@ -507,24 +504,20 @@ void VulkanTrainer::upload_params(const std::vector<float>& params) {
 }
 
 void VulkanTrainer::upload_scaler(const std::optional<core::LossScalerState>& state, long optimizer_steps) {
-  core::LossScalerState st;
+  LossScalerDeviceState device;
   if (state) {
     core::LossScaler check(scaler_options_);
     check.import_state(*state);  // throws on a corrupt state, before anything is changed
-    st = check.export_state();
+    device.scaler = check.export_state();
   } else {
-    st.scale = scaler_options_.init_scale;
+    device.scaler.scale = scaler_options_.init_scale;
   }
-  st.found_inf = 0;
-  uint32_t words[kLossScalerBytes / 4] = {};
-  std::memcpy(words, &st, sizeof st);
-  words[4] = static_cast<uint32_t>(optimizer_steps);
+  device.scaler.found_inf = 0;
+  device.optimizer_steps = static_cast<uint32_t>(optimizer_steps);
   // beta^t in double as torch computes it, rounded once; the device multiplies one beta in per applied update.
-  const float b1 = static_cast<float>(std::pow(double(cfg_.beta1), double(optimizer_steps)));
-  const float b2 = static_cast<float>(std::pow(double(cfg_.beta2), double(optimizer_steps)));
-  std::memcpy(&words[5], &b1, 4);
-  std::memcpy(&words[6], &b2, 4);
-  scaler_.upload(ctx_, words, sizeof words);
+  device.beta1_pow = static_cast<float>(std::pow(double(cfg_.beta1), double(optimizer_steps)));
+  device.beta2_pow = static_cast<float>(std::pow(double(cfg_.beta2), double(optimizer_steps)));
+  scaler_.upload(ctx_, &device, sizeof device);
   t_ = optimizer_steps;
 }
 
