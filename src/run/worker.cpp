@@ -144,15 +144,15 @@ void Worker::start_fresh() {
   if (stop_) return;
   trainer_ = spec_.make(cfg_, *data_, *init_params_);
   const double peak = trainer_->measure_peak_bandwidth_gbps();
-  publish_trainer_info();
+  const std::string device = publish_trainer_info();
   {
     std::lock_guard lock(run_mutex_);
     run_.peak_gbps = peak;
   }
-  observer_.on_start(spec_.name, trainer_->device_name());
+  observer_.on_start(spec_.name, device);
 }
 
-void Worker::publish_trainer_info() {
+std::string Worker::publish_trainer_info() {
   const std::string device = trainer_->device_name();
   const core::MemoryUsage memory = trainer_->memory_usage();
   const core::MemoryUsage memory_fp32 = trainer_->memory_usage_fp32();
@@ -166,6 +166,7 @@ void Worker::publish_trainer_info() {
   run_.memory_fp32 = memory_fp32;
   run_.precision_unsupported = std::move(unsupported);
   if (cfg_.precision != core::Precision::FP16) run_.loss_scale = 0;
+  return device;
 }
 
 void Worker::train_until_done() {

@@ -55,9 +55,10 @@ class Worker {
   void rebuild(const core::TrainConfig& next, const std::string& label);
   void collect();
   void account_step(const core::StepRecord& r, const core::StepPlan& plan, double seconds);  // under run_mutex_
-  void publish_trainer_info();
+  // Device, memory and supported precisions of trainer_ into run_; returns the device name.
+  std::string publish_trainer_info();
   // Throws core::Error(Diverged) when a read-back step shows that training cannot recover (see worker.cpp).
-  void check_divergence(const std::vector<core::StepRecord>& records);  // device, memory, supported precisions of trainer_ into run_
+  void check_divergence(const std::vector<core::StepRecord>& records);
   void set_status(const std::string& message);
   bool wait_for_reset();
 
