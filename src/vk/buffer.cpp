@@ -1,44 +1,29 @@
 // Buffer allocation and staging copies.
 #include "vk/buffer.hpp"
 
-#include <fmt/format.h>
-
 #include <cstring>
 
 #include "core/error.hpp"
+#include "vk/setup.hpp"
 
 namespace vk {
 
 Buffer::Buffer(Context& ctx, VkDeviceSize bytes, MemoryKind kind, std::string name)
     : size_(bytes), name_(std::move(name)) {
   VkDevice dev = ctx.device();
-  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  bi.size = bytes;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  VkBuffer buffer = VK_NULL_HANDLE;
-  check(vkCreateBuffer(dev, &bi, nullptr, &buffer), "vkCreateBuffer");
-  buffer_ = Handle<VkBuffer>(buffer, [dev](VkBuffer b) { vkDestroyBuffer(dev, b, nullptr); });
-
+  buffer_ = create_buffer(
+      dev, bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      name_);
   VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(dev, buffer, &req);
-  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  ai.allocationSize = req.size;
-  ai.memoryTypeIndex = kind == MemoryKind::DeviceLocal
-                           ? ctx.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)
-                           : ctx.memory_type(req.memoryTypeBits,
-                                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                             VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  VkResult r = vkAllocateMemory(dev, &ai, nullptr, &memory);
-  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
-    throw core::Error(core::ErrorKind::Vulkan,
-                      fmt::format("Vulkan: out of {} memory allocating {:.1f} MiB for {} on {} (try a smaller --batch "
-                                  "or --hidden)", r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host",
-                                  static_cast<double>(bytes) / (1 << 20), name_, ctx.info().name));
-  check(r, "vkAllocateMemory");
-  memory_ = Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
-  check(vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory");
+  vkGetBufferMemoryRequirements(dev, buffer_.get(), &req);
+  const uint32_t type = kind == MemoryKind::DeviceLocal
+                            ? ctx.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)
+                            : ctx.memory_type(req.memoryTypeBits,
+                                              VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                              VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  memory_ = allocate_memory(dev, req.size, type, name_, ctx.info().name, "(try a smaller --batch or --hidden)");
+  VkDeviceMemory memory = memory_.get();
+  check(vkBindBufferMemory(dev, buffer_.get(), memory, 0), "vkBindBufferMemory");
   if (kind == MemoryKind::HostVisible) check(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory");
 }
 

@@ -76,25 +76,16 @@ void GraphicsContext::run_one_shot(const std::function<void(VkCommandBuffer)>& r
 
 HostReadBuffer::HostReadBuffer(const GraphicsContext& gpu, VkDeviceSize bytes) : size_(bytes) {
   VkDevice dev = gpu.device();
-  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  bi.size = bytes;
-  bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  VkBuffer buffer = VK_NULL_HANDLE;
-  check(vkCreateBuffer(dev, &bi, nullptr, &buffer), "vkCreateBuffer (read-back)");
-  buffer_ = Handle<VkBuffer>(buffer, [dev](VkBuffer b) { vkDestroyBuffer(dev, b, nullptr); });
+  buffer_ = create_buffer(dev, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, "read-back");
   VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(dev, buffer, &req);
-  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  ai.allocationSize = req.size;
+  vkGetBufferMemoryRequirements(dev, buffer_.get(), &req);
   // Coherent, so the host reads what the copy wrote once the frame's fence has signalled; cached for fast reads.
-  ai.memoryTypeIndex =
+  const uint32_t type =
       gpu.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
                       VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  check(vkAllocateMemory(dev, &ai, nullptr, &memory), "vkAllocateMemory (read-back)");
-  memory_ = Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
-  check(vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory (read-back)");
+  memory_ = allocate_memory(dev, req.size, type, "a screenshot read-back", gpu.info().name);
+  VkDeviceMemory memory = memory_.get();
+  check(vkBindBufferMemory(dev, buffer_.get(), memory, 0), "vkBindBufferMemory (read-back)");
   check(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory (read-back)");
 }
 
@@ -127,12 +118,9 @@ ColorTarget::ColorTarget(const GraphicsContext& gpu, uint32_t width, uint32_t he
   image_ = Handle<VkImage>(image, [dev](VkImage i) { vkDestroyImage(dev, i, nullptr); });
   VkMemoryRequirements req;
   vkGetImageMemoryRequirements(dev, image, &req);
-  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  ai.allocationSize = req.size;
-  ai.memoryTypeIndex = gpu.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  check(vkAllocateMemory(dev, &ai, nullptr, &memory), "vkAllocateMemory (offscreen target)");
-  memory_ = Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+  memory_ = allocate_memory(dev, req.size, gpu.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0),
+                            "the offscreen render target", gpu.info().name, "(try a smaller --size)");
+  VkDeviceMemory memory = memory_.get();
   check(vkBindImageMemory(dev, image, memory, 0), "vkBindImageMemory (offscreen target)");
   view_ = create_color_view(dev, image, format);
 }

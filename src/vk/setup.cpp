@@ -152,6 +152,33 @@ uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32
   throw core::Error(core::ErrorKind::Vulkan, "Vulkan: no suitable memory type for a buffer on " + device_name);
 }
 
+Handle<VkBuffer> create_buffer(VkDevice device, VkDeviceSize bytes, VkBufferUsageFlags usage, const std::string& what) {
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = bytes;
+  bi.usage = usage;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  check(vkCreateBuffer(device, &bi, nullptr, &buffer), ("vkCreateBuffer (" + what + ")").c_str());
+  return Handle<VkBuffer>(buffer, [device](VkBuffer b) { vkDestroyBuffer(device, b, nullptr); });
+}
+
+Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const std::string& what,
+                                       const std::string& device_name, const std::string& hint) {
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = size;
+  ai.memoryTypeIndex = type_index;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  const VkResult r = vkAllocateMemory(device, &ai, nullptr, &memory);
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    throw core::Error(core::ErrorKind::Vulkan,
+                      fmt::format("Vulkan: out of {} memory allocating {:.1f} MiB for {} on {}{}{}",
+                                  r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host",
+                                  static_cast<double>(size) / (1 << 20), what, device_name, hint.empty() ? "" : " ",
+                                  hint));
+  check(r, ("vkAllocateMemory (" + what + ")").c_str());
+  return Handle<VkDeviceMemory>(memory, [device](VkDeviceMemory m) { vkFreeMemory(device, m, nullptr); });
+}
+
 Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family) {
   VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;

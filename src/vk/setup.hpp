@@ -50,6 +50,15 @@ uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32
                           VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
                           const std::string& device_name);
 
+// A buffer of `bytes` with `usage`, exclusive to one queue family, no memory bound yet. `what` names it in errors.
+Handle<VkBuffer> create_buffer(VkDevice device, VkDeviceSize bytes, VkBufferUsageFlags usage, const std::string& what);
+
+// `size` bytes of memory type `type_index`. Throws core::Error(Vulkan); when the device or the host is out of memory
+// the message says so with the MiB asked for, `what` and `device_name`, followed by `hint` (may be empty), e.g.
+// "Vulkan: out of GPU memory allocating 512.0 MiB for x_batch on NVIDIA H100 (try a smaller --batch or --hidden)".
+Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const std::string& what,
+                                       const std::string& device_name, const std::string& hint = {});
+
 // A command pool whose buffers can be reset one by one.
 Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family);
 
