@@ -34,6 +34,32 @@ std::unique_ptr<core::Trainer> make_gpu(const core::TrainConfig& cfg, const core
   }
 }
 
+// Both trainers from the same initial weights on the same first `steps` batches of epoch 0: their records, and the
+// GPU's plan size. Empty records when there is no Vulkan device (the caller skips).
+struct SideBySide {
+  std::vector<core::StepRecord> gpu, cpu;
+  size_t gpu_plan_entries = 0;
+};
+
+SideBySide train_side_by_side(const core::TrainConfig& cfg, const core::DataSplit& data, int steps) {
+  SideBySide out;
+  auto params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
+  auto gpu = make_gpu(cfg, data, params);
+  if (!gpu) return out;
+  auto cpu = cpu::make_trainer(cfg, data, params);
+  auto order = core::epoch_order(data.train.count, cfg.seed, 0);
+  gpu->begin_epoch(order);
+  cpu->begin_epoch(order);
+  for (int s = 0; s < steps; ++s) {
+    gpu->step(static_cast<size_t>(s) * cfg.batch);
+    cpu->step(static_cast<size_t>(s) * cfg.batch);
+  }
+  out.gpu = gpu->flush();
+  out.cpu = cpu->flush();
+  out.gpu_plan_entries = gpu->plan().entries.size();
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("fp32, same seed: the first 20 training losses of GPU and CPU agree within 1e-4 relative") {
@@ -49,25 +75,16 @@ TEST_CASE("fp32, same seed: the first 20 training losses of GPU and CPU agree wi
       cfg.optimizer = opt;
       cfg.activation = act;
       cfg.lr = opt == core::Optimizer::AdamW ? 1e-3f : 0.05f;
-      auto params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
-      auto gpu = make_gpu(cfg, data, params);
-      if (!gpu) return;
-      auto cpu = cpu::make_trainer(cfg, data, params);
-      auto order = core::epoch_order(data.train.count, cfg.seed, 0);
-      gpu->begin_epoch(order);
-      cpu->begin_epoch(order);
-      for (int s = 0; s < 20; ++s) {
-        gpu->step(static_cast<size_t>(s) * cfg.batch);
-        cpu->step(static_cast<size_t>(s) * cfg.batch);
-      }
-      auto g = gpu->flush();
-      auto c = cpu->flush();
+      const SideBySide run = train_side_by_side(cfg, data, 20);
+      if (run.gpu_plan_entries == 0) return;
+      const auto& g = run.gpu;
+      const auto& c = run.cpu;
       REQUIRE(g.size() == 20);
       REQUIRE(c.size() == 20);
       for (int s = 0; s < 20; ++s) {
         CAPTURE(s);
         CHECK(std::fabs(g[s].loss - c[s].loss) <= 1e-4 * std::fabs(c[s].loss));
-        CHECK(g[s].kernel_ms.size() == gpu->plan().entries.size());
+        CHECK(g[s].kernel_ms.size() == run.gpu_plan_entries);
       }
       CHECK(c.back().loss < c.front().loss);  // it learns
     }
@@ -84,19 +101,10 @@ TEST_CASE("fp16 and bf16, same seed: GPU and CPU store the same 16-bit tensors, 
   for (auto precision : {core::Precision::FP16, core::Precision::BF16}) {
     CAPTURE(std::string(core::to_string(precision)));
     cfg.precision = precision;
-    auto params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
-    auto gpu = make_gpu(cfg, data, params);
-    if (!gpu) return;
-    auto cpu = cpu::make_trainer(cfg, data, params);
-    auto order = core::epoch_order(data.train.count, cfg.seed, 0);
-    gpu->begin_epoch(order);
-    cpu->begin_epoch(order);
-    for (int s = 0; s < 20; ++s) {
-      gpu->step(static_cast<size_t>(s) * cfg.batch);
-      cpu->step(static_cast<size_t>(s) * cfg.batch);
-    }
-    auto g = gpu->flush();
-    auto c = cpu->flush();
+    const SideBySide run = train_side_by_side(cfg, data, 20);
+    if (run.gpu_plan_entries == 0) return;
+    const auto& g = run.gpu;
+    const auto& c = run.cpu;
     REQUIRE(g.size() == 20);
     REQUIRE(c.size() == 20);
     // Both round every stored tensor to nearest even from fp32 sums; the sums' order differs (GPU tiles, CPU
@@ -107,7 +115,7 @@ TEST_CASE("fp16 and bf16, same seed: GPU and CPU store the same 16-bit tensors, 
       CHECK(g[s].loss == doctest::Approx(c[s].loss).epsilon(rtol));
       CHECK(g[s].loss_scale == c[s].loss_scale);
       CHECK(g[s].skipped == c[s].skipped);
-      CHECK(g[s].kernel_ms.size() == gpu->plan().entries.size());
+      CHECK(g[s].kernel_ms.size() == run.gpu_plan_entries);
     }
     CHECK(c.back().loss < c.front().loss);
   }
