@@ -48,6 +48,13 @@ bool gpu_available() {
   }
 }
 
+// The CPU backend, and the GPU backend where a Vulkan device exists.
+std::vector<std::pair<std::string, run::TrainerFactory>> live_backends() {
+  std::vector<std::pair<std::string, run::TrainerFactory>> backends = {{"cpu", cpu::make_trainer}};
+  if (gpu_available()) backends.push_back({"gpu", gpu::make_trainer});
+  return backends;
+}
+
 // Polls until pred holds (every 5 ms, at most 60 s).
 bool eventually(const std::function<bool()>& pred) {
   for (int i = 0; i < 12000; ++i) {
@@ -72,9 +79,7 @@ core::TrainConfig live_config() {
 }  // namespace
 
 TEST_CASE("pause, single step, batch-size change keeping the weights, refused batch, lr change, reset") {
-  std::vector<std::pair<std::string, run::TrainerFactory>> backends = {{"cpu", cpu::make_trainer}};
-  if (gpu_available()) backends.push_back({"gpu", gpu::make_trainer});
-  for (const auto& [name, factory] : backends) {
+  for (const auto& [name, factory] : live_backends()) {
     CAPTURE(name);
     core::TrainConfig cfg = live_config();
     auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
@@ -198,9 +203,7 @@ TEST_CASE("reset requests in quick succession: none waits for the loader, the ne
 }
 
 TEST_CASE("live precision switch fp32 -> fp16 -> bf16 -> fp32: the masters carry over, markers and per-precision rows") {
-  std::vector<std::pair<std::string, run::TrainerFactory>> backends = {{"cpu", cpu::make_trainer}};
-  if (gpu_available()) backends.push_back({"gpu", gpu::make_trainer});
-  for (const auto& [name, factory] : backends) {
+  for (const auto& [name, factory] : live_backends()) {
     CAPTURE(name);
     core::TrainConfig cfg = live_config();
     auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
