@@ -157,8 +157,19 @@ VkClearColorValue ImGuiRenderer::clear_color() const {
   return {{0.09f, 0.09f, 0.11f, 1.0f}};
 }
 
-void ImGuiRenderer::record(VkCommandBuffer cmd) {
+void ImGuiRenderer::record(VkCommandBuffer cmd, VkRenderPass render_pass, VkFramebuffer framebuffer,
+                           VkExtent2D extent) {
+  VkClearValue clear{};
+  clear.color = clear_color();
+  VkRenderPassBeginInfo rp{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
+  rp.renderPass = render_pass;
+  rp.framebuffer = framebuffer;
+  rp.renderArea = {{0, 0}, extent};
+  rp.clearValueCount = 1;
+  rp.pClearValues = &clear;
+  vkCmdBeginRenderPass(cmd, &rp, VK_SUBPASS_CONTENTS_INLINE);
   if (ImDrawData* data = ImGui::GetDrawData()) ImGui_ImplVulkan_RenderDrawData(data, cmd);
+  vkCmdEndRenderPass(cmd);
   if (VkResult r = g_backend_result.exchange(VK_SUCCESS); r != VK_SUCCESS)
     vk::check(r, "ImGui_ImplVulkan_RenderDrawData");
 }

@@ -36,9 +36,11 @@ class ImGuiRenderer {
   // The background behind the panels, matching the style.
   VkClearColorValue clear_color() const;
 
-  // Records the draw data of the last ImGui::Render() into `cmd`, inside the render pass.
-  // Throws core::Error(Vulkan) when the backend reported a failed Vulkan call (out of memory, device lost).
-  void record(VkCommandBuffer cmd);
+  // Records into `cmd` the render pass `render_pass` on `framebuffer` (extent pixels), cleared to clear_color(), with
+  // the draw data of the last ImGui::Render() inside it. What the pass leaves the image for (presenting, copying) is
+  // the render pass's final layout. Throws core::Error(Vulkan) when the backend reported a failed Vulkan call (out
+  // of memory, device lost).
+  void record(VkCommandBuffer cmd, VkRenderPass render_pass, VkFramebuffer framebuffer, VkExtent2D extent);
 
  private:
   void init_backend();

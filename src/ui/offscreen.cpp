@@ -70,17 +70,7 @@ void OffscreenRenderer::record(VkCommandBuffer cmd, bool read_back) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vk::check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (offscreen)");
-  VkClearValue clear{};
-  clear.color = renderer_->clear_color();
-  VkRenderPassBeginInfo rp{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-  rp.renderPass = render_pass_.get();
-  rp.framebuffer = framebuffer_.get();
-  rp.renderArea = {{0, 0}, {width_, height_}};
-  rp.clearValueCount = 1;
-  rp.pClearValues = &clear;
-  vkCmdBeginRenderPass(cmd, &rp, VK_SUBPASS_CONTENTS_INLINE);
-  renderer_->record(cmd);
-  vkCmdEndRenderPass(cmd);
+  renderer_->record(cmd, render_pass_.get(), framebuffer_.get(), {width_, height_});
   if (read_back) {
     // The render pass leaves the image in TRANSFER_SRC_OPTIMAL and its outgoing dependency orders this copy after
     // the colour writes, so no image barrier is needed here.

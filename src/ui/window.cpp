@@ -195,17 +195,7 @@ void Window::record(FrameSlot& slot, uint32_t image, bool capture) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vk::check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (window)");
-  VkClearValue clear{};
-  clear.color = renderer_->clear_color();
-  VkRenderPassBeginInfo rp{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-  rp.renderPass = render_pass_.get();
-  rp.framebuffer = swapchain_->framebuffer(image);
-  rp.renderArea = {{0, 0}, swapchain_->extent()};
-  rp.clearValueCount = 1;
-  rp.pClearValues = &clear;
-  vkCmdBeginRenderPass(cmd, &rp, VK_SUBPASS_CONTENTS_INLINE);
-  renderer_->record(cmd);
-  vkCmdEndRenderPass(cmd);
+  renderer_->record(cmd, render_pass_.get(), swapchain_->framebuffer(image), swapchain_->extent());
 
   if (capture) {
     VkImageMemoryBarrier to_copy{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
