@@ -27,7 +27,9 @@ void RaceHeader::draw_backend(const core::BackendRun& run) {
   const float loss = run.step_losses.back();
   const std::string acc =
       run.epochs.empty() ? std::string("-") : fmt::format("{:.1f}%", 100 * run.epochs.back().test_accuracy);
-  ImGui::Text("%s samples/s   step %zu   epoch %d (%d/%d)", format_rate(rate).c_str(), run.step_losses.size(),
+  // Until a second read-back there is no measured rate yet: a dash, not a 0 that was never measured.
+  const std::string rate_text = rate > 0 ? format_rate(rate) : std::string("-");
+  ImGui::Text("%s samples/s   step %zu   epoch %d (%d/%d)", rate_text.c_str(), run.step_losses.size(),
               run.epoch, run.step_in_epoch, run.steps_per_epoch);
   ImGui::Text("time %s   loss %.4f   test accuracy %s%s", format_duration(run.elapsed_s).c_str(), loss, acc.c_str(),
               run.paused ? "   [paused]" : (run.finished ? "   [finished]" : ""));
