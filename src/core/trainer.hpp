@@ -69,7 +69,8 @@ struct MemoryUsage {
 };
 
 // The same model's memory at fp32 (4 bytes per element), computed from the shapes alone, laid out as gpu::Trainer
-// lays it out: what the dashboard shows "next to the same model in fp32". plan gives the model shape, batch size B and
+// lays it out, before anything is allocated: validate_against_data() refuses a model on it. (The dashboard's "same
+// model in fp32" is each trainer's own Trainer::memory_usage_fp32(), from its allocations.) plan gives the model shape, batch size B and
 // optimizer; train_count, test_count are the samples of each split; readback_interval the GPU's loss history length R.
 //   weights = gradients = param_count x 4; master_weights = 0; optimizer_state = (AdamW 2, SGD 1) x param_count x 4;
 //   activations = B x (inputs + 3) x 4 (x_batch, labels, losses, correct flags)
