@@ -50,20 +50,21 @@ constexpr std::array<const char*, 5> kSiSuffix = {"", "k", "M", "G", "T"};
 
 namespace {
 
-// Adds point `offset` of a block to the block's summary; ties keep the first min/max.
-template <typename Summary>
-void summarize(Summary& s, double y, std::uint8_t offset) {
+// Adds point `index` (y) to a min/max summary (a block's Series::Summary, with offsets in the block, or a
+// downsampling Column, with indices in the series): first, last, min and max; ties keep the first min/max.
+template <typename Summary, typename Index>
+void summarize(Summary& s, double y, Index index) {
   if (s.count == 0) {
-    s.first = s.min = s.max = offset;
+    s.first = s.min = s.max = index;
     s.y_min = s.y_max = y;
   } else if (y < s.y_min) {
-    s.min = offset;
+    s.min = index;
     s.y_min = y;
   } else if (y > s.y_max) {
-    s.max = offset;
+    s.max = index;
     s.y_max = y;
   }
-  s.last = offset;
+  s.last = index;
   ++s.count;
 }
 
@@ -211,26 +212,6 @@ std::string format_value(double v) {
 
 // ---- downsampling ------------------------------------------------------------------------------------------------
 
-namespace {
-
-// Adds the drawable point i to its column: the first min/max on ties, as Series::Summary.
-void add_point(Column& col, std::size_t i, double y) {
-  if (col.count == 0) {
-    col.first = col.min = col.max = i;
-    col.y_min = col.y_max = y;
-  } else if (y < col.y_min) {
-    col.min = i;
-    col.y_min = y;
-  } else if (y > col.y_max) {
-    col.max = i;
-    col.y_max = y;
-  }
-  col.last = i;
-  ++col.count;
-}
-
-}  // namespace
-
 void downsample_min_max(const Series& s, Range x, int width, bool positive_only, Downsampled& out) {
   out.columns.assign(static_cast<std::size_t>(std::max(width, 0)), Column{});
   out.before.reset();
@@ -281,7 +262,7 @@ void downsample_min_max(const Series& s, Range x, int width, bool positive_only,
     }
     if (drawable(ys[i])) {
       start_column(column_of(xs[i]));
-      add_point(acc, i, ys[i]);
+      summarize(acc, ys[i], i);
     }
     ++i;
   }
