@@ -1,5 +1,6 @@
 // The dashboard end to end, as a user runs it: `trainscope train --screenshot` with no display at all, and the
-// window under Xvfb with --frames/--screenshot (skipped with a message when xvfb-run is not installed). Each PNG must
+// window under Xvfb with --frames/--screenshot (skipped, and reported to ctest as such, when xvfb-run or a Vulkan
+// device is missing). Each PNG must
 // decode, have the requested size and show many colours (not a blank frame).
 #include <doctest/doctest.h>
 
@@ -15,6 +16,8 @@
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb/stb_image.h>
+
+#include "gpu_test_util.hpp"
 
 namespace {
 
@@ -76,6 +79,7 @@ bool have(const char* program) {
 }  // namespace
 
 TEST_CASE("train --screenshot renders the dashboard offscreen with no display") {
+  if (!test::vulkan_device_or_skip("the offscreen dashboard")) return;
   const fs::path png = scratch() / "headless.png";
   const Result r = run("env -u DISPLAY -u WAYLAND_DISPLAY",
                        "train --dataset spiral --spiral-points 400 --hidden 16 --batch 32 --epochs 2 --screenshot '" +
@@ -101,9 +105,10 @@ TEST_CASE("train --screenshot with a bad size or an unwritable path") {
 
 TEST_CASE("the window under Xvfb: N frames, a screenshot, the UI frame time, remembered settings") {
   if (!have("xvfb-run")) {
-    MESSAGE("skipped: xvfb-run is not installed (apt-get install xvfb xauth)");
+    test::skip("the window under Xvfb", "xvfb-run is not installed (apt-get install xvfb xauth)");
     return;
   }
+  if (!test::vulkan_device_or_skip("the window under Xvfb")) return;
   const fs::path png = scratch() / "window.png";
   // A corrupt settings file is set aside with a warning; the window still opens with the defaults.
   fs::create_directories(scratch() / "config" / "trainscope");

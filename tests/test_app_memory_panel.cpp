@@ -17,6 +17,7 @@
 #include "ui/panel_memory.hpp"
 #include "ui/panel_precision.hpp"
 #include "ui/screenshot.hpp"
+#include "gpu_test_util.hpp"
 
 namespace {
 
@@ -97,14 +98,11 @@ core::BackendRun fabricated_run(const std::string& name, core::Precision p) {
   return run;
 }
 
+// A renderer with validation, or null (recorded as a skip) when this machine has no Vulkan device at all; any other
+// set-up error fails the test.
 std::unique_ptr<ui::OffscreenRenderer> make_renderer(int width, int height) {
-  try {
-    return std::make_unique<ui::OffscreenRenderer>(ui::OffscreenOptions{width, height, -1, true, {}});
-  } catch (const core::Error& e) {
-    if (e.kind() != core::ErrorKind::Vulkan) throw;
-    MESSAGE("offscreen test skipped: ", e.what());
-    return nullptr;
-  }
+  if (!test::vulkan_device_or_skip("the offscreen renderer")) return nullptr;
+  return std::make_unique<ui::OffscreenRenderer>(ui::OffscreenOptions{width, height, -1, true, {}});
 }
 
 void keep_png(const ui::Image& img, const std::string& name) {
@@ -211,6 +209,7 @@ TEST_CASE("the memory panel is shown by default and remembered in the settings")
 // Draws the memory panel alone and measures, on one pixel row through each bar, how many pixels each category's
 // colour covers: the drawn widths must be in the proportions of the MemoryUsage, and the two bars on one scale.
 TEST_CASE("offscreen: the memory bars' drawn widths match the MemoryUsage they come from") {
+  const test::ValidationWatch validation;  // the renderer enables the layer: no message may come
   auto renderer = make_renderer(1000, 420);
   if (!renderer) return;
   ui::DashboardView view;
@@ -270,6 +269,7 @@ TEST_CASE("offscreen: the memory bars' drawn widths match the MemoryUsage they c
 }
 
 TEST_CASE("offscreen: the whole dashboard with fp16 and bf16 runs, at 1600x900 and 1024x640") {
+  const test::ValidationWatch validation;  // the renderer enables the layer: no message may come
   for (auto [w, h] : {std::pair{1600, 900}, std::pair{1024, 640}}) {
     auto renderer = make_renderer(w, h);
     if (!renderer) return;
@@ -287,8 +287,5 @@ TEST_CASE("offscreen: the whole dashboard with fp16 and bf16 runs, at 1600x900 a
         ui::with_footer([&] { dashboard.draw(view, nullptr); }, ui::Dashboard::footer(view)), 3);
     CHECK(img.width == w);
     keep_png(img, "dashboard_" + std::to_string(w) + ".png");
-    auto& log = const_cast<vk::ValidationLog&>(renderer->gpu().validation_log());
-    for (const auto& m : log.first_messages) MESSAGE(m);
-    CHECK(log.errors.load() == 0);
   }
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <numbers>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -205,7 +206,7 @@ TEST_CASE("activation values and act_backward against finite differences") {
   auto x = random_values(N, 5, -6, 6);
   const auto dout = random_values(N, 6);
   for (Activation act : {Activation::ReLU, Activation::GELU}) {
-    CAPTURE(core::to_string(act));
+    CAPTURE(std::string(core::to_string(act)));
     std::vector<double> dpre(N), want(N);
     cpu::act_backward(dpre.data(), dout.data(), x.data(), N, act, pool);
     const double h = 1e-6;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/half.hpp"
@@ -254,7 +255,7 @@ TEST_CASE("16-bit kernels are the fp32 kernels on the rounded inputs, with their
   cpu::ThreadPool pool1(1), pool2(2);
   for (Storage16 fmt : kFormats)
     for (const Shape& s : odd_shapes()) {
-      CAPTURE(cpu::to_string(fmt));
+      CAPTURE(std::string(cpu::to_string(fmt)));
       CAPTURE(s.B);
       CAPTURE(s.C);
       CAPTURE(s.OC);
@@ -272,7 +273,7 @@ TEST_CASE("16-bit kernels: the same bits on 1 and 2 threads where every kernel a
   cpu::ThreadPool pool1(1), pool2(2);
   const Inputs in({500, 129, 70}, 7);
   for (Storage16 fmt : kFormats) {
-    CAPTURE(cpu::to_string(fmt));
+    CAPTURE(std::string(cpu::to_string(fmt)));
     cpu::Workspace16 ws1, ws2;
     const Outputs a = run16(in, fmt, pool1, ws1), b = run16(in, fmt, pool2, ws2);
     a.check_same(b);
@@ -294,7 +295,7 @@ TEST_CASE("16-bit kernels against the fp32 kernels on the unrounded inputs") {
   cpu::ThreadPool pool(2);
   for (Storage16 fmt : kFormats)
     for (const Shape& s : odd_shapes()) {
-      CAPTURE(cpu::to_string(fmt));
+      CAPTURE(std::string(cpu::to_string(fmt)));
       CAPTURE(s.B);
       CAPTURE(s.C);
       CAPTURE(s.OC);
@@ -366,7 +367,7 @@ TEST_CASE("16-bit optimizers: fp32 masters updated exactly as by the fp32 optimi
         for (cpu::ThreadPool* pool : {&pool1, &pool2})
           for (bool adamw : {true, false}) {
             CAPTURE(grad_scale);
-            CAPTURE(cpu::to_string(fmt));
+            CAPTURE(std::string(cpu::to_string(fmt)));
             CAPTURE(N);
             CAPTURE(pool->size());
             CAPTURE(adamw);
@@ -401,7 +402,7 @@ TEST_CASE("16-bit optimizers: the default grad_scale is 1 (callers written befor
   cpu::ThreadPool pool(2);
   const size_t N = 5000;
   for (Storage16 fmt : kFormats) {
-    CAPTURE(cpu::to_string(fmt));
+    CAPTURE(std::string(cpu::to_string(fmt)));
     const auto g16 = to16(uniform(N, 3, -0.1f, 0.1f), fmt);
     std::vector<float> p = uniform(N, 4), m(N, 0.0f), v(N, 0.0f);
     std::vector<float> p1 = p, m1 = m, v1 = v;
@@ -420,7 +421,7 @@ TEST_CASE("check_finite_grads16 finds a single inf or NaN anywhere, and nothing 
   const size_t N = 300001;  // several chunks per thread
   for (Storage16 fmt : kFormats)
     for (cpu::ThreadPool* pool : {&pool1, &pool2}) {
-      CAPTURE(cpu::to_string(fmt));
+      CAPTURE(std::string(cpu::to_string(fmt)));
       CAPTURE(pool->size());
       // Finite extremes: the largest finite value, the smallest subnormal, -0.
       auto g = to16(uniform(N, 8, -1, 1), fmt);
@@ -450,7 +451,7 @@ TEST_CASE("Workspace16 grows to the largest call's fp32 operands, then allocates
   cpu::ThreadPool pool(2);
   auto pad = [](long n) { return (static_cast<size_t>(n) + 15) / 16 * 16; };
   for (Storage16 fmt : kFormats) {
-    CAPTURE(cpu::to_string(fmt));
+    CAPTURE(std::string(cpu::to_string(fmt)));
     const Shape big{33, 17, 10}, small{7, 5, 3};
     const Inputs in_big(big, 5), in_small(small, 6);
     cpu::Workspace16 ws;
@@ -490,7 +491,7 @@ TEST_CASE("widen16 / narrow16 over the pool equal the scalar conversions") {
   cpu::ThreadPool pool(2);
   const auto v = uniform(70001, 3, -70000, 70000);  // beyond fp16's range too: rounds to inf
   for (Storage16 fmt : kFormats) {
-    CAPTURE(cpu::to_string(fmt));
+    CAPTURE(std::string(cpu::to_string(fmt)));
     std::vector<uint16_t> h(v.size());
     cpu::narrow16(h.data(), v.data(), v.size(), fmt, pool);
     check_bits("narrow16", h, to16(v, fmt));

@@ -9,11 +9,11 @@
 
 #include "core/batches.hpp"
 #include "core/dataset.hpp"
-#include "core/error.hpp"
 #include "core/metrics.hpp"
 #include "core/report.hpp"
 #include "cpu/trainer.hpp"
 #include "gpu/trainer.hpp"
+#include "gpu_test_util.hpp"
 
 namespace {
 
@@ -41,13 +41,11 @@ Setup spiral(std::vector<int> hidden, int batch, Optimizer opt) {
   return s;
 }
 
+// The GPU trainer (with the validation layer), or null (recorded as a skip) when this machine has no Vulkan device at
+// all; any other set-up error fails the test.
 std::unique_ptr<core::Trainer> make_gpu(const Setup& s, const std::vector<float>& params) {
-  try {
-    return gpu::make_trainer(s.cfg, s.data, params);
-  } catch (const core::Error& e) {
-    MESSAGE("GPU part skipped (no Vulkan device): ", e.what());
-    return nullptr;
-  }
+  if (!test::vulkan_device_or_skip("the GPU trainer")) return nullptr;
+  return gpu::make_trainer(s.cfg, s.data, params);
 }
 
 void check_usage(const core::MemoryUsage& got, const core::MemoryUsage& want) {
@@ -129,8 +127,9 @@ void exercise(core::Trainer& t, const Setup& s) {
 }  // namespace
 
 TEST_CASE("memory_usage() of both trainers equals the sizes worked out from the model shape and the config") {
+  const test::ValidationWatch validation;  // the GPU trainers here enable the layer
   for (Optimizer opt : {Optimizer::AdamW, Optimizer::SGD}) {
-    CAPTURE(core::to_string(opt));
+    CAPTURE(std::string(core::to_string(opt)));
     const Setup s = spiral({32, 16}, 32, opt);
     const auto params = core::init_parameters(s.shape, s.cfg.seed);
 
@@ -161,6 +160,7 @@ TEST_CASE("memory_usage() of both trainers equals the sizes worked out from the 
 }
 
 TEST_CASE("memory_usage(): parameters follow the hidden sizes, activations are linear in the batch") {
+  const test::ValidationWatch validation;  // the GPU trainers here enable the layer
   const Setup small = spiral({32}, 16, Optimizer::AdamW);
   const Setup big_batch = spiral({32}, 64, Optimizer::AdamW);
   const Setup wide = spiral({64}, 16, Optimizer::AdamW);
@@ -175,7 +175,7 @@ TEST_CASE("memory_usage(): parameters follow the hidden sizes, activations are l
     trainers.push_back(std::move(gpu));
   }
   for (size_t first = 0; first < trainers.size(); first += 3) {
-    CAPTURE(trainers[first]->backend());
+    CAPTURE(std::string(trainers[first]->backend()));
     const core::MemoryUsage a = trainers[first]->memory_usage();
     const core::MemoryUsage b = trainers[first + 1]->memory_usage();  // batch x4
     const core::MemoryUsage w = trainers[first + 2]->memory_usage();  // hidden x2
@@ -244,8 +244,9 @@ TEST_CASE("report.json has a memory object per backend, in bytes, with its total
 }
 
 TEST_CASE("16-bit GPU trainers: memory_usage() equals the buffers held; weights, gradients and activations halve") {
+  const test::ValidationWatch validation;  // the GPU trainers here enable the layer
   for (core::Precision precision : {core::Precision::FP16, core::Precision::BF16}) {
-    CAPTURE(core::to_string(precision));
+    CAPTURE(std::string(core::to_string(precision)));
     Setup s = spiral({32, 16}, 32, Optimizer::AdamW);
     const auto params = core::init_parameters(s.shape, s.cfg.seed);
     auto fp32 = make_gpu(s, params);

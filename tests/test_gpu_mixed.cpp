@@ -12,8 +12,8 @@
 
 #include "core/batches.hpp"
 #include "core/dataset.hpp"
-#include "core/error.hpp"
 #include "gpu/trainer.hpp"
+#include "gpu_test_util.hpp"
 
 namespace {
 
@@ -53,13 +53,11 @@ Setup setup(core::Precision precision, core::Optimizer opt = core::Optimizer::Ad
 
 std::string name(core::Precision p) { return core::to_string(p); }
 
+// The GPU trainer (with the validation layer), or null (recorded as a skip) when this machine has no Vulkan device at
+// all; any other set-up error fails the test.
 std::unique_ptr<core::Trainer> make_gpu(const Setup& s) {
-  try {
-    return gpu::make_trainer(s.cfg, s.data, s.init);
-  } catch (const core::Error& e) {
-    MESSAGE("GPU part skipped: ", e.what());
-    return nullptr;
-  }
+  if (!test::vulkan_device_or_skip("the GPU trainer")) return nullptr;
+  return gpu::make_trainer(s.cfg, s.data, s.init);
 }
 
 // Trains `steps` steps from the start of epoch `epoch`'s order (wrapping into the next epochs) and returns the records.
@@ -84,13 +82,14 @@ bool all_finite(const std::vector<float>& v) {
 }  // namespace
 
 TEST_CASE("GPU fp16 and bf16 training follow fp32: close losses, no skipped steps at the default scale, accuracy") {
+  const test::ValidationWatch validation;  // every trainer here enables the layer
   Setup ref = setup(core::Precision::FP32);
   auto fp32 = make_gpu(ref);
   if (!fp32) return;
   const auto losses32 = train(*fp32, ref, 60);
   const double acc32 = fp32->evaluate().accuracy;
   for (core::Precision p : {core::Precision::FP16, core::Precision::BF16}) {
-    CAPTURE(core::to_string(p));
+    CAPTURE(std::string(core::to_string(p)));
     Setup s = setup(p);
     auto t = make_gpu(s);
     REQUIRE(t);
@@ -117,6 +116,7 @@ TEST_CASE("GPU fp16 and bf16 training follow fp32: close losses, no skipped step
 
 TEST_CASE("GPU fp16, forced overflow (initial loss scale 2^40): steps are skipped with the weights untouched, the scale "
           "halves each time, then training recovers") {
+  const test::ValidationWatch validation;  // every trainer here enables the layer
   Setup s = setup(core::Precision::FP16);
   s.cfg.loss_scale_init = 0x1p40f;
   s.cfg.readback_interval = 1;
@@ -163,6 +163,7 @@ TEST_CASE("GPU fp16, forced overflow (initial loss scale 2^40): steps are skippe
 }
 
 TEST_CASE("GPU fp16 with a divergent learning rate: whatever overflows, the fp32 master weights stay finite") {
+  const test::ValidationWatch validation;  // every trainer here enables the layer
   for (core::Optimizer opt : {core::Optimizer::SGD, core::Optimizer::AdamW}) {
     CAPTURE(std::string(core::to_string(opt)));
     Setup s = setup(core::Precision::FP16, opt);
@@ -182,6 +183,7 @@ TEST_CASE("GPU fp16 with a divergent learning rate: whatever overflows, the fp32
 }
 
 TEST_CASE("GPU precision switches through export_state/import_state keep masters, optimizer state and step counts") {
+  const test::ValidationWatch validation;  // every trainer here enables the layer
   Setup s = setup(core::Precision::FP32);
   auto t = make_gpu(s);
   if (!t) return;

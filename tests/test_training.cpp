@@ -4,13 +4,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <string>
 
 #include "core/batches.hpp"
 #include "core/dataset.hpp"
-#include "core/error.hpp"
 #include "cpu/trainer.hpp"
 #include "gpu/trainer.hpp"
-#include "vk/context.hpp"
+#include "gpu_test_util.hpp"
 
 namespace {
 
@@ -24,14 +24,12 @@ core::DataSplit load_subset(int train_samples) {
   return core::make_spiral(3, train_samples / 3, 300, 0.1f, 1);
 }
 
+// The GPU trainer, or null (recorded as a skip) when this machine has no Vulkan device at all. Any other error of its
+// set-up (a missing validation layer, a wiring mistake) is thrown and fails the test.
 std::unique_ptr<core::Trainer> make_gpu(const core::TrainConfig& cfg, const core::DataSplit& d,
                                         const std::vector<float>& p) {
-  try {
-    return gpu::make_trainer(cfg, d, p);
-  } catch (const core::Error& e) {
-    MESSAGE("GPU part skipped: ", e.what());
-    return nullptr;
-  }
+  if (!test::vulkan_device_or_skip("the GPU trainer")) return nullptr;
+  return gpu::make_trainer(cfg, d, p);
 }
 
 // Both trainers from the same initial weights on the same first `steps` batches of epoch 0: their records, and the
@@ -68,10 +66,11 @@ TEST_CASE("fp32, same seed: the first 20 training losses of GPU and CPU agree wi
   cfg.hidden = {256, 128};
   cfg.batch = 128;
   cfg.validation = true;
+  const test::ValidationWatch validation;  // every context of this test: no validation message
   for (auto opt : {core::Optimizer::AdamW, core::Optimizer::SGD}) {
     for (auto act : {core::Activation::ReLU, core::Activation::GELU}) {
-      CAPTURE(core::to_string(opt));
-      CAPTURE(core::to_string(act));
+      CAPTURE(std::string(core::to_string(opt)));
+      CAPTURE(std::string(core::to_string(act)));
       cfg.optimizer = opt;
       cfg.activation = act;
       cfg.lr = opt == core::Optimizer::AdamW ? 1e-3f : 0.05f;
@@ -89,7 +88,6 @@ TEST_CASE("fp32, same seed: the first 20 training losses of GPU and CPU agree wi
       CHECK(c.back().loss < c.front().loss);  // it learns
     }
   }
-  CHECK(vk::validation_totals().errors == 0);
 }
 
 TEST_CASE("fp16 and bf16, same seed: GPU and CPU store the same 16-bit tensors, so their losses and scales agree") {
@@ -98,6 +96,7 @@ TEST_CASE("fp16 and bf16, same seed: GPU and CPU store the same 16-bit tensors, 
   cfg.hidden = {256, 128};
   cfg.batch = 128;
   cfg.validation = true;
+  const test::ValidationWatch validation;  // every context of this test: no validation message
   for (auto precision : {core::Precision::FP16, core::Precision::BF16}) {
     CAPTURE(std::string(core::to_string(precision)));
     cfg.precision = precision;
@@ -119,7 +118,6 @@ TEST_CASE("fp16 and bf16, same seed: GPU and CPU store the same 16-bit tensors, 
     }
     CHECK(c.back().loss < c.front().loss);
   }
-  CHECK(vk::validation_totals().errors == 0);
 }
 
 TEST_CASE("a short run on a subset reaches > 0.75 test accuracy on both backends, within 0.01 of each other") {
@@ -128,6 +126,7 @@ TEST_CASE("a short run on a subset reaches > 0.75 test accuracy on both backends
   cfg.hidden = {128};
   cfg.batch = 64;
   cfg.validation = true;
+  const test::ValidationWatch validation;  // every context of this test: no validation message
   auto params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
   auto cpu = cpu::make_trainer(cfg, data, params);
   auto gpu = make_gpu(cfg, data, params);
@@ -151,7 +150,6 @@ TEST_CASE("a short run on a subset reaches > 0.75 test accuracy on both backends
     accuracy.push_back(r.accuracy);
   }
   if (accuracy.size() == 2) CHECK(std::fabs(accuracy[0] - accuracy[1]) < 0.01);
-  CHECK(vk::validation_totals().errors == 0);
 }
 
 TEST_CASE("GPU readback: records come back in step order with plausible timings, also past the ring size") {
@@ -162,6 +160,7 @@ TEST_CASE("GPU readback: records come back in step order with plausible timings,
   cfg.batch = 16;
   cfg.readback_interval = 4;
   cfg.validation = true;
+  const test::ValidationWatch validation;  // every context of this test: no validation message
   auto params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
   auto gpu = make_gpu(cfg, data, params);
   if (!gpu) return;
@@ -172,17 +171,12 @@ TEST_CASE("GPU readback: records come back in step order with plausible timings,
   for (int s = 0; s < 10; ++s) {
     CHECK(records[s].step == s);
     CHECK(std::isfinite(records[s].loss));
-    double sum = 0;
-    for (double ms : records[s].kernel_ms) {
-      CHECK(ms >= 0);
-      sum += ms;
-    }
+    CHECK(records[s].kernel_ms.size() == gpu->plan().entries.size());
+    for (double ms : records[s].kernel_ms) CHECK(ms >= 0);
     CHECK(records[s].step_ms > 0);
-    CHECK(sum == doctest::Approx(records[s].step_ms).epsilon(1e-6));
   }
   CHECK(gpu->flush().empty());
   auto p = gpu->parameters();
   CHECK(p.size() == params.size());
   CHECK(p != params);  // the update ran
-  CHECK(vk::validation_totals().errors == 0);
 }

@@ -9,35 +9,6 @@
 
 namespace vk {
 
-const char* result_name(VkResult r) {
-  switch (r) {
-    case VK_SUCCESS: return "VK_SUCCESS";
-    case VK_NOT_READY: return "VK_NOT_READY";
-    case VK_TIMEOUT: return "VK_TIMEOUT";
-    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
-    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
-    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
-    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
-    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
-    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
-    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
-    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
-    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
-    default: return "VkResult";
-  }
-}
-
-void check(VkResult result, const char* what) {
-  if (result == VK_SUCCESS) return;
-  std::string hint;
-  if (result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY)
-    hint = " (out of memory: try a smaller --batch or smaller --hidden sizes)";
-  else if (result == VK_ERROR_DEVICE_LOST)
-    hint = " (the GPU was lost: driver reset or hang; the CPU backend keeps running)";
-  throw core::Error(core::ErrorKind::Vulkan, fmt::format("Vulkan: {} failed: {}{}", what, result_name(result),
-                                                         hint));
-}
-
 Context::Context(const ContextOptions& options) : validation_log_(std::make_unique<ValidationLog>()) {
   instance_ = create_instance(options.validation);
   if (options.validation) messenger_ = create_validation_messenger(instance_.get(), *validation_log_);
@@ -68,7 +39,7 @@ Context::Context(const ContextOptions& options) : validation_log_(std::make_uniq
     }
   }
   if (!found)
-    throw core::Error(core::ErrorKind::Vulkan, fmt::format("Vulkan: device {} has no compute queue", info_.name));
+    throw Error(Failure::Unsupported, fmt::format("Vulkan: device {} has no compute queue", info_.name));
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};

@@ -15,10 +15,12 @@
 
 namespace vk {
 
-// Totals over every Context and GraphicsContext of the process (tests check that the trainers' contexts reported no errors).
+// Totals over every Context and GraphicsContext of the process (tests check that the trainers' contexts reported no
+// messages): counts by severity and the first few texts.
 struct ValidationTotals {
   int errors = 0;
   int warnings = 0;
+  std::vector<std::string> first_messages;  // "[error] ..." / "[warning] ...", at most 16
 };
 ValidationTotals validation_totals();
 

@@ -82,8 +82,8 @@ std::vector<DeviceInfo> list_devices() {
   std::vector<VkPhysicalDevice> physicals(count);
   vkEnumeratePhysicalDevices(instance.get(), &count, physicals.data());
   if (count == 0)
-    throw core::Error(core::ErrorKind::Vulkan,
-                      "Vulkan: no Vulkan device found: install mesa-vulkan-drivers (lavapipe) or your GPU's driver");
+    throw Error(Failure::NoDevice,
+                "Vulkan: no Vulkan device found: install mesa-vulkan-drivers (lavapipe) or your GPU's driver");
   std::vector<DeviceInfo> devices;
   for (uint32_t i = 0; i < count; ++i) devices.push_back(describe_device(physicals[i], static_cast<int>(i)));
   return devices;

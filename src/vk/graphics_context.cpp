@@ -31,15 +31,15 @@ GraphicsContext::GraphicsContext(const GraphicsOptions& options) : validation_lo
     found = true;
   }
   if (!found)
-    throw core::Error(core::ErrorKind::Vulkan,
-                      fmt::format("Vulkan: device {} has no graphics queue{} for the dashboard", info_.name,
+    throw Error(Failure::Unsupported,
+                fmt::format("Vulkan: device {} has no graphics queue{} for the dashboard", info_.name,
                                   options.can_present ? " that can present to this display" : ""));
 
   std::vector<const char*> device_extensions;
   if (options.swapchain) {
     if (!has_device_extension(physical_, VK_KHR_SWAPCHAIN_EXTENSION_NAME))
-      throw core::Error(core::ErrorKind::Vulkan,
-                        fmt::format("Vulkan: device {} cannot present to a window (no VK_KHR_swapchain)", info_.name));
+      throw Error(Failure::MissingExtension,
+                  fmt::format("Vulkan: device {} cannot present to a window (no VK_KHR_swapchain)", info_.name));
     device_extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
   }
   float priority = 1.0f;

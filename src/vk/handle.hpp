@@ -6,6 +6,8 @@
 #include <functional>
 #include <utility>
 
+#include "vk/error.hpp"
+
 namespace vk {
 
 template <typename T>
@@ -37,9 +39,5 @@ class Handle {
   T handle_{};
   std::function<void(T)> destroy_;
 };
-
-// Throws core::Error(Vulkan) "<what> failed: VK_ERROR_... (<hint>)" when result is not VK_SUCCESS.
-void check(VkResult result, const char* what);
-const char* result_name(VkResult result);
 
 }  // namespace vk

@@ -16,6 +16,8 @@ const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
 std::atomic<int> g_validation_errors{0};
 std::atomic<int> g_validation_warnings{0};
+std::mutex g_validation_mutex;
+std::vector<std::string> g_validation_messages;  // the process's first messages
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                      VkDebugUtilsMessageTypeFlagsEXT,
@@ -24,15 +26,22 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
   const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
   (error ? log->errors : log->warnings)++;
   (error ? g_validation_errors : g_validation_warnings)++;
-  std::lock_guard lock(log->mutex);
-  if (log->first_messages.size() < 8)
-    log->first_messages.push_back(fmt::format("[{}] {}", error ? "error" : "warning", data->pMessage));
+  const std::string text = fmt::format("[{}] {}", error ? "error" : "warning", data->pMessage);
+  {
+    std::lock_guard lock(log->mutex);
+    if (log->first_messages.size() < 8) log->first_messages.push_back(text);
+  }
+  std::lock_guard lock(g_validation_mutex);
+  if (g_validation_messages.size() < 16) g_validation_messages.push_back(text);
   return VK_FALSE;
 }
 
 }  // namespace
 
-ValidationTotals validation_totals() { return {g_validation_errors.load(), g_validation_warnings.load()}; }
+ValidationTotals validation_totals() {
+  std::lock_guard lock(g_validation_mutex);
+  return {g_validation_errors.load(), g_validation_warnings.load(), g_validation_messages};
+}
 
 bool has_layer(const char* name) {
   uint32_t count = 0;
@@ -71,7 +80,7 @@ Handle<VkInstance> create_instance(bool validation, const std::vector<std::strin
   std::vector<const char*> layers, extensions;
   for (const auto& e : extra) {
     if (!has_instance_extension(e.c_str()))
-      throw core::Error(core::ErrorKind::Vulkan,
+      throw Error(Failure::MissingExtension,
                         fmt::format("Vulkan: the instance extension {} is missing (is the Vulkan driver for this "
                                     "display installed?)", e));
     extensions.push_back(e.c_str());
@@ -79,7 +88,7 @@ Handle<VkInstance> create_instance(bool validation, const std::vector<std::strin
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   if (validation) {
     if (!has_layer(kValidationLayer))
-      throw core::Error(core::ErrorKind::Vulkan,
+      throw Error(Failure::MissingLayer,
                         "Vulkan: the validation layer VK_LAYER_KHRONOS_validation is not installed "
                         "(install vulkan-validationlayers, or run without --validation)");
     layers.push_back(kValidationLayer);
@@ -97,10 +106,11 @@ Handle<VkInstance> create_instance(bool validation, const std::vector<std::strin
   VkInstance instance = VK_NULL_HANDLE;
   VkResult r = vkCreateInstance(&info, nullptr, &instance);
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED)
-    throw core::Error(core::ErrorKind::Vulkan,
-                      fmt::format("Vulkan: no Vulkan driver found ({}): install mesa-vulkan-drivers (lavapipe, a "
-                                  "software Vulkan device) or your GPU's Vulkan driver",
-                                  result_name(r)));
+    throw Error(Failure::NoDevice,
+                fmt::format("Vulkan: no Vulkan driver found ({}): install mesa-vulkan-drivers (lavapipe, a "
+                            "software Vulkan device) or your GPU's Vulkan driver",
+                            result_name(r)),
+                r);
   check(r, "vkCreateInstance");
   return Handle<VkInstance>(instance, [](VkInstance i) { vkDestroyInstance(i, nullptr); });
 }
@@ -129,14 +139,14 @@ PickedDevice pick_physical_device(VkInstance instance, int index) {
   std::vector<VkPhysicalDevice> physicals(count);
   vkEnumeratePhysicalDevices(instance, &count, physicals.data());
   if (count == 0)
-    throw core::Error(core::ErrorKind::Vulkan,
-                      "Vulkan: no Vulkan device found: install mesa-vulkan-drivers (lavapipe) or your GPU's driver");
+    throw Error(Failure::NoDevice,
+                "Vulkan: no Vulkan device found: install mesa-vulkan-drivers (lavapipe) or your GPU's driver");
   std::vector<DeviceInfo> infos;
   for (uint32_t i = 0; i < count; ++i) infos.push_back(describe_device(physicals[i], static_cast<int>(i)));
   const int chosen = index < 0 ? pick_best_device(infos) : index;
   if (chosen >= static_cast<int>(count))
-    throw core::Error(core::ErrorKind::InvalidArgument,
-                      fmt::format("--device {}: out of range; this machine has {} Vulkan device(s), 0..{} "
+    throw Error(Failure::DeviceIndex,
+                fmt::format("--device {}: out of range; this machine has {} Vulkan device(s), 0..{} "
                                   "(see trainscope devices)", chosen, count, count - 1));
   return {physicals[static_cast<size_t>(chosen)], infos[static_cast<size_t>(chosen)]};
 }
@@ -149,7 +159,7 @@ uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32
     for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
       if ((type_bits & (1u << i)) && (memory.memoryTypes[i].propertyFlags & want) == want) return i;
   }
-  throw core::Error(core::ErrorKind::Vulkan, "Vulkan: no suitable memory type for a buffer on " + device_name);
+  throw Error(Failure::Unsupported, "Vulkan: no suitable memory type for a buffer on " + device_name);
 }
 
 Handle<VkBuffer> create_buffer(VkDevice device, VkDeviceSize bytes, VkBufferUsageFlags usage, const std::string& what) {
@@ -170,11 +180,12 @@ Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint3
   VkDeviceMemory memory = VK_NULL_HANDLE;
   const VkResult r = vkAllocateMemory(device, &ai, nullptr, &memory);
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
-    throw core::Error(core::ErrorKind::Vulkan,
-                      fmt::format("Vulkan: out of {} memory allocating {:.1f} MiB for {} on {}{}{}",
+    throw Error(Failure::OutOfMemory,
+                fmt::format("Vulkan: out of {} memory allocating {:.1f} MiB for {} on {}{}{}",
                                   r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host",
                                   static_cast<double>(size) / (1 << 20), what, device_name, hint.empty() ? "" : " ",
-                                  hint));
+                                  hint),
+                r, size);
   check(r, ("vkAllocateMemory (" + what + ")").c_str());
   return Handle<VkDeviceMemory>(memory, [device](VkDeviceMemory m) { vkFreeMemory(device, m, nullptr); });
 }
