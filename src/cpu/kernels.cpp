@@ -1,8 +1,9 @@
-// The CPU kernels (see kernels.hpp). A fair baseline: register-blocked, cache-friendly loops that gcc -O3
-// -march=native vectorizes without -ffast-math (~80-90% of the FMA peak of one core on the shapes of the default
-// model). std::fma is spelled out because ISO C++ mode does not contract a*b+c into an FMA; it also makes every output
+// The CPU kernels (see kernels.hpp). A fair baseline: the fp32 GEMMs run the packed, register-blocked SIMD GEMM of
+// gemm.hpp (AVX-512 or AVX2 micro-kernels chosen at run time); double (the finite-difference checks) and CPUs without
+// AVX2 run the portable register-blocked loops below, which the compiler vectorizes. Neither uses -ffast-math.
+// std::fma is spelled out because ISO C++ mode does not contract a*b+c into an FMA; it also makes every output
 // bit-identical however the work is tiled or split over threads (each output is always the same chain of fmas in
-// the same order), so results do not depend on the thread count.
+// the same order, k ascending from 0), so results depend neither on the thread count nor on the SIMD path.
 #include "cpu/kernels.hpp"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/gemm.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace cpu {
@@ -202,7 +204,16 @@ void gather_batch(T* x_out, int32_t* y_out, const float* x, const int32_t* y, co
 template <typename T>
 void matmul_forward(T* out, T* preact, const T* inp, const T* weight, const T* bias, long B, long C, long OC,
                     bool apply_act, Activation act, ThreadPool& pool) {
-  // outᵀ (OC,B) = weight (OC,C) · inpᵀ (C,B): weight is the broadcast operand (its rows are contiguous in C) and a
+  if constexpr (std::is_same_v<T, float>) {
+    if (active_micro_kernel() != nullptr) {  // the packed SIMD GEMM (gemm.hpp), bias and activation per finished tile
+      const GemmEpilogue epilogue = [&](long m0, long m1, long n0, long n1) {
+        forward_epilogue(out, preact, bias, OC, m0, m1 - m0, n0, n1, apply_act, act);
+      };
+      gemm(apply_act ? preact : out, OC, {inp, C, 1}, {weight, 1, C}, B, OC, C, pool, &epilogue);
+      return;
+    }
+  }
+  // The portable path: outᵀ (OC,B) = weight (OC,C) · inpᵀ (C,B): weight is the broadcast operand (its rows are contiguous in C) and a
   // strip of kNnCols batch rows, packed transposed into (C, kNnCols), is the vector operand. Tiles are stored
   // transposed into preact (or out); the epilogue adds the bias and applies the activation.
   T* sums = apply_act ? preact : out;
@@ -294,6 +305,9 @@ void act_backward(T* dpreact, const T* dout, const T* preact, size_t N, Activati
 template <typename T>
 void matmul_backward_weight(T* dweight, const T* dout, const T* inp, long B, long C, long OC, ThreadPool& pool) {
   // dweight (OC,C) = A (OC,B) · inp (B,C) with A(o,b) = dout[b*OC + o]
+  if constexpr (std::is_same_v<T, float>) {
+    if (active_micro_kernel() != nullptr) return gemm(dweight, C, {dout, 1, OC}, {inp, C, 1}, OC, C, B, pool);
+  }
   matmul_nn(dweight, dout, 1, OC, inp, OC, C, B, pool);
 }
 
@@ -313,6 +327,9 @@ void bias_backward(T* dbias, const T* dout, long B, long OC, ThreadPool& pool) {
 template <typename T>
 void matmul_backward_data(T* dinp, const T* dout, const T* weight, long B, long C, long OC, ThreadPool& pool) {
   // dinp (B,C) = dout (B,OC) · weight (OC,C)
+  if constexpr (std::is_same_v<T, float>) {
+    if (active_micro_kernel() != nullptr) return gemm(dinp, C, {dout, OC, 1}, {weight, C, 1}, B, C, OC, pool);
+  }
   matmul_nn(dinp, dout, OC, 1, weight, B, C, OC, pool);
 }
 

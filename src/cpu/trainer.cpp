@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "cpu/gemm.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/kernels16.hpp"
 #include "cpu/thread_pool.hpp"
@@ -446,15 +447,7 @@ std::string cpu_description(int threads) {
     if (begin != std::string::npos) model = line.substr(begin);
     break;
   }
-#if defined(__AVX512F__)
-  const char* simd = "AVX-512";
-#elif defined(__AVX2__)
-  const char* simd = "AVX2";
-#elif defined(__ARM_NEON)
-  const char* simd = "NEON";
-#else
-  const char* simd = "SSE2";
-#endif
+  const std::string simd = gemm_kernel_name();  // the GEMM micro-kernel that runs, e.g. "AVX-512 6x32"
   return model + " (" + std::to_string(threads) + (threads == 1 ? " thread, " : " threads, ") + simd + ")";
 }
 

@@ -1,0 +1,188 @@
+// The packed, blocked CPU GEMM (see gemm.hpp): packing of the operands, the loops around the micro-kernel, and the
+// split over threads. Compiled for the baseline instruction set: only the micro-kernels (gemm_avx512.cpp,
+// gemm_avx2.cpp) use wider instructions.
+#include "cpu/gemm.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "cpu/gemm_micro.hpp"
+#include "cpu/simd.hpp"
+#include "cpu/thread_pool.hpp"
+
+namespace cpu {
+namespace {
+
+long ceil_div(long a, long b) { return (a + b - 1) / b; }
+long round_up(long a, long b) { return ceil_div(a, b) * b; }
+
+// A grow-only float buffer whose data() is 64-byte aligned (the micro-kernels load packed panels with aligned loads).
+class AlignedBuffer {
+ public:
+  float* get(size_t n) {
+    if (storage_.size() < n + 16) storage_.resize(n + 16);
+    const auto addr = reinterpret_cast<uintptr_t>(storage_.data());
+    return storage_.data() + ((64 - addr % 64) % 64) / sizeof(float);
+  }
+
+ private:
+  std::vector<float> storage_;
+};
+
+// Values of k per block of the transposing packs: 16 floats = one cache line of each source row.
+constexpr long kTransposeBlock = 16;
+
+// Rows [m0, m0 + rows) and k in [k0, k0 + kc) of a, as micro-panels of mr rows: dst[(i / mr) * kc * mr + k * mr +
+// i % mr]; rows past `rows` up to a multiple of mr are zero (they only feed outputs that are never stored).
+void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, long mr) {
+  for (long ir = 0; ir < rows; ir += mr) {
+    float* d = dst + (ir / mr) * kc * mr;
+    const long n = std::min(mr, rows - ir);
+    if (a.cs == 1) {  // rows contiguous in k (forward, backward data): each row scattered with stride mr
+      for (long kb = 0; kb < kc; kb += kTransposeBlock)
+        for (long i = 0; i < n; ++i) {
+          const float* s = a.p + (m0 + ir + i) * a.rs + k0;
+          for (long k = kb, ke = std::min(kc, kb + kTransposeBlock); k < ke; ++k) d[k * mr + i] = s[k];
+        }
+    } else {  // columns contiguous (backward weight reads dout transposed): mr contiguous values per k
+      for (long k = 0; k < kc; ++k) {
+        const float* s = a.p + (k0 + k) * a.cs + (m0 + ir) * a.rs;
+        for (long i = 0; i < n; ++i) d[k * mr + i] = s[i * a.rs];
+      }
+    }
+    for (long i = n; i < mr; ++i)
+      for (long k = 0; k < kc; ++k) d[k * mr + i] = 0.0f;
+  }
+}
+
+// k in [k0, k0 + kc) and columns [n0, n0 + cols) of b, as micro-panels of nr columns: dst[(j / nr) * kc * nr +
+// k * nr + j % nr]; columns past `cols` up to a multiple of nr are zero.
+void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, long nr) {
+  for (long jr = 0; jr < cols; jr += nr) {
+    float* d = dst + (jr / nr) * kc * nr;
+    const long n = std::min(nr, cols - jr);
+    if (b.cs == 1) {  // rows contiguous in n (backward data, backward weight)
+      for (long k = 0; k < kc; ++k) {
+        const float* s = b.p + (k0 + k) * b.rs + n0 + jr;
+        float* dk = d + k * nr;
+        for (long j = 0; j < n; ++j) dk[j] = s[j];
+        for (long j = n; j < nr; ++j) dk[j] = 0.0f;
+      }
+    } else {  // contiguous in k (forward: b = weightᵀ): each row of weight scattered with stride nr
+      for (long kb = 0; kb < kc; kb += kTransposeBlock) {  // in blocks that keep source and target lines in L1
+        const long ke = std::min(kc, kb + kTransposeBlock);
+        for (long j = 0; j < n; ++j) {
+          const float* s = b.p + (n0 + jr + j) * b.cs + k0 * b.rs;
+          for (long k = kb; k < ke; ++k) d[k * nr + j] = s[k * b.rs];
+        }
+      }
+      for (long j = n; j < nr; ++j)
+        for (long k = 0; k < kc; ++k) d[k * nr + j] = 0.0f;
+    }
+  }
+}
+
+struct ThreadBuffers {
+  AlignedBuffer a, b;
+  std::vector<float> edge;
+};
+
+}  // namespace
+
+const GemmMicroKernel* active_micro_kernel() {
+  int count = 0;
+  switch (active_simd_level()) {
+    case SimdLevel::AVX512: {
+      const GemmMicroKernel* k = avx512_micro_kernels(count);
+      if (count > 0) return k;
+      [[fallthrough]];
+    }
+    case SimdLevel::AVX2: {
+      const GemmMicroKernel* k = avx2_micro_kernels(count);
+      if (count > 0) return k;
+      break;
+    }
+    case SimdLevel::Portable: break;
+  }
+  return nullptr;
+}
+
+std::string gemm_kernel_name() {
+  const GemmMicroKernel* k = active_micro_kernel();
+  return k ? k->name : "portable 5x16";
+}
+
+void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K, ThreadPool& pool,
+          const GemmEpilogue* epilogue, const GemmMicroKernel* kernel, const GemmBlocking* blocking) {
+  if (M <= 0 || N <= 0) return;
+  if (kernel == nullptr) kernel = active_micro_kernel();
+  const GemmMicroKernel& uk = *kernel;
+  const long MR = uk.mr, NR = uk.nr;
+  const GemmBlocking blk = blocking ? *blocking : GemmBlocking{};
+  const long kc = std::max(1L, std::min(blk.kc, K));
+  long mc = std::min(round_up(std::max(blk.mc, MR), MR), round_up(M, MR));
+  long nc = std::min(round_up(std::max(blk.nc, NR), NR), round_up(N, NR));
+  // Enough tasks for every thread (at least 2 each, for balance), halving the larger side of the block.
+  const long threads = pool.size();
+  while (threads > 1 && ceil_div(M, mc) * ceil_div(N, nc) < 2 * threads) {
+    if (nc > NR && (nc >= mc || mc <= MR)) nc = round_up(ceil_div(nc, 2), NR);
+    else if (mc > MR) mc = round_up(ceil_div(mc, 2), MR);
+    else break;
+  }
+  const long n_ic = ceil_div(M, mc), n_jc = ceil_div(N, nc);
+  // Tiny products run on the calling thread: waking a worker costs more than ~64k flops.
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  const size_t tasks = static_cast<size_t>(n_ic * n_jc);
+  const size_t grain = flops < 65536.0 ? tasks : 1;
+
+  pool.parallel_for(tasks, grain, [&](size_t t0, size_t t1) {
+    thread_local ThreadBuffers buf;
+    long packed_jc = -1;
+    float* pb = nullptr;
+    for (size_t t = t0; t < t1; ++t) {
+      const long jc = static_cast<long>(t) / n_ic, ic = static_cast<long>(t) % n_ic;
+      const long m0 = ic * mc, rows = std::min(mc, M - m0), n0 = jc * nc, cols = std::min(nc, N - n0);
+      const long mpad = round_up(rows, MR), npad = round_up(cols, NR);
+      if (K == 0) {
+        for (long i = 0; i < rows; ++i) std::fill_n(c + (m0 + i) * ldc + n0, cols, 0.0f);
+        if (epilogue) (*epilogue)(m0, m0 + rows, n0, n0 + cols);
+        continue;
+      }
+      if (jc != packed_jc) {  // this block's columns of B, every slice of k (the slice at pc starts at npad * pc)
+        pb = buf.b.get(static_cast<size_t>(npad * K));
+        for (long pc = 0; pc < K; pc += kc) pack_b(pb + npad * pc, b, pc, std::min(kc, K - pc), n0, cols, NR);
+        packed_jc = jc;
+      }
+      float* pa = buf.a.get(static_cast<size_t>(mpad * kc));
+      for (long pc = 0; pc < K; pc += kc) {
+        const long kcur = std::min(kc, K - pc);
+        const bool accumulate = pc > 0, last = pc + kcur >= K;
+        pack_a(pa, a, m0, rows, pc, kcur, MR);
+        const float* b_slice = pb + npad * pc;
+        for (long jr = 0; jr < cols; jr += NR) {
+          const long nr = std::min(NR, cols - jr);
+          const float* bp = b_slice + (jr / NR) * kcur * NR;
+          for (long ir = 0; ir < rows; ir += MR) {
+            const long mr = std::min(MR, rows - ir);
+            const float* ap = pa + (ir / MR) * kcur * MR;
+            float* ct = c + (m0 + ir) * ldc + n0 + jr;
+            if (mr == MR && nr == NR) {
+              uk.run(kcur, ap, bp, ct, ldc, accumulate);
+            } else {  // an edge tile: computed whole in a scratch tile, only its valid part stored
+              buf.edge.resize(static_cast<size_t>(MR * NR));
+              float* e = buf.edge.data();
+              if (accumulate)
+                for (long i = 0; i < mr; ++i) std::copy_n(ct + i * ldc, nr, e + i * NR);
+              uk.run(kcur, ap, bp, e, NR, accumulate);
+              for (long i = 0; i < mr; ++i) std::copy_n(e + i * NR, nr, ct + i * ldc);
+            }
+            if (last && epilogue) (*epilogue)(m0 + ir, m0 + ir + mr, n0 + jr, n0 + jr + nr);
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace cpu

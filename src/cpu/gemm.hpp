@@ -1,0 +1,53 @@
+// The CPU GEMM of the training kernels: C = A · B in fp32 with packed panels and a register-blocked SIMD micro-kernel
+// (gemm_micro.hpp) chosen at run time for the CPU (simd.hpp), the output tiles split over a ThreadPool. The three
+// GEMM forms of training are the same call with other strides, so no transpose is ever materialised:
+//   forward          out (B,OC)   = inp (B,C) · weight (OC,C)ᵀ    A = inp,   B = weightᵀ (read along rows of weight)
+//   backward data    dinp (B,C)   = dout (B,OC) · weight (OC,C)   A = dout,  B = weight
+//   backward weight  dweight (OC,C) = dout (B,OC)ᵀ · inp (B,C)    A = doutᵀ (read down columns of dout), B = inp
+// Each output is one chain of fmas over k = 0..K-1 in order, starting from 0 (acc = fma(a, b, acc)), whatever the
+// tile sizes and the number of threads: results are bit-identical across thread counts and equal to the plain loop
+// `acc = std::fma(A(i,k), B(k,j), acc)`.
+//
+// Blocking (Goto & van de Geijn, "Anatomy of high-performance matrix multiplication", ACM TOMS 2008): C is cut into
+// mc x nc blocks, one task each (tasks ordered row block by row block, so that a thread reuses its packed A); a task
+// packs its rows of A (mc x K, micro-panels of mr rows) once, then for each slice of kc values of k packs its slice
+// of B (kc x nc, micro-panels of nr columns) and runs the micro-kernel over the block, the B micro-panel staying in
+// L1 while the A slice streams from L2 and the C block stays in L2 across the slices.
+#pragma once
+#include <functional>
+#include <string>
+
+namespace cpu {
+
+class ThreadPool;
+struct GemmMicroKernel;
+
+// A matrix read in place: element (r, c) = p[r * rs + c * cs] (a transposed view swaps the strides).
+struct MatrixView {
+  const float* p;
+  long rs, cs;
+};
+
+// Called once for each finished rectangle of C (rows [m0, m1), columns [n0, n1)) while it is still in cache, on the
+// thread that computed it: the forward pass adds the bias and applies the activation there.
+using GemmEpilogue = std::function<void(long m0, long m1, long n0, long n1)>;
+
+// The cache blocking: kc values of k per slice, mc rows and nc columns of C per task (rounded to the micro-tile).
+struct GemmBlocking {
+  long kc = 256, mc = 192, nc = 1024;
+};
+
+// c (M,N; row stride ldc) = a (M,K) · b (K,N), overwritten, with `kernel` (default: active_micro_kernel(), which must
+// not be null). K = 0 gives zeros. epilogue may be null. c must not overlap a or b.
+void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K, ThreadPool& pool,
+          const GemmEpilogue* epilogue = nullptr, const GemmMicroKernel* kernel = nullptr,
+          const GemmBlocking* blocking = nullptr);
+
+// The micro-kernel of the active SIMD level (simd.hpp); nullptr at the portable level, where the CPU kernels use
+// their compiler-vectorized loops instead.
+const GemmMicroKernel* active_micro_kernel();
+
+// What runs the CPU GEMMs now, for device names and reports: "AVX-512 6x32", "AVX2 6x16" or "portable 5x16".
+std::string gemm_kernel_name();
+
+}  // namespace cpu

@@ -1,0 +1,26 @@
+// The register-blocked micro-kernels of the CPU GEMM (gemm.hpp): the innermost loop of a packed GEMM, one per SIMD
+// level, each compiled in its own file with that level's instruction-set flags (gemm_avx512.cpp, gemm_avx2.cpp) and
+// called only when the CPU has that level (simd.hpp).
+//
+// A micro-kernel computes one mr x nr tile of C from packed operands (the layout the packers of gemm.cpp write):
+//   a: kc x mr, k-major (a[k*mr + i] = A(i, k)),  b: kc x nr, k-major (b[k*nr + j] = B(k, j)),  both 64-byte aligned;
+//   c (mr x nr, row stride ldc floats) = (accumulate ? c : 0) + sum over k of a(i,k) * b(k,j)
+// as one chain of fused multiply-adds per output, k ascending: acc = fma(a(i,k), b(k,j), acc). That is exactly what
+// a plain loop `acc = std::fma(a, b, acc)` computes, so results do not depend on the tile sizes, the blocking of K
+// (a stored partial sum is exact) or how the tiles are spread over threads.
+#pragma once
+
+namespace cpu {
+
+struct GemmMicroKernel {
+  const char* name;  // e.g. "AVX-512 6x32": the SIMD level and the register tile, rows x columns
+  int mr, nr;        // the tile: mr rows of A (broadcast), nr columns of B (nr / lanes vector registers)
+  void (*run)(long kc, const float* a, const float* b, float* c, long ldc, bool accumulate);
+};
+
+// The kernels of each level (nullptr where the compiler or the platform lacks that instruction set). The first is
+// the one the GEMM uses; the others are alternatives kept for measuring (trainscope bench --tiles lists them).
+const GemmMicroKernel* avx512_micro_kernels(int& count);
+const GemmMicroKernel* avx2_micro_kernels(int& count);
+
+}  // namespace cpu

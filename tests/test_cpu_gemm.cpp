@@ -1,0 +1,240 @@
+// The packed SIMD GEMM (cpu/gemm.hpp) on every SIMD path this CPU can run (portable, AVX2, AVX-512, forced with
+// cpu::set_simd_level) and every micro-kernel of the tables: the three GEMM forms of training, odd shapes (M, N, K not
+// multiples of the tile, 1x1, K = 1, several cache blocks), exact against the plain fp32 loop with the same chain of
+// fmas, within fp32 tolerance of a double loop, and bit-identical across 1, 2 and 3 threads.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "cpu/gemm.hpp"
+#include "cpu/gemm_micro.hpp"
+#include "cpu/kernels.hpp"
+#include "cpu/simd.hpp"
+#include "cpu/thread_pool.hpp"
+#include "cpu/trainer.hpp"
+
+using core::Activation;
+
+namespace {
+
+std::vector<float> random_floats(size_t n, uint64_t seed) {
+  core::Pcg32 rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = rng.uniform(-1.0f, 1.0f);
+  return v;
+}
+
+// The levels this CPU can run, lowest first.
+std::vector<cpu::SimdLevel> runnable_levels() {
+  std::vector<cpu::SimdLevel> levels{cpu::SimdLevel::Portable};
+  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX2) levels.push_back(cpu::SimdLevel::AVX2);
+  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX512) levels.push_back(cpu::SimdLevel::AVX512);
+  return levels;
+}
+
+// Restores the detected level when a test case ends, whatever it forced.
+struct LevelGuard {
+  cpu::SimdLevel saved = cpu::active_simd_level();
+  ~LevelGuard() { cpu::set_simd_level(saved); }
+};
+
+struct Shape {
+  long B, C, OC;
+};
+// 1x1x1, K = 1 for each form (C = 1: forward and backward data; B = 1: backward weight), sizes that are no multiple
+// of any tile (6, 8, 12, 14, 16, 24, 32, 48, 64), and shapes spanning several cache blocks (K > 256, M > 192).
+const Shape kShapes[] = {{1, 1, 1},   {1, 7, 5},     {5, 1, 9},    {3, 4, 1},     {7, 17, 10},  {13, 33, 31},
+                         {37, 65, 47}, {64, 70, 45}, {50, 300, 70}, {200, 40, 97}, {33, 129, 530}};
+
+// The plain loops, each output one chain acc = fma(a, b, acc) over k ascending from 0: what the GEMM must equal.
+void plain_forward(float* sums, const float* inp, const float* w, long B, long C, long OC) {
+  for (long b = 0; b < B; ++b)
+    for (long o = 0; o < OC; ++o) {
+      float acc = 0;
+      for (long c = 0; c < C; ++c) acc = std::fma(inp[b * C + c], w[o * C + c], acc);
+      sums[b * OC + o] = acc;
+    }
+}
+void plain_backward_data(float* dinp, const float* dout, const float* w, long B, long C, long OC) {
+  for (long b = 0; b < B; ++b)
+    for (long c = 0; c < C; ++c) {
+      float acc = 0;
+      for (long o = 0; o < OC; ++o) acc = std::fma(dout[b * OC + o], w[o * C + c], acc);
+      dinp[b * C + c] = acc;
+    }
+}
+void plain_backward_weight(float* dw, const float* dout, const float* inp, long B, long C, long OC) {
+  for (long o = 0; o < OC; ++o)
+    for (long c = 0; c < C; ++c) {
+      float acc = 0;
+      for (long b = 0; b < B; ++b) acc = std::fma(dout[b * OC + o], inp[b * C + c], acc);
+      dw[o * C + c] = acc;
+    }
+}
+
+// Counts elements that differ in their bits, printing the first few.
+size_t bit_mismatches(const char* what, const std::vector<float>& got, const std::vector<float>& want) {
+  REQUIRE(got.size() == want.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && ++bad <= 3)
+      MESSAGE(what << "[" << i << "]: got " << got[i] << ", expected " << want[i]);
+  return bad;
+}
+
+struct Outputs {
+  std::vector<float> out, pre, dinp, dw;
+};
+
+Outputs run_forms(const Shape& s, const std::vector<float>& x, const std::vector<float>& w,
+                  const std::vector<float>& bias, const std::vector<float>& d, Activation act, cpu::ThreadPool& pool) {
+  Outputs o;
+  o.out.assign(s.B * s.OC, -7.0f);  // overwritten everywhere: stale values must not leak through
+  o.pre.assign(s.B * s.OC, -7.0f);
+  o.dinp.assign(s.B * s.C, -7.0f);
+  o.dw.assign(s.OC * s.C, -7.0f);
+  cpu::matmul_forward(o.out.data(), o.pre.data(), x.data(), w.data(), bias.data(), s.B, s.C, s.OC, true, act, pool);
+  cpu::matmul_backward_data(o.dinp.data(), d.data(), w.data(), s.B, s.C, s.OC, pool);
+  cpu::matmul_backward_weight(o.dw.data(), d.data(), x.data(), s.B, s.C, s.OC, pool);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("the GEMM forms equal the plain fp32 fma loops bit for bit on every SIMD path and thread count") {
+  LevelGuard guard;
+  for (const auto level : runnable_levels()) {
+    REQUIRE(cpu::set_simd_level(level) == level);
+    const std::string path = cpu::to_string(level);
+    MESSAGE("SIMD path: " << path << ", GEMM kernel " << cpu::gemm_kernel_name());
+    for (const auto& s : kShapes) {
+      CAPTURE(path);
+      CAPTURE(s.B);
+      CAPTURE(s.C);
+      CAPTURE(s.OC);
+      const auto x = random_floats(s.B * s.C, 11), w = random_floats(s.OC * s.C, 12);
+      const auto bias = random_floats(s.OC, 13), d = random_floats(s.B * s.OC, 14);
+      const Activation act = s.C % 2 ? Activation::GELU : Activation::ReLU;
+      std::vector<float> pre(s.B * s.OC), out(s.B * s.OC), dinp(s.B * s.C), dw(s.OC * s.C);
+      plain_forward(pre.data(), x.data(), w.data(), s.B, s.C, s.OC);
+      for (long b = 0; b < s.B; ++b)
+        for (long o = 0; o < s.OC; ++o) {
+          float& p = pre[b * s.OC + o];
+          p += bias[o];
+          out[b * s.OC + o] = cpu::activation(p, act);
+        }
+      plain_backward_data(dinp.data(), d.data(), w.data(), s.B, s.C, s.OC);
+      plain_backward_weight(dw.data(), d.data(), x.data(), s.B, s.C, s.OC);
+      for (int threads : {1, 2, 3}) {
+        CAPTURE(threads);
+        cpu::ThreadPool pool(threads);
+        const Outputs got = run_forms(s, x, w, bias, d, act, pool);
+        CHECK(bit_mismatches("preact", got.pre, pre) == 0);
+        CHECK(bit_mismatches("out", got.out, out) == 0);
+        CHECK(bit_mismatches("dinp", got.dinp, dinp) == 0);
+        CHECK(bit_mismatches("dweight", got.dw, dw) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("every micro-kernel of every table, with small cache blocks, is exact and close to a double loop") {
+  // Small blocks force several slices of k (accumulation through C), several row and column blocks and edge tiles.
+  const cpu::GemmBlocking blockings[] = {{7, 13, 40}, {1, 1, 1}, {256, 192, 1024}};
+  std::vector<const cpu::GemmMicroKernel*> kernels;
+  int count = 0;
+  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX512)
+    for (const auto* k = cpu::avx512_micro_kernels(count); count-- > 0; ++k) kernels.push_back(k);
+  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX2)
+    for (const auto* k = cpu::avx2_micro_kernels(count); count-- > 0; ++k) kernels.push_back(k);
+  if (kernels.empty()) MESSAGE("no SIMD micro-kernel runs on this CPU: only the portable path is tested");
+  const long M = 29, N = 70, K = 41;
+  const auto a = random_floats(M * K, 21), b = random_floats(K * N, 22);
+  std::vector<float> plain(M * N);
+  std::vector<double> exact(M * N);
+  for (long i = 0; i < M; ++i)
+    for (long j = 0; j < N; ++j) {
+      float acc = 0;
+      double sum = 0;
+      for (long k = 0; k < K; ++k) {
+        acc = std::fma(a[i * K + k], b[k * N + j], acc);
+        sum += static_cast<double>(a[i * K + k]) * b[k * N + j];
+      }
+      plain[i * N + j] = acc;
+      exact[i * N + j] = sum;
+    }
+  for (const auto* kernel : kernels) {
+    const std::string name = kernel->name;
+    CAPTURE(name);
+    for (const auto& blocking : blockings) {
+      CAPTURE(blocking.kc);
+      for (int threads : {1, 3}) {
+        cpu::ThreadPool pool(threads);
+        std::vector<float> c(M * N, -7.0f);
+        cpu::gemm(c.data(), N, {a.data(), K, 1}, {b.data(), N, 1}, M, N, K, pool, nullptr, kernel, &blocking);
+        CHECK(bit_mismatches("c", c, plain) == 0);
+        size_t far = 0;
+        for (size_t i = 0; i < c.size(); ++i) far += std::fabs(c[i] - exact[i]) > 1e-5 + 1.3e-6 * std::fabs(exact[i]) * K;
+        CHECK(far == 0);
+        // The transposed views of the same matrices (what the forward and backward-weight forms read).
+        std::vector<float> at(K * M), bt(N * K), ct(M * N, -7.0f);
+        for (long i = 0; i < M; ++i)
+          for (long k = 0; k < K; ++k) at[k * M + i] = a[i * K + k];
+        for (long k = 0; k < K; ++k)
+          for (long j = 0; j < N; ++j) bt[j * K + k] = b[k * N + j];
+        cpu::gemm(ct.data(), N, {at.data(), 1, M}, {bt.data(), 1, K}, M, N, K, pool, nullptr, kernel, &blocking);
+        CHECK(bit_mismatches("c from transposed views", ct, plain) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("K = 0 gives zeros, and the epilogue sees every output exactly once") {
+  LevelGuard guard;
+  for (const auto level : runnable_levels()) {
+    cpu::set_simd_level(level);
+    if (cpu::active_micro_kernel() == nullptr) continue;
+    cpu::ThreadPool pool(2);
+    const long M = 23, N = 77;
+    std::vector<float> c(M * N, 5.0f);
+    std::vector<int> seen(M * N, 0);
+    const cpu::GemmEpilogue count = [&](long m0, long m1, long n0, long n1) {
+      for (long i = m0; i < m1; ++i)
+        for (long j = n0; j < n1; ++j) seen[i * N + j]++;  // disjoint rectangles: no two threads share an element
+    };
+    const float dummy = 1.0f;
+    cpu::gemm(c.data(), N, {&dummy, 0, 1}, {&dummy, 1, 0}, M, N, 0, pool, &count);
+    size_t nonzero = 0, wrong = 0;
+    for (float v : c) nonzero += v != 0.0f;
+    for (int s : seen) wrong += s != 1;
+    CHECK(nonzero == 0);
+    CHECK(wrong == 0);
+    const auto a = random_floats(M * 300, 3), b = random_floats(300 * N, 4);
+    std::fill(seen.begin(), seen.end(), 0);
+    cpu::gemm(c.data(), N, {a.data(), 300, 1}, {b.data(), N, 1}, M, N, 300, pool, &count);
+    wrong = 0;
+    for (int s : seen) wrong += s != 1;
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("the SIMD level can be forced down, never above the CPU's, and the CPU device name says what runs") {
+  LevelGuard guard;
+  CHECK(cpu::set_simd_level(cpu::SimdLevel::Portable) == cpu::SimdLevel::Portable);
+  CHECK(cpu::active_micro_kernel() == nullptr);
+  CHECK(cpu::gemm_kernel_name() == "portable 5x16");
+  CHECK(cpu::cpu_description(2).find("portable 5x16") != std::string::npos);
+  const auto top = cpu::set_simd_level(cpu::SimdLevel::AVX512);
+  CHECK(top == cpu::cpu_simd_level());
+  if (top == cpu::SimdLevel::AVX512) {
+    CHECK(cpu::gemm_kernel_name().rfind("AVX-512 ", 0) == 0);
+  } else if (top == cpu::SimdLevel::AVX2) {
+    CHECK(cpu::gemm_kernel_name().rfind("AVX2 ", 0) == 0);
+  }
+  CHECK(cpu::cpu_description(3).find(cpu::gemm_kernel_name()) != std::string::npos);
+  CHECK(cpu::cpu_description(3).find("3 threads") != std::string::npos);
+}
