@@ -9,6 +9,7 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc libshaderc-dev
   libglm-dev doctest-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libglfw3-dev libimgui-dev libstb-dev fonts-dejavu-core xvfb xauth
+  libopenblas-dev libopenblas0-pthread
   dataset-fashion-mnist
 )
 

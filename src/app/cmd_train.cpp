@@ -103,10 +103,26 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
   std::fflush(stdout);
 }
 
+// The median wall-clock time of a training step per backend (the first step of the run left out: warm-up).
+void print_step_times(const std::vector<core::BackendRun>& runs) {
+  std::string line;
+  for (const auto& r : runs) {
+    std::vector<double> ms;
+    for (size_t i = 1; i < r.step_seconds.size(); ++i)
+      ms.push_back(1e3 * (r.step_seconds[i] - r.step_seconds[i - 1]));
+    if (ms.empty()) continue;
+    std::sort(ms.begin(), ms.end());
+    line += fmt::format("{}{} {:.2f} ms", line.empty() ? "" : ", ", r.name, ms[ms.size() / 2]);
+    line += fmt::format(" (median of {} steps)", ms.size());
+  }
+  if (!line.empty()) fmt::print("step time: {}\n", line);
+}
+
 }  // namespace
 
 void add_training_options(CLI::App* t, TrainOptions& o) {
   core::TrainConfig& c = o.config;
+  o.command = t;
   t->add_option("--dataset", c.dataset, "Dataset")->check(CLI::IsMember({"fashion-mnist", "spiral"}))->group("Data");
   t->add_option("--data", c.data_dir, "Directory with the Fashion-MNIST (or MNIST) IDX files, .gz or plain")
       ->default_str(core::kDefaultFashionMnistDir)->type_name("DIR")->group("Data");
@@ -162,6 +178,11 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
   CLI::App* t = parent.add_subcommand("train", "Train the MLP on the chosen backends and print per-epoch results, "
                                                "per-kernel timings and the GPU/CPU speedup (headless)");
   add_training_options(t, o);
+  t->add_option("--preset", o.preset,
+                "A named benchmark set-up; seed-mlp: the classic 'CPU vs GPU training' benchmark, MLP 1024-2048-2048-10 "
+                "on random inputs and labels (10240 samples, fixed seed), GELU, AdamW, batch 512, 1 epoch; options "
+                "given explicitly override it")
+      ->check(CLI::IsMember({"none", "seed-mlp"}))->group("Data");
   t->add_option("--report", o.report, "Write a JSON report of the run to FILE")->type_name("FILE.json")
       ->default_str("none")->group("Output");
   t->add_option("--screenshot", o.screenshot,
@@ -171,8 +192,24 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
   return t;
 }
 
+void apply_preset(TrainOptions& o) {
+  if (o.preset != "seed-mlp") return;
+  auto given = [&](const char* option) { return o.command && o.command->count(option) > 0; };
+  core::TrainConfig& c = o.config;
+  if (!given("--dataset")) c.dataset = "random";
+  if (!given("--hidden")) o.hidden = "2048,2048";
+  if (!given("--activation")) o.activation = "gelu";
+  if (!given("--optimizer")) o.optimizer = "adamw";
+  if (!given("--batch")) c.batch = 512;
+  if (!given("--epochs")) c.epochs = 1;
+  c.random_features = 1024;
+  c.random_classes = 10;
+  c.random_samples = 10240;
+}
+
 std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
   core::TrainConfig& cfg = o.config;
+  apply_preset(o);
   cfg.hidden = core::parse_hidden(o.hidden);
   cfg.backends = split_commas(o.backend);
   cfg.activation = o.activation == "gelu" ? core::Activation::GELU : core::Activation::ReLU;
@@ -206,6 +243,7 @@ int run_train(TrainOptions& o) {
     context.gpu_is_software = (*devices)[static_cast<size_t>(picked)].software;
   }
   print_summary(cfg, runs, context);
+  print_step_times(runs);
 
   int code = 0;
   for (const auto& r : runs)

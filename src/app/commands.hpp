@@ -24,6 +24,8 @@ struct TrainOptions {
   std::string report;  // report.json path, empty: none
   std::string screenshot;         // train: PNG of the dashboard rendered offscreen at the end; empty: none
   std::string size = "1600x900";  // of that PNG (and of the dashboard window)
+  std::string preset = "none";    // train: "seed-mlp" (apply_preset)
+  CLI::App* command = nullptr;    // the subcommand the options were registered on (to see which were given)
 };
 
 // Registers the options shared by `train` and `dashboard` (data, model, optimisation, execution) on `command`.
@@ -57,6 +59,29 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& options);
 // Runs a training session with the parsed options. Returns the exit code (0, or 1 if a backend stopped with an
 // error or the report could not be written); throws core::Error for bad input (exit 2) and data errors (exit 1).
 int run_train(TrainOptions& options);
+
+// What `trainscope bench` collects from the command line (app/cmd_bench.cpp).
+struct BenchOptions {
+  std::string preset = "none";  // "seed-mlp": MLP 1024-2048-2048-10, GELU, batch 512
+  std::string dataset = "fashion-mnist";
+  int spiral_classes = 3;
+  std::string hidden = "256,128";
+  int batch = 128;
+  std::string sizes = "256,512,1024,2048";
+  std::string backend = "cpu,gpu";
+  std::string threads = "1,all";
+  int repeats = 5;
+  double min_seconds = 0.2;
+  int device = -1;
+  std::string openblas = "default,best";
+  int openblas_l2_kb = -1;  // -1: the environment's OPENBLAS_L2_SIZE, else unset
+  std::string report;
+};
+
+CLI::App* add_bench_command(CLI::App& parent, BenchOptions& options);
+// Measures and prints the GEMM table; returns 0, or 1 if a backend or the OpenBLAS reference failed or the report
+// could not be written. Throws core::Error(InvalidArgument) for bad options.
+int run_bench(BenchOptions& options);
 
 CLI::App* add_devices_command(CLI::App& parent);
 int run_devices();

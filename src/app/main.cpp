@@ -49,15 +49,18 @@ int main(int argc, char** argv) {
   app::DashboardOptions dashboard_options;
   CLI::App* train = app::add_train_command(cli, train_options);
   CLI::App* dashboard = app::add_dashboard_command(cli, dashboard_train_options, dashboard_options);
+  app::BenchOptions bench_options;
+  CLI::App* bench = app::add_bench_command(cli, bench_options);
   CLI::App* devices = app::add_devices_command(cli);
 
   // No subcommand (no arguments, or options only): `dashboard`.
   std::vector<std::string> args(argv + 1, argv + argc);
   const bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
   if (args.empty() || (args[0].size() > 1 && args[0][0] == '-' && !help)) args.insert(args.begin(), "dashboard");
-  if (!help && args[0] != "train" && args[0] != "devices" && args[0] != "dashboard")
-    return fail(
-        fmt::format("{}: unknown command (allowed: dashboard, train, devices); see trainscope --help", args[0]), 2);
+  if (!help && args[0] != "train" && args[0] != "devices" && args[0] != "dashboard" && args[0] != "bench")
+    return fail(fmt::format("{}: unknown command (allowed: dashboard, train, bench, devices); see trainscope --help",
+                            args[0]),
+                2);
   std::vector<const char*> arg_ptrs{argv[0]};
   for (const auto& a : args) arg_ptrs.push_back(a.c_str());
 
@@ -65,6 +68,7 @@ int main(int argc, char** argv) {
     if (train->parsed()) return std::string("trainscope train");
     if (dashboard->parsed()) return std::string("trainscope dashboard");
     if (devices->parsed()) return std::string("trainscope devices");
+    if (bench->parsed()) return std::string("trainscope bench");
     return std::string("trainscope");
   };
   cli.failure_message([&](const CLI::App*, const CLI::Error& e) { return one_line(e, help_command()) + "\n"; });
@@ -79,6 +83,7 @@ int main(int argc, char** argv) {
     if (train->parsed()) return app::run_train(train_options);
     if (dashboard->parsed()) return app::run_dashboard(dashboard_train_options, dashboard_options);
     if (devices->parsed()) return app::run_devices();
+    if (bench->parsed()) return app::run_bench(bench_options);
   } catch (const core::Error& e) {
     return fail(e.what(), e.kind() == core::ErrorKind::InvalidArgument ? 2 : 1);
   } catch (const std::exception& e) {

@@ -20,8 +20,11 @@ float TrainConfig::effective_weight_decay() const {
 static void fail(const std::string& message) { throw Error(ErrorKind::InvalidArgument, message); }
 
 void validate(const TrainConfig& c) {
-  if (c.dataset != "fashion-mnist" && c.dataset != "spiral")
-    fail(fmt::format("--dataset {}: unknown dataset (allowed: fashion-mnist, spiral)", c.dataset));
+  if (c.dataset != "fashion-mnist" && c.dataset != "spiral" && c.dataset != "random")
+    fail(fmt::format("--dataset {}: unknown dataset (allowed: fashion-mnist, spiral; random comes with --preset seed-mlp)", c.dataset));
+  if (c.random_features < 1 || c.random_features > 65536 || c.random_classes < 2 || c.random_classes > 65536 ||
+      c.random_samples < 1 || c.random_samples > 1000000)
+    fail("random dataset: 1..65536 features, 2..65536 classes and 1..1000000 samples");
   if (c.hidden.empty()) fail("--hidden: at least one hidden layer size is needed, e.g. --hidden 256,128");
   for (int h : c.hidden)
     if (h < 1 || h > 65536) fail(fmt::format("--hidden: layer size {} is not allowed (each size must be 1..65536)", h));

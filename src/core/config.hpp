@@ -18,6 +18,10 @@ struct TrainConfig {
   int spiral_classes = 3;
   int spiral_points = 2000;               // training points per class (test: a quarter of that)
   float spiral_noise = 0.02f;            // 0.02 keeps the arms apart (learnable); 0.1 blurs them to ~65% at best
+  // random (the seed-mlp preset): inputs and labels drawn at random (core::make_random)
+  int random_features = 1024;
+  int random_classes = 10;
+  int random_samples = 10240;            // training samples (test: a tenth)
 
   // Model
   std::vector<int> hidden = {256, 128};

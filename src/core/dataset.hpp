@@ -44,6 +44,11 @@ inline const char* kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist"
 // Train and test sets are drawn independently (different streams).
 DataSplit make_spiral(int classes, int train_per_class, int test_per_class, float noise, uint64_t seed);
 
+// Random inputs and labels, as benchmarks of training speed use them (the seed-mlp preset): x uniform in [0, 1), y
+// uniform in [0, classes), from core::Pcg32(seed) (train and test from different streams). Nothing to learn: only
+// the speed means anything. Throws core::Error(InvalidArgument) on sizes outside 1..65536 features, 2..65536 classes.
+DataSplit make_random(int features, int classes, int train_count, int test_count, uint64_t seed);
+
 // The first n samples of d (n >= d.count returns d unchanged). Used by --limit and the tests.
 Dataset take_first(const Dataset& d, int n);
 

@@ -143,10 +143,14 @@ nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendR
 }
 
 void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs) {
+  write_json_atomically(path, report_json(config, runs));
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::json& json) {
   namespace fs = std::filesystem;
   if (path.empty()) fail_io(path, "the file name is empty");
   if (fs::is_directory(path)) fail_io(path, "it is a directory");
-  const std::string text = report_json(config, runs).dump(2) + "\n";
+  const std::string text = json.dump(2) + "\n";
   // The temporary file sits in the same directory, so that rename() replaces the report in one step.
   const std::string tmp = fmt::format("{}.tmp{}", path, static_cast<long>(getpid()));
   {

@@ -38,4 +38,7 @@ double speedup(const std::vector<BackendRun>& runs);
 // half a report. Throws core::Error(Io) naming the path and the reason when it cannot be written.
 void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs);
 
+// Writes `json` (indented, with a final newline) to `path` atomically as above; throws core::Error(Io).
+void write_json_atomically(const std::string& path, const nlohmann::json& json);
+
 }  // namespace core

@@ -30,22 +30,16 @@ class AlignedBuffer {
   std::vector<float> storage_;
 };
 
-// Values of k per block of the transposing packs: 16 floats = one cache line of each source row.
-constexpr long kTransposeBlock = 16;
-
 // Rows [m0, m0 + rows) and k in [k0, k0 + kc) of a, as micro-panels of mr rows: dst[(i / mr) * kc * mr + k * mr +
 // i % mr]; rows past `rows` up to a multiple of mr are zero (they only feed outputs that are never stored).
-void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, long mr) {
+void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, const GemmMicroKernel& uk) {
+  const long mr = uk.mr;
   for (long ir = 0; ir < rows; ir += mr) {
     float* d = dst + (ir / mr) * kc * mr;
     const long n = std::min(mr, rows - ir);
-    if (a.cs == 1) {  // rows contiguous in k (forward, backward data): each row scattered with stride mr
-      for (long kb = 0; kb < kc; kb += kTransposeBlock)
-        for (long i = 0; i < n; ++i) {
-          const float* s = a.p + (m0 + ir + i) * a.rs + k0;
-          for (long k = kb, ke = std::min(kc, kb + kTransposeBlock); k < ke; ++k) d[k * mr + i] = s[k];
-        }
-    } else {  // columns contiguous (backward weight reads dout transposed): mr contiguous values per k
+    if (a.cs == 1) {  // rows contiguous in k (forward, backward data): a transpose
+      uk.transpose(d, mr, a.p + (m0 + ir) * a.rs + k0, a.rs, n, kc);
+    } else {  // columns contiguous (backward weight reads dout transposed: a.rs = 1), or any other strides
       for (long k = 0; k < kc; ++k) {
         const float* s = a.p + (k0 + k) * a.cs + (m0 + ir) * a.rs;
         for (long i = 0; i < n; ++i) d[k * mr + i] = s[i * a.rs];
@@ -58,7 +52,8 @@ void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, long
 
 // k in [k0, k0 + kc) and columns [n0, n0 + cols) of b, as micro-panels of nr columns: dst[(j / nr) * kc * nr +
 // k * nr + j % nr]; columns past `cols` up to a multiple of nr are zero.
-void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, long nr) {
+void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, const GemmMicroKernel& uk) {
+  const long nr = uk.nr;
   for (long jr = 0; jr < cols; jr += nr) {
     float* d = dst + (jr / nr) * kc * nr;
     const long n = std::min(nr, cols - jr);
@@ -69,17 +64,16 @@ void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, long
         for (long j = 0; j < n; ++j) dk[j] = s[j];
         for (long j = n; j < nr; ++j) dk[j] = 0.0f;
       }
-    } else {  // contiguous in k (forward: b = weightᵀ): each row of weight scattered with stride nr
-      for (long kb = 0; kb < kc; kb += kTransposeBlock) {  // in blocks that keep source and target lines in L1
-        const long ke = std::min(kc, kb + kTransposeBlock);
-        for (long j = 0; j < n; ++j) {
-          const float* s = b.p + (n0 + jr + j) * b.cs + k0 * b.rs;
-          for (long k = kb; k < ke; ++k) d[k * nr + j] = s[k * b.rs];
-        }
-      }
-      for (long j = n; j < nr; ++j)
-        for (long k = 0; k < kc; ++k) d[k * nr + j] = 0.0f;
+      continue;
     }
+    if (b.rs == 1) {  // contiguous in k (forward: b = weightᵀ): a transpose
+      uk.transpose(d, nr, b.p + (n0 + jr) * b.cs + k0, b.cs, n, kc);
+    } else {  // any other strides
+      for (long k = 0; k < kc; ++k)
+        for (long j = 0; j < n; ++j) d[k * nr + j] = b.p[(k0 + k) * b.rs + (n0 + jr + j) * b.cs];
+    }
+    for (long k = 0; k < kc; ++k)
+      for (long j = n; j < nr; ++j) d[k * nr + j] = 0.0f;
   }
 }
 
@@ -151,14 +145,14 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
       }
       if (jc != packed_jc) {  // this block's columns of B, every slice of k (the slice at pc starts at npad * pc)
         pb = buf.b.get(static_cast<size_t>(npad * K));
-        for (long pc = 0; pc < K; pc += kc) pack_b(pb + npad * pc, b, pc, std::min(kc, K - pc), n0, cols, NR);
+        for (long pc = 0; pc < K; pc += kc) pack_b(pb + npad * pc, b, pc, std::min(kc, K - pc), n0, cols, uk);
         packed_jc = jc;
       }
       float* pa = buf.a.get(static_cast<size_t>(mpad * kc));
       for (long pc = 0; pc < K; pc += kc) {
         const long kcur = std::min(kc, K - pc);
         const bool accumulate = pc > 0, last = pc + kcur >= K;
-        pack_a(pa, a, m0, rows, pc, kcur, MR);
+        pack_a(pa, a, m0, rows, pc, kcur, uk);
         const float* b_slice = pb + npad * pc;
         for (long jr = 0; jr < cols; jr += NR) {
           const long nr = std::min(NR, cols - jr);

@@ -12,6 +12,8 @@
 namespace cpu {
 namespace {
 
+#include "cpu/gemm_transpose_avx.hpp"
+
 template <int MR, int NV>
 [[gnu::noinline]] void micro_kernel(long kc, const float* __restrict a, const float* __restrict b,
                                     float* __restrict c, long ldc, bool accumulate) {
@@ -39,8 +41,8 @@ template <int MR, int NV>
 }
 
 const GemmMicroKernel kKernels[] = {
-    {"AVX2 6x16", 6, 16, micro_kernel<6, 2>},
-    {"AVX2 4x24", 4, 24, micro_kernel<4, 3>},
+    {"AVX2 6x16", 6, 16, micro_kernel<6, 2>, transpose_avx},
+    {"AVX2 4x24", 4, 24, micro_kernel<4, 3>, transpose_avx},
 };
 
 }  // namespace

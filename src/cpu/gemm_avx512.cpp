@@ -13,6 +13,8 @@
 namespace cpu {
 namespace {
 
+#include "cpu/gemm_transpose_avx.hpp"
+
 template <int MR, int NV>
 [[gnu::noinline]] void micro_kernel(long kc, const float* __restrict a, const float* __restrict b,
                                     float* __restrict c, long ldc, bool accumulate) {
@@ -40,9 +42,9 @@ template <int MR, int NV>
 }
 
 const GemmMicroKernel kKernels[] = {
-    {"AVX-512 6x32", 6, 32, micro_kernel<6, 2>},    {"AVX-512 8x32", 8, 32, micro_kernel<8, 2>},
-    {"AVX-512 12x32", 12, 32, micro_kernel<12, 2>}, {"AVX-512 14x32", 14, 32, micro_kernel<14, 2>},
-    {"AVX-512 4x64", 4, 64, micro_kernel<4, 4>},    {"AVX-512 8x48", 8, 48, micro_kernel<8, 3>},
+    {"AVX-512 6x32", 6, 32, micro_kernel<6, 2>, transpose_avx},    {"AVX-512 8x32", 8, 32, micro_kernel<8, 2>, transpose_avx},
+    {"AVX-512 12x32", 12, 32, micro_kernel<12, 2>, transpose_avx}, {"AVX-512 14x32", 14, 32, micro_kernel<14, 2>, transpose_avx},
+    {"AVX-512 4x64", 4, 64, micro_kernel<4, 4>, transpose_avx},    {"AVX-512 8x48", 8, 48, micro_kernel<8, 3>, transpose_avx},
 };
 
 }  // namespace

@@ -16,6 +16,10 @@ struct GemmMicroKernel {
   const char* name;  // e.g. "AVX-512 6x32": the SIMD level and the register tile, rows x columns
   int mr, nr;        // the tile: mr rows of A (broadcast), nr columns of B (nr / lanes vector registers)
   void (*run)(long kc, const float* a, const float* b, float* c, long ldc, bool accumulate);
+  // The transposing copy of the packing at the same SIMD level: d[k * ldd + j] = s[j * lds + k] for j < rows,
+  // k < cols (the packers use it for operands that are contiguous in k: A of the forward and backward-data forms,
+  // B = weightᵀ of the forward form).
+  void (*transpose)(float* d, long ldd, const float* s, long lds, long rows, long cols);
 };
 
 // The kernels of each level (nullptr where the compiler or the platform lacks that instruction set). The first is

@@ -10,6 +10,9 @@ core::DataSplit load_data(const core::TrainConfig& cfg) {
   if (cfg.dataset == "spiral") {
     data = core::make_spiral(cfg.spiral_classes, cfg.spiral_points, std::max(1, cfg.spiral_points / 4),
                              cfg.spiral_noise, cfg.seed);
+  } else if (cfg.dataset == "random") {
+    data = core::make_random(cfg.random_features, cfg.random_classes, cfg.random_samples,
+                             std::max(1, cfg.random_samples / 10), cfg.seed);
   } else {
     const bool is_default = cfg.data_dir.empty();
     data = core::load_mnist_dir(is_default ? core::kDefaultFashionMnistDir : cfg.data_dir, is_default);
@@ -23,6 +26,9 @@ bool same_data(const core::TrainConfig& a, const core::TrainConfig& b) {
   if (a.dataset == "spiral")
     return a.spiral_classes == b.spiral_classes && a.spiral_points == b.spiral_points &&
            a.spiral_noise == b.spiral_noise && a.seed == b.seed;
+  if (a.dataset == "random")
+    return a.random_features == b.random_features && a.random_classes == b.random_classes &&
+           a.random_samples == b.random_samples && a.seed == b.seed;
   return a.data_dir == b.data_dir;
 }
 

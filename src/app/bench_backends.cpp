@@ -1,0 +1,260 @@
+// The measurements of `trainscope bench` (see bench.hpp): the CPU kernels on a thread pool, OpenBLAS in a child
+// process per core type, and the Vulkan GEMM kernels with timestamp queries.
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "app/bench.hpp"
+#include "app/bench_timing.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "core/step_plan.hpp"
+#include "cpu/gemm.hpp"
+#include "cpu/kernels.hpp"
+#include "cpu/thread_pool.hpp"
+#include "cpu/trainer.hpp"
+#include "gpu/kernels.hpp"
+#include "vk/buffer.hpp"
+#include "vk/context.hpp"
+#include "vk/pipeline.hpp"
+
+extern char** environ;
+
+namespace app {
+namespace {
+
+std::vector<float> random_floats(size_t n, uint64_t seed) {
+  core::Pcg32 rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = rng.uniform(-1.0f, 1.0f);
+  return v;
+}
+
+size_t sz(long n) { return static_cast<size_t>(n); }
+
+// The directory of this executable (trainscope-openblas-gemm is built beside it).
+std::filesystem::path executable_dir() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : self.parent_path();
+}
+
+}  // namespace
+
+long GemmCase::M() const { return form == "backward_weight" ? OC : B; }
+long GemmCase::N() const { return form == "forward" ? OC : C; }
+long GemmCase::K() const { return form == "forward" ? C : form == "backward_data" ? OC : B; }
+
+std::vector<GemmCase> bench_cases(const core::TrainConfig& cfg, int features, int classes,
+                                  const std::vector<long>& squares) {
+  std::vector<int> dims{features};
+  dims.insert(dims.end(), cfg.hidden.begin(), cfg.hidden.end());
+  dims.push_back(classes);
+  const core::StepPlan plan =
+      core::build_step_plan(core::ModelShape(dims), cfg.batch, cfg.activation, cfg.optimizer, core::Precision::FP32);
+  std::vector<GemmCase> cases;
+  for (const auto& e : plan.entries) {
+    const char* form = e.op == core::Op::MatmulForward          ? "forward"
+                       : e.op == core::Op::MatmulBackwardData   ? "backward_data"
+                       : e.op == core::Op::MatmulBackwardWeight ? "backward_weight"
+                                                                : nullptr;
+    if (form) cases.push_back({fmt::format("layer {}", e.layer + 1), form, e.B, e.C, e.OC});
+  }
+  for (long s : squares)
+    for (const char* form : {"forward", "backward_data", "backward_weight"})
+      cases.push_back({fmt::format("square {}", s), form, s, s, s});
+  return cases;
+}
+
+void bench_progress(const std::string& what, size_t done, size_t total) {
+  std::cerr << fmt::format("\rbench: {}: {}/{}", what, done, total) << (done == total ? "\n" : "          ")
+            << std::flush;
+}
+
+std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads, int repeats, double min_seconds) {
+  cpu::ThreadPool pool(threads);
+  const std::string device = cpu::cpu_description(threads), kernel = cpu::gemm_kernel_name();
+  std::vector<BenchRow> rows;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const GemmCase& g = cases[i];
+    bench_progress(fmt::format("cpu, {} thread{}", threads, threads == 1 ? "" : "s"), i, cases.size());
+    const auto x = random_floats(sz(g.B * g.C), 1), w = random_floats(sz(g.OC * g.C), 2);
+    const auto d = random_floats(sz(g.B * g.OC), 3), bias = random_floats(sz(g.OC), 4);
+    std::vector<float> out(sz(g.M() * g.N()));
+    auto call = [&] {
+      if (g.form == "forward")
+        cpu::matmul_forward(out.data(), static_cast<float*>(nullptr), x.data(), w.data(), bias.data(), g.B, g.C, g.OC,
+                            false, core::Activation::ReLU, pool);
+      else if (g.form == "backward_data")
+        cpu::matmul_backward_data(out.data(), d.data(), w.data(), g.B, g.C, g.OC, pool);
+      else
+        cpu::matmul_backward_weight(out.data(), d.data(), x.data(), g.B, g.C, g.OC, pool);
+    };
+    const TimedCalls t = time_calls(call, repeats, min_seconds);
+    BenchRow row;
+    row.backend = "cpu";
+    row.device = device;
+    row.kernel = kernel;
+    row.threads = threads;
+    row.gemm = g;
+    row.ms = t.median_ms;
+    row.gflops = g.flops() / (t.median_ms * 1e-3) / 1e9;
+    rows.push_back(std::move(row));
+  }
+  bench_progress(fmt::format("cpu, {} thread{}", threads, threads == 1 ? "" : "s"), cases.size(), cases.size());
+  return rows;
+}
+
+std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, int threads, const std::string& core,
+                                           int l2_kb, int repeats, double min_seconds) {
+  const std::string program = (executable_dir() / "trainscope-openblas-gemm").string();
+  if (access(program.c_str(), X_OK) != 0)
+    throw core::Error(core::ErrorKind::Io, fmt::format("{} not found: install libopenblas-dev and rebuild "
+                                                       "(scripts/setup.sh does both)", program));
+  // The child's environment: ours without any OPENBLAS_* or OMP_* variable, then exactly the ones the bench sets.
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string v = *e;
+    if (v.rfind("OPENBLAS_", 0) != 0 && v.rfind("GOTO_", 0) != 0 && v.rfind("OMP_", 0) != 0) env.push_back(v);
+  }
+  env.push_back(fmt::format("OPENBLAS_NUM_THREADS={}", threads));
+  if (!core.empty()) env.push_back("OPENBLAS_CORETYPE=" + core);
+  if (l2_kb > 0) env.push_back(fmt::format("OPENBLAS_L2_SIZE={}", l2_kb));
+  std::vector<std::string> args{program, std::to_string(repeats), fmt::format("{}", min_seconds)};
+  for (const auto& g : cases) args.push_back(fmt::format("{}:{}:{}:{}", g.form, g.M(), g.N(), g.K()));
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int fds[2];
+  if (pipe(fds) != 0) throw core::Error(core::ErrorKind::Io, fmt::format("pipe: {}", std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    throw core::Error(core::ErrorKind::Io, fmt::format("could not run {}: {}", program, std::strerror(rc)));
+  }
+  const std::string what = fmt::format("OpenBLAS {}, {} thread{}", core.empty() ? "default core" : core, threads,
+                                       threads == 1 ? "" : "s");
+  std::vector<OpenBlasFigure> figures;
+  std::string reported_core, pending;
+  FILE* in = fdopen(fds[0], "r");
+  char line[4096];
+  while (in && std::fgets(line, sizeof line, in)) {
+    std::istringstream ls(line);
+    std::string key;
+    ls >> key;
+    if (key == "core") ls >> reported_core;
+    if (key != "row") continue;
+    std::string form;
+    long M = 0, N = 0, K = 0;
+    double ms = 0;
+    ls >> form >> M >> N >> K >> ms;
+    const GemmCase& g = cases[figures.size()];
+    figures.push_back({core, reported_core, ms, ms > 0 ? g.flops() / (ms * 1e-3) / 1e9 : 0});
+    bench_progress(what, figures.size(), cases.size());
+    if (figures.size() == cases.size()) break;
+  }
+  if (in) std::fclose(in);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || figures.size() != cases.size())
+    throw core::Error(core::ErrorKind::Io,
+                      fmt::format("{} failed ({} of {} figures)", program, figures.size(), cases.size()));
+  return figures;
+}
+
+std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, int repeats, double min_seconds) {
+  vk::Context ctx(vk::ContextOptions{device, false});
+  if (!ctx.info().timestamps)
+    throw core::Error(core::ErrorKind::Vulkan, fmt::format("{} has no timestamp queries on its compute queue",
+                                                           ctx.info().name));
+  const gpu::Kernels kernels(ctx);
+  const auto& t = kernels.tiles();
+  const std::string tiling = fmt::format("GEMM tiles {}x{}x{}, {}x{} per invocation", t.tile_m, t.tile_n, t.tile_k,
+                                         t.thread_m, t.thread_n);
+  const std::string device_name = ctx.info().name + (ctx.info().software ? " [software Vulkan: runs on the CPU]" : "");
+  vk::DescriptorPool pool(ctx, static_cast<uint32_t>(cases.size()), 5);
+  vk::TimestampQueries queries(ctx, 2);
+  std::vector<BenchRow> rows;
+  using Clock = std::chrono::steady_clock;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const GemmCase& g = cases[i];
+    bench_progress("gpu", i, cases.size());
+    auto buffer = [&](size_t n, uint64_t seed, const char* name) {
+      vk::Buffer b(ctx, std::max<size_t>(n * 4, 16), vk::MemoryKind::DeviceLocal, name);
+      const auto v = random_floats(n, seed);
+      b.upload(ctx, v.data(), n * 4);
+      return b;
+    };
+    const vk::Buffer x = buffer(sz(g.B * g.C), 1, "bench inp"), w = buffer(sz(g.OC * g.C), 2, "bench weight");
+    const vk::Buffer d = buffer(sz(g.B * g.OC), 3, "bench dout"), bias = buffer(sz(g.OC), 4, "bench bias");
+    const vk::Buffer out = buffer(sz(g.M() * g.N()), 5, "bench out"), pre = buffer(sz(g.B * g.OC), 6, "bench preact");
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    std::function<void(VkCommandBuffer)> dispatch;
+    const uint32_t B = static_cast<uint32_t>(g.B), C = static_cast<uint32_t>(g.C), OC = static_cast<uint32_t>(g.OC);
+    if (g.form == "forward") {
+      const vk::BufferRange r[] = {{&out}, {&pre}, {&x}, {&w}, {&bias}};
+      set = pool.allocate(ctx, kernels.pipeline(core::Op::MatmulForward), r);
+      dispatch = [&, set](VkCommandBuffer cmd) {
+        kernels.matmul_forward(cmd, set, B, C, OC, false, core::Activation::ReLU);
+      };
+    } else if (g.form == "backward_data") {
+      const vk::BufferRange r[] = {{&out}, {&d}, {&w}};
+      set = pool.allocate(ctx, kernels.pipeline(core::Op::MatmulBackwardData), r);
+      dispatch = [&, set](VkCommandBuffer cmd) { kernels.matmul_backward_data(cmd, set, B, C, OC); };
+    } else {
+      const vk::BufferRange r[] = {{&out}, {&d}, {&x}};
+      set = pool.allocate(ctx, kernels.pipeline(core::Op::MatmulBackwardWeight), r);
+      dispatch = [&, set](VkCommandBuffer cmd) { kernels.matmul_backward_weight(cmd, set, B, C, OC); };
+    }
+    // One submission per sample: a timestamp, the dispatch, a timestamp when the compute stage is done.
+    auto sample_ms = [&] {
+      ctx.run_one_shot([&](VkCommandBuffer cmd) {
+        queries.reset(cmd);
+        queries.write(cmd, 0, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+        dispatch(cmd);
+        queries.write(cmd, 1);
+      });
+      return queries.read_ns(ctx, 2)[1] * 1e-6;
+    };
+    sample_ms();  // warm-up
+    std::vector<double> ms;
+    const auto start = Clock::now();
+    while (static_cast<int>(ms.size()) < repeats ||
+           (std::chrono::duration<double>(Clock::now() - start).count() < min_seconds && ms.size() < 200))
+      ms.push_back(sample_ms());
+    std::sort(ms.begin(), ms.end());
+    const size_t n = ms.size();
+    BenchRow row;
+    row.backend = "gpu";
+    row.device = device_name;
+    row.kernel = tiling;
+    row.gemm = g;
+    row.ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+    row.gflops = g.flops() / (row.ms * 1e-3) / 1e9;
+    rows.push_back(std::move(row));
+  }
+  bench_progress("gpu", cases.size(), cases.size());
+  return rows;
+}
+
+}  // namespace app

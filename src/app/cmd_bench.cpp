@@ -1,0 +1,288 @@
+// `trainscope bench`: the GEMMs of training per backend, in GFLOP/s, each against the measured FMA peak (cpu/
+// fma_probe) and, on the CPU, against OpenBLAS's cblas_sgemm on the same threads, for its default core type and its
+// best one for this CPU, all measured in this one run. Shapes: the model's (as `train` would build it) and squares.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "app/bench.hpp"
+#include "app/commands.hpp"
+#include "core/error.hpp"
+#include "core/report.hpp"
+#include "cpu/fma_probe.hpp"
+#include "cpu/gemm.hpp"
+#include "cpu/simd.hpp"
+#include "cpu/trainer.hpp"
+
+namespace app {
+namespace {
+
+[[noreturn]] void bad_input(const std::string& message) {
+  throw core::Error(core::ErrorKind::InvalidArgument, message);
+}
+
+// "1,2" -> {1, 2}; "all" -> hardware threads. Each value lo..hi.
+std::vector<long> parse_list(const std::string& option, const std::string& text, long lo, long hi) {
+  std::vector<long> values;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, comma - start);
+    long v = 0;
+    if (part == "all") {
+      v = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
+    } else {
+      char* end = nullptr;
+      v = std::strtol(part.c_str(), &end, 10);
+      if (part.empty() || *end != '\0' || v < lo || v > hi)
+        bad_input(fmt::format("{} {}: '{}' is not allowed (comma-separated integers {}..{})", option, text, part, lo,
+                              hi));
+    }
+    if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+    start = comma + 1;
+  }
+  return values;
+}
+
+// The best OpenBLAS 0.3.21 core type for this CPU's SIMD level (OPENBLAS_CORETYPE names; "" where none is better
+// than OpenBLAS's own choice).
+std::string best_openblas_core() {
+  switch (cpu::cpu_simd_level()) {
+    case cpu::SimdLevel::AVX512: return "SkylakeX";
+    case cpu::SimdLevel::AVX2: return "Haswell";
+    case cpu::SimdLevel::Portable: break;
+  }
+  return "";
+}
+
+// "cpu,gpu" -> {"cpu", "gpu"} (empty parts dropped).
+std::vector<std::string> parse_names(const std::string& text) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) names.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
+}
+
+std::string threads_text(int t) { return fmt::format("{} thread{}", t, t == 1 ? "" : "s"); }
+
+void print_table(const std::vector<BenchRow>& rows, const std::vector<std::string>& cores) {
+  std::string header = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9} {:>9} {:>7}", "shape", "form", "M", "N", "K",
+                                   "ms", "GFLOP/s", "% peak");
+  for (const auto& c : cores) header += fmt::format("  {:>17} {:>6}", "OpenBLAS " + c, "ratio");
+  fmt::print("{}\n", header);
+  for (const auto& r : rows) {
+    std::string line = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9.3f} {:>9.1f} {:>7}", r.gemm.label,
+                                   r.gemm.form, r.gemm.M(), r.gemm.N(), r.gemm.K(), r.ms, r.gflops,
+                                   r.peak_gflops > 0 ? fmt::format("{:.1f}", 100.0 * r.gflops / r.peak_gflops) : "-");
+    for (const auto& f : r.openblas)
+      line += fmt::format("  {:>17.1f} {:>5.2f}x", f.gflops, f.gflops > 0 ? r.gflops / f.gflops : 0.0);
+    fmt::print("{}\n", line);
+  }
+  fmt::print("\n");
+}
+
+nlohmann::json row_json(const BenchRow& r) {
+  nlohmann::json j = {{"backend", r.backend}, {"device", r.device}, {"kernel", r.kernel}, {"threads", r.threads},
+                      {"shape", r.gemm.label}, {"form", r.gemm.form}, {"batch", r.gemm.B}, {"inputs", r.gemm.C},
+                      {"outputs", r.gemm.OC}, {"M", r.gemm.M()}, {"N", r.gemm.N()}, {"K", r.gemm.K()},
+                      {"flops", r.gemm.flops()}, {"ms", r.ms}, {"gflops", r.gflops}};
+  j["peak_gflops"] = r.peak_gflops > 0 ? nlohmann::json(r.peak_gflops) : nlohmann::json(nullptr);
+  j["percent_of_peak"] = r.peak_gflops > 0 ? nlohmann::json(100.0 * r.gflops / r.peak_gflops) : nlohmann::json(nullptr);
+  nlohmann::json ob = nlohmann::json::array();
+  for (const auto& f : r.openblas)
+    ob.push_back({{"coretype_requested", f.requested.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.requested)},
+                  {"core", f.core}, {"ms", f.ms}, {"gflops", f.gflops},
+                  {"ratio", f.gflops > 0 ? r.gflops / f.gflops : 0.0}});
+  j["openblas"] = ob;
+  return j;
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
+  CLI::App* b = parent.add_subcommand(
+      "bench", "Measure the GEMMs of training (forward A·Bᵀ, backward data A·B, backward weight Aᵀ·B) per backend in "
+               "GFLOP/s, against the measured FMA peak and, on the CPU, against OpenBLAS in the same run");
+  b->add_option("--preset", o.preset, "A named model: seed-mlp = MLP 1024-2048-2048-10, GELU, AdamW, batch 512")
+      ->check(CLI::IsMember({"none", "seed-mlp"}))->group("Model");
+  b->add_option("--dataset", o.dataset, "Dataset whose input and class counts the model has (fashion-mnist: 784, 10)")
+      ->check(CLI::IsMember({"fashion-mnist", "spiral"}))->group("Model");
+  b->add_option("--spiral-classes", o.spiral_classes, "Spiral: number of classes, 2..16")->group("Model");
+  b->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
+      ->type_name("N[,N...]")->group("Model");
+  b->add_option("--batch", o.batch, "Batch size, 1..65536")->group("Model");
+  b->add_option("--sizes", o.sizes, "Square GEMM sizes (M = N = K), comma-separated, 1..8192; 0 alone: none")
+      ->type_name("N[,N...]")->group("Measurement");
+  b->add_option("--backend", o.backend, "Backends to measure, comma-separated: cpu, gpu or cpu,gpu")
+      ->type_name("NAME[,NAME]")->group("Measurement");
+  b->add_option("--threads", o.threads, "CPU thread counts, comma-separated ('all': the hardware threads)")
+      ->type_name("N[,N...]")->group("Measurement");
+  b->add_option("--repeats", o.repeats, "Timed calls per GEMM at least (the median is shown), 1..1000")
+      ->group("Measurement");
+  b->add_option("--min-time", o.min_seconds, "CPU: keep timing a GEMM for at least this many seconds, 0..60")
+      ->type_name("S")->group("Measurement");
+  b->add_option("--device", o.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
+      ->type_name("N")->group("Measurement");
+  b->add_option("--openblas", o.openblas,
+                "OpenBLAS core types to compare with, comma-separated OPENBLAS_CORETYPE names; 'default' = "
+                "OpenBLAS's own choice, 'best' = the best for this CPU (SkylakeX with AVX-512, Haswell with AVX2); "
+                "'none': no OpenBLAS")
+      ->type_name("CORE[,CORE]")->group("Measurement");
+  b->add_option("--openblas-l2", o.openblas_l2_kb,
+                "OPENBLAS_L2_SIZE (KiB) given to OpenBLAS, which cannot always read the L2 size in a VM (0: unset, "
+                "OpenBLAS detects it)")
+      ->default_str("the environment's OPENBLAS_L2_SIZE, else 0")->type_name("KIB")->group("Measurement");
+  b->add_option("--report", o.report, "Write every row as JSON to FILE")->type_name("FILE.json")
+      ->default_str("none")->group("Output");
+  b->footer("OpenBLAS is the reference only: trainscope-openblas-gemm (built beside trainscope when libopenblas-dev "
+            "is installed) runs it in a child process per core type, with OPENBLAS_NUM_THREADS, OPENBLAS_CORETYPE and "
+            "OPENBLAS_L2_SIZE set by the bench and every other OPENBLAS_*/OMP_* variable removed. The CPU GEMM's SIMD "
+            "path can be lowered with TRAINSCOPE_CPU_SIMD=avx2|portable.");
+  return b;
+}
+
+int run_bench(BenchOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  core::TrainConfig cfg;
+  int features = 784, classes = 10;
+  if (o.dataset == "spiral") {
+    features = 2;
+    classes = o.spiral_classes;
+    if (classes < 2 || classes > 16) bad_input(fmt::format("--spiral-classes {}: must be 2..16", classes));
+  }
+  cfg.hidden = core::parse_hidden(o.hidden);
+  cfg.batch = o.batch;
+  if (o.preset == "seed-mlp") {
+    features = 1024;
+    classes = 10;
+    cfg.hidden = {2048, 2048};
+    cfg.batch = 512;
+    cfg.activation = core::Activation::GELU;
+  }
+  if (cfg.batch < 1 || cfg.batch > 65536) bad_input(fmt::format("--batch {}: must be 1..65536", cfg.batch));
+  if (o.repeats < 1 || o.repeats > 1000) bad_input(fmt::format("--repeats {}: must be 1..1000", o.repeats));
+  if (!(o.min_seconds >= 0) || o.min_seconds > 60) bad_input(fmt::format("--min-time {}: must be 0..60", o.min_seconds));
+  if (o.openblas_l2_kb < -1 || o.openblas_l2_kb > 1 << 20)
+    bad_input(fmt::format("--openblas-l2 {}: must be 0..1048576 KiB", o.openblas_l2_kb));
+  std::vector<long> squares = o.sizes == "0" ? std::vector<long>{} : parse_list("--sizes", o.sizes, 1, 8192);
+  const std::vector<long> threads = parse_list("--threads", o.threads, 1, 1024);
+  bool use_cpu = false, use_gpu = false;
+  for (const auto& name : parse_names(o.backend)) {
+    if (name == "cpu") use_cpu = true;
+    else if (name == "gpu") use_gpu = true;
+    else bad_input(fmt::format("--backend {}: unknown backend '{}' (allowed: cpu, gpu, or cpu,gpu)", o.backend, name));
+  }
+  std::vector<std::string> cores;  // OPENBLAS_CORETYPE per comparison column ("" = OpenBLAS's default)
+  if (o.openblas != "none")
+    for (const auto& c : parse_names(o.openblas)) {
+      const std::string core = c == "default" ? "" : c == "best" ? best_openblas_core() : c;
+      if (c == "best" && core.empty()) continue;
+      if (std::find(cores.begin(), cores.end(), core) != cores.end()) continue;
+      cores.push_back(core);
+    }
+  const std::vector<GemmCase> cases = bench_cases(cfg, features, classes, squares);
+
+  fmt::print("model: MLP {}{} ({}), batch {}; {} GEMMs per backend and thread count\n", features,
+             [&] {
+               std::string s;
+               for (int h : cfg.hidden) s += fmt::format("-{}", h);
+               return s + fmt::format("-{}", classes);
+             }(),
+             o.preset == "seed-mlp" ? "preset seed-mlp" : o.dataset, cfg.batch, cases.size());
+  nlohmann::json report = {{"model", {{"features", features}, {"hidden", cfg.hidden}, {"classes", classes},
+                                      {"batch", cfg.batch}, {"preset", o.preset}}},
+                           {"squares", squares}, {"repeats", o.repeats}, {"min_seconds", o.min_seconds}};
+  nlohmann::json all_rows = nlohmann::json::array();
+  int failures = 0;
+
+  if (use_cpu) {
+    // The FMA peak per thread count: at the width the GEMM runs (the active SIMD level) and at the widest.
+    std::cerr << "bench: measuring the CPU's FMA peak (independent FMA chains)...\n";
+    std::map<long, double> peak_of_threads;
+    nlohmann::json peaks = nlohmann::json::array();
+    for (long t : threads)
+      for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2}) {
+        if (level > cpu::cpu_simd_level()) continue;
+        const cpu::FmaPeak p = cpu::measure_fma_peak(level, static_cast<int>(t));
+        if (level == cpu::active_simd_level() && cpu::active_micro_kernel()) peak_of_threads[t] = p.gflops;
+        fmt::print("cpu FMA peak, {} {}, {}: {:.1f} GFLOP/s (median of {})\n", cpu::to_string(level), p.width,
+                   threads_text(static_cast<int>(t)), p.gflops, p.samples.size());
+        peaks.push_back({{"simd", cpu::to_string(level)}, {"width", p.width}, {"threads", t}, {"gflops", p.gflops},
+                         {"samples", p.samples}, {"chains", p.chains}});
+      }
+    report["cpu_fma_peaks"] = peaks;
+    const char* l2_env = std::getenv("OPENBLAS_L2_SIZE");
+    const int l2_kb = o.openblas_l2_kb >= 0 ? o.openblas_l2_kb : (l2_env ? std::atoi(l2_env) : 0);
+    report["openblas_l2_kb"] = l2_kb;
+    fmt::print("cpu GEMM micro-kernel: {}\n", cpu::gemm_kernel_name());
+    std::string blas_note = cores.empty() ? "OpenBLAS: not compared (--openblas none)" : "OpenBLAS columns:";
+    for (const auto& c : cores)
+      blas_note += fmt::format(" [{}]", c.empty() ? "OPENBLAS_CORETYPE unset (its default)" : "OPENBLAS_CORETYPE=" + c);
+    if (!cores.empty())
+      blas_note += fmt::format(", OPENBLAS_L2_SIZE={}", l2_kb > 0 ? std::to_string(l2_kb) : std::string("unset"));
+    fmt::print("{}\n\n", blas_note);
+    for (long t : threads) {
+      std::vector<BenchRow> rows = bench_cpu(cases, static_cast<int>(t), o.repeats, o.min_seconds);
+      for (auto& r : rows) r.peak_gflops = peak_of_threads.count(t) ? peak_of_threads[t] : 0.0;
+      std::vector<std::string> labels;
+      for (const auto& core : cores) {
+        try {
+          const auto figures = bench_openblas(cases, static_cast<int>(t), core, l2_kb, o.repeats, o.min_seconds);
+          for (size_t i = 0; i < rows.size(); ++i) rows[i].openblas.push_back(figures[i]);
+          labels.push_back(figures.empty() ? core : figures[0].core + (core.empty() ? " (default)" : ""));
+        } catch (const core::Error& e) {
+          std::cerr << "trainscope: warning: OpenBLAS reference: " << e.what() << "\n";
+          ++failures;
+          break;
+        }
+      }
+      if (labels.size() != cores.size()) {  // a failed reference: no column is better than a partial one
+        for (auto& r : rows) r.openblas.clear();
+        labels.clear();
+      }
+      fmt::print("cpu: {}\n", rows.empty() ? cpu::cpu_description(static_cast<int>(t)) : rows[0].device);
+      print_table(rows, labels);
+      for (const auto& r : rows) all_rows.push_back(row_json(r));
+    }
+  }
+  if (use_gpu) {
+    try {
+      // GPU timings on a software device are slow: fewer timed calls (still the median of at least 3).
+      const std::vector<BenchRow> rows = bench_gpu(cases, o.device, std::min(o.repeats, 3), 0.0);
+      fmt::print("gpu: {} ({})\n", rows.empty() ? "" : rows[0].device, rows.empty() ? "" : rows[0].kernel);
+      fmt::print("(% peak: the GPU's FMA peak is not measured yet)\n");
+      print_table(rows, {});
+      for (const auto& r : rows) all_rows.push_back(row_json(r));
+    } catch (const core::Error& e) {
+      std::cerr << "trainscope: error: gpu: " << e.what() << "\n";
+      ++failures;
+    }
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  fmt::print("bench took {:.0f} s\n", seconds);
+  report["rows"] = all_rows;
+  report["seconds"] = seconds;
+  if (!o.report.empty()) {
+    try {
+      core::write_json_atomically(o.report, report);
+      fmt::print("report: {}\n", o.report);
+    } catch (const core::Error& e) {
+      std::cerr << "trainscope: error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  return failures ? 1 : 0;
+}
+
+}  // namespace app

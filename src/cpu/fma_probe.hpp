@@ -1,0 +1,35 @@
+// A CPU FMA-peak probe: the fp32 arithmetic peak of this CPU, measured (never estimated) with independent chains of
+// fused multiply-adds at a given SIMD width, on 1 and on N threads, the median of repeats. `trainscope bench` sets
+// its GEMM figures against it (% of peak); it is the measured peak a roofline of the CPU needs.
+//
+// Method: each thread runs `chains` independent accumulators acc_i = fma(acc_i, m, c) (no loads or stores: every
+// instruction is an FMA) for a fixed number of iterations; with more chains than FMA latency x FMA pipes, the FMA
+// units never wait. GFLOP/s = threads x iterations x chains x lanes x 2 / wall seconds of the slowest thread, 1e9
+// FLOP/s (an FMA counts 2 flops). The threads are started together and spin until all are ready.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "cpu/simd.hpp"
+
+namespace cpu {
+
+struct FmaPeak {
+  SimdLevel level = SimdLevel::Portable;  // AVX-512 (zmm, 16 floats), AVX2 (ymm, 8 floats)
+  std::string width;                      // "zmm (16 x fp32)"
+  int lanes = 0;                          // floats per vector
+  int chains = 0;                         // independent accumulators per thread
+  int threads = 0;
+  double gflops = 0;                      // median over the repeats
+  std::vector<double> samples;            // each repeat's GFLOP/s
+};
+
+// Measures one level (which must be <= cpu_simd_level(), and not Portable) on `threads` threads, `repeats` times of
+// about `seconds_per_repeat` each; returns the median. Throws std::invalid_argument for a level the CPU lacks.
+FmaPeak measure_fma_peak(SimdLevel level, int threads, int repeats = 5, double seconds_per_repeat = 0.05);
+
+// Every SIMD level this CPU has (AVX-512 and/or AVX2), each on 1 thread and on `threads` threads (if > 1): the peaks
+// at the width the GEMM uses (active_simd_level()) and at the widest the CPU has. Empty on a CPU without AVX2.
+std::vector<FmaPeak> probe_fma_peaks(int threads, int repeats = 5);
+
+}  // namespace cpu
