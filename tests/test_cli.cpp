@@ -247,3 +247,64 @@ TEST_CASE("--precision fp16 on the CPU: the summary and the report show the prec
   CHECK(m["master_weights"].get<long>() == f["weights"].get<long>());
   CHECK(f["master_weights"].get<long>() == 0);
 }
+
+TEST_CASE("bench: bad options are refused with one line; --help lists every option") {
+  check_bad_input({"bench", "--threads", "0"}, "--threads");
+  check_bad_input({"bench", "--sizes", "256,x"}, "--sizes");
+  check_bad_input({"bench", "--repeats", "0"}, "--repeats");
+  check_bad_input({"bench", "--backend", "tpu"}, "--backend");
+  check_bad_input({"bench", "--preset", "gpt2"}, "--preset");
+  check_bad_input({"bench", "--batch", "0"}, "--batch");
+  const Result help = run_cli({"bench", "--help"});
+  CHECK(help.code == 0);
+  for (const char* option : {"--preset", "--dataset", "--hidden", "--batch", "--sizes", "--backend", "--threads",
+                             "--repeats", "--min-time", "--device", "--openblas", "--openblas-l2", "--report"})
+    CHECK_MESSAGE(help.out.find(option) != std::string::npos, option);
+  CHECK(help.out.find("OPENBLAS_CORETYPE") != std::string::npos);
+  CHECK(help.out.find("TRAINSCOPE_CPU_SIMD") != std::string::npos);
+}
+
+TEST_CASE("bench: a small CPU run prints the table and reports every row, with the peak and OpenBLAS when built") {
+  const std::string report = (scratch_dir() / "bench.json").string();
+  const bool openblas = fs::exists(fs::path(std::getenv("TRAINSCOPE_BINARY")).parent_path() / "trainscope-openblas-gemm");
+  const std::vector<std::string> args{"bench", "--backend", "cpu", "--hidden", "32", "--batch", "16", "--sizes",
+                                      "64", "--threads", "1,2", "--repeats", "1", "--min-time", "0", "--openblas",
+                                      openblas ? "default,best" : "none", "--report", report};
+  const Result r = run_cli(args);
+  INFO("trainscope " << joined(args) << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("GEMM micro-kernel") != std::string::npos);
+  CHECK(r.out.find("square 64") != std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(report));
+  // The model 784-32-10 at batch 16: forward and backward weight per layer, backward data for the second layer
+  // only; then 3 square forms; on 1 and 2 threads.
+  REQUIRE(j["rows"].size() == 2 * (5 + 3));
+  for (const auto& row : j["rows"]) {
+    CHECK(row["backend"] == "cpu");
+    CHECK(row["gflops"].get<double>() > 0);
+    CHECK(row["flops"].get<double>() == 2.0 * row["M"].get<double>() * row["N"].get<double>() * row["K"].get<double>());
+    CHECK(row["openblas"].size() == (openblas ? 2u : 0u));
+  }
+  CHECK(j["rows"][0]["form"] == "forward");
+  CHECK(j["rows"][0]["M"] == 16);
+  CHECK(j["rows"][0]["N"] == 32);
+  CHECK(j["rows"][0]["K"] == 784);
+  CHECK(j["cpu_fma_peaks"].size() >= 1);
+  if (openblas) {
+    MESSAGE("OpenBLAS cores measured: " << j["rows"][0]["openblas"][0]["core"] << ", " << j["rows"][0]["openblas"][1]["core"]);
+    CHECK(j["rows"][0]["openblas"][0]["coretype_requested"].is_null());  // OpenBLAS's own choice
+  }
+}
+
+TEST_CASE("train --preset seed-mlp: random data of 1024 features and the preset's recipe; explicit options win") {
+  // --hidden overrides the preset's 2048,2048 to keep the test fast; the rest is the preset's.
+  const std::vector<std::string> args{"train", "--preset", "seed-mlp", "--backend", "cpu", "--hidden", "16,16"};
+  const Result r = run_cli(args);
+  INFO("trainscope " << joined(args) << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("data:  random, 10240 training / 1024 test samples, 1024 features, 10 classes") != std::string::npos);
+  CHECK(r.out.find("model: MLP 1024-16-16-10") != std::string::npos);
+  CHECK(r.out.find("gelu, adamw") != std::string::npos);
+  CHECK(r.out.find("batch 512, 20 steps per epoch, 1 epoch;") != std::string::npos);
+  CHECK(r.out.find("step time: cpu ") != std::string::npos);
+}
