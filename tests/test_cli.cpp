@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -113,11 +115,34 @@ TEST_CASE("bad command-line input: exit code 2 and one line naming the option") 
   check_bad_input({"train", "--loss-scale", "0"}, "--loss-scale");
   check_bad_input({"train", "--loss-scale", "inf"}, "--loss-scale");
   check_bad_input({"train", "--report", (scratch_dir() / "no" / "such" / "dir.json").string()}, "--report");
+  // Refused before training (before the fix: after it, with exit 1; as root, access() said /proc was writable).
+  check_bad_input({"train", "--dataset", "spiral", "--backend", "cpu", "--epochs", "1", "--report", "/proc/version"},
+                  "--report /proc/version");
+  check_bad_input({"train", "--dataset", "spiral", "--backend", "cpu", "--epochs", "1", "--screenshot",
+                   scratch_dir().string()},
+                  "is a directory");
   check_bad_input({"train", "--bogus"}, "--bogus");
   check_bad_input({"train", "--bogus"}, "see trainscope train --help");
   check_bad_input({"--epochs", "0"}, "--epochs");  // options without a subcommand are train's
   check_bad_input({"frobnicate"}, "frobnicate");
   check_bad_input({"devices", "--bogus"}, "see trainscope devices --help");
+}
+
+TEST_CASE("--report to a character device writes into it and never replaces it (defect: /dev/full replaced)") {
+  // A /dev/full of our own (mknod, as root); without root the machine's /dev/full, which a non-root rename cannot
+  // replace either. Never the machine's node as root: the old code would have replaced it.
+  fs::path full = scratch_dir() / "full";
+  fs::remove(full);
+  if (::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) full = "/dev/full";
+  const Result r = run_cli({"train", "--dataset", "spiral", "--backend", "cpu", "--epochs", "1", "--spiral-points",
+                            "100", "--hidden", "16", "--report", full.string()});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.err.find("cannot write the report " + full.string() + ": No space left on device") != std::string::npos);
+  struct stat st {};
+  REQUIRE(::lstat(full.c_str(), &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  CHECK(r.out.find("cpu  epoch 1/1") != std::string::npos);  // the results were printed all the same
 }
 
 TEST_CASE("--device out of range is refused before training; without any Vulkan device the gpu backend says so") {

@@ -1,12 +1,17 @@
 // ui::Settings: JSON round trip, atomic writes (no temporary file left), corrupt files set aside with a warning,
-// missing files, out-of-range values, unwritable folders, the XDG path.
+// missing files, out-of-range values, unwritable folders, the XDG path; settings paths that are not regular files
+// (FIFO, device, directory, too large) and symlinks kept on save.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <sstream>
 #include <string>
@@ -156,4 +161,53 @@ TEST_CASE("settings: the default path follows XDG_CONFIG_HOME, else ~/.config") 
   CHECK(ui::default_settings_path().empty());
   if (old_xdg) setenv("XDG_CONFIG_HOME", saved_xdg.c_str(), 1);
   if (old_home) setenv("HOME", saved_home.c_str(), 1);
+}
+
+TEST_CASE("settings: a path that is not a regular file gives the defaults and says what it is, without blocking") {
+  fs::path dir = temp_dir("not-regular");
+  // A directory: before the fix reported as "not valid JSON".
+  fs::create_directories(dir / "folder.json");
+  ui::LoadedSettings loaded = ui::load_settings(dir / "folder.json");
+  CHECK(loaded.settings == ui::Settings{});
+  CHECK(loaded.warning.find("is a directory") != std::string::npos);
+  CHECK(fs::is_directory(dir / "folder.json"));  // not set aside as "corrupt"
+  // A symlink to /dev/zero: before the fix, memory grew without bound.
+  fs::create_symlink("/dev/zero", dir / "zero.json");
+  loaded = ui::load_settings(dir / "zero.json");
+  CHECK(loaded.settings == ui::Settings{});
+  CHECK(loaded.warning.find("is a character device") != std::string::npos);
+  CHECK(fs::is_symlink(dir / "zero.json"));
+  // A FIFO: before the fix, start-up blocked for ever. On a thread, so that a regression fails instead of hanging.
+  const fs::path fifo = dir / "fifo.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto pending = std::async(std::launch::async, [&] { return ui::load_settings(fifo); });
+  if (pending.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    FAIL_CHECK("load_settings blocked on a FIFO");
+    // A writer that comes and goes releases the blocked open(); its read() then sees the end of the file.
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) ::close(writer);
+    pending.wait();
+  }
+  loaded = pending.get();
+  CHECK(loaded.settings == ui::Settings{});
+  CHECK(loaded.warning.find("is a FIFO") != std::string::npos);
+  CHECK(fs::is_fifo(fifo));
+  // Larger than 1 MiB: refused, not parsed.
+  write(dir / "huge.json", "{\"imgui_layout\": \"" + std::string(1100000, 'x') + "\"}");
+  loaded = ui::load_settings(dir / "huge.json");
+  CHECK(loaded.warning.find("larger than the 1048576 bytes") != std::string::npos);
+  CHECK(fs::exists(dir / "huge.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("settings: saving through a symlink keeps the link and replaces its target") {
+  fs::path dir = temp_dir("symlink");
+  fs::create_directories(dir / "dotfiles");
+  REQUIRE(ui::save_settings(ui::Settings{}, dir / "dotfiles" / "trainscope.json") == "");
+  fs::create_symlink(dir / "dotfiles" / "trainscope.json", dir / "settings.json");
+  REQUIRE(ui::save_settings(custom(), dir / "settings.json") == "");
+  CHECK(fs::is_symlink(dir / "settings.json"));
+  CHECK(ui::load_settings(dir / "dotfiles" / "trainscope.json").settings == custom());
+  CHECK(files_in(dir / "dotfiles") == std::vector<std::string>{"trainscope.json"});
+  fs::remove_all(dir);
 }

@@ -14,6 +14,7 @@
 #include "app/bench.hpp"
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/report.hpp"
 #include "cpu/fma_probe.hpp"
 #include "cpu/gemm.hpp"
@@ -163,6 +164,7 @@ int run_bench(BenchOptions& o) {
   }
   cfg.hidden = core::parse_hidden(o.hidden);
   cfg.batch = o.batch;
+  if (!o.report.empty()) core::check_output_path(o.report, "--report");  // now, not after minutes of benchmarking
   if (o.preset == "seed-mlp") {
     features = 1024;
     classes = 10;

@@ -8,6 +8,7 @@
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "run/data.hpp"
 #include "run/session.hpp"
 #include "ui/dashboard.hpp"
@@ -115,6 +116,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     throw core::Error(core::ErrorKind::InvalidArgument, "--max-fps: must be 0..1000 (0: no cap)");
   if (d.font_size != 0 && (d.font_size < ui::kMinFontSize || d.font_size > ui::kMaxFontSize))
     throw core::Error(core::ErrorKind::InvalidArgument, "--font-size: must be 10..48 pixels");
+  if (!d.screenshot.empty()) core::check_output_path(d.screenshot, "--screenshot");
 
   const std::filesystem::path settings_path = ui::default_settings_path();
   ui::LoadedSettings loaded = ui::load_settings(settings_path);

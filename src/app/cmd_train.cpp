@@ -1,10 +1,8 @@
 // `trainscope train`: the options, the checks of the command line, loading the data, and one training session
 // with a progress display, the per-kernel tables and the GPU/CPU speedup at the end.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -14,6 +12,7 @@
 #include "core/batches.hpp"
 #include "core/dataset.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/report.hpp"
 #include "core/step_plan.hpp"
 #include "run/data.hpp"
@@ -62,19 +61,6 @@ void check_device(const core::TrainConfig& cfg, const std::optional<std::vector<
   if (cfg.device >= count)
     bad_input(fmt::format("--device {}: no such Vulkan device; this machine has {} (0..{}), see trainscope devices",
                           cfg.device, count, count - 1));
-}
-
-// Refuses a report path that cannot be written before training, rather than after it.
-void check_report_path(const std::string& path) {
-  namespace fs = std::filesystem;
-  if (path.empty()) return;
-  if (fs::is_directory(path)) bad_input(fmt::format("--report {}: is a directory; give a file name", path));
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir))
-    bad_input(fmt::format("--report {}: the directory {} does not exist", path, dir.string()));
-  if (access(dir.c_str(), W_OK) != 0)
-    bad_input(fmt::format("--report {}: the directory {} is not writable", path, dir.string()));
 }
 
 void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
@@ -183,7 +169,10 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
                 "on random inputs and labels (10240 samples, fixed seed), GELU, AdamW, batch 512, 1 epoch; options "
                 "given explicitly override it")
       ->check(CLI::IsMember({"none", "seed-mlp"}))->group("Data");
-  t->add_option("--report", o.report, "Write a JSON report of the run to FILE")->type_name("FILE.json")
+  t->add_option("--report", o.report,
+                "Write a JSON report of the run to FILE (- for standard output), atomically; the path is checked before "
+                "training")
+      ->type_name("FILE.json")
       ->default_str("none")->group("Output");
   t->add_option("--screenshot", o.screenshot,
                 "At the end, render the dashboard offscreen (no window, no display) to a PNG file")
@@ -225,9 +214,13 @@ std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
 int run_train(TrainOptions& o) {
   core::TrainConfig& cfg = o.config;
   const std::optional<std::vector<vk::DeviceInfo>> devices = finish_config(o);
-  check_report_path(o.report);
+  // Output paths that cannot be written are refused now, not after the training.
+  if (!o.report.empty()) core::check_output_path(o.report, "--report");
   int width = 0, height = 0;
-  if (!o.screenshot.empty()) parse_size(o.size, width, height);
+  if (!o.screenshot.empty()) {
+    core::check_output_path(o.screenshot, "--screenshot");
+    parse_size(o.size, width, height);
+  }
 
   const core::DataSplit data = run::load_data(cfg);
   core::validate_against_data(cfg, data);
@@ -260,7 +253,7 @@ int run_train(TrainOptions& o) {
   if (!o.report.empty()) {
     try {
       core::write_report_json(o.report, cfg, runs);
-      fmt::print("report: {}\n", o.report);
+      if (o.report != "-") fmt::print("report: {}\n", o.report);
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: " << e.what() << "\n";
       code = 1;

@@ -10,7 +10,7 @@ enum class ErrorKind {
   InvalidArgument,  // a setting the user gave is out of range (CLI exit code 2)
   Data,             // a dataset file is missing, corrupt or of the wrong kind
   Vulkan,           // no loader/device, or a Vulkan call failed
-  Io,               // a file could not be written
+  Io,               // a file could not be written (or read: a settings file or script that is not a regular file)
   Diverged,         // training cannot go on: the loss (or, in fp16, the gradients at every loss scale) is inf/NaN
   Internal,         // a bug: an invariant of trainscope itself did not hold
 };

@@ -1,17 +1,10 @@
-// Building report.json from the BackendRuns and writing it atomically.
+// Building report.json from the BackendRuns and writing it atomically (core/files).
 #include "core/report.hpp"
 
-#include <fmt/format.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <cstdlib>
 
-#include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace core {
 namespace {
@@ -118,10 +111,6 @@ nlohmann::json backend_json(const BackendRun& run) {
   return j;
 }
 
-[[noreturn]] void fail_io(const std::string& path, const std::string& what) {
-  throw Error(ErrorKind::Io, fmt::format("cannot write the report {}: {}; choose a writable path", path, what));
-}
-
 }  // namespace
 
 double speedup(const std::vector<BackendRun>& runs) {
@@ -147,29 +136,7 @@ void write_report_json(const std::string& path, const TrainConfig& config, const
 }
 
 void write_json_atomically(const std::string& path, const nlohmann::json& json) {
-  namespace fs = std::filesystem;
-  if (path.empty()) fail_io(path, "the file name is empty");
-  if (fs::is_directory(path)) fail_io(path, "it is a directory");
-  const std::string text = json.dump(2) + "\n";
-  // The temporary file sits in the same directory, so that rename() replaces the report in one step.
-  const std::string tmp = fmt::format("{}.tmp{}", path, static_cast<long>(getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail_io(path, std::strerror(errno));
-    out << text;
-    out.close();
-    if (!out) {
-      const std::string reason = std::strerror(errno);
-      std::remove(tmp.c_str());
-      fail_io(path, reason);
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    fail_io(path, ec.message());
-  }
+  write_file_atomically(path, json.dump(2) + "\n", "the report");
 }
 
 }  // namespace core

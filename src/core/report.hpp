@@ -34,8 +34,9 @@ nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendR
 // GPU samples/s over CPU samples/s; 0 unless both backends are in `runs` with at least one finished epoch.
 double speedup(const std::vector<BackendRun>& runs);
 
-// Writes report_json() to `path` atomically: a temporary file beside it, then a rename, so that a reader never sees
-// half a report. Throws core::Error(Io) naming the path and the reason when it cannot be written.
+// Writes report_json() to `path` with core::write_file_atomically (a temporary file beside it, fsync, rename; a
+// device, FIFO or "-" written directly, a symlink kept), so that a reader never sees half a report. Throws
+// core::Error(Io) naming the path, the reason and what to do when it cannot be written.
 void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs);
 
 // Writes `json` (indented, with a final newline) to `path` atomically as above; throws core::Error(Io).

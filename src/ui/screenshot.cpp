@@ -1,16 +1,17 @@
-// PNG writing (through stb_image_write into our own FILE*, so that errno says why a write failed), screenshot file
-// names, and the footer bar.
+// PNG writing (stb_image_write encodes into memory, core::write_file_atomically writes it), screenshot file names,
+// and the footer bar.
 #include "ui/screenshot.hpp"
 
 #include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <system_error>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
 
 // The implementation lives here, static, so it cannot clash with a libstb linked by another dependency.
 #define STB_IMAGE_WRITE_IMPLEMENTATION
@@ -23,19 +24,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct PngSink {
-  std::FILE* file = nullptr;
-  int error = 0;  // errno of the first failed write
-};
-
-void write_chunk(void* context, void* data, int size) {
-  auto* sink = static_cast<PngSink*>(context);
-  if (sink->error != 0 || size <= 0) return;
-  if (std::fwrite(data, 1, static_cast<size_t>(size), sink->file) != static_cast<size_t>(size))
-    sink->error = errno != 0 ? errno : EIO;
+// stb's encoder hands the PNG over in chunks; they are collected in memory and written in one go.
+void append_chunk(void* context, void* data, int size) {
+  if (size > 0) static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<size_t>(size));
 }
-
-std::string errno_text(int error) { return std::error_code(error, std::generic_category()).message(); }
 
 std::string local_time(const char* format) {
   std::time_t now = std::time(nullptr);
@@ -61,19 +53,14 @@ std::string write_png(const Image& image, const std::string& path) noexcept {
         return fmt::format("cannot create the folder {} for the screenshot: {}", target.parent_path().string(),
                            ec.message());
     }
-    errno = 0;
-    PngSink sink;
-    sink.file = std::fopen(path.c_str(), "wb");
-    if (!sink.file) return fmt::format("cannot write {}: {}", path, errno_text(errno != 0 ? errno : EIO));
-    const int ok =
-        stbi_write_png_to_func(write_chunk, &sink, image.width, image.height, 4, image.rgba.data(), image.width * 4);
-    if (std::fflush(sink.file) != 0 && sink.error == 0) sink.error = errno != 0 ? errno : EIO;
-    if (std::fclose(sink.file) != 0 && sink.error == 0) sink.error = errno != 0 ? errno : EIO;
-    if (ok && sink.error == 0) return "";
-    // Leave no half-written PNG behind (but never remove a device such as /dev/full).
-    if (fs::is_regular_file(target, ec)) fs::remove(target, ec);
-    if (!ok) return fmt::format("cannot write {}: the PNG encoder ran out of memory", path);
-    return fmt::format("cannot write {}: {}", path, errno_text(sink.error));
+    std::string png;
+    if (!stbi_write_png_to_func(append_chunk, &png, image.width, image.height, 4, image.rgba.data(), image.width * 4))
+      return fmt::format("cannot write {}: the PNG encoder ran out of memory", path);
+    // Atomic: a kill or a full disk while writing leaves the previous screenshot as it was.
+    core::write_file_atomically(path, png, "the screenshot");
+    return "";
+  } catch (const core::Error& e) {  // the message names the file, the reason and what to do
+    return e.what();
   } catch (const std::exception& e) {  // bad_alloc from a path or a message
     return std::string("cannot write the screenshot: ") + e.what();
   }

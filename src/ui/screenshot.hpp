@@ -8,9 +8,10 @@
 
 namespace ui {
 
-// Writes `image` as an 8-bit RGBA PNG to `path`, creating missing parent folders. Returns "" on success or a
-// message for the user ("cannot write screenshots/x.png: No space left on device"); a partly written file is
-// removed. Never throws. Cost: stb's PNG encoder on the calling thread, measured 24 ms for 800x450 and 82 ms for
+// Writes `image` as an 8-bit RGBA PNG to `path`, creating missing parent folders, with core::write_file_atomically
+// (temporary file, fsync, rename: a kill or a full disk leaves the previous file as it was; a device or FIFO is
+// written directly, a symlink kept). Returns "" on success or a message for the user ("cannot write the screenshot
+// screenshots/x.png: No space left on device; ..."). Never throws. Cost: stb's PNG encoder on the calling thread, measured 24 ms for 800x450 and 82 ms for
 // 1600x900 on a 2-core machine (move it off the UI thread if that hitch matters).
 std::string write_png(const Image& image, const std::string& path) noexcept;
 

@@ -1,21 +1,19 @@
-// Settings as JSON (nlohmann-json): reading with per-field type checks, atomic writing with POSIX calls (so the
-// data can be fsync'ed before the rename), and the hand-over of ImGui's layout.
+// Settings as JSON (nlohmann-json): reading with per-field type checks (from a capped regular file, core/files),
+// atomic writing (core::write_file_atomically), and the hand-over of ImGui's layout.
 #include "ui/settings.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <imgui.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <system_error>
 #include <type_traits>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace ui {
 
@@ -95,8 +93,6 @@ std::string timestamp() {
   return text;
 }
 
-std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
-
 // Sets a corrupt file aside (never deletes it: the user may want to repair it). Returns the warning.
 std::string set_aside(const fs::path& path, const std::string& why) {
   fs::path aside = path;
@@ -114,17 +110,6 @@ std::string set_aside(const fs::path& path, const std::string& why) {
                      aside.string());
 }
 
-bool write_all(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 }  // namespace
 
 fs::path default_settings_path() {
@@ -140,16 +125,17 @@ LoadedSettings load_settings(const fs::path& path) noexcept {
   LoadedSettings loaded;
   try {
     std::error_code ec;
-    if (path.empty() || !fs::exists(path, ec)) return loaded;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      loaded.warning =
-          fmt::format("cannot read settings file {} ({}); using the defaults", path.string(), errno_text(errno));
+    if (path.empty() || fs::status(path, ec).type() == fs::file_type::not_found) return loaded;
+    // Only a regular file of at most 1 MiB: a FIFO, a device or a directory is refused without reading (or
+    // blocking on) it, and such a file is not "corrupt", so it is not set aside either.
+    std::string text;
+    try {
+      text = core::read_regular_file(path.string(), core::kMaxSmallFileBytes, "settings file");
+    } catch (const core::Error& e) {
+      loaded.warning = fmt::format("{}; using the defaults", e.what());
       return loaded;
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
     try {
       if (j.is_discarded()) throw Corrupt{"not valid JSON"};
       loaded.settings = from_json(j);
@@ -165,7 +151,6 @@ LoadedSettings load_settings(const fs::path& path) noexcept {
 }
 
 std::string save_settings(const Settings& settings, const fs::path& path) noexcept {
-  fs::path tmp;
   try {
     if (path.empty()) return "cannot save settings: no settings path (neither XDG_CONFIG_HOME nor HOME is set)";
     const std::string data = to_json(settings).dump(2) + "\n";
@@ -175,29 +160,10 @@ std::string save_settings(const Settings& settings, const fs::path& path) noexce
       if (ec)
         return fmt::format("cannot save settings: cannot create {}: {}", path.parent_path().string(), ec.message());
     }
-    // Same folder as the target, so the rename stays on one file system (and is atomic).
-    tmp = path;
-    tmp += fmt::format(".tmp-{}", static_cast<long>(::getpid()));
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return fmt::format("cannot save settings to {}: {}", tmp.string(), errno_text(errno));
-    bool ok = write_all(fd, data) && ::fsync(fd) == 0;
-    int error = ok ? 0 : errno;
-    if (::close(fd) != 0 && ok) {
-      ok = false;
-      error = errno;
-    }
-    if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
-      ok = false;
-      error = errno;
-    }
-    if (!ok) {
-      ::unlink(tmp.c_str());
-      return fmt::format("cannot save settings to {}: {}", path.string(), errno_text(error));
-    }
+    core::write_file_atomically(path.string(), data, "the settings");
     return "";
   } catch (const std::exception& e) {
-    if (!tmp.empty()) ::unlink(tmp.c_str());
-    return fmt::format("cannot save settings to {}: {}", path.string(), e.what());
+    return e.what();
   }
 }
 

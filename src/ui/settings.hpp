@@ -1,7 +1,8 @@
 // ui::Settings: what the dashboard remembers between runs (font size, presentation mode, window size, which panels
 // are shown, the plot's x-axis mode, ImGui's window layout), as JSON in $XDG_CONFIG_HOME/trainscope/settings.json
 // (~/.config/trainscope/settings.json without XDG_CONFIG_HOME). Saving is atomic (temporary file + rename); a
-// corrupt file is set aside as settings.json.corrupt-YYYYMMDD-HHMMSS and the defaults are used, with a warning.
+// corrupt file is set aside as settings.json.corrupt-YYYYMMDD-HHMMSS and the defaults are used, with a warning;
+// a settings path that is not a regular file (a FIFO, /dev/zero, a directory) gives the defaults and a warning.
 #pragma once
 #include <filesystem>
 #include <map>
@@ -33,14 +34,17 @@ struct LoadedSettings {
 // $HOME/.config/trainscope/settings.json; empty when neither variable is set.
 std::filesystem::path default_settings_path();
 
-// Reads `path`. A missing file gives the defaults and no warning. A file that is not a JSON object or has a field
-// of the wrong type is renamed to <path>.corrupt-YYYYMMDD-HHMMSS (the warning says so) and the defaults are used.
-// Unknown fields are ignored (a newer trainscope may have written them). Never throws.
+// Reads `path`. A missing file gives the defaults and no warning. Only a regular file of at most 1 MiB is read
+// (core::read_regular_file): a FIFO, a device, a directory or a larger file gives the defaults and a warning
+// saying what it is, without blocking. A file that is not a JSON object or has a field of the wrong type is
+// renamed to <path>.corrupt-YYYYMMDD-HHMMSS (the warning says so) and the defaults are used. Unknown fields are
+// ignored (a newer trainscope may have written them). Never throws.
 LoadedSettings load_settings(const std::filesystem::path& path) noexcept;
 
-// Writes `settings` to `path` atomically: a temporary file in the same folder, flushed to disk, then renamed over
-// `path`, so a crash leaves the old or the new file, never half of one. Creates missing folders. Returns "" or an
-// error message; the temporary file is removed on failure. Never throws.
+// Writes `settings` to `path` with core::write_file_atomically: a temporary file in the same folder, flushed to
+// disk, then renamed over `path` (a symlink is kept and its target replaced), so a crash leaves the old or the new
+// file, never half of one. Creates missing folders. Returns "" or an error message; the temporary file is removed
+// on failure. Never throws.
 std::string save_settings(const Settings& settings, const std::filesystem::path& path) noexcept;
 
 // Hands the saved layout to ImGui (call after the Window is created, before its first frame).
