@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """PyTorch on the seed-mlp benchmark, the reference for `trainscope train --preset seed-mlp --backend cpu`.
 
 The same shape and recipe as trainscope's preset: MLP 1024-2048-2048-10, GELU (tanh approximation), AdamW
@@ -11,8 +11,8 @@ OpenMP threads then sleep instead of spinning between kernels) and OPENBLAS_CORE
 not recognise the CPU and would pick its AVX2 Haswell kernels). Both must be set before torch is imported; this script
 sets them (see --omp-wait-policy, --openblas-core) unless they are already in the environment with --keep-env.
 
-  python3 bench/pytorch_seed_mlp.py --threads 2            # the comparison of docs/benchmarks.md
-  python3 bench/pytorch_seed_mlp.py --threads 2 --json     # one JSON object instead of the text line
+  /usr/bin/python3 bench/pytorch_seed_mlp.py --threads 2            # the comparison of docs/benchmarks.md
+  /usr/bin/python3 bench/pytorch_seed_mlp.py --threads 2 --json     # one JSON object instead of the text line
 """
 import argparse
 import json

@@ -80,8 +80,11 @@ void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, cons
 // About 5 us of work at 200 GFLOP/s (measured: a parallel_for wakes its workers in a few us).
 constexpr double kMinChunkFlops = 1e6;
 
+// Floats packed per parallel_for chunk of the packing of B, at least (about 10 us of copying).
+constexpr long kMinPackFloats = 32768;
+
 struct ThreadBuffers {
-  AlignedBuffer a, b;
+  AlignedBuffer a;
   std::vector<float> edge;
 };
 
@@ -113,6 +116,11 @@ std::string gemm_kernel_name() {
 void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K, ThreadPool& pool,
           const GemmEpilogue* epilogue, const GemmMicroKernel* kernel, const GemmBlocking* blocking) {
   if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (long i = 0; i < M; ++i) std::fill_n(c + i * ldc, N, 0.0f);
+    if (epilogue) (*epilogue)(0, M, 0, N);
+    return;
+  }
   if (kernel == nullptr) kernel = active_micro_kernel();
   const GemmMicroKernel& uk = *kernel;
   const long MR = uk.mr, NR = uk.nr;
@@ -135,30 +143,32 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
   const size_t grain = std::clamp<size_t>(static_cast<size_t>(kMinChunkFlops * static_cast<double>(tasks) / flops),
                                           1, tasks);
 
+  // Phase 1: all of B packed once, shared by every task: slice pc (k in [pc, pc + kc)) at pb + pc * npad_all, its
+  // micro-panel p (columns [p * NR, p * NR + NR)) at + p * kcur * NR. Units of work: one micro-panel of one slice.
+  const long npad_all = round_up(N, NR), panels = npad_all / NR, slices = ceil_div(K, kc);
+  thread_local AlignedBuffer shared_b;  // the calling thread's: concurrent callers never share it
+  float* pb = shared_b.get(static_cast<size_t>(npad_all * K));
+  const size_t pack_grain = static_cast<size_t>(std::max(1L, kMinPackFloats / (kc * NR)));
+  pool.parallel_for(static_cast<size_t>(slices * panels), pack_grain, [&](size_t u0, size_t u1) {
+    for (size_t u = u0; u < u1; ++u) {
+      const long pc = static_cast<long>(u) / panels * kc, p = static_cast<long>(u) % panels;
+      const long kcur = std::min(kc, K - pc);
+      pack_b(pb + pc * npad_all + p * kcur * NR, b, pc, kcur, p * NR, std::min(NR, N - p * NR), uk);
+    }
+  });
+
+  // Phase 2: the mc x nc blocks of C, each packing its rows of A slice by slice.
   pool.parallel_for(tasks, grain, [&](size_t t0, size_t t1) {
     thread_local ThreadBuffers buf;
-    long packed_jc = -1;
-    float* pb = nullptr;
     for (size_t t = t0; t < t1; ++t) {
-      const long jc = static_cast<long>(t) / n_ic, ic = static_cast<long>(t) % n_ic;
+      const long ic = static_cast<long>(t) / n_jc, jc = static_cast<long>(t) % n_jc;
       const long m0 = ic * mc, rows = std::min(mc, M - m0), n0 = jc * nc, cols = std::min(nc, N - n0);
-      const long mpad = round_up(rows, MR), npad = round_up(cols, NR);
-      if (K == 0) {
-        for (long i = 0; i < rows; ++i) std::fill_n(c + (m0 + i) * ldc + n0, cols, 0.0f);
-        if (epilogue) (*epilogue)(m0, m0 + rows, n0, n0 + cols);
-        continue;
-      }
-      if (jc != packed_jc) {  // this block's columns of B, every slice of k (the slice at pc starts at npad * pc)
-        pb = buf.b.get(static_cast<size_t>(npad * K));
-        for (long pc = 0; pc < K; pc += kc) pack_b(pb + npad * pc, b, pc, std::min(kc, K - pc), n0, cols, uk);
-        packed_jc = jc;
-      }
-      float* pa = buf.a.get(static_cast<size_t>(mpad * kc));
+      float* pa = buf.a.get(static_cast<size_t>(round_up(rows, MR) * kc));
       for (long pc = 0; pc < K; pc += kc) {
         const long kcur = std::min(kc, K - pc);
         const bool accumulate = pc > 0, last = pc + kcur >= K;
         pack_a(pa, a, m0, rows, pc, kcur, uk);
-        const float* b_slice = pb + npad * pc;
+        const float* b_slice = pb + pc * npad_all + (n0 / NR) * kcur * NR;
         for (long jr = 0; jr < cols; jr += NR) {
           const long nr = std::min(NR, cols - jr);
           const float* bp = b_slice + (jr / NR) * kcur * NR;

@@ -8,11 +8,11 @@
 // tile sizes and the number of threads: results are bit-identical across thread counts and equal to the plain loop
 // `acc = std::fma(A(i,k), B(k,j), acc)`.
 //
-// Blocking (Goto & van de Geijn, "Anatomy of high-performance matrix multiplication", ACM TOMS 2008): C is cut into
-// mc x nc blocks, one task each (tasks ordered row block by row block, so that a thread reuses its packed A); a task
-// packs its rows of A (mc x K, micro-panels of mr rows) once, then for each slice of kc values of k packs its slice
-// of B (kc x nc, micro-panels of nr columns) and runs the micro-kernel over the block, the B micro-panel staying in
-// L1 while the A slice streams from L2 and the C block stays in L2 across the slices.
+// Blocking (Goto & van de Geijn, "Anatomy of high-performance matrix multiplication", ACM TOMS 2008): first all of
+// B is packed once, split over the threads (slices of kc values of k, micro-panels of nr columns), into a buffer
+// every thread reads; then C is cut into mc x nc blocks, one task each: a task packs its rows of A slice by slice
+// (mc x kc, micro-panels of mr rows) and runs the micro-kernel over the block, the B micro-panel staying in L1 while
+// the A slice streams from L2.
 #pragma once
 #include <functional>
 #include <string>

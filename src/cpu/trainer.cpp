@@ -378,9 +378,9 @@ void CpuTrainer::import_state(const core::TrainerState& s) {
 }
 
 // From the capacity of the vectors the trainer owns. Not counted: the dataset (the caller's, read in place: 0), the
-// step records waiting for flush(), the kernels' thread-local packing strips and 16-bit chunk buffers (owned by the
-// pool's threads; the strips grow with the batch and the widest layer), evaluate()'s row list and the bandwidth
-// measurement's short-lived 2 x 64 MiB.
+// step records waiting for flush(), the GEMM's thread-local packing buffers (cpu/gemm.cpp: the packed B of the
+// largest GEMM, K x N floats, held by the training thread, and an mc x kc slice of A per pool thread) and the 16-bit
+// kernels' chunk buffers, evaluate()'s row list and the bandwidth measurement's short-lived 2 x 64 MiB.
 // as_fp32 (memory_usage_fp32): every 16-bit tensor at 4 bytes per element, the weights counted once (in fp32 they are
 // the masters) and no Workspace16 arena (fp32 kernels need no widened copies): the fp32 trainer's own figure.
 core::MemoryUsage CpuTrainer::usage(bool as_fp32) const {
