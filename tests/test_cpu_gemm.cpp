@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/batches.hpp"
+#include "core/dataset.hpp"
 #include "core/rng.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/gemm_micro.hpp"
@@ -237,4 +239,36 @@ TEST_CASE("the SIMD level can be forced down, never above the CPU's, and the CPU
   }
   CHECK(cpu::cpu_description(3).find(cpu::gemm_kernel_name()) != std::string::npos);
   CHECK(cpu::cpu_description(3).find("3 threads") != std::string::npos);
+}
+
+TEST_CASE("training steps give bit-identical weights on every SIMD path and thread count (random dataset)") {
+  LevelGuard guard;
+  const core::DataSplit data = core::make_random(70, 10, 37 * 4, 20, 5);
+  REQUIRE(data.train.count == 148);
+  REQUIRE(data.train.features == 70);
+  size_t outside = 0;
+  for (float v : data.train.x) outside += !(v >= 0.0f && v < 1.0f);
+  CHECK(outside == 0);
+  core::TrainConfig cfg;
+  cfg.hidden = {40, 24};
+  cfg.activation = Activation::GELU;
+  cfg.batch = 37;
+  core::ModelShape shape({70, 40, 24, 10});
+  std::vector<float> reference;
+  for (const auto level : runnable_levels()) {
+    cpu::set_simd_level(level);
+    for (int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      const std::string path = cpu::to_string(level);
+      CAPTURE(path);
+      cfg.threads = threads;
+      auto trainer = cpu::make_trainer(cfg, data, core::init_parameters(shape, 3));
+      trainer->begin_epoch(core::epoch_order(data.train.count, 3, 0));
+      for (int s = 0; s < 4; ++s) trainer->step(static_cast<size_t>(s) * 37);
+      const std::vector<float> params = trainer->parameters();
+      if (reference.empty()) reference = params;
+      CHECK(bit_mismatches("params", params, reference) == 0);
+      CHECK(params != core::init_parameters(shape, 3));  // the steps did change them
+    }
+  }
 }
