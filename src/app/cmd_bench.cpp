@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -72,6 +73,14 @@ std::vector<std::string> parse_names(const std::string& text) {
     start = comma + 1;
   }
   return names;
+}
+
+// The 1-minute load average (/proc/loadavg), or -1 where it cannot be read.
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1;
+  in >> load;
+  return in ? load : -1;
 }
 
 std::string threads_text(int t) { return fmt::format("{} thread{}", t, t == 1 ? "" : "s"); }
@@ -202,6 +211,13 @@ int run_bench(BenchOptions& o) {
                return s + fmt::format("-{}", classes);
              }(),
              o.preset == "seed-mlp" ? "preset seed-mlp" : o.dataset, cfg.batch, cases.size());
+  const double load_before = load_average();
+  const unsigned hardware_threads = std::max(1u, std::thread::hardware_concurrency());
+  if (load_before >= 0)
+    fmt::print("machine: {} hardware threads, load average {:.2f} before the bench{}\n", hardware_threads, load_before,
+               load_before > 0.5 ? " (other work competes for the cores: figures are lower and noisier than on an idle "
+                                   "machine)"
+                                 : "");
   nlohmann::json report = {{"model", {{"features", features}, {"hidden", cfg.hidden}, {"classes", classes},
                                       {"batch", cfg.batch}, {"preset", o.preset}}},
                            {"squares", squares}, {"repeats", o.repeats}, {"min_seconds", o.min_seconds}};
@@ -275,6 +291,9 @@ int run_bench(BenchOptions& o) {
   fmt::print("bench took {:.0f} s\n", seconds);
   report["rows"] = all_rows;
   report["seconds"] = seconds;
+  report["hardware_threads"] = hardware_threads;
+  report["load_average_before"] = load_before;
+  report["load_average_after"] = load_average();
   if (!o.report.empty()) {
     try {
       core::write_json_atomically(o.report, report);
