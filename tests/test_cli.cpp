@@ -280,6 +280,7 @@ TEST_CASE("bench: bad options are refused with one line; --help lists every opti
   check_bad_input({"bench", "--backend", "tpu"}, "--backend");
   check_bad_input({"bench", "--preset", "gpt2"}, "--preset");
   check_bad_input({"bench", "--batch", "0"}, "--batch");
+  check_bad_input({"bench", "--report", "/nonexistent-dir/b.json"}, "--report");
   const Result help = run_cli({"bench", "--help"});
   CHECK(help.code == 0);
   for (const char* option : {"--preset", "--dataset", "--hidden", "--batch", "--sizes", "--backend", "--threads",

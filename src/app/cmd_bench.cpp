@@ -16,6 +16,7 @@
 #include "app/commands.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/files.hpp"
 #include "core/report.hpp"
 #include "cpu/fma_probe.hpp"
 #include "cpu/gemm.hpp"
@@ -202,6 +203,7 @@ int run_bench(BenchOptions& o) {
       if (std::find(cores.begin(), cores.end(), core) != cores.end()) continue;
       cores.push_back(core);
     }
+  if (!o.report.empty()) core::check_output_path(o.report, "--report");  // before minutes of measuring
   const std::vector<GemmCase> cases = bench_cases(cfg, features, classes, squares);
 
   fmt::print("model: MLP {}{} ({}), batch {}; {} GEMMs per backend and thread count\n", features,
