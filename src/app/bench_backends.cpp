@@ -77,8 +77,12 @@ std::vector<GemmCase> bench_cases(const core::TrainConfig& cfg, int features, in
 }
 
 void bench_progress(const std::string& what, size_t done, size_t total) {
-  std::cerr << fmt::format("\rbench: {}: {}/{}", what, done, total) << (done == total ? "\n" : "          ")
-            << std::flush;
+  if (isatty(STDERR_FILENO)) {  // one line, rewritten in place
+    std::cerr << fmt::format("\rbench: {}: {}/{}", what, done, total) << (done == total ? "\n" : "          ")
+              << std::flush;
+  } else if (done == 0 || done == total) {  // a log: where each part starts and ends
+    std::cerr << fmt::format("bench: {}: {}/{}\n", what, done, total) << std::flush;
+  }
 }
 
 std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads, int repeats, double min_seconds) {
@@ -87,7 +91,6 @@ std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads,
   std::vector<BenchRow> rows;
   for (size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& g = cases[i];
-    bench_progress(fmt::format("cpu, {} thread{}", threads, threads == 1 ? "" : "s"), i, cases.size());
     const auto x = random_floats(sz(g.B * g.C), 1), w = random_floats(sz(g.OC * g.C), 2);
     const auto d = random_floats(sz(g.B * g.OC), 3), bias = random_floats(sz(g.OC), 4);
     std::vector<float> out(sz(g.M() * g.N()));
@@ -111,7 +114,6 @@ std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads,
     row.gflops = g.flops() / (t.median_ms * 1e-3) / 1e9;
     rows.push_back(std::move(row));
   }
-  bench_progress(fmt::format("cpu, {} thread{}", threads, threads == 1 ? "" : "s"), cases.size(), cases.size());
   return rows;
 }
 
@@ -152,8 +154,6 @@ std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, i
     close(fds[0]);
     throw core::Error(core::ErrorKind::Io, fmt::format("could not run {}: {}", program, std::strerror(rc)));
   }
-  const std::string what = fmt::format("OpenBLAS {}, {} thread{}", core.empty() ? "default core" : core, threads,
-                                       threads == 1 ? "" : "s");
   std::vector<OpenBlasFigure> figures;
   std::string reported_core, pending;
   FILE* in = fdopen(fds[0], "r");
@@ -170,7 +170,6 @@ std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, i
     ls >> form >> M >> N >> K >> ms;
     const GemmCase& g = cases[figures.size()];
     figures.push_back({core, reported_core, ms, ms > 0 ? g.flops() / (ms * 1e-3) / 1e9 : 0});
-    bench_progress(what, figures.size(), cases.size());
     if (figures.size() == cases.size()) break;
   }
   if (in) std::fclose(in);

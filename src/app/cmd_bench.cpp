@@ -252,26 +252,36 @@ int run_bench(BenchOptions& o) {
     if (!cores.empty())
       blas_note += fmt::format(", OPENBLAS_L2_SIZE={}", l2_kb > 0 ? std::to_string(l2_kb) : std::string("unset"));
     fmt::print("{}\n\n", blas_note);
+    // Case by case, trainscope and then each OpenBLAS core type, so that a change of the machine's load during the
+    // run affects both sides of a ratio alike.
     for (long t : threads) {
-      std::vector<BenchRow> rows = bench_cpu(cases, static_cast<int>(t), o.repeats, o.min_seconds);
-      for (auto& r : rows) r.peak_gflops = peak_of_threads.count(t) ? peak_of_threads[t] : 0.0;
-      std::vector<std::string> labels;
-      for (const auto& core : cores) {
-        try {
-          const auto figures = bench_openblas(cases, static_cast<int>(t), core, l2_kb, o.repeats, o.min_seconds);
-          for (size_t i = 0; i < rows.size(); ++i) rows[i].openblas.push_back(figures[i]);
-          labels.push_back(figures.empty() ? core : figures[0].core + (core.empty() ? " (default)" : ""));
-        } catch (const core::Error& e) {
-          std::cerr << "trainscope: warning: OpenBLAS reference: " << e.what() << "\n";
-          ++failures;
-          break;
+      const std::string what = fmt::format("cpu, {}", threads_text(static_cast<int>(t)));
+      std::vector<BenchRow> rows;
+      bool reference_ok = !cores.empty();
+      for (size_t i = 0; i < cases.size(); ++i) {
+        bench_progress(what, i, cases.size());
+        BenchRow row = bench_cpu({cases[i]}, static_cast<int>(t), o.repeats, o.min_seconds).front();
+        row.peak_gflops = peak_of_threads.count(t) ? peak_of_threads[t] : 0.0;
+        for (size_t c = 0; reference_ok && c < cores.size(); ++c) {
+          try {
+            row.openblas.push_back(
+                bench_openblas({cases[i]}, static_cast<int>(t), cores[c], l2_kb, o.repeats, o.min_seconds).front());
+          } catch (const core::Error& e) {
+            std::cerr << "\ntrainscope: warning: OpenBLAS reference: " << e.what() << "\n";
+            ++failures;
+            reference_ok = false;
+          }
         }
+        rows.push_back(std::move(row));
       }
-      if (labels.size() != cores.size()) {  // a failed reference: no column is better than a partial one
+      bench_progress(what, cases.size(), cases.size());
+      std::vector<std::string> labels;
+      if (!reference_ok)  // a failed reference: no column is better than a partial one
         for (auto& r : rows) r.openblas.clear();
-        labels.clear();
-      }
-      fmt::print("cpu: {}\n", rows.empty() ? cpu::cpu_description(static_cast<int>(t)) : rows[0].device);
+      else
+        for (const auto& f : rows.front().openblas)
+          labels.push_back(f.core + (f.requested.empty() ? " (default)" : ""));
+      fmt::print("cpu: {}\n", rows.front().device);
       print_table(rows, labels);
       for (const auto& r : rows) all_rows.push_back(row_json(r));
     }

@@ -4,8 +4,10 @@
 //
 // Method: each thread runs `chains` independent accumulators acc_i = fma(acc_i, m, c) (no loads or stores: every
 // instruction is an FMA) for a fixed number of iterations; with more chains than FMA latency x FMA pipes, the FMA
-// units never wait. GFLOP/s = threads x iterations x chains x lanes x 2 / wall seconds of the slowest thread, 1e9
-// FLOP/s (an FMA counts 2 flops). The threads are started together and spin until all are ready.
+// units never wait. The threads are started together. GFLOP/s = the sum over the threads of iterations x chains x
+// lanes x 2 / that thread's CPU time (1e9 FLOP/s; an FMA counts 2 flops). CPU time, not wall time: a thread that
+// waits for a core taken by another program is not charged for it, so the figure is the CPU's and not the moment's
+// load; two threads sharing one core's FMA units (SMT) still each measure their share.
 #pragma once
 #include <string>
 #include <vector>
@@ -20,7 +22,7 @@ struct FmaPeak {
   int lanes = 0;                          // floats per vector
   int chains = 0;                         // independent accumulators per thread
   int threads = 0;
-  double gflops = 0;                      // median over the repeats
+  double gflops = 0;                      // median over the repeats (sum over the threads)
   std::vector<double> samples;            // each repeat's GFLOP/s
 };
 

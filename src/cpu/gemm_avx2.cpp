@@ -1,7 +1,8 @@
-// AVX2 micro-kernels of the CPU GEMM (see gemm_micro.hpp). This file alone is compiled with -mavx2 -mfma
-// -mno-avx512f (src/CMakeLists.txt: even in a -march=native build on an AVX-512 machine it is pure AVX2, so the
-// tests exercise exactly what an AVX2-only CPU runs) and is called only on CPUs with AVX2 and FMA (simd.hpp). Only
-// the table at the end is visible outside this file.
+// The AVX2 code of the CPU kernels: the GEMM micro-kernels (gemm_micro.hpp) and the FMA-peak loop (fma_probe.hpp)
+// at ymm width, from simd_kernels.inc, and the packing's transposes. This file alone is compiled with -mavx2 -mfma
+// -mno-avx512f (src/CMakeLists.txt: even in a -march=native build on an AVX-512 machine it is pure AVX2, so the tests
+// exercise exactly what an AVX2-only CPU runs) and is called only on CPUs with AVX2 and FMA (simd.hpp). Only the
+// tables at the end are visible outside this file.
 //
 // Register budget (16 ymm): 6 x 2 accumulators + 2 vectors of B + 1 broadcast of A = 15.
 #include "cpu/gemm_micro.hpp"
@@ -12,38 +13,33 @@
 namespace cpu {
 namespace {
 
-#include "cpu/gemm_transpose_avx.hpp"
-
-template <int MR, int NV>
-[[gnu::noinline]] void micro_kernel(long kc, const float* __restrict a, const float* __restrict b,
-                                    float* __restrict c, long ldc, bool accumulate) {
-  constexpr int NR = NV * 8;
-  __m256 acc[MR][NV];
-#pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) acc[i][j] = accumulate ? _mm256_loadu_ps(c + i * ldc + 8 * j) : _mm256_setzero_ps();
-  for (long k = 0; k < kc; ++k) {
-    __m256 bv[NV];
-#pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) bv[j] = _mm256_load_ps(b + k * NR + 8 * j);
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      const __m256 av = _mm256_broadcast_ss(a + k * MR + i);
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
-    }
+struct V {
+  using type = __m256;
+  static constexpr int lanes = 8;
+  static type zero() { return _mm256_setzero_ps(); }
+  static type set1(float x) { return _mm256_set1_ps(x); }
+  static type load(const float* p) { return _mm256_load_ps(p); }
+  static type loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static void storeu(float* p, type v) { _mm256_storeu_ps(p, v); }
+  static type fmadd(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
+  static float sum(type v) {
+    alignas(32) float lane[8];
+    _mm256_store_ps(lane, v);
+    float s = 0;
+    for (float x : lane) s += x;
+    return s;
   }
-#pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) _mm256_storeu_ps(c + i * ldc + 8 * j, acc[i][j]);
-}
+};
+
+#include "cpu/gemm_transpose_avx.hpp"
+#include "cpu/simd_kernels.inc"
 
 const GemmMicroKernel kKernels[] = {
     {"AVX2 6x16", 6, 16, micro_kernel<6, 2>, transpose_avx},
     {"AVX2 4x24", 4, 24, micro_kernel<4, 3>, transpose_avx},
 };
+
+const SimdFmaLoop kFmaLoop = {fma_chains<12>, 8, 12, "ymm (8 x fp32)"};  // 12 of the 16 ymm registers
 
 }  // namespace
 
@@ -52,6 +48,8 @@ const GemmMicroKernel* avx2_micro_kernels(int& count) {
   return kKernels;
 }
 
+const SimdFmaLoop* avx2_fma_loop() { return &kFmaLoop; }
+
 }  // namespace cpu
 #else
 namespace cpu {
@@ -59,5 +57,6 @@ const GemmMicroKernel* avx2_micro_kernels(int& count) {
   count = 0;
   return nullptr;
 }
+const SimdFmaLoop* avx2_fma_loop() { return nullptr; }
 }  // namespace cpu
 #endif

@@ -1,6 +1,6 @@
-// The register-blocked micro-kernels of the CPU GEMM (gemm.hpp): the innermost loop of a packed GEMM, one per SIMD
-// level, each compiled in its own file with that level's instruction-set flags (gemm_avx512.cpp, gemm_avx2.cpp) and
-// called only when the CPU has that level (simd.hpp).
+// What each SIMD level's file (gemm_avx512.cpp, gemm_avx2.cpp; compiled with that level's instruction-set flags and
+// called only when the CPU has that level, simd.hpp) provides: the register-blocked micro-kernels of the CPU GEMM
+// (gemm.hpp), the innermost loop of a packed GEMM, and the loop of the FMA-peak probe (fma_probe.hpp).
 //
 // A micro-kernel computes one mr x nr tile of C from packed operands (the layout the packers of gemm.cpp write):
 //   a: kc x mr, k-major (a[k*mr + i] = A(i, k)),  b: kc x nr, k-major (b[k*nr + j] = B(k, j)),  both 64-byte aligned;
@@ -23,8 +23,19 @@ struct GemmMicroKernel {
 };
 
 // The kernels of each level (nullptr where the compiler or the platform lacks that instruction set). The first is
-// the one the GEMM uses; the others are alternatives kept for measuring (trainscope bench --tiles lists them).
+// the one the GEMM uses (the fastest measured on the development machine); the others are alternatives kept for
+// measuring with gemm()'s `kernel` argument (test_cpu_gemm checks every one).
 const GemmMicroKernel* avx512_micro_kernels(int& count);
 const GemmMicroKernel* avx2_micro_kernels(int& count);
+
+// The FMA-peak loop of a level (fma_probe.hpp): run(iterations) performs iterations x chains vector FMAs of `lanes`
+// floats on independent accumulators. nullptr where the compiler or the platform lacks that instruction set.
+struct SimdFmaLoop {
+  float (*run)(long iterations);
+  int lanes, chains;
+  const char* width;  // "zmm (16 x fp32)"
+};
+const SimdFmaLoop* avx512_fma_loop();
+const SimdFmaLoop* avx2_fma_loop();
 
 }  // namespace cpu
