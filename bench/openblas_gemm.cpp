@@ -2,13 +2,14 @@
 // per OpenBLAS core type (OpenBLAS reads OPENBLAS_CORETYPE once, when the library loads, so each core type needs a
 // process of its own). Linked to OpenBLAS; trainscope itself never is.
 //
-//   trainscope-openblas-gemm REPEATS MIN_SECONDS FORM:M:N:K...
+//   trainscope-openblas-gemm REPEATS MIN_SECONDS wall|cpu FORM:M:N:K...
 // FORM: forward (C = A·Bᵀ), backward_data (C = A·B), backward_weight (C = Aᵀ·B), row-major as the training kernels
 // lay them out. Threads: OPENBLAS_NUM_THREADS, set by the bench. Prints, one per line:
 //   core NAME            openblas_get_corename(): the kernels OpenBLAS actually runs
 //   config TEXT          openblas_get_config()
 //   threads N            openblas_get_num_threads()
-//   row FORM M N K MS    median milliseconds per cblas_sgemm call (app/bench_timing.hpp)
+//   row FORM M N K MS    median milliseconds per cblas_sgemm call (app/bench_timing.hpp; cpu: the calling
+//                        thread's CPU time, meaningful with OPENBLAS_NUM_THREADS=1 only)
 #include <cblas.h>
 
 #include <cstdio>
@@ -20,16 +21,17 @@
 #include "app/bench_timing.hpp"
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s REPEATS MIN_SECONDS FORM:M:N:K...\n", argv[0]);
+  if (argc < 4 || (std::strcmp(argv[3], "wall") != 0 && std::strcmp(argv[3], "cpu") != 0)) {
+    std::fprintf(stderr, "usage: %s REPEATS MIN_SECONDS wall|cpu FORM:M:N:K...\n", argv[0]);
     return 2;
   }
   const int repeats = std::atoi(argv[1]);
   const double min_seconds = std::atof(argv[2]);
+  const app::BenchClock clock = std::strcmp(argv[3], "cpu") == 0 ? app::BenchClock::ThreadCpu : app::BenchClock::Wall;
   std::printf("core %s\nconfig %s\nthreads %d\n", openblas_get_corename(), openblas_get_config(),
               openblas_get_num_threads());
   std::fflush(stdout);
-  for (int i = 3; i < argc; ++i) {
+  for (int i = 4; i < argc; ++i) {
     char form[32] = {};
     long M = 0, N = 0, K = 0;
     if (std::sscanf(argv[i], "%31[a-z_]:%ld:%ld:%ld", form, &M, &N, &K) != 4 || M < 1 || N < 1 || K < 1) {
@@ -57,7 +59,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bad form %s\n", form);
       return 2;
     }
-    const app::TimedCalls t = app::time_calls(call, repeats, min_seconds);
+    const app::TimedCalls t = app::time_calls(call, repeats, min_seconds, clock);
     std::printf("row %s %ld %ld %ld %.6f\n", form, M, N, K, t.median_ms);
     std::fflush(stdout);
   }

@@ -281,10 +281,11 @@ TEST_CASE("bench: bad options are refused with one line; --help lists every opti
   check_bad_input({"bench", "--preset", "gpt2"}, "--preset");
   check_bad_input({"bench", "--batch", "0"}, "--batch");
   check_bad_input({"bench", "--report", "/nonexistent-dir/b.json"}, "--report");
+  check_bad_input({"bench", "--clock", "cpu", "--threads", "1,2"}, "--clock");
   const Result help = run_cli({"bench", "--help"});
   CHECK(help.code == 0);
   for (const char* option : {"--preset", "--dataset", "--hidden", "--batch", "--sizes", "--backend", "--threads",
-                             "--repeats", "--min-time", "--device", "--openblas", "--openblas-l2", "--report"})
+                             "--repeats", "--min-time", "--clock", "--device", "--openblas", "--openblas-l2", "--report"})
     CHECK_MESSAGE(help.out.find(option) != std::string::npos, option);
   CHECK(help.out.find("OPENBLAS_CORETYPE") != std::string::npos);
   CHECK(help.out.find("TRAINSCOPE_CPU_SIMD") != std::string::npos);

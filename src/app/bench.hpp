@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/bench_timing.hpp"
 #include "core/config.hpp"
 
 namespace app {
@@ -49,13 +50,14 @@ struct BenchRow {
 void bench_progress(const std::string& what, size_t done, size_t total);
 
 // The CPU rows: each case timed with cpu::matmul_* (fp32, forward with its bias) on a pool of `threads` threads.
-std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads, int repeats, double min_seconds);
+std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads, int repeats, double min_seconds,
+                                BenchClock clock);
 
 // The OpenBLAS figures of `cases` on `threads` threads with OPENBLAS_CORETYPE=core (empty: unset), measured by the
 // trainscope-openblas-gemm program beside this executable with OPENBLAS_L2_SIZE=l2_kb (0: unset). Returns the
 // figures in case order, or throws core::Error(Io) saying why (program missing, it failed).
 std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, int threads, const std::string& core,
-                                           int l2_kb, int repeats, double min_seconds);
+                                           int l2_kb, int repeats, double min_seconds, BenchClock clock);
 
 // The GPU rows on Vulkan device `device` (-1: the best), timed with timestamp queries around each dispatch.
 // Throws core::Error(Vulkan) when there is no device.

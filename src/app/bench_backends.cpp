@@ -85,7 +85,8 @@ void bench_progress(const std::string& what, size_t done, size_t total) {
   }
 }
 
-std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads, int repeats, double min_seconds) {
+std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads, int repeats, double min_seconds,
+                                BenchClock clock) {
   cpu::ThreadPool pool(threads);
   const std::string device = cpu::cpu_description(threads), kernel = cpu::gemm_kernel_name();
   std::vector<BenchRow> rows;
@@ -103,7 +104,7 @@ std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads,
       else
         cpu::matmul_backward_weight(out.data(), d.data(), x.data(), g.B, g.C, g.OC, pool);
     };
-    const TimedCalls t = time_calls(call, repeats, min_seconds);
+    const TimedCalls t = time_calls(call, repeats, min_seconds, clock);
     BenchRow row;
     row.backend = "cpu";
     row.device = device;
@@ -118,7 +119,7 @@ std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads,
 }
 
 std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, int threads, const std::string& core,
-                                           int l2_kb, int repeats, double min_seconds) {
+                                           int l2_kb, int repeats, double min_seconds, BenchClock clock) {
   const std::string program = (executable_dir() / "trainscope-openblas-gemm").string();
   if (access(program.c_str(), X_OK) != 0)
     throw core::Error(core::ErrorKind::Io, fmt::format("{} not found: install libopenblas-dev and rebuild "
@@ -132,7 +133,8 @@ std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, i
   env.push_back(fmt::format("OPENBLAS_NUM_THREADS={}", threads));
   if (!core.empty()) env.push_back("OPENBLAS_CORETYPE=" + core);
   if (l2_kb > 0) env.push_back(fmt::format("OPENBLAS_L2_SIZE={}", l2_kb));
-  std::vector<std::string> args{program, std::to_string(repeats), fmt::format("{}", min_seconds)};
+  std::vector<std::string> args{program, std::to_string(repeats), fmt::format("{}", min_seconds),
+                                clock == BenchClock::ThreadCpu ? "cpu" : "wall"};
   for (const auto& g : cases) args.push_back(fmt::format("{}:{}:{}:{}", g.form, g.M(), g.N(), g.K()));
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());

@@ -142,6 +142,10 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
       ->group("Measurement");
   b->add_option("--min-time", o.min_seconds, "CPU: keep timing a GEMM for at least this many seconds, 0..60")
       ->type_name("S")->group("Measurement");
+  b->add_option("--clock", o.clock,
+                "How a CPU call is timed: wall (the wall clock) or cpu (the calling thread's CPU time: on a shared, busy "
+                "machine it leaves out the moments another program had the core; only with --threads 1)")
+      ->check(CLI::IsMember({"wall", "cpu"}))->group("Measurement");
   b->add_option("--device", o.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
       ->type_name("N")->group("Measurement");
   b->add_option("--openblas", o.openblas,
@@ -189,6 +193,11 @@ int run_bench(BenchOptions& o) {
     bad_input(fmt::format("--openblas-l2 {}: must be 0..1048576 KiB", o.openblas_l2_kb));
   std::vector<long> squares = o.sizes == "0" ? std::vector<long>{} : parse_list("--sizes", o.sizes, 1, 8192);
   const std::vector<long> threads = parse_list("--threads", o.threads, 1, 1024);
+  const BenchClock clock = o.clock == "cpu" ? BenchClock::ThreadCpu : BenchClock::Wall;
+  if (clock == BenchClock::ThreadCpu && (threads.size() != 1 || threads[0] != 1))
+    bad_input(fmt::format("--clock cpu: only with --threads 1 (on several threads CPU time is not the time a GEMM "
+                          "takes); got --threads {}",
+                          o.threads));
   bool use_cpu = false, use_gpu = false;
   for (const auto& name : parse_names(o.backend)) {
     if (name == "cpu") use_cpu = true;
@@ -222,7 +231,8 @@ int run_bench(BenchOptions& o) {
                                  : "");
   nlohmann::json report = {{"model", {{"features", features}, {"hidden", cfg.hidden}, {"classes", classes},
                                       {"batch", cfg.batch}, {"preset", o.preset}}},
-                           {"squares", squares}, {"repeats", o.repeats}, {"min_seconds", o.min_seconds}};
+                           {"squares", squares}, {"repeats", o.repeats}, {"min_seconds", o.min_seconds},
+                           {"clock", o.clock}};
   nlohmann::json all_rows = nlohmann::json::array();
   int failures = 0;
 
@@ -245,7 +255,8 @@ int run_bench(BenchOptions& o) {
     const char* l2_env = std::getenv("OPENBLAS_L2_SIZE");
     const int l2_kb = o.openblas_l2_kb >= 0 ? o.openblas_l2_kb : (l2_env ? std::atoi(l2_env) : 0);
     report["openblas_l2_kb"] = l2_kb;
-    fmt::print("cpu GEMM micro-kernel: {}\n", cpu::gemm_kernel_name());
+    fmt::print("cpu GEMM micro-kernel: {}; each call timed with {}\n", cpu::gemm_kernel_name(),
+               clock == BenchClock::Wall ? "the wall clock" : "the calling thread's CPU time");
     std::string blas_note = cores.empty() ? "OpenBLAS: not compared (--openblas none)" : "OpenBLAS columns:";
     for (const auto& c : cores)
       blas_note += fmt::format(" [{}]", c.empty() ? "OPENBLAS_CORETYPE unset (its default)" : "OPENBLAS_CORETYPE=" + c);
@@ -260,12 +271,13 @@ int run_bench(BenchOptions& o) {
       bool reference_ok = !cores.empty();
       for (size_t i = 0; i < cases.size(); ++i) {
         bench_progress(what, i, cases.size());
-        BenchRow row = bench_cpu({cases[i]}, static_cast<int>(t), o.repeats, o.min_seconds).front();
+        BenchRow row = bench_cpu({cases[i]}, static_cast<int>(t), o.repeats, o.min_seconds, clock).front();
         row.peak_gflops = peak_of_threads.count(t) ? peak_of_threads[t] : 0.0;
         for (size_t c = 0; reference_ok && c < cores.size(); ++c) {
           try {
             row.openblas.push_back(
-                bench_openblas({cases[i]}, static_cast<int>(t), cores[c], l2_kb, o.repeats, o.min_seconds).front());
+                bench_openblas({cases[i]}, static_cast<int>(t), cores[c], l2_kb, o.repeats, o.min_seconds, clock)
+                    .front());
           } catch (const core::Error& e) {
             std::cerr << "\ntrainscope: warning: OpenBLAS reference: " << e.what() << "\n";
             ++failures;

@@ -72,6 +72,7 @@ struct BenchOptions {
   std::string threads = "1,all";
   int repeats = 5;
   double min_seconds = 0.2;
+  std::string clock = "wall";  // "cpu": the calling thread's CPU time (--threads 1 only)
   int device = -1;
   std::string openblas = "default,best";
   int openblas_l2_kb = -1;  // -1: the environment's OPENBLAS_L2_SIZE, else unset
