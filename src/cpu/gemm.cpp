@@ -88,24 +88,39 @@ struct ThreadBuffers {
   std::vector<float> edge;
 };
 
-}  // namespace
-
-const GemmMicroKernel* active_micro_kernel() {
-  int count = 0;
+// The micro-kernel table of the active SIMD level (count 0 at the portable level).
+const GemmMicroKernel* active_table(int& count) {
+  count = 0;
   switch (active_simd_level()) {
     case SimdLevel::AVX512: {
       const GemmMicroKernel* k = avx512_micro_kernels(count);
       if (count > 0) return k;
       [[fallthrough]];
     }
-    case SimdLevel::AVX2: {
-      const GemmMicroKernel* k = avx2_micro_kernels(count);
-      if (count > 0) return k;
-      break;
-    }
+    case SimdLevel::AVX2: return avx2_micro_kernels(count);
     case SimdLevel::Portable: break;
   }
   return nullptr;
+}
+
+// The table's first kernel, or for a product narrower than its tile (the output layer: N = classes) the kernel with
+// the narrowest tile that still covers N, which computes fewer wasted columns.
+const GemmMicroKernel* kernel_for_width(long N) {
+  int count = 0;
+  const GemmMicroKernel* table = active_table(count);
+  if (count == 0) return nullptr;
+  const GemmMicroKernel* best = &table[0];
+  for (int i = 1; i < count; ++i)
+    if (table[i].nr >= N && table[i].nr < best->nr) best = &table[i];
+  return best;
+}
+
+}  // namespace
+
+const GemmMicroKernel* active_micro_kernel() {
+  int count = 0;
+  const GemmMicroKernel* table = active_table(count);
+  return count > 0 ? table : nullptr;
 }
 
 std::string gemm_kernel_name() {
@@ -121,7 +136,7 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
     if (epilogue) (*epilogue)(0, M, 0, N);
     return;
   }
-  if (kernel == nullptr) kernel = active_micro_kernel();
+  if (kernel == nullptr) kernel = kernel_for_width(N);
   const GemmMicroKernel& uk = *kernel;
   const long MR = uk.mr, NR = uk.nr;
   const GemmBlocking blk = blocking ? *blocking : GemmBlocking{};

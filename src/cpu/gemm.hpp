@@ -37,8 +37,8 @@ struct GemmBlocking {
   long kc = 256, mc = 192, nc = 1024;
 };
 
-// c (M,N; row stride ldc) = a (M,K) · b (K,N), overwritten, with `kernel` (default: active_micro_kernel(), which must
-// not be null). K = 0 gives zeros. epilogue may be null. c must not overlap a or b.
+// c (M,N; row stride ldc) = a (M,K) · b (K,N), overwritten, with `kernel` (default: the active level's micro-kernel,
+// active_micro_kernel(), which must not be null; for N narrower than its tile, the level's narrower kernel). K = 0 gives zeros. epilogue may be null. c must not overlap a or b.
 void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K, ThreadPool& pool,
           const GemmEpilogue* epilogue = nullptr, const GemmMicroKernel* kernel = nullptr,
           const GemmBlocking* blocking = nullptr);

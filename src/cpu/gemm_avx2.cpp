@@ -4,7 +4,7 @@
 // exercise exactly what an AVX2-only CPU runs) and is called only on CPUs with AVX2 and FMA (simd.hpp). Only the
 // tables at the end are visible outside this file.
 //
-// Register budget (16 ymm): 6 x 2 accumulators + 2 vectors of B + 1 broadcast of A = 15.
+// Register budget (16 ymm): 6 x 2 accumulators + 2 vectors of B + 1 broadcast of A = 15 (12x8: 12 + 1 + 1).
 #include "cpu/gemm_micro.hpp"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
@@ -37,6 +37,7 @@ struct V {
 const GemmMicroKernel kKernels[] = {
     {"AVX2 6x16", 6, 16, micro_kernel<6, 2>, transpose_avx},
     {"AVX2 4x24", 4, 24, micro_kernel<4, 3>, transpose_avx},
+    {"AVX2 12x8", 12, 8, micro_kernel<12, 1>, transpose_avx},  // for N <= 8
 };
 
 const SimdFmaLoop kFmaLoop = {fma_chains<12>, 8, 12, "ymm (8 x fp32)"};  // 12 of the 16 ymm registers

@@ -5,7 +5,8 @@
 // leak into code that runs on other CPUs.
 //
 // Register budget (32 zmm): mr x nr/16 accumulators + nr/16 vectors of B + 1 broadcast of A. With two FMA pipes of
-// 4 cycles latency, at least 8 independent accumulators are needed to keep both busy; 6x32 has 12.
+// 4 cycles latency, at least 8 independent accumulators are needed to keep both busy; 6x32 has 12, and so has
+// 12x16, which gemm() takes for products at most 16 columns wide (it wastes fewer columns there).
 #include "cpu/gemm_micro.hpp"
 
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__FMA__)
@@ -42,6 +43,7 @@ const GemmMicroKernel kKernels[] = {
     {"AVX-512 14x32", 14, 32, micro_kernel<14, 2>, transpose_avx},
     {"AVX-512 4x64", 4, 64, micro_kernel<4, 4>, transpose_avx},
     {"AVX-512 8x48", 8, 48, micro_kernel<8, 3>, transpose_avx},
+    {"AVX-512 12x16", 12, 16, micro_kernel<12, 1>, transpose_avx},  // for N <= 16 (the output layer's classes)
 };
 
 const SimdFmaLoop kFmaLoop = {fma_chains<16>, 16, 16, "zmm (16 x fp32)"};  // 16 of the 32 zmm registers
