@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -86,20 +87,20 @@ double load_average() {
 
 std::string threads_text(int t) { return fmt::format("{} thread{}", t, t == 1 ? "" : "s"); }
 
-void print_table(const std::vector<BenchRow>& rows, const std::vector<std::string>& cores) {
+void print_table(std::FILE* out, const std::vector<BenchRow>& rows, const std::vector<std::string>& cores) {
   std::string header = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9} {:>9} {:>7}", "shape", "form", "M", "N", "K",
                                    "ms", "GFLOP/s", "% peak");
   for (const auto& c : cores) header += fmt::format("  {:>17} {:>6}", "OpenBLAS " + c, "ratio");
-  fmt::print("{}\n", header);
+  fmt::print(out, "{}\n", header);
   for (const auto& r : rows) {
     std::string line = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9.3f} {:>9.1f} {:>7}", r.gemm.label,
                                    r.gemm.form, r.gemm.M(), r.gemm.N(), r.gemm.K(), r.ms, r.gflops,
                                    r.peak_gflops > 0 ? fmt::format("{:.1f}", 100.0 * r.gflops / r.peak_gflops) : "-");
     for (const auto& f : r.openblas)
       line += fmt::format("  {:>17.1f} {:>5.2f}x", f.gflops, f.gflops > 0 ? r.gflops / f.gflops : 0.0);
-    fmt::print("{}\n", line);
+    fmt::print(out, "{}\n", line);
   }
-  fmt::print("\n");
+  fmt::print(out, "\n");
 }
 
 nlohmann::json row_json(const BenchRow& r) {
@@ -215,7 +216,9 @@ int run_bench(BenchOptions& o) {
   if (!o.report.empty()) core::check_output_path(o.report, "--report");  // before minutes of measuring
   const std::vector<GemmCase> cases = bench_cases(cfg, features, classes, squares);
 
-  fmt::print("model: MLP {}{} ({}), batch {}; {} GEMMs per backend and thread count\n", features,
+  // The tables go to stdout, or to stderr when the JSON report does (--report -).
+  std::FILE* out = o.report == "-" ? stderr : stdout;
+  fmt::print(out, "model: MLP {}{} ({}), batch {}; {} GEMMs per backend and thread count\n", features,
              [&] {
                std::string s;
                for (int h : cfg.hidden) s += fmt::format("-{}", h);
@@ -225,7 +228,8 @@ int run_bench(BenchOptions& o) {
   const double load_before = load_average();
   const unsigned hardware_threads = std::max(1u, std::thread::hardware_concurrency());
   if (load_before >= 0)
-    fmt::print("machine: {} hardware threads, load average {:.2f} before the bench{}\n", hardware_threads, load_before,
+    fmt::print(out, "machine: {} hardware threads, load average {:.2f} before the bench{}\n", hardware_threads,
+               load_before,
                load_before > 0.5 ? " (other work competes for the cores: figures are lower and noisier than on an idle "
                                    "machine)"
                                  : "");
@@ -246,7 +250,7 @@ int run_bench(BenchOptions& o) {
         if (level > cpu::cpu_simd_level()) continue;
         const cpu::FmaPeak p = cpu::measure_fma_peak(level, static_cast<int>(t));
         if (level == cpu::active_simd_level() && cpu::active_micro_kernel()) peak_of_threads[t] = p.gflops;
-        fmt::print("cpu FMA peak, {} {}, {}: {:.1f} GFLOP/s (median of {})\n", cpu::to_string(level), p.width,
+        fmt::print(out, "cpu FMA peak, {} {}, {}: {:.1f} GFLOP/s (median of {})\n", cpu::to_string(level), p.width,
                    threads_text(static_cast<int>(t)), p.gflops, p.samples.size());
         peaks.push_back({{"simd", cpu::to_string(level)}, {"width", p.width}, {"threads", t}, {"gflops", p.gflops},
                          {"samples", p.samples}, {"chains", p.chains}});
@@ -255,14 +259,14 @@ int run_bench(BenchOptions& o) {
     const char* l2_env = std::getenv("OPENBLAS_L2_SIZE");
     const int l2_kb = o.openblas_l2_kb >= 0 ? o.openblas_l2_kb : (l2_env ? std::atoi(l2_env) : 0);
     report["openblas_l2_kb"] = l2_kb;
-    fmt::print("cpu GEMM micro-kernel: {}; each call timed with {}\n", cpu::gemm_kernel_name(),
+    fmt::print(out, "cpu GEMM micro-kernel: {}; each call timed with {}\n", cpu::gemm_kernel_name(),
                clock == BenchClock::Wall ? "the wall clock" : "the calling thread's CPU time");
     std::string blas_note = cores.empty() ? "OpenBLAS: not compared (--openblas none)" : "OpenBLAS columns:";
     for (const auto& c : cores)
       blas_note += fmt::format(" [{}]", c.empty() ? "OPENBLAS_CORETYPE unset (its default)" : "OPENBLAS_CORETYPE=" + c);
     if (!cores.empty())
       blas_note += fmt::format(", OPENBLAS_L2_SIZE={}", l2_kb > 0 ? std::to_string(l2_kb) : std::string("unset"));
-    fmt::print("{}\n\n", blas_note);
+    fmt::print(out, "{}\n\n", blas_note);
     // Case by case, trainscope and then each OpenBLAS core type, so that a change of the machine's load during the
     // run affects both sides of a ratio alike.
     for (long t : threads) {
@@ -293,8 +297,8 @@ int run_bench(BenchOptions& o) {
       else
         for (const auto& f : rows.front().openblas)
           labels.push_back(f.core + (f.requested.empty() ? " (default)" : ""));
-      fmt::print("cpu: {}\n", rows.front().device);
-      print_table(rows, labels);
+      fmt::print(out, "cpu: {}\n", rows.front().device);
+      print_table(out, rows, labels);
       for (const auto& r : rows) all_rows.push_back(row_json(r));
     }
   }
@@ -302,9 +306,9 @@ int run_bench(BenchOptions& o) {
     try {
       // GPU timings on a software device are slow: fewer timed calls (still the median of at least 3).
       const std::vector<BenchRow> rows = bench_gpu(cases, o.device, std::min(o.repeats, 3), 0.0);
-      fmt::print("gpu: {} ({})\n", rows.empty() ? "" : rows[0].device, rows.empty() ? "" : rows[0].kernel);
-      fmt::print("(% peak: the GPU's FMA peak is not measured yet)\n");
-      print_table(rows, {});
+      fmt::print(out, "gpu: {} ({})\n", rows.empty() ? "" : rows[0].device, rows.empty() ? "" : rows[0].kernel);
+      fmt::print(out, "(% peak: the GPU's FMA peak is not measured yet)\n");
+      print_table(out, rows, {});
       for (const auto& r : rows) all_rows.push_back(row_json(r));
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: gpu: " << e.what() << "\n";
@@ -312,7 +316,7 @@ int run_bench(BenchOptions& o) {
     }
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  fmt::print("bench took {:.0f} s\n", seconds);
+  fmt::print(out, "bench took {:.0f} s\n", seconds);
   report["rows"] = all_rows;
   report["seconds"] = seconds;
   report["hardware_threads"] = hardware_threads;
@@ -321,7 +325,7 @@ int run_bench(BenchOptions& o) {
   if (!o.report.empty()) {
     try {
       core::write_json_atomically(o.report, report);
-      fmt::print("report: {}\n", o.report);
+      if (o.report != "-") fmt::print(out, "report: {}\n", o.report);
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: " << e.what() << "\n";
       return 1;

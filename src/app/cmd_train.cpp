@@ -104,6 +104,22 @@ void print_step_times(const std::vector<core::BackendRun>& runs) {
   if (!line.empty()) fmt::print("step time: {}\n", line);
 }
 
+// --preset seed-mlp: the preset's settings for every option not given explicitly on the command line.
+void apply_preset(TrainOptions& o) {
+  if (o.preset != "seed-mlp") return;
+  auto given = [&](const char* option) { return o.command && o.command->count(option) > 0; };
+  core::TrainConfig& c = o.config;
+  if (!given("--dataset")) c.dataset = "random";
+  if (!given("--hidden")) o.hidden = "2048,2048";
+  if (!given("--activation")) o.activation = "gelu";
+  if (!given("--optimizer")) o.optimizer = "adamw";
+  if (!given("--batch")) c.batch = 512;
+  if (!given("--epochs")) c.epochs = 1;
+  c.random_features = 1024;
+  c.random_classes = 10;
+  c.random_samples = 10240;
+}
+
 }  // namespace
 
 void add_training_options(CLI::App* t, TrainOptions& o) {
@@ -179,21 +195,6 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
       ->type_name("FILE.png")->default_str("none")->group("Output");
   t->add_option("--size", o.size, "Size of the --screenshot PNG, pixels")->type_name("WxH")->group("Output");
   return t;
-}
-
-void apply_preset(TrainOptions& o) {
-  if (o.preset != "seed-mlp") return;
-  auto given = [&](const char* option) { return o.command && o.command->count(option) > 0; };
-  core::TrainConfig& c = o.config;
-  if (!given("--dataset")) c.dataset = "random";
-  if (!given("--hidden")) o.hidden = "2048,2048";
-  if (!given("--activation")) o.activation = "gelu";
-  if (!given("--optimizer")) o.optimizer = "adamw";
-  if (!given("--batch")) c.batch = 512;
-  if (!given("--epochs")) c.epochs = 1;
-  c.random_features = 1024;
-  c.random_classes = 10;
-  c.random_samples = 10240;
 }
 
 std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {

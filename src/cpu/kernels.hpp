@@ -1,8 +1,9 @@
 // The CPU kernels: the readable reference math of every training kernel, and the CPU baseline of the race.
 // Names, argument order (outputs, then inputs, then sizes) and shapes match shaders/<name>.comp and core::Op.
 // Templated on the element type: float for training, double for the finite-difference gradient checks.
-// Every kernel splits its work over `pool` (cache-blocked loops the compiler vectorizes); pass a 1-thread pool for
-// single-threaded use.
+// Every kernel splits its work over `pool`; pass a 1-thread pool for single-threaded use. The fp32 matmuls run the
+// packed SIMD GEMM of gemm.hpp (AVX-512 or AVX2, chosen at run time); the rest, and double, are cache-blocked loops
+// the compiler vectorizes. Results are bit-identical for every thread count and SIMD path.
 #pragma once
 #include <cstddef>
 #include <cstdint>
