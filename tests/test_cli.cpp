@@ -335,3 +335,16 @@ TEST_CASE("train --preset seed-mlp: random data of 1024 features and the preset'
   CHECK(r.out.find("batch 512, 20 steps per epoch, 1 epoch;") != std::string::npos);
   CHECK(r.out.find("step time: cpu ") != std::string::npos);
 }
+
+TEST_CASE("bench --clock cpu --report -: the JSON alone on stdout, the table on stderr") {
+  const std::vector<std::string> args{"bench", "--backend", "cpu", "--hidden", "8", "--batch", "4", "--sizes", "0",
+                                      "--threads", "1", "--clock", "cpu", "--openblas", "none", "--repeats", "1",
+                                      "--min-time", "0", "--report", "-"};
+  const Result r = run_cli(args);
+  INFO("trainscope " << joined(args) << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);  // throws (fails the test) if anything else is on stdout
+  CHECK(j["clock"] == "cpu");
+  CHECK(j["rows"].size() == 5);  // 784-8-10: forward and backward weight per layer, backward data for the second
+  CHECK(r.err.find("GFLOP/s") != std::string::npos);
+}
