@@ -3,13 +3,14 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
+#include "kernel_params.h"
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer Dpreact { STORE_T dpreact[]; };
 layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
 layout(std430, binding = 2) readonly buffer Preact { STORE_T preact[]; };
 
-layout(push_constant) uniform Params { uint N, act; } p;
+layout(push_constant) uniform Push { ActBackwardParams p; };
 
 #include "activation.glsl"
 

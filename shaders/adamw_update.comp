@@ -5,7 +5,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
-#include "loss_scale.glsl"
+#include "kernel_params.h"
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer Params_ { float params[]; };
@@ -18,14 +18,11 @@ layout(std430, binding = 4) writeonly buffer Weights16 { STORE_T weights16[]; };
 #endif
 #if LOSS_SCALING
 // fp16: skip the whole update when check_finite_grads found an inf/NaN; else unscale the gradients. The step count
-// lives on the device (a skipped step does not count), see loss_scale.glsl.
-layout(std430, binding = 5) readonly buffer Scaler { LOSS_SCALER_MEMBERS } s;
+// lives on the device (a skipped step does not count), see LossScalerBuffer in kernel_params.h.
+layout(std430, binding = 5) readonly buffer Scaler { LossScalerBuffer s; };
 #endif
 
-layout(push_constant) uniform Params {
-  uint N;
-  float lr, beta1, beta2, eps, weight_decay, bc1, bc2;
-} p;
+layout(push_constant) uniform Push { AdamWParams p; };
 
 void main() {
 #if LOSS_SCALING

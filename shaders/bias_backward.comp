@@ -3,12 +3,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
+#include "kernel_params.h"
 layout(local_size_x = 64) in;
 
 layout(std430, binding = 0) writeonly buffer Dbias { STORE_T dbias[]; };
 layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
 
-layout(push_constant) uniform Params { uint B, OC; } p;
+layout(push_constant) uniform Push { BiasBackwardParams p; };
 
 void main() {
   uint o = gl_GlobalInvocationID.x;

@@ -4,13 +4,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
-#include "loss_scale.glsl"
+#include "kernel_params.h"
 layout(local_size_x = 256) in;
 
-layout(std430, binding = 0) buffer Scaler { LOSS_SCALER_MEMBERS } s;
+layout(std430, binding = 0) buffer Scaler { LossScalerBuffer s; };
 layout(std430, binding = 1) readonly buffer Grads { STORE_T grads[]; };
 
-layout(push_constant) uniform Params { uint N; } p;
+layout(push_constant) uniform Push { CheckFiniteParams p; };
 
 void main() {
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;

@@ -3,6 +3,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
+#include "kernel_params.h"
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) writeonly buffer XOut { STORE_T x_out[]; };
@@ -11,7 +12,7 @@ layout(std430, binding = 2) readonly buffer X { float x[]; };
 layout(std430, binding = 3) readonly buffer Y { int y[]; };
 layout(std430, binding = 4) readonly buffer Order { uint order[]; };
 
-layout(push_constant) uniform Params { uint B, C, first; } p;
+layout(push_constant) uniform Push { GatherBatchParams p; };
 
 void main() {
   uint total = p.B * p.C;

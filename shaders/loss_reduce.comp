@@ -1,14 +1,13 @@
 // loss_reduce: loss_history[slot] = mean(losses (B)). One workgroup, a tree reduction in shared memory (fp32).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "kernel_params.h"
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) writeonly buffer LossHistory { float loss_history[]; };
 layout(std430, binding = 1) readonly buffer Losses { float losses[]; };
 
-layout(push_constant) uniform Params {
-  uint B;
-  uint slot;
-} p;
+layout(push_constant) uniform Push { LossReduceParams p; };
 
 shared float partial[256];
 

@@ -2,12 +2,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
+#include "kernel_params.h"
 
 layout(std430, binding = 0) writeonly buffer Dinp { STORE_T dinp[]; };
 layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
 layout(std430, binding = 2) readonly buffer Weight { STORE_T weight[]; };
 
-layout(push_constant) uniform Params { uint B, C, OC; } p;
+layout(push_constant) uniform Push { MatmulBackwardParams p; };
 
 #define A_AT(m, k) load_t(dout[(m) * p.OC + (k)])
 #define B_AT(k, n) load_t(weight[(k) * p.C + (n)])

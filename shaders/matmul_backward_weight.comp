@@ -2,12 +2,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
+#include "kernel_params.h"
 
 layout(std430, binding = 0) writeonly buffer Dweight { STORE_T dweight[]; };
 layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
 layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
 
-layout(push_constant) uniform Params { uint B, C, OC; } p;
+layout(push_constant) uniform Push { MatmulBackwardParams p; };
 
 #define A_AT(m, k) load_t(dout[(k) * p.OC + (m)])
 #define B_AT(k, n) load_t(inp[(k) * p.C + (n)])

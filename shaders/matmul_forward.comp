@@ -3,6 +3,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
+#include "kernel_params.h"
 
 layout(std430, binding = 0) writeonly buffer Out { STORE_T out_[]; };
 layout(std430, binding = 1) writeonly buffer Preact { STORE_T preact[]; };
@@ -10,11 +11,7 @@ layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
 layout(std430, binding = 3) readonly buffer Weight { STORE_T weight[]; };
 layout(std430, binding = 4) readonly buffer Bias { STORE_T bias[]; };
 
-layout(push_constant) uniform Params {
-  uint B, C, OC;
-  uint apply_act;  // 1: hidden layer (activation + preact), 0: logits
-  uint act;        // ACT_RELU | ACT_GELU
-} p;
+layout(push_constant) uniform Push { MatmulForwardParams p; };
 
 #define A_AT(m, k) load_t(inp[(m) * p.C + (k)])
 #define B_AT(k, n) load_t(weight[(n) * p.C + (k)])

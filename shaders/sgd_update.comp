@@ -3,7 +3,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
-#include "loss_scale.glsl"
+#include "kernel_params.h"
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer Params_ { float params[]; };
@@ -15,15 +15,11 @@ layout(std430, binding = 3) writeonly buffer Weights16 { STORE_T weights16[]; };
 #endif
 #if LOSS_SCALING
 // fp16: skip the whole update when check_finite_grads found an inf/NaN; else unscale the gradients. The step count
-// lives on the device (a skipped step does not count), see loss_scale.glsl.
-layout(std430, binding = 4) readonly buffer Scaler { LOSS_SCALER_MEMBERS } s;
+// lives on the device (a skipped step does not count), see LossScalerBuffer in kernel_params.h.
+layout(std430, binding = 4) readonly buffer Scaler { LossScalerBuffer s; };
 #endif
 
-layout(push_constant) uniform Params {
-  uint N;
-  float lr, momentum, weight_decay;
-  uint first_step;
-} p;
+layout(push_constant) uniform Push { SgdParams p; };
 
 void main() {
 #if LOSS_SCALING
@@ -32,7 +28,7 @@ void main() {
   bool first_step = s.optimizer_steps == 0u;
 #else
   float grad_scale = 1.0;
-  bool first_step = p.first_step != 0u;
+  bool first_step = p.t <= 1u;
 #endif
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < p.N; i += stride) {

@@ -7,7 +7,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
-#include "loss_scale.glsl"
+#include "kernel_params.h"
 layout(local_size_x = 64) in;
 
 layout(std430, binding = 0) writeonly buffer Losses { float losses[]; };
@@ -16,15 +16,10 @@ layout(std430, binding = 2) writeonly buffer Correct { int correct[]; };
 layout(std430, binding = 3) readonly buffer Logits { STORE_T logits[]; };
 layout(std430, binding = 4) readonly buffer Labels { int labels[]; };
 #if LOSS_SCALING
-layout(std430, binding = 5) readonly buffer Scaler { LOSS_SCALER_MEMBERS } s;
+layout(std430, binding = 5) readonly buffer Scaler { LossScalerBuffer s; };
 #endif
 
-layout(push_constant) uniform Params {
-  uint B, K;
-  float dloss_scale;  // 1/B: the gradient of the mean loss
-  uint write_grad;
-  uint out_offset;
-} p;
+layout(push_constant) uniform Push { SoftmaxXentParams p; };
 
 void main() {
   uint b = gl_GlobalInvocationID.x;

@@ -5,22 +5,18 @@
 // It first records the step's (scale used, found_inf) in history[slot] for the host, then clears found_inf.
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#include "loss_scale.glsl"
+#include "kernel_params.h"
 layout(local_size_x = 1) in;
 
-layout(std430, binding = 0) buffer Scaler { LOSS_SCALER_MEMBERS } s;
-layout(std430, binding = 1) writeonly buffer History { uvec2 history[]; };  // (floatBitsToUint(scale), found_inf)
+layout(std430, binding = 0) buffer Scaler { LossScalerBuffer s; };
+layout(std430, binding = 1) writeonly buffer History { ScaleHistoryEntry history[]; };
 
-layout(push_constant) uniform Params {
-  float growth_factor, backoff_factor;
-  uint growth_interval, slot;
-  float beta1, beta2;
-} p;
+layout(push_constant) uniform Push { UpdateLossScaleParams p; };
 
 void main() {
   float scale = s.scale;
   uint found_inf = s.found_inf;
-  history[p.slot] = uvec2(floatBitsToUint(scale), found_inf);
+  history[p.slot] = ScaleHistoryEntry(scale, found_inf);
   if (found_inf != 0u) {
     s.scale = scale * p.backoff_factor;
     s.growth_tracker = 0u;

@@ -209,24 +209,18 @@ std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, 
     const vk::Buffer x = buffer(sz(g.B * g.C), 1, "bench inp"), w = buffer(sz(g.OC * g.C), 2, "bench weight");
     const vk::Buffer d = buffer(sz(g.B * g.OC), 3, "bench dout"), bias = buffer(sz(g.OC), 4, "bench bias");
     const vk::Buffer out = buffer(sz(g.M() * g.N()), 5, "bench out"), pre = buffer(sz(g.B * g.OC), 6, "bench preact");
-    VkDescriptorSet set = VK_NULL_HANDLE;
-    std::function<void(VkCommandBuffer)> dispatch;
-    const uint32_t B = static_cast<uint32_t>(g.B), C = static_cast<uint32_t>(g.C), OC = static_cast<uint32_t>(g.OC);
-    if (g.form == "forward") {
-      const vk::BufferRange r[] = {{&out}, {&pre}, {&x}, {&w}, {&bias}};
-      set = pool.allocate(ctx, kernels.pipeline(core::Op::MatmulForward), r);
-      dispatch = [&, set](VkCommandBuffer cmd) {
-        kernels.matmul_forward(cmd, set, B, C, OC, false, core::Activation::ReLU);
-      };
-    } else if (g.form == "backward_data") {
-      const vk::BufferRange r[] = {{&out}, {&d}, {&w}};
-      set = pool.allocate(ctx, kernels.pipeline(core::Op::MatmulBackwardData), r);
-      dispatch = [&, set](VkCommandBuffer cmd) { kernels.matmul_backward_data(cmd, set, B, C, OC); };
-    } else {
-      const vk::BufferRange r[] = {{&out}, {&d}, {&x}};
-      set = pool.allocate(ctx, kernels.pipeline(core::Op::MatmulBackwardWeight), r);
-      dispatch = [&, set](VkCommandBuffer cmd) { kernels.matmul_backward_weight(cmd, set, B, C, OC); };
-    }
+    // The kernel's bindings in the kernel table's order (core/kernel_table.hpp), a plain affine forward pass.
+    const core::Op op = g.form == "forward"         ? core::Op::MatmulForward
+                        : g.form == "backward_data" ? core::Op::MatmulBackwardData
+                                                    : core::Op::MatmulBackwardWeight;
+    std::vector<vk::BufferRange> r;
+    if (op == core::Op::MatmulForward) r = {{&out}, {&pre}, {&x}, {&w}, {&bias}};
+    else if (op == core::Op::MatmulBackwardData) r = {{&out}, {&d}, {&w}};
+    else r = {{&out}, {&d}, {&x}};
+    const VkDescriptorSet set = pool.allocate(ctx, kernels.pipeline(op), r);
+    const core::PlanEntry entry{.op = op, .B = g.B, .C = g.C, .OC = g.OC};
+    const core::KernelArgs args = core::kernel_def(op).args(entry, core::StepArgs{});
+    auto dispatch = [&](VkCommandBuffer cmd) { kernels.dispatch(cmd, entry, set, args); };
     // One submission per sample: a timestamp, the dispatch, a timestamp when the compute stage is done.
     auto sample_ms = [&] {
       ctx.run_one_shot([&](VkCommandBuffer cmd) {

@@ -75,4 +75,13 @@ bool all_finite(const float* grads, size_t n) {
   return true;
 }
 
+LossScalerState scaler_state(const LossScalerBuffer& b) { return {b.scale, b.growth_tracker, b.skipped, b.found_inf}; }
+
+void set_scaler_state(LossScalerBuffer& b, const LossScalerState& s) {
+  b.scale = s.scale;
+  b.growth_tracker = s.growth_tracker;
+  b.skipped = s.skipped;
+  b.found_inf = s.found_inf;
+}
+
 }  // namespace core

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernel_params.h"  // shaders/common: LossScalerBuffer
+
 namespace core {
 
 struct LossScalerOptions {
@@ -65,6 +67,11 @@ class LossScaler {
   LossScalerOptions options_;
   LossScalerState state_;
 };
+
+// The scaler state inside the kernels' 32-byte LossScalerBuffer (its first four members; shaders/common/kernel_params.h)
+// and back; the buffer's step clock is left as it is.
+LossScalerState scaler_state(const LossScalerBuffer& buffer);
+void set_scaler_state(LossScalerBuffer& buffer, const LossScalerState& state);
 
 // True when none of grads[0..n) is inf or NaN (n may be 0). Tests the exponent bits, so it stays correct even
 // where a translation unit is compiled with -ffinite-math-only. Reads the whole array unless a non-finite value

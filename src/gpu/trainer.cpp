@@ -89,8 +89,11 @@ class VulkanTrainer final : public core::Trainer {
   void allocate_buffers();
   void flush_into_ready();  // waits for the submitted steps and moves their records to ready_
   void build_descriptor_sets();
+  // The buffer (range) a trainer role takes for layer l (kernel_table.hpp), in training or evaluation.
+  BufferRange resolve(core::Role role, int l, bool evaluation) const;
+  VkDescriptorSet make_set(const core::PlanEntry& e, bool evaluation);  // e's bindings, in the table's order
+  core::StepArgs step_args(size_t first, uint32_t slot) const;  // the settings of the step at `first`, ring slot
   void record_step(Slot& slot, size_t first, uint32_t slot_index);
-  void record_entry(VkCommandBuffer cmd, size_t index, size_t first, uint32_t slot_index);
   // Parameter tensors start at multiples of ModelShape::kParamAlign elements: 256 bytes in 16-bit, 512 in fp32, so
   // every offset meets any minStorageBufferOffsetAlignment (at most 256 bytes by the Vulkan spec).
   BufferRange weight(int l) const {
@@ -119,7 +122,7 @@ class VulkanTrainer final : public core::Trainer {
   Buffer x_train_, y_train_, x_test_, y_test_, order_, test_order_;
   Buffer params_, grads_, state1_, state2_;  // state1/2: AdamW m, v (SGD: momentum buffer, unused)
   Buffer weights16_;                           // 16-bit only: the rounded copy of params_ the kernels read
-  Buffer scaler_, scale_history_;              // fp16 only: kLossScalerBytes of state; (scale, found_inf) per slot
+  Buffer scaler_, scale_history_;              // fp16 only: the core::LossScalerBuffer; (scale, found_inf) per slot
   Buffer x_batch_, y_batch_, losses_, batch_correct_, loss_history_, eval_losses_, eval_correct_;
   std::vector<Buffer> preact_, act_, dact_;  // per layer l: preact_[l], act_[l] = output of layer l, dact_[l] its grad
 
@@ -234,8 +237,8 @@ void VulkanTrainer::allocate_buffers() {
     dact_.push_back(make_tensor(elements, "activation_grads", &M::activations));
   }
   if (loss_scaling()) {
-    scaler_ = make(kLossScalerBytes, MemoryKind::DeviceLocal, "loss_scaler", &M::workspace, 0, &M::workspace);
-    scale_history_ = make(VkDeviceSize(cfg_.readback_interval) * sizeof(ScaleHistoryEntry), MemoryKind::HostVisible,
+    scaler_ = make(sizeof(core::LossScalerBuffer), MemoryKind::DeviceLocal, "loss_scaler", &M::workspace, 0, &M::workspace);
+    scale_history_ = make(VkDeviceSize(cfg_.readback_interval) * sizeof(core::ScaleHistoryEntry), MemoryKind::HostVisible,
                           "scale_history", &M::workspace, 0, &M::workspace);
   }
 }
@@ -251,86 +254,81 @@ size_t VulkanTrainer::buffer_bytes() const {
   return sum;
 }
 
-void VulkanTrainer::build_descriptor_sets() {
-  pool_ = vk::DescriptorPool(ctx_, static_cast<uint32_t>(plan_.entries.size()) + 2, 5);
+BufferRange VulkanTrainer::resolve(core::Role role, int l, bool evaluation) const {
+  using R = core::Role;
   const int L = shape_.layers();
-  auto layer_input = [&](int l) { return l == 0 ? BufferRange{&x_batch_} : BufferRange{&act_[l - 1]}; };
-  for (const auto& e : plan_.entries) {
-    const auto& p = kernels_.pipeline(e.op);
-    std::vector<BufferRange> r;
-    switch (e.op) {
-      case core::Op::GatherBatch: r = {{&x_batch_}, {&y_batch_}, {&x_train_}, {&y_train_}, {&order_}}; break;
-      case core::Op::MatmulForward:
-        r = {{&act_[e.layer]}, {&preact_[e.layer]}, layer_input(e.layer), weight(e.layer), bias(e.layer)};
-        break;
-      case core::Op::SoftmaxXentForwardBackward:
-        r = {{&losses_}, {&dact_[L - 1]}, {&batch_correct_}, {&act_[L - 1]}, {&y_batch_}};
-        break;
-      case core::Op::LossReduce: r = {{&loss_history_}, {&losses_}}; break;
-      case core::Op::ActBackward: r = {{&dact_[e.layer]}, {&dact_[e.layer]}, {&preact_[e.layer]}}; break;
-      case core::Op::MatmulBackwardWeight: r = {dweight(e.layer), {&dact_[e.layer]}, layer_input(e.layer)}; break;
-      case core::Op::BiasBackward: r = {dbias(e.layer), {&dact_[e.layer]}}; break;
-      case core::Op::MatmulBackwardData: r = {{&dact_[e.layer - 1]}, {&dact_[e.layer]}, weight(e.layer)}; break;
-      case core::Op::AdamWUpdate: r = {{&params_}, {&state1_}, {&state2_}, {&grads_}}; break;
-      case core::Op::SgdUpdate: r = {{&params_}, {&state1_}, {&grads_}}; break;
-      case core::Op::CheckFiniteGrads: r = {{&scaler_}, {&grads_}}; break;
-      case core::Op::UpdateLossScale: r = {{&scaler_}, {&scale_history_}}; break;
-    }
-    // The extra last bindings of the 16-bit variants (kernels.hpp): the weights copy, then the loss scaler.
-    const bool update = e.op == core::Op::AdamWUpdate || e.op == core::Op::SgdUpdate;
-    if (update && sixteen_bit()) r.push_back({&weights16_});
-    if ((update || e.op == core::Op::SoftmaxXentForwardBackward) && loss_scaling()) r.push_back({&scaler_});
-    entry_sets_.push_back(pool_.allocate(ctx_, p, r));
+  switch (role) {
+    case R::DataX: return {evaluation ? &x_test_ : &x_train_};
+    case R::DataY: return {evaluation ? &y_test_ : &y_train_};
+    case R::Order: return {evaluation ? &test_order_ : &order_};
+    case R::XBatch: return {&x_batch_};
+    case R::YBatch: return {&y_batch_};
+    case R::LayerIn: return l == 0 ? BufferRange{&x_batch_} : BufferRange{&act_[l - 1]};
+    case R::Act: return {&act_[l]};
+    case R::Preact: return {&preact_[l]};
+    // One gradient buffer per layer: act_backward turns d Act into d Preact in place (the kernel allows it).
+    case R::DAct:
+    case R::DPreact: return {&dact_[l]};
+    case R::DLayerIn: return {&dact_[l - 1]};
+    case R::Weight: return weight(l);
+    case R::Bias: return bias(l);
+    case R::DWeight: return dweight(l);
+    case R::DBias: return dbias(l);
+    case R::Logits: return {&act_[L - 1]};
+    case R::DLogits: return {&dact_[L - 1]};
+    case R::Losses: return {evaluation ? &eval_losses_ : &losses_};
+    case R::Correct: return {evaluation ? &eval_correct_ : &batch_correct_};
+    case R::LossHistory: return {&loss_history_};
+    case R::Params: return {&params_};
+    case R::Grads: return {&grads_};
+    case R::State1: return {&state1_};
+    case R::State2: return {&state2_};
+    case R::Weights16: return {&weights16_};
+    case R::Scaler: return {&scaler_};
+    case R::ScaleHistory: return {&scale_history_};
   }
-  std::vector<BufferRange> gather = {{&x_batch_}, {&y_batch_}, {&x_test_}, {&y_test_}, {&test_order_}};
-  gather_test_set_ = pool_.allocate(ctx_, kernels_.pipeline(core::Op::GatherBatch), gather);
-  std::vector<BufferRange> softmax = {{&eval_losses_}, {&dact_[L - 1]}, {&eval_correct_}, {&act_[L - 1]}, {&y_batch_}};
-  if (loss_scaling()) softmax.push_back({&scaler_});  // bound, not read: evaluation writes no gradient
-  softmax_eval_set_ = pool_.allocate(ctx_, kernels_.pipeline(core::Op::SoftmaxXentForwardBackward), softmax);
+  throw core::Error(core::ErrorKind::Internal, std::string("gpu trainer: no buffer for role ") + core::to_string(role));
+}
+
+VkDescriptorSet VulkanTrainer::make_set(const core::PlanEntry& e, bool evaluation) {
+  const core::KernelDef& def = core::kernel_def(e.op);
+  std::vector<BufferRange> ranges;
+  for (const core::BindingDef& b : def.bindings)
+    if (core::present(b.when, cfg_.precision)) ranges.push_back(resolve(b.role, e.layer, evaluation));
+  return pool_.allocate(ctx_, kernels_.pipeline(e.op), ranges);
+}
+
+void VulkanTrainer::build_descriptor_sets() {
+  uint32_t max_bindings = 0;
+  for (const core::KernelDef& def : core::kernel_table())
+    max_bindings = std::max(max_bindings, def.binding_count(cfg_.precision));
+  pool_ = vk::DescriptorPool(ctx_, static_cast<uint32_t>(plan_.entries.size()) + 2, max_bindings);
+  for (const auto& e : plan_.entries) entry_sets_.push_back(make_set(e, false));
+  // Evaluation: gather from the test set, and per-sample results into test-set-sized arrays; matmul_forward reuses
+  // the training sets (the same activations and weights). Evaluation writes no gradient.
+  gather_test_set_ = make_set(core::PlanEntry{core::Op::GatherBatch}, true);
+  softmax_eval_set_ = make_set(core::PlanEntry{core::Op::SoftmaxXentForwardBackward}, true);
+}
+
+core::StepArgs VulkanTrainer::step_args(size_t first, uint32_t slot) const {
+  core::StepArgs a;
+  a.activation = cfg_.activation;
+  a.lr = cfg_.lr;
+  a.beta1 = cfg_.beta1;
+  a.beta2 = cfg_.beta2;
+  a.eps = cfg_.eps;
+  a.weight_decay = cfg_.effective_weight_decay();
+  a.momentum = cfg_.momentum;
+  a.t = t_ + 1;  // fp16: ignored by the optimizers, which take t from the device's step clock
+  a.first = static_cast<uint32_t>(first);
+  a.slot = slot;
+  a.scaler = scaler_options_;
+  return a;
 }
 
 void VulkanTrainer::begin_epoch(std::span<const uint32_t> order) {
   flush_into_ready();
   order_.upload(ctx_, order.data(), order.size_bytes());
-}
-
-void VulkanTrainer::record_entry(VkCommandBuffer cmd, size_t index, size_t first, uint32_t slot_index) {
-  const auto& e = plan_.entries[index];
-  VkDescriptorSet set = entry_sets_[index];
-  const auto B = static_cast<uint32_t>(e.B);
-  const auto C = static_cast<uint32_t>(e.C);
-  const auto OC = static_cast<uint32_t>(e.OC);
-  const float wd = cfg_.effective_weight_decay();
-  const long t = t_ + 1;
-  switch (e.op) {
-    case core::Op::GatherBatch: kernels_.gather_batch(cmd, set, B, C, static_cast<uint32_t>(first)); break;
-    case core::Op::MatmulForward: kernels_.matmul_forward(cmd, set, B, C, OC, e.activation, cfg_.activation); break;
-    case core::Op::SoftmaxXentForwardBackward:
-      kernels_.softmax_xent_forward_backward(cmd, set, B, C, 1.0f / static_cast<float>(B), true, 0);
-      break;
-    case core::Op::LossReduce: kernels_.loss_reduce(cmd, set, B, slot_index); break;
-    case core::Op::ActBackward: kernels_.act_backward(cmd, set, static_cast<uint32_t>(e.N), cfg_.activation); break;
-    case core::Op::MatmulBackwardWeight: kernels_.matmul_backward_weight(cmd, set, B, C, OC); break;
-    case core::Op::BiasBackward: kernels_.bias_backward(cmd, set, B, OC); break;
-    case core::Op::MatmulBackwardData: kernels_.matmul_backward_data(cmd, set, B, C, OC); break;
-    case core::Op::AdamWUpdate: {
-      // torch.optim.AdamW's bias corrections for step t, in double on the host as torch does in Python floats.
-      // (fp16: ignored; the kernel takes t from the device's step clock, which skipped steps do not advance.)
-      const float bc1 = static_cast<float>(1.0 - std::pow(double(cfg_.beta1), double(t)));
-      const float bc2 = static_cast<float>(1.0 - std::pow(double(cfg_.beta2), double(t)));
-      kernels_.adamw_update(cmd, set, static_cast<uint32_t>(e.N), cfg_.lr, cfg_.beta1, cfg_.beta2, cfg_.eps, wd, bc1,
-                            bc2);
-      break;
-    }
-    case core::Op::SgdUpdate:
-      kernels_.sgd_update(cmd, set, static_cast<uint32_t>(e.N), cfg_.lr, cfg_.momentum, wd, t == 1);
-      break;
-    case core::Op::CheckFiniteGrads: kernels_.check_finite_grads(cmd, set, static_cast<uint32_t>(e.N)); break;
-    case core::Op::UpdateLossScale:
-      kernels_.update_loss_scale(cmd, set, slot_index, scaler_options_.growth_factor, scaler_options_.backoff_factor,
-                                 scaler_options_.growth_interval, cfg_.beta1, cfg_.beta2);
-      break;
-  }
 }
 
 void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
@@ -343,8 +341,10 @@ void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
   // the previous step's backward kernels read x_batch and activations that this step overwrites (WAR).
   vk::compute_barrier(cmd);
   slot.queries.write(cmd, 0);
+  const core::StepArgs args = step_args(first, slot_index);
   for (size_t i = 0; i < plan_.entries.size(); ++i) {
-    record_entry(cmd, i, first, slot_index);
+    const core::PlanEntry& e = plan_.entries[i];
+    kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
     slot.queries.write(cmd, static_cast<uint32_t>(i + 1));
     // Within a step each kernel reads what an earlier one wrote (RAW): gather_batch -> x_batch -> matmul_forward
     // layer by layer -> logits -> softmax_xent -> losses (loss_reduce) and dlogits -> backward kernels -> grads ->
@@ -380,7 +380,7 @@ void VulkanTrainer::flush_into_ready() {
   vk::check(vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (readback)");
   vk::check(vkResetFences(ctx_.device(), 1, &fence), "vkResetFences");
   const auto* history = static_cast<const float*>(loss_history_.mapped());
-  const auto* scales = static_cast<const ScaleHistoryEntry*>(loss_scaling() ? scale_history_.mapped() : nullptr);
+  const auto* scales = static_cast<const core::ScaleHistoryEntry*>(loss_scaling() ? scale_history_.mapped() : nullptr);
   const uint32_t n = static_cast<uint32_t>(plan_.entries.size()) + 1;
   for (uint32_t s = 0; s < pending_; ++s) {
     core::StepRecord r;
@@ -408,23 +408,26 @@ core::EvalResult VulkanTrainer::evaluate() {
   flush_into_ready();
   const int N = data_.test.count;
   const int B = plan_.batch;
+  core::StepArgs args = step_args(0, 0);
+  args.evaluation = true;
   ctx_.run_one_shot([&](VkCommandBuffer cmd) {
     // The last training step's update wrote params that the forward pass reads (RAW).
     vk::compute_barrier(cmd);
     for (int start = 0; start < N; start += B) {
-      const uint32_t count = static_cast<uint32_t>(std::min(B, N - start));
-      kernels_.gather_batch(cmd, gather_test_set_, count, static_cast<uint32_t>(shape_.inputs()),
-                            static_cast<uint32_t>(start));
+      const long count = std::min(B, N - start);  // the last batch may be partial
+      args.first = args.out_offset = static_cast<uint32_t>(start);
+      const core::PlanEntry gather{.op = core::Op::GatherBatch, .B = count, .C = shape_.inputs()};
+      kernels_.dispatch(cmd, gather, gather_test_set_, core::kernel_def(gather.op).args(gather, args));
       vk::compute_barrier(cmd);  // RAW: x_batch, y_batch
       for (size_t i = 0; i < plan_.entries.size(); ++i) {
-        const auto& e = plan_.entries[i];
+        core::PlanEntry e = plan_.entries[i];
         if (e.op != core::Op::MatmulForward) continue;
-        kernels_.matmul_forward(cmd, entry_sets_[i], count, static_cast<uint32_t>(e.C), static_cast<uint32_t>(e.OC),
-                                e.activation, cfg_.activation);
+        e.B = count;
+        kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
         vk::compute_barrier(cmd);  // RAW: this layer's output is the next layer's input (or the logits)
       }
-      kernels_.softmax_xent_forward_backward(cmd, softmax_eval_set_, count, static_cast<uint32_t>(shape_.classes()),
-                                             1.0f, false, static_cast<uint32_t>(start));
+      const core::PlanEntry softmax{.op = core::Op::SoftmaxXentForwardBackward, .B = count, .C = shape_.classes()};
+      kernels_.dispatch(cmd, softmax, softmax_eval_set_, core::kernel_def(softmax.op).args(softmax, args));
       // WAR: the next batch's gather_batch and matmul_forward overwrite x_batch, y_batch and the logits read here.
       vk::compute_barrier(cmd);
     }
@@ -463,9 +466,9 @@ core::TrainerState VulkanTrainer::export_state() {
   s.steps = next_step_;
   s.optimizer_steps = t_;
   if (loss_scaling()) {  // the device's scaler state and step clock (skipped steps did not advance it)
-    LossScalerDeviceState device;
+    core::LossScalerBuffer device{};
     scaler_.download(ctx_, &device, sizeof device);
-    s.loss_scaler = device.scaler;
+    s.loss_scaler = core::scaler_state(device);
     s.optimizer_steps = device.optimizer_steps;
   }
   return s;
@@ -504,15 +507,15 @@ void VulkanTrainer::upload_params(const std::vector<float>& params) {
 }
 
 void VulkanTrainer::upload_scaler(const std::optional<core::LossScalerState>& state, long optimizer_steps) {
-  LossScalerDeviceState device;
+  core::LossScalerBuffer device{};
   if (state) {
     core::LossScaler check(scaler_options_);
     check.import_state(*state);  // throws on a corrupt state, before anything is changed
-    device.scaler = check.export_state();
+    core::set_scaler_state(device, check.export_state());
   } else {
-    device.scaler.scale = scaler_options_.init_scale;
+    device.scale = scaler_options_.init_scale;
   }
-  device.scaler.found_inf = 0;
+  device.found_inf = 0;
   device.optimizer_steps = static_cast<uint32_t>(optimizer_steps);
   // beta^t in double as torch computes it, rounded once; the device multiplies one beta in per applied update.
   device.beta1_pow = static_cast<float>(std::pow(double(cfg_.beta1), double(optimizer_steps)));

@@ -1,0 +1,152 @@
+// The push-constant block of every kernel (one struct per kernel) and the structs kernels share through buffers (the
+// fp16 loss scaler's state, the scale history), written once for both languages:
+//   GLSL: a kernel declares `layout(push_constant) uniform Push { MatmulForwardParams p; };` and reads p.B, ...
+//   C++:  core::MatmulForwardParams, filled by the kernel table (core/kernel_table.cpp) and read by the CPU twins and
+//         the reference (cpu/kernel_calls.cpp); the GPU pushes the same bytes.
+// Only 32-bit scalar members (uint, int, float) are allowed: std430 (push constants and storage buffers) then puts
+// member i at byte 4*i in GLSL, exactly where C++ puts it, which the static_asserts at the end check on the C++ side
+// and tests/test_kernel_parity.cpp checks in every compiled SPIR-V module (push-constant size and member offsets).
+// GLSL struct members take no initialisers, so C++ code value-initialises these structs (`MatmulForwardParams p{}`).
+#ifndef TRAINSCOPE_KERNEL_PARAMS_H
+#define TRAINSCOPE_KERNEL_PARAMS_H
+
+#ifdef __cplusplus
+#include <cstddef>
+#include <cstdint>
+namespace core {
+using uint = std::uint32_t;
+#endif
+
+// gather_batch: x_out (B,C), y_out (B) <- rows order[first + b] of the dataset.
+struct GatherBatchParams {
+  uint B;
+  uint C;
+  uint first;
+};
+
+// matmul_forward: out (B,OC) = act(inp (B,C) · weight (OC,C)ᵀ + bias (OC)).
+struct MatmulForwardParams {
+  uint B;
+  uint C;
+  uint OC;
+  uint apply_act;  // 1: a hidden layer (the activation, and preact kept), 0: the logits
+  uint act;        // ACT_RELU (0) | ACT_GELU (1), shaders/common/activation.glsl
+};
+
+// matmul_backward_weight (dweight (OC,C) = doutᵀ · inp) and matmul_backward_data (dinp (B,C) = dout · weight).
+struct MatmulBackwardParams {
+  uint B;
+  uint C;
+  uint OC;
+};
+
+// softmax_xent_forward_backward: losses (B), dlogits (B,K), correct (B) <- logits (B,K), labels (B).
+struct SoftmaxXentParams {
+  uint B;
+  uint K;
+  float dloss_scale;  // 1/B: the gradient of the mean loss (fp16 also multiplies by the loss scale)
+  uint write_grad;    // 0 in evaluation: dlogits is not written
+  uint out_offset;    // losses and correct are written at out_offset + b (evaluation fills one test-set array)
+};
+
+// loss_reduce: loss_history[slot] = mean(losses (B)).
+struct LossReduceParams {
+  uint B;
+  uint slot;
+};
+
+// act_backward: dpreact (N) = dout (N) * act'(preact (N)).
+struct ActBackwardParams {
+  uint N;
+  uint act;
+};
+
+// bias_backward: dbias (OC) = sum over b of dout (B,OC).
+struct BiasBackwardParams {
+  uint B;
+  uint OC;
+};
+
+// adamw_update over the flat parameter buffer (N). t: the update's step (1-based), bc1 = 1 - beta1^t and
+// bc2 = 1 - beta2^t computed from it on the host in double (torch.optim.AdamW); the fp16 variants take t from the
+// loss scaler's step clock instead (LossScalerBuffer::optimizer_steps + 1).
+struct AdamWParams {
+  uint N;
+  float lr;
+  float beta1;
+  float beta2;
+  float eps;
+  float weight_decay;
+  float bc1;
+  float bc2;
+  uint t;
+};
+
+// sgd_update over the flat parameter buffer (N); t <= 1: the first step (momentum buffer = gradient).
+struct SgdParams {
+  uint N;
+  float lr;
+  float momentum;
+  float weight_decay;
+  uint t;
+};
+
+// check_finite_grads: found_inf = any of grads (N) is inf or NaN.
+struct CheckFiniteParams {
+  uint N;
+};
+
+// update_loss_scale: GradScaler's rule on the loss scaler, the step's (scale, found_inf) into history[slot].
+struct UpdateLossScaleParams {
+  float growth_factor;
+  float backoff_factor;
+  uint growth_interval;
+  uint slot;
+  float beta1;  // AdamW's betas: the step clock keeps beta^t (see LossScalerBuffer)
+  float beta2;
+};
+
+// The fp16 loss scaler's state in one 32-byte buffer (dynamic loss scaling, torch.cuda.amp.GradScaler semantics;
+// core/loss_scaler.hpp). The first four members are core::LossScalerState; the rest is the optimizer's step clock,
+// kept beside it because a skipped step must not count as an optimizer step (torch skips optimizer.step()) and only
+// the device knows which steps were skipped until the host reads them back.
+struct LossScalerBuffer {
+  float scale;           // the loss scale of the current step (the softmax multiplies dlogits by it; the optimizer divides)
+  uint growth_tracker;   // clean steps since the last growth or overflow
+  uint skipped;          // optimizer steps skipped since the start
+  uint found_inf;        // set to 1 by check_finite_grads on an inf/NaN; update_loss_scale consumes and clears it
+  uint optimizer_steps;  // optimizer updates applied (AdamW's t of the next update is optimizer_steps + 1)
+  float beta1_pow;       // beta1^optimizer_steps and beta2^optimizer_steps, multiplied in on every applied update, so
+  float beta2_pow;       // that AdamW's bias corrections 1 - beta^t need no pow() on the device
+  uint reserved;
+};
+
+// One step's entry of the scale history update_loss_scale writes for the host.
+struct ScaleHistoryEntry {
+  float loss_scale;  // the scale this step's backward pass used
+  uint found_inf;    // 1: its gradients overflowed and the optimizer step was skipped
+};
+
+#ifdef __cplusplus
+// std430 puts 32-bit member i at byte 4*i: so must C++ (no padding, nothing larger than 4 bytes).
+#define TRAINSCOPE_PARAMS_LAYOUT(T, members, last)                                                          \
+  static_assert(sizeof(T) == 4 * (members) && offsetof(T, last) == 4 * ((members) - 1) && alignof(T) == 4, \
+                #T " must be " #members " 32-bit members in a row, as std430 lays it out in GLSL")
+TRAINSCOPE_PARAMS_LAYOUT(GatherBatchParams, 3, first);
+TRAINSCOPE_PARAMS_LAYOUT(MatmulForwardParams, 5, act);
+TRAINSCOPE_PARAMS_LAYOUT(MatmulBackwardParams, 3, OC);
+TRAINSCOPE_PARAMS_LAYOUT(SoftmaxXentParams, 5, out_offset);
+TRAINSCOPE_PARAMS_LAYOUT(LossReduceParams, 2, slot);
+TRAINSCOPE_PARAMS_LAYOUT(ActBackwardParams, 2, act);
+TRAINSCOPE_PARAMS_LAYOUT(BiasBackwardParams, 2, OC);
+TRAINSCOPE_PARAMS_LAYOUT(AdamWParams, 9, t);
+TRAINSCOPE_PARAMS_LAYOUT(SgdParams, 5, t);
+TRAINSCOPE_PARAMS_LAYOUT(CheckFiniteParams, 1, N);
+TRAINSCOPE_PARAMS_LAYOUT(UpdateLossScaleParams, 6, beta2);
+TRAINSCOPE_PARAMS_LAYOUT(LossScalerBuffer, 8, reserved);
+TRAINSCOPE_PARAMS_LAYOUT(ScaleHistoryEntry, 2, found_inf);
+#undef TRAINSCOPE_PARAMS_LAYOUT
+}  // namespace core
+#endif
+
+#endif  // TRAINSCOPE_KERNEL_PARAMS_H

@@ -1,0 +1,173 @@
+// The kernel table: one entry per kernel, everything both backends and the tests need to know about it as data.
+//   - its name (= shaders/<name>.comp = cpu::<name> = the StepPlan entry and timing-table row),
+//   - its bindings in binding order: a name (as in the shader), whether the kernel reads or writes it, the element
+//     type per precision, the variants it exists in, and the role it plays in a training step (which tensor a trainer
+//     binds to it),
+//   - its push-constant struct (shaders/common/kernel_params.h, shared by GLSL and C++) and how a plan entry and the
+//     step's settings fill it,
+//   - its workgroup geometry (what one invocation covers, the shader's local_size_x),
+//   - its plan entry's analytic FLOP and byte formulas.
+// gpu::Kernels makes the pipelines and dispatches from it, gpu::Trainer and cpu::Trainer bind roles to their tensors
+// and run any entry the same way, cpu::run_kernel / cpu::run_reference call the CPU twin and the plain reference, and
+// tests/test_kernel_parity.cpp runs every entry on every backend. How to add a kernel: README, "Project layout".
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "kernel_params.h"  // shaders/common: the params structs shared with GLSL
+#include "core/loss_scaler.hpp"
+#include "core/model.hpp"
+#include "core/step_plan.hpp"
+
+namespace core {
+
+// What one element of a binding holds.
+enum class Elem : uint8_t {
+  Storage,       // the precision's storage type: fp32, or fp16 / bf16 bits (2 bytes)
+  F32,           // fp32 in every precision (master weights, optimizer state, losses, the dataset)
+  I32,           // labels, correct flags
+  U32,           // sample indices
+  LossScaler,    // one LossScalerBuffer (fp16 only)
+  ScaleHistory,  // one ScaleHistoryEntry per read-back slot (fp16 only)
+};
+size_t elem_bytes(Elem elem, Precision precision);
+const char* to_string(Elem elem);
+
+enum class Access : uint8_t { Read, Write, ReadWrite };
+
+// The variants of a kernel a binding exists in. Optional bindings come last, SixteenBit before LossScaling, so that
+// the bindings of every variant are numbered 0..n-1 as in the shader.
+enum class When : uint8_t {
+  Always,
+  SixteenBit,   // fp16 and bf16 (e.g. the optimizers' 16-bit weights copy)
+  LossScaling,  // fp16 only (the loss scaler's state)
+};
+bool present(When when, Precision precision);
+
+// The tensor of a training step a binding takes. A trainer resolves each role to one of its buffers; `layer` is the
+// plan entry's layer (l), and "the gradient of" means d loss / d (that tensor).
+enum class Role : uint8_t {
+  DataX, DataY,          // the dataset's samples (N, C0) fp32 and labels (N): training or test set
+  Order,                 // the sample order of the epoch (training) or 0..N-1 (evaluation)
+  XBatch, YBatch,        // the gathered batch: inputs (B, C0), labels (B)
+  LayerIn,               // input of layer l: XBatch for l = 0, else Act of layer l-1
+  Act,                   // output of layer l after its activation (B, OC); the logits for the last layer
+  Preact,                // output of layer l before its activation (hidden layers only; the last layer has none)
+  DAct,                  // the gradient of Act of layer l (what matmul_backward_data of layer l+1 writes)
+  DPreact,               // the gradient of layer l's affine output: dlogits for the last layer, else act_backward's
+  DLayerIn,              // the gradient of LayerIn of layer l (l >= 1): DAct of layer l-1
+  Weight, Bias,          // layer l's parameters as the kernels read them (the 16-bit copy in 16-bit storage)
+  DWeight, DBias,        // their gradients
+  Logits, DLogits,       // Act and DPreact of the last layer
+  Losses, Correct,       // per-sample cross-entropy (B) and argmax == label flags (B)
+  LossHistory,           // the read-back ring of mean losses, one per step slot
+  Params, Grads,         // the flat fp32 master parameters and the flat gradients (ModelShape layout)
+  State1, State2,        // AdamW m and v, or the SGD momentum buffer (State1)
+  Weights16,             // the flat 16-bit weights copy the optimizers write (16-bit storage only)
+  Scaler, ScaleHistory,  // fp16: the loss scaler's state, and its (scale, found_inf) per step slot
+};
+const char* to_string(Role role);
+
+struct BindingDef {
+  const char* name;  // as in the shader's block
+  Access access;
+  Elem elem;
+  Role role;
+  When when = When::Always;
+  // Tests: the output is a sum over many terms (a GEMM, bias_backward), so a value that cancels to near zero carries
+  // the rounding of its large terms: 16-bit comparisons add 1e-3 x max|reference| to their absolute tolerance.
+  bool sum = false;
+  // Tests: the output is one rounding of an exactly known value (a copy), so it must be bit for bit the nearest value.
+  bool exact = false;
+  bool writes() const { return access != Access::Read; }
+};
+
+// How the invocations of a dispatch cover its work (GPU), from the plan entry's shape.
+enum class Grid : uint8_t {
+  Elements,  // one invocation per element, grid-stride loop (group count capped at 65535): size[0] elements
+  Rows,      // one invocation per row: size[0] rows, no loop
+  Gemm,      // shared-memory tiles of the output, size = {M rows, N columns} (gemm.glsl, tiling gpu::GemmTiles)
+  Single,    // one workgroup
+};
+
+// A kernel's push-constant block as raw 32-bit words (the params struct of kernel_params.h), so that the trainers and
+// the tests can pass it around without knowing the kernel; as<T>() gives the struct back.
+struct KernelArgs {
+  std::array<uint32_t, 32> words{};  // 128 bytes: maxPushConstantsSize guaranteed by every Vulkan device
+  uint32_t bytes = 0;
+
+  template <typename T>
+  static KernelArgs of(const T& params) {
+    static_assert(sizeof(T) % 4 == 0 && sizeof(T) <= sizeof(words));
+    KernelArgs a;
+    std::memcpy(a.words.data(), &params, sizeof params);
+    a.bytes = sizeof params;
+    return a;
+  }
+  template <typename T>
+  T as() const {  // throws core::Error(Internal) if this holds another struct's size
+    check_size(sizeof(T));
+    T params;
+    std::memcpy(&params, words.data(), sizeof params);
+    return params;
+  }
+  const void* data() const { return words.data(); }
+
+ private:
+  void check_size(size_t bytes) const;
+};
+
+// What a step's kernels need besides their shapes: the run's settings and where the step is.
+struct StepArgs {
+  Activation activation = Activation::ReLU;
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0, momentum = 0.9f;
+  long t = 1;              // the optimizer update this step makes, 1-based (fp16: the scaler's clock decides)
+  uint32_t first = 0;      // the batch's first position in the epoch's order
+  uint32_t slot = 0;       // the read-back slot of this step (loss history, scale history)
+  LossScalerOptions scaler;
+  bool evaluation = false;  // softmax: no dlogits, results at out_offset
+  uint32_t out_offset = 0;
+};
+
+struct KernelDef {
+  Op op;
+  const char* name;
+  std::vector<BindingDef> bindings;  // binding order
+  uint32_t params_bytes;             // sizeof its params struct
+  Grid grid;
+  uint32_t local_size;               // the shader's local_size_x (Elements, Rows, Single); Gemm: from the tiling
+  bool fp16_only = false;            // exists only with loss scaling (check_finite_grads, update_loss_scale)
+  // Grid size from the entry's shape: {elements or rows, 1}, or {M, N} of a GEMM's output.
+  std::array<uint64_t, 2> (*grid_size)(const PlanEntry& e);
+  // The push constants of one dispatch of the entry.
+  KernelArgs (*args)(const PlanEntry& e, const StepArgs& step);
+  // Analytic figures of the StepPlan (step_plan.hpp's counting conventions), in the storage type of `precision`.
+  double (*flops)(const PlanEntry& e, Precision precision);
+  double (*bytes_read)(const PlanEntry& e, Precision precision);
+  double (*bytes_written)(const PlanEntry& e, Precision precision);
+
+  bool exists_in(Precision p) const { return !fp16_only || p == Precision::FP16; }
+  // The bindings present in `precision`: the first n of `bindings` (optional ones come last).
+  uint32_t binding_count(Precision precision) const;
+};
+
+// Every kernel, in core::Op order.
+std::span<const KernelDef> kernel_table();
+const KernelDef& kernel_def(Op op);
+
+// The tests' tolerance per precision (CONVENTIONS.md): fp32 NMSE <= 1e-7 per output; 16-bit storage per element
+// |got - ref| <= atol + rtol |ref| with rtol above half an ulp of the type (fp16 1e-3, bf16 1.6e-2) and atol fp16's
+// smallest normal (a device without shaderDenormPreserveFloat16 may flush subnormals), and at least 99% of the
+// outputs the nearest 16-bit value of the reference (a device that truncates would match about half).
+struct Tolerance {
+  double nmse = 1e-7;        // fp32 outputs (and the fp32 outputs of 16-bit kernels)
+  double rtol = 0, atol = 0;  // 16-bit outputs
+  double rounded_share = 0.99;
+};
+Tolerance tolerance(Precision precision);
+
+}  // namespace core

@@ -1,0 +1,224 @@
+// The parity test's entry per kernel (tests/test_kernel_parity.cpp): the shapes and settings each kernel is run with,
+// the element count of each of its bindings, and how its inputs are filled where "uniform in [-1, 1]" would not do
+// (labels, indices, the loss scaler's state, non-negative second moments...). Odd shapes on purpose: batch 1, 7, 33;
+// feature counts below, between and above the 16/32/64 GEMM tiles; and one shape large enough that the CPU twins
+// split every loop over their threads. Adding a kernel = one more entry in kernel_cases().
+#pragma once
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/half.hpp"
+#include "core/kernel_table.hpp"
+#include "core/rng.hpp"
+
+namespace test {
+
+struct KernelCase {
+  std::string label;       // shown on failure: the shape and settings
+  core::PlanEntry entry;   // the kernel and its shape
+  core::StepArgs step;     // the settings its push constants are made from
+  std::vector<size_t> elements;  // per binding of the kernel (absent ones included): elements of its buffer
+  // Overrides of the default fill (uniform in [-1, 1]) of named bindings, given the binding's values (already sized:
+  // elements x fields) and a generator; called before the values are rounded to the binding's type.
+  std::function<void(const std::string& binding, std::vector<double>& values, core::Pcg32& rng, core::Precision)> fill;
+  int alias_of_first = -1;  // >= 0: binding 0 shares the buffer of that binding (an in-place kernel)
+};
+
+inline std::string shape_label(long B, long C, long OC) {
+  return "B=" + std::to_string(B) + " C=" + std::to_string(C) + " OC=" + std::to_string(OC);
+}
+
+inline double uniform(core::Pcg32& rng, double lo, double hi) { return rng.uniform(float(lo), float(hi)); }
+
+// The GEMM shapes (B, C, OC).
+struct GemmShape {
+  long B, C, OC;
+};
+inline const std::vector<GemmShape>& gemm_shapes() {
+  static const std::vector<GemmShape> shapes = {{1, 5, 3},    {7, 17, 10}, {33, 70, 65},
+                                                {33, 130, 10}, {64, 64, 64}, {260, 120, 270}};
+  return shapes;
+}
+
+// The fp16 loss scaler's state before an optimizer step t (a fresh clock advanced t - 1 times), as the table's
+// LossScaler element (its members in order).
+inline void scaler_before_step(std::vector<double>& v, float scale, long t, bool found_inf, float beta1, float beta2) {
+  v = {scale, 0, 0, found_inf ? 1.0 : 0.0, double(t - 1),
+       static_cast<float>(std::pow(double(beta1), double(t - 1))),
+       static_cast<float>(std::pow(double(beta2), double(t - 1))), 0};
+}
+
+inline std::vector<KernelCase> cases_of(core::Op op) {
+  using core::Op;
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) {
+    c.entry.op = op;
+    out.push_back(std::move(c));
+  };
+  switch (op) {
+    case Op::GatherBatch:
+      for (auto [B, C] : {std::pair{1L, 5L}, {7L, 13L}, {33L, 70L}, {1000L, 100L}}) {  // the last: split over threads
+        const long N = B + 17, first = 9;
+        KernelCase c{"B=" + std::to_string(B) + " C=" + std::to_string(C) + " first=9", {}, {},
+                     {size_t(B * C), size_t(B), size_t(N * C), size_t(N), size_t(first + N)}, {}};
+        c.entry.B = B;
+        c.entry.C = C;
+        c.step.first = static_cast<uint32_t>(first);
+        c.fill = [N](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+          if (b == "y")
+            for (auto& x : v) x = rng.next_u32() % 10;
+          if (b == "order")  // rows in a shuffled order (every index < N)
+            for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 17 + 5) % static_cast<size_t>(N));
+        };
+        add(c);
+      }
+      break;
+    case Op::MatmulForward:
+      for (const GemmShape& s : gemm_shapes())
+        for (int mode = 0; mode < 3; ++mode) {  // logits, ReLU, GELU
+          KernelCase c{shape_label(s.B, s.C, s.OC) + (mode == 0 ? " linear" : mode == 1 ? " relu" : " gelu"),
+                       {},
+                       {},
+                       {size_t(s.B * s.OC), size_t(s.B * s.OC), size_t(s.B * s.C), size_t(s.OC * s.C), size_t(s.OC)},
+                       {}};
+          c.entry = {.op = op, .activation = mode > 0, .B = s.B, .C = s.C, .OC = s.OC};
+          c.step.activation = mode == 2 ? core::Activation::GELU : core::Activation::ReLU;
+          add(c);
+        }
+      break;
+    case Op::SoftmaxXentForwardBackward:
+      for (long B : {1L, 7L, 33L, 260L})
+        for (long K : {3L, 10L, 270L})
+          for (bool eval : {false, true}) {
+            if ((eval && B != 7) || (K == 270) != (B == 260)) continue;  // 260 x 270: split over threads
+            const long off = eval ? 3 : 0;  // evaluation writes at out_offset
+            KernelCase c{"B=" + std::to_string(B) + " K=" + std::to_string(K) + (eval ? " evaluation" : ""), {}, {},
+                         {size_t(B + off), size_t(B * K), size_t(B + off), size_t(B * K), size_t(B), 1}, {}};
+            c.entry.B = B;
+            c.entry.C = K;
+            c.step.evaluation = eval;
+            c.step.out_offset = static_cast<uint32_t>(off);
+            c.fill = [K](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+              if (b == "logits")
+                for (auto& x : v) x = uniform(rng, -4, 4);
+              if (b == "labels")
+                for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 7 + 3) % static_cast<size_t>(K));
+              if (b == "scaler") scaler_before_step(v, 4.0f, 1, false, 0.9f, 0.999f);  // dlogits times 4
+            };
+            add(c);
+          }
+      break;
+    case Op::LossReduce:
+      for (long B : {1L, 7L, 300L}) {
+        KernelCase c{"B=" + std::to_string(B) + " slot=2", {}, {}, {4, size_t(B)}, {}};
+        c.entry.B = B;
+        c.step.slot = 2;
+        c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+          if (b == "losses")
+            for (auto& x : v) x = uniform(rng, 0, 5);
+        };
+        add(c);
+      }
+      break;
+    case Op::ActBackward:
+      for (auto act : {core::Activation::ReLU, core::Activation::GELU})
+        for (size_t N : {size_t{7}, size_t{1000}, size_t{70000}}) {
+          KernelCase c{std::string(core::to_string(act)) + " N=" + std::to_string(N) + (N == 1000 ? " in place" : ""),
+                       {}, {}, {N, N, N}, {}};
+          c.entry.N = N;
+          c.step.activation = act;
+          if (N == 1000) c.alias_of_first = 1;  // as the GPU trainer runs it: dpreact overwrites dout
+          c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+            if (b == "preact")
+              for (auto& x : v) x = uniform(rng, -3, 3);
+          };
+          add(c);
+        }
+      break;
+    case Op::MatmulBackwardWeight:
+    case Op::BiasBackward:
+    case Op::MatmulBackwardData:
+      for (const GemmShape& s : gemm_shapes()) {
+        const size_t bc = size_t(s.B * s.C), bo = size_t(s.B * s.OC), oc = size_t(s.OC * s.C);
+        std::vector<size_t> elements = op == Op::MatmulBackwardWeight ? std::vector<size_t>{oc, bo, bc}
+                                       : op == Op::BiasBackward       ? std::vector<size_t>{size_t(s.OC), bo}
+                                                                      : std::vector<size_t>{bc, bo, oc};
+        KernelCase c{shape_label(s.B, s.C, s.OC), {}, {}, elements, {}};
+        c.entry = {.op = op, .B = s.B, .C = s.C, .OC = s.OC};
+        add(c);
+      }
+      break;
+    case Op::AdamWUpdate:
+    case Op::SgdUpdate:
+      for (size_t N : {size_t{7}, size_t{777}, size_t{40000}})
+        for (long t : {1L, 3L})
+          for (bool overflow : {false, true}) {  // overflow: fp16's check_finite_grads found an inf (skip)
+            if (overflow && (N != 777 || t != 3)) continue;
+            const bool adamw = op == Op::AdamWUpdate;
+            KernelCase c{"N=" + std::to_string(N) + " t=" + std::to_string(t) + (overflow ? " found_inf" : ""), {}, {},
+                         adamw ? std::vector<size_t>{N, N, N, N, N, 1} : std::vector<size_t>{N, N, N, N, 1}, {}};
+            c.entry.N = N;
+            c.step.t = t;
+            c.step.lr = adamw ? 1e-2f : 0.1f;
+            c.step.weight_decay = adamw ? 0.01f : 1e-3f;
+            const float scale = 256;  // fp16: the gradients arrive multiplied by the loss scale
+            c.fill = [t, overflow, scale](const std::string& b, std::vector<double>& v, core::Pcg32& rng,
+                                          core::Precision p) {
+              const bool scaled = p == core::Precision::FP16;
+              if (b == "grads")
+                for (auto& x : v) x = uniform(rng, -0.1, 0.1) * (scaled ? scale : 1);
+              if (b == "m" || b == "momentum_buf")
+                for (auto& x : v) x = t == 1 ? 0.0 : uniform(rng, -0.05, 0.05);
+              if (b == "v")
+                for (auto& x : v) x = t == 1 ? 0.0 : uniform(rng, 0, 0.01);
+              if (b == "scaler") scaler_before_step(v, scale, t, overflow, 0.9f, 0.999f);
+            };
+            add(c);
+          }
+      break;
+    case Op::CheckFiniteGrads: {
+      const size_t N = 300000;  // more than one grid-stride pass of 256 x 1172 groups, several CPU chunks
+      const double bad_values[] = {INFINITY, -INFINITY, NAN};
+      for (int bad = -1; bad < 3; ++bad)
+        for (size_t at : {size_t{0}, size_t{12345}, N - 1}) {
+          if (bad < 0 && at != 0) continue;
+          KernelCase c{bad < 0 ? "finite (the largest fp16 values)" : "one non-finite at " + std::to_string(at), {},
+                       {}, {1, N}, {}};
+          c.entry.N = N;
+          const double value = bad >= 0 ? bad_values[bad] : 0.0;
+          c.fill = [bad, at, value](const std::string& b, std::vector<double>& v, core::Pcg32&, core::Precision) {
+            if (b == "scaler") scaler_before_step(v, 1.0f, 1, false, 0.9f, 0.999f);
+            if (b == "grads") {
+              for (size_t i = 0; i < v.size(); ++i) v[i] = 65504.0 * double(i % 17) / 16 * (i % 2 ? 1 : -1);
+              if (bad >= 0) v[at] = value;
+            }
+          };
+          add(c);
+        }
+      break;
+    }
+    case Op::UpdateLossScale:
+      // (found_inf, growth_tracker before, scale): a clean step, a growth, an overflow, a growth that would be inf.
+      for (auto [found_inf, tracker, scale] :
+           {std::tuple{0u, 0u, 1024.0f}, {0u, 2u, 1024.0f}, {1u, 1u, 1024.0f}, {0u, 2u, 0x1p127f}}) {
+        KernelCase c{"found_inf=" + std::to_string(found_inf) + " tracker=" + std::to_string(tracker) +
+                         " scale=" + std::to_string(scale),
+                     {}, {}, {1, 4}, {}};
+        c.step.slot = 3;
+        c.step.scaler = {1024.0f, 2.0f, 0.5f, 3};  // growth every 3 clean steps
+        c.fill = [found_inf, tracker, scale](const std::string& b, std::vector<double>& v, core::Pcg32&,
+                                             core::Precision) {
+          if (b == "scaler") v = {scale, double(tracker), 5, double(found_inf), 7, 0.5, 0.25, 0};
+          if (b == "history")
+            for (auto& x : v) x = 0;
+        };
+        add(c);
+      }
+      break;
+  }
+  return out;
+}
+
+}  // namespace test
