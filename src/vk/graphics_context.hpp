@@ -1,8 +1,8 @@
-// vk::GraphicsContext: the Vulkan instance and logical device the dashboard draws with: one graphics queue (that can
-// present, when a window asks), optional instance extensions (the window system's surface extensions) and
-// VK_KHR_swapchain, the validation layer with its own messenger, a command pool. It is a second VkDevice next to the
-// trainer's vk::Context (which has no graphics queue or swapchain), so the UI never shares a queue or a fence with
-// the training step. Also vk::HostReadBuffer and vk::ColorTarget, the two memory objects the dashboard needs.
+// vk::GraphicsContext: the Vulkan device the dashboard draws with, the graphics configuration of vk::Device: one
+// graphics queue (that can present, when a window asks), optional instance extensions (the window system's surface
+// extensions) and VK_KHR_swapchain. It is a second VkDevice next to the trainer's vk::Context, so the UI never shares
+// a queue or a fence with the training step. Also vk::HostReadBuffer and vk::ColorTarget, the two memory objects the
+// dashboard needs.
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -11,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "vk/context.hpp"
-#include "vk/devices.hpp"
+#include "vk/device.hpp"
 #include "vk/handle.hpp"
 
 namespace vk {
@@ -26,41 +25,11 @@ struct GraphicsOptions {
   std::function<bool(VkInstance, VkPhysicalDevice, uint32_t family)> can_present;
 };
 
-class GraphicsContext {
+class GraphicsContext : public Device {
  public:
-  // Throws core::Error(Vulkan) when there is no loader/device, the device has no graphics queue (that can present),
-  // an extension or the validation layer is missing; core::Error(InvalidArgument) for an out-of-range device index.
+  // Throws vk::Error when there is no driver or device, the device has no graphics queue (that can present), an
+  // extension or the validation layer is missing, or the index is out of range (ErrorKind::InvalidArgument).
   explicit GraphicsContext(const GraphicsOptions& options);
-  ~GraphicsContext();
-  GraphicsContext(const GraphicsContext&) = delete;
-  GraphicsContext& operator=(const GraphicsContext&) = delete;
-
-  VkInstance instance() const { return instance_.get(); }
-  VkPhysicalDevice physical_device() const { return physical_; }
-  VkDevice device() const { return device_.get(); }
-  VkQueue queue() const { return queue_; }
-  uint32_t queue_family() const { return queue_family_; }
-  VkCommandPool command_pool() const { return command_pool_.get(); }
-  const DeviceInfo& info() const { return info_; }
-  const ValidationLog& validation_log() const { return *validation_log_; }
-
-  // A memory type index with all `required` flags (preferably also `preferred`); throws core::Error(Vulkan).
-  uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
-
-  // Records with `record`, submits and waits for this context's queue only (set-up: font upload).
-  void run_one_shot(const std::function<void(VkCommandBuffer)>& record);
-
- private:
-  std::unique_ptr<ValidationLog> validation_log_;
-  Handle<VkInstance> instance_;
-  Handle<VkDebugUtilsMessengerEXT> messenger_;
-  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
-  DeviceInfo info_;
-  VkPhysicalDeviceMemoryProperties memory_{};
-  uint32_t queue_family_ = 0;
-  Handle<VkDevice> device_;
-  VkQueue queue_ = VK_NULL_HANDLE;
-  Handle<VkCommandPool> command_pool_;
 };
 
 // A mapped host-visible, host-coherent buffer the GPU copies an image into (screenshot read-back).

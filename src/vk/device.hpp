@@ -1,0 +1,87 @@
+// vk::Device: what every Vulkan context of trainscope is: an instance (with the validation layer and a messenger that
+// counts its messages, when asked), the chosen physical device, one logical device with one queue of the kind asked
+// for, and a command pool. The trainers' compute context (vk::Context) and the dashboard's own graphics context
+// (vk::GraphicsContext) are two configurations of it.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vk/devices.hpp"
+#include "vk/handle.hpp"
+#include "vk/setup.hpp"
+
+namespace vk {
+
+// Totals over every Device of the process (tests check that contexts they cannot reach, such as the trainers',
+// reported nothing): counts by severity and the first few texts.
+struct ValidationTotals {
+  int errors = 0;
+  int warnings = 0;
+  std::vector<std::string> first_messages;  // "[error] ..." / "[warning] ...", at most 16
+};
+ValidationTotals validation_totals();
+
+struct DeviceOptions {
+  int device_index = -1;                         // -1: pick_best_device
+  bool validation = false;                       // VK_LAYER_KHRONOS_validation; an error if it is not installed
+  const char* app_name = "trainscope";
+  std::vector<std::string> instance_extensions;  // each required (a window system's surface extensions)
+  std::vector<std::string> device_extensions;    // each required (VK_KHR_swapchain)
+  VkQueueFlags queue = VK_QUEUE_COMPUTE_BIT;     // the queue family must have these
+  VkQueueFlags queue_preferred = 0;              // and preferably these too
+  // When set, the queue family must also pass this test (a window's present support).
+  std::function<bool(VkInstance, VkPhysicalDevice, uint32_t family)> can_present;
+  bool sixteen_bit = false;  // enable the 16-bit storage and shaderFloat16 features the device has
+};
+
+class Device {
+ public:
+  // Throws vk::Error: no driver or device (NoDevice), an index out of range (DeviceIndex), a missing layer or
+  // extension, no queue of the kind asked for (Unsupported), a failed call.
+  explicit Device(const DeviceOptions& options);
+  ~Device();  // waits until this device is idle (never another device's queues)
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  VkInstance instance() const { return instance_.get(); }
+  VkPhysicalDevice physical_device() const { return physical_; }
+  VkDevice device() const { return device_.get(); }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return queue_family_; }
+  VkCommandPool command_pool() const { return command_pool_.get(); }
+  const DeviceInfo& info() const { return info_; }
+  const VkPhysicalDeviceLimits& limits() const { return limits_; }
+  uint32_t timestamp_valid_bits() const { return timestamp_valid_bits_; }  // of the queue's family
+  const ValidationLog& validation_log() const { return *validation_log_; }
+
+  // A memory type index with all `required` flags (and preferably all `preferred` flags) among type_bits.
+  // Throws vk::Error(Unsupported) when none matches.
+  uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
+
+  // Records with `record`, submits to this device's queue and waits (set-up work only: uploads, downloads, the font
+  // atlas; never inside a training step).
+  void run_one_shot(const std::function<void(VkCommandBuffer)>& record);
+
+ private:
+  std::unique_ptr<ValidationLog> validation_log_;  // first: it outlives the messenger that writes into it
+  Handle<VkInstance> instance_;
+  Handle<VkDebugUtilsMessengerEXT> messenger_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  DeviceInfo info_;
+  VkPhysicalDeviceLimits limits_{};
+  VkPhysicalDeviceMemoryProperties memory_{};
+  uint32_t queue_family_ = 0;
+  uint32_t timestamp_valid_bits_ = 0;
+  Handle<VkDevice> device_;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  Handle<VkCommandPool> command_pool_;
+};
+
+// Fills DeviceInfo for one physical device.
+DeviceInfo describe_device(VkPhysicalDevice physical, int index);
+
+}  // namespace vk
