@@ -8,6 +8,7 @@
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "run/explain.hpp"
 #include "core/files.hpp"
 #include "run/data.hpp"
 #include "run/session.hpp"
@@ -82,7 +83,7 @@ std::string render_dashboard_png(const core::TrainConfig& cfg, const std::vector
         renderer.render(ui::with_footer([&] { dashboard.draw(view, nullptr); }, ui::Dashboard::footer(view)), 3);
     return ui::write_png(image, path);
   } catch (const core::Error& e) {
-    return fmt::format("the dashboard could not be rendered: {}", e.what());
+    return fmt::format("the dashboard could not be rendered: {}", run::explain(e, run::Doing::Rendering));
   }
 }
 
@@ -138,7 +139,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   } catch (const core::Error& e) {
     throw core::Error(e.kind(), fmt::format("{}. Without a display use `trainscope train` (with --screenshot "
                                             "FILE.png for the dashboard as a picture), or run the window under "
-                                            "xvfb-run", e.what()));
+                                            "xvfb-run", run::explain(e, run::Doing::Rendering)));
   }
   // The data after the window: without a display, the error comes at once.
   auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));

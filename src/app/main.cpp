@@ -9,6 +9,7 @@
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "run/explain.hpp"
 
 namespace {
 
@@ -84,8 +85,8 @@ int main(int argc, char** argv) {
     if (dashboard->parsed()) return app::run_dashboard(dashboard_train_options, dashboard_options);
     if (devices->parsed()) return app::run_devices();
     if (bench->parsed()) return app::run_bench(bench_options);
-  } catch (const core::Error& e) {
-    return fail(e.what(), e.kind() == core::ErrorKind::InvalidArgument ? 2 : 1);
+  } catch (const core::Error& e) {  // with the command-line hint of a Vulkan failure
+    return fail(run::explain(e), e.kind() == core::ErrorKind::InvalidArgument ? 2 : 1);
   } catch (const std::exception& e) {
     return fail(fmt::format("unexpected error: {}", e.what()), 1);
   }

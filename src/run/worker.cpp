@@ -15,6 +15,7 @@
 
 #include "core/batches.hpp"
 #include "core/error.hpp"
+#include "run/explain.hpp"
 
 namespace run {
 
@@ -77,7 +78,7 @@ void Worker::run() {
     try {
       train_until_done();
     } catch (const core::Error& e) {
-      error = e.what();
+      error = explain(e);  // with the command-line hint of a Vulkan failure
     } catch (const std::exception& e) {
       error = fmt::format("unexpected error: {}", e.what());
     }
@@ -439,7 +440,7 @@ void Worker::rebuild(const core::TrainConfig& next, const std::string& label) {
     set_status(fmt::format("{} refused: out of memory", label));
     return;
   } catch (const core::Error& e) {
-    set_status(fmt::format("{} refused: {}", label, e.what()));
+    set_status(fmt::format("{} refused: {}", label, explain(e)));
     return;
   }
   trainer_ = std::move(fresh);

@@ -21,7 +21,7 @@ Buffer::Buffer(Context& ctx, VkDeviceSize bytes, MemoryKind kind, std::string na
                             : ctx.memory_type(req.memoryTypeBits,
                                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
                                               VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-  memory_ = allocate_memory(dev, req.size, type, name_, ctx.info().name, "(try a smaller --batch or --hidden)");
+  memory_ = allocate_memory(dev, req.size, type, name_, ctx.info().name);
   VkDeviceMemory memory = memory_.get();
   check(vkBindBufferMemory(dev, buffer_.get(), memory, 0), "vkBindBufferMemory");
   if (kind == MemoryKind::HostVisible) check(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory");

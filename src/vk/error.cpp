@@ -12,6 +12,13 @@ Error::Error(Failure failure, const std::string& message, VkResult result, VkDev
       result_(result),
       bytes_(bytes) {}
 
+Error Error::with_hint(const std::string& hint) const {
+  if (hint.empty() || !hint_.empty()) return *this;
+  Error e(failure_, fmt::format("{} ({})", what(), hint), result_, bytes_);
+  e.hint_ = hint;
+  return e;
+}
+
 const char* result_name(VkResult r) {
   switch (r) {
     case VK_SUCCESS: return "VK_SUCCESS";
@@ -35,10 +42,7 @@ void check(VkResult result, const char* what) {
   Failure failure = Failure::CallFailed;
   if (result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY) failure = Failure::OutOfMemory;
   if (result == VK_ERROR_DEVICE_LOST) failure = Failure::DeviceLost;
-  std::string hint;
-  if (failure == Failure::OutOfMemory) hint = " (out of memory: try a smaller --batch or smaller --hidden sizes)";
-  if (failure == Failure::DeviceLost) hint = " (the GPU was lost: driver reset or hang; the CPU backend keeps running)";
-  throw Error(failure, fmt::format("Vulkan: {} failed: {}{}", what, result_name(result), hint), result);
+  throw Error(failure, fmt::format("Vulkan: {} failed: {}", what, result_name(result)), result);
 }
 
 }  // namespace vk

@@ -1,7 +1,7 @@
 // vk::Error: a failed Vulkan set-up step or call, with what the caller needs to react to it: the kind of failure
 // (no device at all, a missing layer, out of memory, ...), the VkResult of the call and, for allocations, the bytes
-// asked for. The message says what failed in Vulkan's terms; callers that know the command line (the trainers, the
-// dashboard) add what the user can do about it (a smaller --batch, --device, ...).
+// asked for. The message says what failed in Vulkan's terms and knows no command line; the callers that do
+// (run::explain for the trainers and the dashboard) add what the user can do about it (a smaller --batch, ...).
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -29,9 +29,13 @@ class Error : public core::Error {
   VkResult result() const { return result_; }  // VK_SUCCESS when no call failed (a missing layer, ...)
   VkDeviceSize bytes() const { return bytes_; }
   bool no_device() const { return failure_ == Failure::NoDevice; }
+  // A caller's advice for the user, added once: "<message> (<hint>)". hint() is empty until then.
+  Error with_hint(const std::string& hint) const;
+  const std::string& hint() const { return hint_; }
 
  private:
   Failure failure_;
+  std::string hint_;
   VkResult result_;
   VkDeviceSize bytes_;
 };
@@ -40,7 +44,7 @@ class Error : public core::Error {
 const char* result_name(VkResult result);
 
 // Throws vk::Error "Vulkan: <what> failed: VK_ERROR_..." when result is not VK_SUCCESS, with Failure OutOfMemory,
-// DeviceLost or CallFailed after the result.
+// DeviceLost or CallFailed after the result. What the user can do about it is the caller's to say (with_hint).
 void check(VkResult result, const char* what);
 
 }  // namespace vk

@@ -14,6 +14,12 @@ namespace {
 
 const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
+// "512.0 MiB", "16.0 GiB": the size of an allocation in a message.
+std::string size_text(VkDeviceSize bytes) {
+  const double mib = static_cast<double>(bytes) / (1 << 20);
+  return mib < 1024 ? fmt::format("{:.1f} MiB", mib) : fmt::format("{:.1f} GiB", mib / 1024);
+}
+
 std::atomic<int> g_validation_errors{0};
 std::atomic<int> g_validation_warnings{0};
 std::mutex g_validation_mutex;
@@ -90,7 +96,7 @@ Handle<VkInstance> create_instance(bool validation, const std::vector<std::strin
     if (!has_layer(kValidationLayer))
       throw Error(Failure::MissingLayer,
                         "Vulkan: the validation layer VK_LAYER_KHRONOS_validation is not installed "
-                        "(install vulkan-validationlayers, or run without --validation)");
+                        "(install vulkan-validationlayers)");
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   }
@@ -146,8 +152,8 @@ PickedDevice pick_physical_device(VkInstance instance, int index) {
   const int chosen = index < 0 ? pick_best_device(infos) : index;
   if (chosen >= static_cast<int>(count))
     throw Error(Failure::DeviceIndex,
-                fmt::format("--device {}: out of range; this machine has {} Vulkan device(s), 0..{} "
-                                  "(see trainscope devices)", chosen, count, count - 1));
+                fmt::format("Vulkan device index {} is out of range: this machine has {} Vulkan device(s), 0..{}",
+                            chosen, count, count - 1));
   return {physicals[static_cast<size_t>(chosen)], infos[static_cast<size_t>(chosen)]};
 }
 
@@ -168,12 +174,18 @@ Handle<VkBuffer> create_buffer(VkDevice device, VkDeviceSize bytes, VkBufferUsag
   bi.usage = usage;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer buffer = VK_NULL_HANDLE;
-  check(vkCreateBuffer(device, &bi, nullptr, &buffer), ("vkCreateBuffer (" + what + ")").c_str());
+  const VkResult r = vkCreateBuffer(device, &bi, nullptr, &buffer);
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    throw Error(Failure::OutOfMemory,
+                fmt::format("Vulkan: out of {} memory creating a buffer of {} for {}",
+                            r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host", size_text(bytes), what),
+                r, bytes);
+  check(r, ("vkCreateBuffer (" + what + ")").c_str());
   return Handle<VkBuffer>(buffer, [device](VkBuffer b) { vkDestroyBuffer(device, b, nullptr); });
 }
 
 Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const std::string& what,
-                                       const std::string& device_name, const std::string& hint) {
+                                       const std::string& device_name) {
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = size;
   ai.memoryTypeIndex = type_index;
@@ -181,10 +193,8 @@ Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint3
   const VkResult r = vkAllocateMemory(device, &ai, nullptr, &memory);
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
     throw Error(Failure::OutOfMemory,
-                fmt::format("Vulkan: out of {} memory allocating {:.1f} MiB for {} on {}{}{}",
-                                  r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host",
-                                  static_cast<double>(size) / (1 << 20), what, device_name, hint.empty() ? "" : " ",
-                                  hint),
+                fmt::format("Vulkan: out of {} memory allocating {} for {} on {}",
+                            r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host", size_text(size), what, device_name),
                 r, size);
   check(r, ("vkAllocateMemory (" + what + ")").c_str());
   return Handle<VkDeviceMemory>(memory, [device](VkDeviceMemory m) { vkFreeMemory(device, m, nullptr); });

@@ -36,8 +36,8 @@ Handle<VkInstance> create_instance(bool validation, const std::vector<std::strin
 // the messenger. An empty handle when the instance has no VK_EXT_debug_utils.
 Handle<VkDebugUtilsMessengerEXT> create_validation_messenger(VkInstance instance, ValidationLog& log);
 
-// Device `index` of the instance (-1: pick_best_device). Throws core::Error(Vulkan) when there is none,
-// core::Error(InvalidArgument) when the index is out of range.
+// Device `index` of the instance (-1: pick_best_device). Throws vk::Error: NoDevice when there is none, DeviceIndex
+// (ErrorKind::InvalidArgument) when the index is out of range.
 struct PickedDevice {
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   DeviceInfo info;
@@ -50,14 +50,15 @@ uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32
                           VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
                           const std::string& device_name);
 
-// A buffer of `bytes` with `usage`, exclusive to one queue family, no memory bound yet. `what` names it in errors.
+// A buffer of `bytes` with `usage`, exclusive to one queue family, no memory bound yet. `what` names it in errors;
+// a device that cannot hold that many bytes throws vk::Error(OutOfMemory) with bytes() = bytes.
 Handle<VkBuffer> create_buffer(VkDevice device, VkDeviceSize bytes, VkBufferUsageFlags usage, const std::string& what);
 
-// `size` bytes of memory type `type_index`. Throws core::Error(Vulkan); when the device or the host is out of memory
-// the message says so with the MiB asked for, `what` and `device_name`, followed by `hint` (may be empty), e.g.
-// "Vulkan: out of GPU memory allocating 512.0 MiB for x_batch on NVIDIA H100 (try a smaller --batch or --hidden)".
+// `size` bytes of memory type `type_index`. Throws vk::Error; when the device or the host is out of memory
+// (Failure::OutOfMemory, bytes() = size) the message says so with the MiB asked for, `what` and `device_name`, e.g.
+// "Vulkan: out of GPU memory allocating 512.0 MiB for x_batch on NVIDIA H100" (GiB from 1024 MiB on).
 Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const std::string& what,
-                                       const std::string& device_name, const std::string& hint = {});
+                                       const std::string& device_name);
 
 // A command pool whose buffers can be reset one by one.
 Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family);
