@@ -1,10 +1,13 @@
 // Live commands on a running session (what the dashboard's controls do), with the real CPU trainer and, where a
 // Vulkan device exists, the GPU trainer: pause / single step, a batch-size change that keeps the weights and
-// continues the loss curve, a refused batch size, a learning-rate change, reset.
+// continues the loss curve, a refused batch size, a learning-rate change, reset; batch changes at the last steps of
+// an epoch. Where a test checks losses, every step is taken at a known place (paused from the start, single steps),
+// so the figures are the same in every run; waits are for a state (paused, a step count), bounded at 60 s.
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -85,15 +88,28 @@ TEST_CASE("pause, single step, batch-size change keeping the weights, refused ba
     Tracker tracker;
     run::Observer observer;
     run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    // Paused before the first step, then moved on by single steps: every step of this test is at a known place, so
+    // its losses are the same in every run (a free-running start paused wherever the poll caught it).
+    session.post(run::Command(run::Command::Kind::Pause));
     session.start();
     auto run = [&] { return session.snapshot().at(0); };
+    auto advance = [&](int steps) {
+      for (int i = 0; i < steps; ++i) {
+        const size_t before = run().step_losses.size();
+        session.post(run::Command(run::Command::Kind::SingleStep));
+        REQUIRE(eventually([&] {
+          const auto r = run();
+          return r.step_losses.size() == before + 1 && r.paused;
+        }));
+      }
+    };
 
-    REQUIRE(eventually([&] { return run().step_losses.size() >= 20; }));
-    const float first_loss = run().step_losses.front();
-
-    session.post(run::Command(run::Command::Kind::Pause));
     REQUIRE(eventually([&] { return run().paused; }));
+    CHECK(run().step_losses.empty());
+    advance(20);
+    const float first_loss = run().step_losses.front();
     const size_t paused_steps = run().step_losses.size();
+    REQUIRE(paused_steps == 20);
     std::this_thread::sleep_for(50ms);
     CHECK(run().step_losses.size() == paused_steps);  // paused means no steps
 
@@ -136,17 +152,22 @@ TEST_CASE("pause, single step, batch-size change keeping the weights, refused ba
     run::Command lr(run::Command::Kind::SetLearningRate);
     lr.lr = 0.005f;
     session.post(lr);
-    session.post(run::Command(run::Command::Kind::Resume));
-    REQUIRE(eventually([&] { return run().step_losses.size() >= paused_steps + 30; }));
+    advance(300);
     auto r = run();
     CHECK(r.config.lr == doctest::Approx(0.005f));
     CHECK(r.markers.back().label == "lr 0.01 -> 0.005");
+    // The loss curve continues where it was (trained weights): the last ten losses are well below the first ten.
+    double head = 0, tail = 0;
+    for (size_t i = 0; i < 10; ++i) head += r.step_losses[i] / 10.0;
+    for (size_t i = r.step_losses.size() - 10; i < r.step_losses.size(); ++i) tail += r.step_losses[i] / 10.0;
+    MESSAGE(name, ": mean loss of the first 10 steps ", head, ", of the last 10 ", tail);
+    CHECK(tail < 0.95 * head);
+
+    session.post(run::Command(run::Command::Kind::Resume));
+    REQUIRE(eventually([&] { return run().step_losses.size() >= r.step_losses.size() + 10; }));
+    r = run();
     CHECK(r.step_seconds.size() == r.step_losses.size());
     for (size_t i = 1; i < r.step_seconds.size(); ++i) CHECK(r.step_seconds[i] >= r.step_seconds[i - 1]);
-    // The loss curve continues where it was (trained weights), it does not restart from the initial loss.
-    double tail = 0;
-    for (size_t i = r.step_losses.size() - 10; i < r.step_losses.size(); ++i) tail += r.step_losses[i] / 10.0;
-    CHECK(tail < 0.9 * first_loss);
 
     // Reset with the same settings: the history starts over from the same initial weights.
     session.request_reset(cfg);
@@ -287,4 +308,64 @@ TEST_CASE("a change sent to a finished backend waits for the next run, and says 
   CHECK(run().config.precision == core::Precision::FP32);
   session.request_stop();
   session.wait();
+}
+
+TEST_CASE("batch changes at the last steps of an epoch, many times: applied between steps, the epoch rolls over") {
+  // 150 training samples; each single step follows a batch change, so changes land at every position of an
+  // epoch, also where the new batch no longer fits in what is left of it. Before the fix the worker checked the old
+  // batch size and then stepped with the new one ("step past the end of the epoch's order"). The expected epoch
+  // count is simulated with the rule: a batch that does not fit in the rest of the epoch ends it (the rest is
+  // dropped, as a last partial batch always is); after each step the epoch ends once the current batch no longer fits.
+  const int sizes[] = {100, 32, 64, 150, 48, 96, 1, 149, 75, 32};
+  for (const auto& [name, factory] : live_backends()) {
+    CAPTURE(name);
+    core::TrainConfig cfg = live_config();
+    cfg.spiral_points = 50;  // 3 classes x 50 = 150 training samples
+    cfg.hidden = {8};
+    cfg.readback_interval = 1;
+    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+    REQUIRE(data->train.count == 150);
+    const size_t N = 150;
+    Tracker tracker;
+    run::Observer observer;
+    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    session.start();
+    auto run = [&] { return session.snapshot().at(0); };
+    REQUIRE(eventually([&] { return run().step_losses.size() >= 3; }));
+    session.post(run::Command(run::Command::Kind::Pause));
+    REQUIRE(eventually([&] { return run().paused; }));
+    core::BackendRun r = run();
+    size_t pos = static_cast<size_t>(r.step_in_epoch) * 32;  // batch 32 so far
+    size_t epochs = r.epochs.size();
+    size_t batch = 32, steps = r.step_losses.size();
+    const int rounds = 60;
+    for (int i = 0; i < rounds; ++i) {
+      const size_t next = static_cast<size_t>(sizes[i % std::size(sizes)]);
+      CAPTURE(i);
+      CAPTURE(pos);
+      CAPTURE(next);
+      run::Command change(run::Command::Kind::SetBatch);
+      change.value = static_cast<int>(next);
+      session.post(change);
+      session.post(run::Command(run::Command::Kind::SingleStep));
+      // The step is taken (exactly one), and the worker is waiting again, past any evaluation.
+      REQUIRE(eventually([&] {
+        const auto x = run();
+        return (x.step_losses.size() == steps + 1 && x.paused) || !x.error.empty();
+      }));
+      r = run();
+      REQUIRE(r.error.empty());
+      REQUIRE(r.config.batch == static_cast<int>(next));
+      if (next != batch && pos + next > N) ++epochs, pos = 0;  // the new batch does not fit: the epoch rolls over
+      batch = next;
+      pos += batch;
+      if (pos + batch > N) ++epochs, pos = 0;  // the epoch is finished
+      steps += 1;
+      CHECK(r.epochs.size() == epochs);
+      CHECK(r.step_losses.size() == steps);
+    }
+    session.request_stop();
+    session.wait();
+    CHECK(run().error.empty());
+  }
 }

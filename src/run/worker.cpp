@@ -192,8 +192,13 @@ void Worker::train_until_done() {
     while (pos + static_cast<size_t>(cfg_.batch) <= static_cast<size_t>(N)) {
       next = apply_commands();
       if (next != Next::Train) break;
+      // A batch change applied just now is checked against what is left of this epoch: a larger batch that no
+      // longer fits ends the epoch here (the rest is dropped, as the last partial batch always is); the next epoch
+      // starts with the new size.
+      if (pos + static_cast<size_t>(cfg_.batch) > static_cast<size_t>(N)) break;
       clock_.start();
       trainer_->step(pos);
+      if (step_budget_ > 0) --step_budget_;  // a SingleStep is spent by a step taken, not by an epoch's end
       pos += static_cast<size_t>(cfg_.batch);
       samples_this_epoch_ += cfg_.batch;
       ++since_readback_;
@@ -338,11 +343,7 @@ Worker::Next Worker::apply_commands() {
       if (next != Next::Train) return next;
     }
     if (stop_) return Next::Stop;
-    if (!paused_) return Next::Train;
-    if (step_budget_ > 0) {
-      --step_budget_;
-      return Next::Train;
-    }
+    if (!paused_ || step_budget_ > 0) return Next::Train;
     // Paused: read back what is queued, then wait for the next command.
     lock.unlock();
     collect();
