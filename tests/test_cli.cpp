@@ -128,6 +128,33 @@ TEST_CASE("bad command-line input: exit code 2 and one line naming the option") 
   check_bad_input({"devices", "--bogus"}, "see trainscope devices --help");
 }
 
+TEST_CASE("numeric options: NaN, sign, range, saturation and empty values refused with the rule's message") {
+  // Each of these was accepted before the fix (issue 9, defect 5) or reported as another value.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"train", "--weight-decay", "-0.01"}, "--weight-decay -0.01: the decoupled weight decay must be in [0, 1]"},
+      {{"train", "--weight-decay", "nan"}, "--weight-decay nan: not a finite number"},
+      {{"train", "--momentum", "nan"}, "--momentum nan: not a finite number"},
+      {{"train", "--lr", "inf"}, "--lr inf: not a finite number"},
+      {{"train", "--spiral-noise", "nan"}, "--spiral-noise nan: not a finite number"},
+      {{"train", "--seed", "18446744073709551616"}, "--seed 18446744073709551616: too large"},
+      {{"train", "--seed", "-1"}, "--seed -1: negative"},
+      {{"train", "--batch", ""}, "--batch: the value is empty"},
+      {{"train", "--batch", "99999999999999999999"}, "--batch 99999999999999999999: too large"},
+      {{"train", "--epochs", "2.5"}, "--epochs 2.5: not a whole number"},
+      {{"train", "--threads", "-1"}, "--threads -1:"},
+      {{"dashboard", "--font-size", "nan"}, "--font-size nan: not a finite number"},
+      {{"dashboard", "--font-size", "9"}, "--font-size 9: the font size in pixels must be in [10, 48]"},
+      {{"dashboard", "--max-fps", "nan"}, "--max-fps nan: not a finite number"},
+      {{"dashboard", "--frames", "-1"}, "--frames -1:"},
+      {{"bench", "--repeats", "0"}, "--repeats 0:"},
+  };
+  for (const auto& [args, message] : cases) check_bad_input(args, message);
+  // Not refused: the largest seed, and 0 for the dashboard's font size (the remembered one).
+  const Result seed = run_cli({"train", "--seed", "18446744073709551615", "--dataset", "spiral", "--backend", "cpu",
+                               "--epochs", "1", "--spiral-points", "20", "--hidden", "4", "--batch", "8"});
+  CHECK(seed.code == 0);
+}
+
 TEST_CASE("--report to a character device writes into it and never replaces it (defect: /dev/full replaced)") {
   // A /dev/full of our own (mknod, as root); without root the machine's /dev/full, which a non-root rename cannot
   // replace either. Never the machine's node as root: the old code would have replaced it.

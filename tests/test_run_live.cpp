@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -148,8 +149,13 @@ TEST_CASE("pause, single step, batch-size change keeping the weights, refused ba
     session.post(batch);
     REQUIRE(eventually([&] { return run().status.find("refused") != std::string::npos; }));
     CHECK(run().config.batch == 64);
-
+    // A learning rate the command line refuses is refused here too (the same rule, core::rules::lr).
     run::Command lr(run::Command::Kind::SetLearningRate);
+    lr.lr = std::numeric_limits<float>::quiet_NaN();
+    session.post(lr);
+    REQUIRE(eventually([&] { return run().status.find("learning rate refused: --lr nan") != std::string::npos; }));
+    CHECK(run().config.lr == doctest::Approx(0.01f));
+
     lr.lr = 0.005f;
     session.post(lr);
     advance(300);

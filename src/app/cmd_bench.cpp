@@ -15,6 +15,7 @@
 
 #include "app/bench.hpp"
 #include "app/commands.hpp"
+#include "app/option_checks.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/files.hpp"
@@ -121,6 +122,11 @@ nlohmann::json row_json(const BenchRow& r) {
 
 }  // namespace
 
+// The bench's own numeric options, checked like every other (core/options).
+constexpr core::IntRule kRepeats{"--repeats", "the number of timed calls", 1, 1000};
+constexpr core::RealRule kMinTime{"--min-time", "the minimum timing in seconds", 0, 60};
+constexpr core::IntRule kOpenblasL2{"--openblas-l2", "OpenBLAS's L2 size in KiB", 0, 1 << 20, "0: unset"};
+
 CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
   CLI::App* b = parent.add_subcommand(
       "bench", "Measure the GEMMs of training (forward A·Bᵀ, backward data A·B, backward weight Aᵀ·B) per backend in "
@@ -129,10 +135,11 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
       ->check(CLI::IsMember({"none", "seed-mlp"}))->group("Model");
   b->add_option("--dataset", o.dataset, "Dataset whose input and class counts the model has (fashion-mnist: 784, 10)")
       ->check(CLI::IsMember({"fashion-mnist", "spiral"}))->group("Model");
-  b->add_option("--spiral-classes", o.spiral_classes, "Spiral: number of classes, 2..16")->group("Model");
+  b->add_option("--spiral-classes", o.spiral_classes, "Spiral: number of classes, 2..16")
+      ->check(checked(core::rules::spiral_classes))->group("Model");
   b->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
       ->type_name("N[,N...]")->group("Model");
-  b->add_option("--batch", o.batch, "Batch size, 1..65536")->group("Model");
+  b->add_option("--batch", o.batch, "Batch size, 1..65536")->check(checked(core::rules::batch))->group("Model");
   b->add_option("--sizes", o.sizes, "Square GEMM sizes (M = N = K), comma-separated, 1..8192; 0 alone: none")
       ->type_name("N[,N...]")->group("Measurement");
   b->add_option("--backend", o.backend, "Backends to measure, comma-separated: cpu, gpu or cpu,gpu")
@@ -140,15 +147,15 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
   b->add_option("--threads", o.threads, "CPU thread counts, comma-separated ('all': the hardware threads)")
       ->type_name("N[,N...]")->group("Measurement");
   b->add_option("--repeats", o.repeats, "Timed calls per GEMM at least (the median is shown), 1..1000")
-      ->group("Measurement");
+      ->check(checked(kRepeats))->group("Measurement");
   b->add_option("--min-time", o.min_seconds, "CPU: keep timing a GEMM for at least this many seconds, 0..60")
-      ->type_name("S")->group("Measurement");
+      ->type_name("S")->check(checked(kMinTime))->group("Measurement");
   b->add_option("--clock", o.clock,
                 "How a CPU call is timed: wall (the wall clock) or cpu (the calling thread's CPU time: on a shared, busy "
                 "machine it leaves out the moments another program had the core; only with --threads 1)")
       ->check(CLI::IsMember({"wall", "cpu"}))->group("Measurement");
   b->add_option("--device", o.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
-      ->type_name("N")->group("Measurement");
+      ->type_name("N")->check(checked(core::rules::device))->group("Measurement");
   b->add_option("--openblas", o.openblas,
                 "OpenBLAS core types to compare with, comma-separated OPENBLAS_CORETYPE names; 'default' = "
                 "OpenBLAS's own choice, 'best' = the best for this CPU (SkylakeX with AVX-512, Haswell with AVX2); "
@@ -157,7 +164,7 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
   b->add_option("--openblas-l2", o.openblas_l2_kb,
                 "OPENBLAS_L2_SIZE (KiB) given to OpenBLAS, which cannot always read the L2 size in a VM (0: unset, "
                 "OpenBLAS detects it)")
-      ->default_str("the environment's OPENBLAS_L2_SIZE, else 0")->type_name("KIB")->group("Measurement");
+      ->check(checked(kOpenblasL2))->default_str("the environment's OPENBLAS_L2_SIZE, else 0")->type_name("KIB")->group("Measurement");
   b->add_option("--report", o.report, "Write every row as JSON to FILE")->type_name("FILE.json")
       ->default_str("none")->group("Output");
   b->footer("OpenBLAS is the reference only: trainscope-openblas-gemm (built beside trainscope when libopenblas-dev "

@@ -7,9 +7,11 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/option_checks.hpp"
 #include "core/error.hpp"
 #include "run/explain.hpp"
 #include "core/files.hpp"
+#include "core/options.hpp"
 #include "run/data.hpp"
 #include "run/session.hpp"
 #include "ui/dashboard.hpp"
@@ -95,13 +97,17 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
   add_training_options(c, o);
   c->add_option("--size", o.size, "Window size, pixels")->type_name("WxH")->group("Display");
   c->add_option("--font-size", d.font_size, "Font size in pixels, 10..48 (0: the remembered setting)")
+      ->check(CLI::Validator(
+          [](std::string& text) { return text == "0" ? "" : (core::parse_real(text, core::rules::font_size), ""); },
+          ""))
       ->group("Display");
   c->add_flag("--presentation", d.presentation, "Presentation mode: large, high-contrast (for a projector)")
       ->group("Display");
-  c->add_option("--max-fps", d.max_fps, "Frame-rate cap (0: none); a software GPU shares its cores with training")
-      ->group("Display");
+  c->add_option("--max-fps", d.max_fps, "Frame-rate cap, 0..1000 (0: none); a software GPU shares its cores with "
+                "training")
+      ->check(checked(core::rules::max_fps))->group("Display");
   c->add_option("--frames", d.frames, "Render N frames, print the UI frame times, and exit (scripted screenshots)")
-      ->type_name("N")->group("Display");
+      ->type_name("N")->check(checked(core::rules::frames))->group("Display");
   c->add_option("--screenshot", d.screenshot, "With --frames: write the last frame to this PNG")
       ->type_name("FILE.png")->default_str("none")->group("Display");
   return c;
@@ -112,11 +118,11 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   finish_config(o);
   int width = 0, height = 0;
   parse_size(o.size, width, height);
-  if (d.frames < 0) throw core::Error(core::ErrorKind::InvalidArgument, "--frames: must be >= 0");
-  if (d.max_fps < 0 || d.max_fps > 1000)
-    throw core::Error(core::ErrorKind::InvalidArgument, "--max-fps: must be 0..1000 (0: no cap)");
-  if (d.font_size != 0 && (d.font_size < ui::kMinFontSize || d.font_size > ui::kMaxFontSize))
-    throw core::Error(core::ErrorKind::InvalidArgument, "--font-size: must be 10..48 pixels");
+  // Checked already as text (app/option_checks.hpp); again here for callers that fill DashboardOptions directly.
+  core::check(core::rules::frames, d.frames);
+  core::check(core::rules::max_fps, d.max_fps);
+  if (d.font_size != 0) core::check(core::rules::font_size, d.font_size);
+  static_assert(core::rules::font_size.min == ui::kMinFontSize && core::rules::font_size.max == ui::kMaxFontSize);
   if (!d.screenshot.empty()) core::check_output_path(d.screenshot, "--screenshot");
 
   const std::filesystem::path settings_path = ui::default_settings_path();

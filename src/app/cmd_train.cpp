@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "app/commands.hpp"
+#include "app/option_checks.hpp"
 #include "app/progress.hpp"
 #include "app/summary.hpp"
 #include "core/batches.hpp"
@@ -54,9 +55,7 @@ std::optional<std::vector<vk::DeviceInfo>> try_list_devices() {
 }
 
 void check_device(const core::TrainConfig& cfg, const std::optional<std::vector<vk::DeviceInfo>>& devices) {
-  if (cfg.device < -1)
-    bad_input(fmt::format("--device {}: must be a device index >= 0, or -1 for the best", cfg.device));
-  if (cfg.device < 0 || !devices) return;
+  if (cfg.device < 0 || !devices) return;  // its range is core::rules::device, checked by core::validate
   const int count = static_cast<int>(devices->size());
   if (cfg.device >= count)
     bad_input(fmt::format("--device {}: no such Vulkan device; this machine has {} (0..{}), see trainscope devices",
@@ -128,12 +127,14 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
   t->add_option("--dataset", c.dataset, "Dataset")->check(CLI::IsMember({"fashion-mnist", "spiral"}))->group("Data");
   t->add_option("--data", c.data_dir, "Directory with the Fashion-MNIST (or MNIST) IDX files, .gz or plain")
       ->default_str(core::kDefaultFashionMnistDir)->type_name("DIR")->group("Data");
-  t->add_option("--limit", c.limit, "Use only the first N training samples (0: all)")->type_name("N")->group("Data");
-  t->add_option("--spiral-classes", c.spiral_classes, "Spiral dataset: number of arms (classes), 2..16")->group("Data");
+  t->add_option("--limit", c.limit, "Use only the first N training samples (0: all)")->type_name("N")
+      ->check(checked(core::rules::limit))->group("Data");
+  t->add_option("--spiral-classes", c.spiral_classes, "Spiral dataset: number of arms (classes), 2..16")
+      ->check(checked(core::rules::spiral_classes))->group("Data");
   t->add_option("--spiral-points", c.spiral_points, "Spiral dataset: training points per class (test: a quarter)")
-      ->group("Data");
+      ->check(checked(core::rules::spiral_points))->group("Data");
   t->add_option("--spiral-noise", c.spiral_noise, "Spiral dataset: noise, standard deviation in radii, 0..1")
-      ->group("Data");
+      ->check(checked(core::rules::spiral_noise))->group("Data");
 
   t->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
       ->type_name("N[,N...]")->group("Model");
@@ -142,36 +143,36 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
 
   t->add_option("--optimizer", o.optimizer, "Optimizer (as torch.optim.SGD / torch.optim.AdamW)")
       ->check(CLI::IsMember({"sgd", "adamw"}))->group("Optimisation");
-  t->add_option("--lr", c.lr, "Learning rate, > 0 and <= 10")->group("Optimisation");
-  t->add_option("--momentum", c.momentum, "SGD momentum, in [0, 1)")->group("Optimisation");
+  t->add_option("--lr", c.lr, "Learning rate, > 0 and <= 10")->check(checked(core::rules::lr))->group("Optimisation");
+  t->add_option("--momentum", c.momentum, "SGD momentum, in [0, 1)")->check(checked(core::rules::momentum))
+      ->group("Optimisation");
   t->add_option("--weight-decay", c.weight_decay, "Decoupled weight decay, 0..1")
-      ->default_str("the optimizer's: adamw 0.01, sgd 0")->group("Optimisation");
+      ->check(checked(core::rules::weight_decay))->default_str("the optimizer's: adamw 0.01, sgd 0")
+      ->group("Optimisation");
   t->add_option("--precision", o.precision,
                  "Storage type of weights, activations and gradients (mixed precision: fp32 accumulation, fp32 master "
                  "weights and optimizer state; fp16 with dynamic loss scaling)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->group("Optimisation");
   t->add_option("--loss-scale", c.loss_scale_init,
                 "fp16: initial loss scale (halved after an overflow, doubled after 2000 clean steps), >= 1")
-      ->group("Optimisation");
-  t->add_option("--batch", c.batch, "Batch size, 1..65536 and at most the training set size")->group("Optimisation");
-  t->add_option("--epochs", c.epochs, "Epochs, 1..10000")->group("Optimisation");
-  t->add_option("--seed", c.seed, "Seed of the weights, the batch order and the spiral")
-      ->check(CLI::Validator(
-          [](std::string& v) { return v.rfind('-', 0) == 0 ? std::string("must be an integer >= 0") : std::string(); },
-          ""))
-      ->group("Optimisation");
+      ->check(checked(core::rules::loss_scale))->group("Optimisation");
+  t->add_option("--batch", c.batch, "Batch size, 1..65536 and at most the training set size")
+      ->check(checked(core::rules::batch))->group("Optimisation");
+  t->add_option("--epochs", c.epochs, "Epochs, 1..10000")->check(checked(core::rules::epochs))->group("Optimisation");
+  t->add_option("--seed", c.seed, "Seed of the weights, the batch order and the spiral, 0..2^64-1")
+      ->check(checked_seed())->group("Optimisation");
 
   t->add_option("--backend", o.backend, "Backends to train, comma-separated: gpu, cpu or gpu,cpu")
       ->type_name("NAME[,NAME]")->group("Execution");
   t->add_flag("--sequential", c.sequential,
               "Run the backends one after the other instead of at once (undisturbed timings)")
       ->group("Execution");
-  t->add_option("--threads", c.threads, "CPU backend threads (0: all hardware threads)")->type_name("N")
-      ->group("Execution");
+  t->add_option("--threads", c.threads, "CPU backend threads, 0..1024 (0: all hardware threads)")->type_name("N")
+      ->check(checked(core::rules::threads))->group("Execution");
   t->add_option("--device", c.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
-      ->type_name("N")->group("Execution");
+      ->type_name("N")->check(checked(core::rules::device))->group("Execution");
   t->add_option("--readback", c.readback_interval, "Read losses and GPU timestamps back every N steps, 1..1000")
-      ->type_name("N")->group("Execution");
+      ->type_name("N")->check(checked(core::rules::readback))->group("Execution");
   t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation; slow)")
       ->group("Execution");
 }

@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = cli.exit(e);  // prints the help, or our one-line failure message
     return code == 0 ? 0 : 2;
+  } catch (const core::Error& e) {  // a value refused by a core/options rule (app/option_checks.hpp)
+    return fail(e.what(), e.kind() == core::ErrorKind::InvalidArgument ? 2 : 1);
   }
 
   try {

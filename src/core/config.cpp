@@ -4,16 +4,16 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <cmath>
 
 #include "core/error.hpp"
+#include "core/options.hpp"
 #include "core/step_plan.hpp"
 #include "core/trainer.hpp"
 
 namespace core {
 
 float TrainConfig::effective_weight_decay() const {
-  if (weight_decay >= 0) return weight_decay;
+  if (weight_decay != kOptimizerWeightDecay) return weight_decay;
   return optimizer == Optimizer::AdamW ? 0.01f : 0.0f;  // torch.optim.AdamW / torch.optim.SGD defaults
 }
 
@@ -26,24 +26,20 @@ void validate(const TrainConfig& c) {
       c.random_samples < 1 || c.random_samples > 1000000)
     fail("random dataset: 1..65536 features, 2..65536 classes and 1..1000000 samples");
   if (c.hidden.empty()) fail("--hidden: at least one hidden layer size is needed, e.g. --hidden 256,128");
-  for (int h : c.hidden)
-    if (h < 1 || h > 65536) fail(fmt::format("--hidden: layer size {} is not allowed (each size must be 1..65536)", h));
-  if (!(c.lr > 0) || !std::isfinite(c.lr) || c.lr > 10)
-    fail(fmt::format("--lr {}: the learning rate must be a number > 0 and <= 10", c.lr));
-  if (c.batch < 1 || c.batch > 65536) fail(fmt::format("--batch {}: the batch size must be 1..65536", c.batch));
-  if (c.epochs < 1 || c.epochs > 10000) fail(fmt::format("--epochs {}: must be 1..10000", c.epochs));
-  if (c.momentum < 0 || c.momentum >= 1) fail(fmt::format("--momentum {}: must be in [0, 1)", c.momentum));
-  if (c.weight_decay > 1) fail(fmt::format("--weight-decay {}: must be in [0, 1]", c.weight_decay));
-  if (c.threads < 0 || c.threads > 1024) fail(fmt::format("--threads {}: must be 1..1024 (0: all hardware threads)", c.threads));
-  if (c.readback_interval < 1 || c.readback_interval > 1000)
-    fail(fmt::format("--readback {}: must be 1..1000 steps", c.readback_interval));
-  if (!std::isfinite(c.loss_scale_init) || !(c.loss_scale_init >= 1.0f))
-    fail(fmt::format("--loss-scale {}: the initial fp16 loss scale must be a finite number >= 1 (default 65536)",
-                     c.loss_scale_init));
-  if (c.limit < 0) fail(fmt::format("--limit {}: must be >= 0 (0: the whole training set)", c.limit));
-  if (c.spiral_classes < 2 || c.spiral_classes > 16) fail(fmt::format("--spiral-classes {}: must be 2..16", c.spiral_classes));
-  if (c.spiral_points < 4 || c.spiral_points > 1000000) fail(fmt::format("--spiral-points {}: must be 4..1000000", c.spiral_points));
-  if (!(c.spiral_noise >= 0) || c.spiral_noise > 1) fail(fmt::format("--spiral-noise {}: must be in [0, 1]", c.spiral_noise));
+  for (int h : c.hidden) check(rules::hidden, h);
+  check(rules::lr, c.lr);
+  check(rules::batch, c.batch);
+  check(rules::epochs, c.epochs);
+  check(rules::momentum, c.momentum);
+  if (c.weight_decay != kOptimizerWeightDecay) check(rules::weight_decay, c.weight_decay);
+  check(rules::threads, c.threads);
+  check(rules::device, c.device);
+  check(rules::readback, c.readback_interval);
+  check(rules::loss_scale, c.loss_scale_init);
+  check(rules::limit, c.limit);
+  check(rules::spiral_classes, c.spiral_classes);
+  check(rules::spiral_points, c.spiral_points);
+  check(rules::spiral_noise, c.spiral_noise);
   if (c.backends.empty()) fail("--backend: name at least one backend (allowed: gpu, cpu, or gpu,cpu)");
   for (size_t i = 0; i < c.backends.size(); ++i) {
     const auto& b = c.backends[i];
@@ -78,20 +74,21 @@ void validate_against_data(const TrainConfig& c, const DataSplit& data) {
 
 std::vector<int> parse_hidden(const std::string& text) {
   std::vector<int> sizes;
-  if (text.empty()) fail("--hidden: empty; give layer sizes separated by commas, e.g. --hidden 256,128");
+  if (text.empty()) fail("--hidden: the value is empty; give layer sizes separated by commas, e.g. --hidden 256,128");
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
-    std::string part = text.substr(start, end - start);
-    int value = 0;
+    const std::string part = text.substr(start, end - start);
+    long long value = 0;
     auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
     if (part.empty() || ec != std::errc() || ptr != part.data() + part.size())
       fail(fmt::format("--hidden {}: '{}' is not a layer size; give positive integers separated by commas, e.g. 256,128",
                        text, part));
-    if (value < 1 || value > 65536)
-      fail(fmt::format("--hidden {}: layer size {} is not allowed (each size must be 1..65536)", text, value));
-    sizes.push_back(value);
+    if (value < rules::hidden.min || value > rules::hidden.max)
+      fail(fmt::format("--hidden {}: layer size {} is not allowed ({} must be {})", text, value, rules::hidden.what,
+                       allowed(rules::hidden)));
+    sizes.push_back(static_cast<int>(value));
     start = end + 1;
   }
   return sizes;

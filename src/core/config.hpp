@@ -10,6 +10,9 @@
 
 namespace core {
 
+// TrainConfig::weight_decay's "not given": the optimizer's default. Any other value must be in [0, 1].
+inline constexpr float kOptimizerWeightDecay = -1.0f;
+
 struct TrainConfig {
   // Data
   std::string dataset = "fashion-mnist";  // fashion-mnist | spiral
@@ -31,7 +34,7 @@ struct TrainConfig {
   Optimizer optimizer = Optimizer::AdamW;
   float lr = 1e-3f;
   float momentum = 0.9f;        // SGD only (torch.optim.SGD semantics, dampening 0)
-  float weight_decay = -1.0f;   // <0: the optimizer's default (AdamW 0.01, SGD 0)
+  float weight_decay = kOptimizerWeightDecay;  // the optimizer's default (AdamW 0.01, SGD 0), or 0..1
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // torch.optim.AdamW defaults
   int batch = 128;
   int epochs = 3;
@@ -52,7 +55,8 @@ struct TrainConfig {
   float effective_weight_decay() const;
 };
 
-// Checks ranges that do not need the data (batch >= 1, lr > 0, hidden sizes >= 1, epochs >= 1, known backends, ...).
+// Checks every field that does not need the data against core::rules (core/options.hpp: NaN, sign and range), the
+// names of the dataset and backends. The command line, the dashboard's controls and lesson scripts all come here.
 // Throws core::Error(InvalidArgument) with one line saying what is wrong and what is allowed.
 void validate(const TrainConfig& c);
 

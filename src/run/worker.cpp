@@ -15,6 +15,7 @@
 
 #include "core/batches.hpp"
 #include "core/error.hpp"
+#include "core/options.hpp"
 #include "run/explain.hpp"
 
 namespace run {
@@ -361,6 +362,21 @@ Worker::Next Worker::apply_commands() {
   }
 }
 
+namespace {
+
+// "" when `value` passes `rule` (core/options: the command line's rule), else its message.
+template <typename Rule, typename T>
+std::string refusal(const Rule& rule, T value) {
+  try {
+    core::check(rule, value);
+    return "";
+  } catch (const core::Error& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
 Worker::Next Worker::handle(const Command& c) {
   using K = Command::Kind;
   switch (c.kind) {
@@ -371,7 +387,11 @@ Worker::Next Worker::handle(const Command& c) {
       return Next::Train;
     case K::Reset: pending_reset_ = c; return Next::Restart;
     case K::SetLearningRate: {
-      if (!(c.lr > 0) || c.lr == cfg_.lr) return Next::Train;
+      if (c.lr == cfg_.lr) return Next::Train;
+      if (const std::string why = refusal(core::rules::lr, c.lr); !why.empty()) {
+        set_status(fmt::format("learning rate refused: {}", why));
+        return Next::Train;
+      }
       collect();
       const std::string label = fmt::format("lr {:g} -> {:g}", cfg_.lr, c.lr);
       trainer_->set_learning_rate(c.lr);
@@ -383,9 +403,9 @@ Worker::Next Worker::handle(const Command& c) {
     }
     case K::SetBatch: {
       if (c.value == cfg_.batch) return Next::Train;
-      if (c.value < 1 || c.value > data_->train.count) {
-        set_status(fmt::format("batch {} refused: must be 1..{} (the training set size)", c.value,
-                               data_->train.count));
+      if (const std::string why = refusal(core::rules::batch, c.value); !why.empty() || c.value > data_->train.count) {
+        set_status(fmt::format("batch {} refused: must be 1..{} (at most the training set size)", c.value,
+                               std::min<long long>(core::rules::batch.max, data_->train.count)));
         return Next::Train;
       }
       core::TrainConfig next = cfg_;
@@ -415,7 +435,11 @@ Worker::Next Worker::handle(const Command& c) {
       return Next::Train;
     }
     case K::SetThreads: {
-      if (spec_.name != "cpu" || c.value == cfg_.threads || c.value < 0) return Next::Train;
+      if (spec_.name != "cpu" || c.value == cfg_.threads) return Next::Train;
+      if (const std::string why = refusal(core::rules::threads, c.value); !why.empty()) {
+        set_status(fmt::format("threads refused: {}", why));
+        return Next::Train;
+      }
       core::TrainConfig next = cfg_;
       next.threads = c.value;
       rebuild(next, fmt::format("threads {} -> {}", cfg_.threads, c.value));

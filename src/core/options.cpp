@@ -1,0 +1,90 @@
+// Strict parsing and range checks of numeric settings (see options.hpp): std::from_chars reports overflow instead of
+// saturating, and accepts no leading spaces, no '+' and nothing after the number.
+#include "core/options.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace core {
+namespace {
+
+[[noreturn]] void refuse(std::string_view option, std::string_view value, const std::string& why) {
+  // An empty value is named as such ("--batch: the value is empty; ..."), never shown as a number.
+  throw Error(ErrorKind::InvalidArgument, value.empty() ? fmt::format("{}: {}", option, why)
+                                                        : fmt::format("{} {}: {}", option, value, why));
+}
+
+std::string with_note(std::string text, std::string_view note) {
+  if (!note.empty()) text += fmt::format(" ({})", note);
+  return text;
+}
+
+std::string must_be(std::string_view what, const std::string& range, std::string_view note) {
+  return with_note(fmt::format("{} must be {}", what, range), note);
+}
+
+}  // namespace
+
+std::string allowed(const IntRule& rule) { return fmt::format("{}..{}", rule.min, rule.max); }
+
+std::string allowed(const RealRule& rule) {
+  if (rule.max >= kUnbounded) return fmt::format("a finite number {} {:g}", rule.min_open ? ">" : ">=", rule.min);
+  if (rule.min_open && !rule.max_open) return fmt::format("a number > {:g} and <= {:g}", rule.min, rule.max);
+  return fmt::format("in {}{:g}, {:g}{}", rule.min_open ? '(' : '[', rule.min, rule.max, rule.max_open ? ')' : ']');
+}
+
+void check(const IntRule& rule, long long value) {
+  if (value < rule.min || value > rule.max)
+    refuse(rule.option, std::to_string(value), must_be(rule.what, allowed(rule), rule.note));
+}
+
+void check(const RealRule& rule, double value) {
+  const bool ok = std::isfinite(value) && (rule.min_open ? value > rule.min : value >= rule.min) &&
+                  (rule.max_open ? value < rule.max : value <= rule.max);
+  if (!ok) refuse(rule.option, fmt::format("{:g}", value), must_be(rule.what, allowed(rule), rule.note));
+}
+
+long long parse_int(std::string_view text, const IntRule& rule) {
+  const std::string range = must_be(rule.what, allowed(rule), rule.note);
+  if (text.empty()) refuse(rule.option, text, "the value is empty; " + range);
+  long long value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range)
+    refuse(rule.option, text, fmt::format("too {} for a whole number; {}", text[0] == '-' ? "small" : "large", range));
+  if (ec != std::errc() || end != text.data() + text.size())
+    refuse(rule.option, text, fmt::format("not a whole number; {}", range));
+  check(rule, value);
+  return value;
+}
+
+double parse_real(std::string_view text, const RealRule& rule) {
+  const std::string range = must_be(rule.what, allowed(rule), rule.note);
+  if (text.empty()) refuse(rule.option, text, "the value is empty; " + range);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) refuse(rule.option, text, fmt::format("out of range; {}", range));
+  if (ec != std::errc() || end != text.data() + text.size())
+    refuse(rule.option, text, fmt::format("not a number; {}", range));
+  if (!std::isfinite(value)) refuse(rule.option, text, fmt::format("not a finite number; {}", range));
+  check(rule, value);
+  return value;
+}
+
+uint64_t parse_seed(std::string_view text) {
+  const std::string range = fmt::format("the seed must be a whole number 0..{}", std::numeric_limits<uint64_t>::max());
+  if (text.empty()) refuse("--seed", text, "the value is empty; " + range);
+  if (text[0] == '-') refuse("--seed", text, fmt::format("negative; {}", range));
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) refuse("--seed", text, fmt::format("too large; {}", range));
+  if (ec != std::errc() || end != text.data() + text.size())
+    refuse("--seed", text, fmt::format("not a whole number; {}", range));
+  return value;
+}
+
+}  // namespace core
