@@ -186,7 +186,6 @@ int run_bench(BenchOptions& o) {
   }
   cfg.hidden = core::parse_hidden(o.hidden);
   cfg.batch = o.batch;
-  if (!o.report.empty()) core::check_output_path(o.report, "--report");  // now, not after minutes of benchmarking
   if (o.preset == "seed-mlp") {
     features = 1024;
     classes = 10;
