@@ -7,6 +7,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -153,6 +154,33 @@ TEST_CASE("numeric options: NaN, sign, range, saturation and empty values refuse
   const Result seed = run_cli({"train", "--seed", "18446744073709551615", "--dataset", "spiral", "--backend", "cpu",
                                "--epochs", "1", "--spiral-points", "20", "--hidden", "4", "--batch", "8"});
   CHECK(seed.code == 0);
+}
+
+TEST_CASE("--limit reads only what it needs of a gzip IDX file whose header declares far more (gzip bomb)") {
+  // The header declares 200000 images of 28x28 (157 MB); the stream holds 2000 and ends. Before the fix the whole
+  // declared size was inflated whatever --limit said (here: "truncated data", exit 1; with a real bomb, gigabytes).
+  const fs::path dir = scratch_dir() / "bomb";
+  fs::create_directories(dir);
+  auto write_idx_gz = [](const fs::path& path, uint32_t magic, const std::vector<uint32_t>& dims, size_t payload) {
+    std::string bytes;
+    for (uint32_t v : std::vector<uint32_t>{magic}) bytes += {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+    for (uint32_t v : dims) bytes += {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+    for (size_t i = 0; i < payload; ++i) bytes += static_cast<char>(i % 10);
+    gzFile f = gzopen(path.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    REQUIRE(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
+    REQUIRE(gzclose(f) == Z_OK);
+  };
+  write_idx_gz(dir / "train-images-idx3-ubyte.gz", 0x803, {200000, 28, 28}, 2000 * 784);
+  write_idx_gz(dir / "train-labels-idx1-ubyte.gz", 0x801, {200000}, 2000);
+  write_idx_gz(dir / "t10k-images-idx3-ubyte.gz", 0x803, {100, 28, 28}, 100 * 784);
+  write_idx_gz(dir / "t10k-labels-idx1-ubyte.gz", 0x801, {100}, 100);
+  const Result r = run_cli({"train", "--data", dir.string(), "--limit", "1000", "--backend", "cpu", "--epochs", "1",
+                            "--hidden", "16", "--batch", "100"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("1000 training / 100 test samples") != std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("--report to a character device writes into it and never replaces it (defect: /dev/full replaced)") {

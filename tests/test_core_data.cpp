@@ -3,6 +3,7 @@
 // spiral and take_first.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 
 #include "core/dataset.hpp"
 #include "core/error.hpp"
+#include "core/idx.hpp"
 
 namespace {
 
@@ -396,4 +398,72 @@ TEST_CASE("take_first keeps the first n samples") {
   CHECK(core::take_first(d, 0).count == 0);
   CHECK(core::take_first(d, 0).x.empty());
   CHECK_THROWS_AS(core::take_first(d, -1), core::Error);
+}
+
+TEST_CASE("a limit reads (and inflates) only the first samples of a gzip IDX file, never what the header declares") {
+  // Issue 9, defect 6: a 1 MB .gz whose valid header declares 1 GB was inflated whole even with --limit 1000. The
+  // stand-in here declares 50000 images but its stream ends after 3000: only a reader that stops at the limit
+  // succeeds (before the fix: "truncated data", after inflating everything there was).
+  TempDir tmp;
+  const uint32_t declared = 50000, present = 3000;
+  Bytes image_pixels(size_t{present} * 28 * 28);
+  for (size_t i = 0; i < image_pixels.size(); ++i) image_pixels[i] = static_cast<unsigned char>(i % 251);
+  Bytes label_bytes(present);
+  for (size_t i = 0; i < label_bytes.size(); ++i) label_bytes[i] = static_cast<unsigned char>(i % 10);
+  write_gzip(tmp.file("train-images-idx3-ubyte.gz"), idx(0x803, {declared, 28, 28}, image_pixels));
+  write_gzip(tmp.file("train-labels-idx1-ubyte.gz"), idx(0x801, {declared}, label_bytes));
+  write_file(tmp.file("t10k-images-idx3-ubyte"), idx(0x803, {2, 28, 28}, Bytes(2 * 28 * 28, 9)));
+  write_file(tmp.file("t10k-labels-idx1-ubyte"), idx(0x801, {2}, {1, 2}));
+
+  const core::IdxImages images = core::read_idx_images(tmp.file("train-images-idx3-ubyte.gz"), 1000);
+  CHECK(images.declared_count == static_cast<int>(declared));
+  CHECK(images.count == 1000);
+  REQUIRE(images.pixels.size() == size_t{1000} * 784);
+  CHECK(images.pixels[999 * 784 + 5] == static_cast<float>(image_pixels[999 * 784 + 5]) / 255.0f);
+
+  const core::DataSplit s = core::load_mnist_dir(tmp.path.string(), false, 1000);
+  CHECK(s.train.count == 1000);
+  CHECK(s.train.y[999] == 9);
+  CHECK(s.test.count == 2);
+  // Without a limit the whole declared payload is read, and the missing part is found.
+  CHECK(contains(data_error([&] { (void)core::load_mnist_dir(tmp.path.string(), false); }), "truncated data"));
+  // A limit does not hide mismatched headers.
+  write_gzip(tmp.file("train-labels-idx1-ubyte.gz"), idx(0x801, {declared - 1}, label_bytes));
+  CHECK(contains(data_error([&] { (void)core::load_mnist_dir(tmp.path.string(), false, 1000); }), "count mismatch"));
+}
+
+TEST_CASE("a gzip stream longer than its header declares is refused naming the file, without inflating the rest") {
+  TempDir tmp;
+  // A small header followed by 64 MiB of zeros: about 64 KiB compressed (a small bomb).
+  Bytes bomb = idx(0x803, {kCount, kRows, kCols}, pixels());
+  bomb.resize(bomb.size() + (size_t{64} << 20), 0);
+  write_gzip(tmp.file("i.gz"), bomb);
+  write_file(tmp.file("l"), good_labels());
+  const std::string msg = data_error([&] { (void)core::read_idx_pair(tmp.file("i.gz"), tmp.file("l"), "t"); });
+  CHECK(contains(msg, tmp.file("i.gz")));
+  CHECK(contains(msg, "trailing data"));
+}
+
+TEST_CASE("a data directory that is a symlink loop, or holds one, is reported as such (not as missing files)") {
+  TempDir tmp;
+  fs::create_symlink(tmp.path / "loop_b", tmp.path / "loop_a");
+  fs::create_symlink(tmp.path / "loop_a", tmp.path / "loop_b");
+  std::string msg = data_error([&] { (void)core::load_mnist_dir((tmp.path / "loop_a").string(), false); });
+  CHECK(contains(msg, "Too many levels of symbolic links"));
+  CHECK_FALSE(contains(msg, "not found"));
+  const fs::path dir = tmp.path / "data";
+  fs::create_directories(dir);
+  fs::create_symlink(dir / "train-images-idx3-ubyte.gz", dir / "train-images-idx3-ubyte.gz");  // a link to itself
+  msg = data_error([&] { (void)core::load_mnist_dir(dir.string(), false); });
+  CHECK(contains(msg, (dir / "train-images-idx3-ubyte.gz").string() + ": cannot be read: Too many levels"));
+  if (::geteuid() == 0) {
+    MESSAGE("not checked as root (permissions do not apply): a directory without read permission");
+  } else {
+    const fs::path closed = tmp.path / "closed";
+    fs::create_directories(closed);
+    fs::permissions(closed, fs::perms::none);
+    msg = data_error([&] { (void)core::load_mnist_dir(closed.string(), false); });
+    fs::permissions(closed, fs::perms::owner_all);
+    CHECK(contains(msg, "cannot read the directory: Permission denied"));
+  }
 }

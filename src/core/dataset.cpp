@@ -2,13 +2,16 @@
 #include "core/dataset.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <numbers>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -27,12 +30,16 @@ std::string default_dir_missing(const std::string& dir) {
 }
 
 // dir/base.gz if it exists, else dir/base if it exists, else "" (Debian's package ships .gz; a user's download may
-// be either).
+// be either). A name that exists but cannot be looked at (a symlink loop, a folder without search permission) is an
+// error saying so, not "missing".
 std::string find_idx_file(const fs::path& dir, const std::string& base) {
-  std::error_code ec;
   for (const std::string& name : {base + ".gz", base}) {
-    fs::path p = dir / name;
-    if (fs::exists(p, ec)) return p.string();
+    const fs::path p = dir / name;
+    std::error_code ec;
+    const fs::file_status st = fs::status(p, ec);
+    if (st.type() == fs::file_type::not_found) continue;
+    if (ec) throw Error(ErrorKind::Data, fmt::format("{}: cannot be read: {}", p.string(), ec.message()));
+    return p.string();
   }
   return {};
 }
@@ -89,14 +96,16 @@ Dataset spiral_split(int classes, int per_class, float noise, Pcg32 rng) {
 }  // namespace
 
 Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, const std::string& name,
-                      int max_classes) {
-  IdxImages images = read_idx_images(images_path);
-  std::vector<int32_t> labels = read_idx_labels(labels_path, max_classes);
-  if (static_cast<size_t>(images.count) != labels.size()) {
+                      int max_classes, int max_count) {
+  const uint64_t limit = max_count > 0 ? static_cast<uint64_t>(max_count) : 0;
+  IdxImages images = read_idx_images(images_path, limit);
+  IdxLabels labels = read_idx_labels(labels_path, max_classes, limit);
+  // The headers' counts, so that a --limit does not hide a mismatch.
+  if (images.declared_count != labels.declared_count) {
     throw Error(ErrorKind::Data,
                 fmt::format("{}: image/label count mismatch: {} images here but {} labels in {} "
                             "(the two files of a split must match)",
-                            images_path, images.count, labels.size(), labels_path));
+                            images_path, images.declared_count, labels.declared_count, labels_path));
   }
   Dataset d;
   d.name = name;
@@ -104,22 +113,31 @@ Dataset read_idx_pair(const std::string& images_path, const std::string& labels_
   d.features = images.rows * images.cols;
   d.classes = max_classes;
   d.x = std::move(images.pixels);
-  d.y = std::move(labels);
+  d.y = std::move(labels.values);
   return d;
 }
 
-DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir) {
+DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir, int train_limit) {
   const std::array<std::string, 4> bases = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
                                             "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    if (is_default_dir) throw Error(ErrorKind::Data, default_dir_missing(dir));
+  const fs::file_status st = fs::status(dir, ec);
+  if (st.type() == fs::file_type::not_found && is_default_dir) throw Error(ErrorKind::Data, default_dir_missing(dir));
+  // A symlink loop or a path without permission is reported as such, not as a missing directory.
+  const std::string problem = st.type() == fs::file_type::not_found ? "directory not found"
+                              : ec                                   ? fmt::format("cannot be read: {}", ec.message())
+                              : st.type() != fs::file_type::directory ? "is not a directory"
+                                                                      : "";
+  if (!problem.empty())
     throw Error(ErrorKind::Data,
                 fmt::format("{}: {}; --data expects a directory with MNIST-format IDX files "
                             "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
                             "t10k-labels-idx1-ubyte (each plain or .gz)",
-                            dir, fs::exists(dir, ec) ? "is not a directory" : "directory not found"));
-  }
+                            dir, problem));
+  // A directory that cannot be listed or searched: say so instead of "no train-images... in this directory".
+  if (::access(dir.c_str(), R_OK | X_OK) != 0)
+    throw Error(ErrorKind::Data, fmt::format("{}: cannot read the directory: {}; check its permissions", dir,
+                                             std::error_code(errno, std::generic_category()).message()));
   std::array<std::string, 4> paths;
   for (size_t i = 0; i < bases.size(); ++i) {
     paths[i] = find_idx_file(dir, bases[i]);
@@ -135,7 +153,7 @@ DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir) {
   }
   const std::string name = is_default_dir ? "fashion-mnist" : fmt::format("mnist-format ({})", dir);
   DataSplit split;
-  split.train = read_idx_pair(paths[0], paths[1], name);
+  split.train = read_idx_pair(paths[0], paths[1], name, 10, train_limit);
   split.test = read_idx_pair(paths[2], paths[3], name);
   if (split.train.features != split.test.features) {
     throw Error(ErrorKind::Data,

@@ -29,12 +29,14 @@ struct DataSplit {
 // Throws core::Error(Data) naming the file and the field on any problem (wrong magic, wrong number of dimensions,
 // truncated data, label above max_classes-1, image/label count mismatch, corrupt gzip, empty file, a directory,
 // a missing file). Sizes are checked against the file before anything is allocated.
+// max_count > 0: only the first max_count samples are read (and inflated); the headers' counts must still match.
 Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, const std::string& name,
-                      int max_classes = 10);
+                      int max_classes = 10, int max_count = 0);
 
 // Loads train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], t10k-images-idx3-ubyte[.gz] and
 // t10k-labels-idx1-ubyte[.gz] from dir. A missing default directory says: install dataset-fashion-mnist or pass --data DIR.
-DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir);
+// train_limit > 0 (--limit): only the first train_limit training samples are read; the test split is read whole.
+DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir, int train_limit = 0);
 
 // Default location of Debian's dataset-fashion-mnist package.
 inline const char* kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist";

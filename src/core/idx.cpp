@@ -196,11 +196,13 @@ std::string describe(const IdxHeader& h, const IdxKind& kind) {
   return fmt::format("{} {}s ({} bytes)", h.dims[0], kind.what, h.payload_bytes);
 }
 
-// Reads the payload in chunks, handing each to consume(bytes, n, offset). Plain files are checked against their
-// length before anything is read; gzip files (whose decompressed length is unknown up front) are read until the
-// header's size and then probed for one more byte, which also makes zlib check the stream's CRC trailer.
+// Reads the first `wanted` bytes of the payload (all of it, or what max_count items need) in chunks, handing each
+// to consume(bytes, n, offset). Plain files are checked against their length before anything is read; gzip files
+// (whose decompressed length is unknown up front) are inflated only up to `wanted`: when that is the whole payload,
+// one more byte is probed, which refuses a longer stream and makes zlib check the CRC trailer; when it is less (a
+// --limit), inflation stops there and the rest of the stream is never read.
 template <class Consume>
-void read_payload(ByteSource& src, const std::string& path, const IdxHeader& h, const IdxKind& kind,
+void read_payload(ByteSource& src, const std::string& path, const IdxHeader& h, const IdxKind& kind, uint64_t wanted,
                   Consume&& consume) {
   if (!src.gzip()) {
     const uint64_t after_header = src.file_bytes() - std::min(src.file_bytes(), h.header_bytes);
@@ -215,8 +217,8 @@ void read_payload(ByteSource& src, const std::string& path, const IdxHeader& h, 
   }
   std::vector<unsigned char> chunk(size_t{1} << 20);
   uint64_t done = 0;
-  while (done < h.payload_bytes) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(chunk.size(), h.payload_bytes - done));
+  while (done < wanted) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(chunk.size(), wanted - done));
     const size_t got = src.read(chunk.data(), want);
     consume(chunk.data(), got, done);
     done += got;
@@ -226,10 +228,16 @@ void read_payload(ByteSource& src, const std::string& path, const IdxHeader& h, 
     }
   }
   unsigned char extra = 0;
-  if (src.gzip() && src.read(&extra, 1) != 0) {
-    fail(path, fmt::format("trailing data: the decompressed file is longer than the {} the header describes",
+  if (src.gzip() && wanted == h.payload_bytes && src.read(&extra, 1) != 0) {
+    fail(path, fmt::format("trailing data: the decompressed file is longer than the {} the header describes; it is "
+                           "refused without inflating the rest",
                            describe(h, kind)));
   }
+}
+
+// The items to read: the header's count, or max_count when that is smaller (0: all).
+uint64_t items_wanted(uint32_t declared, uint64_t max_count) {
+  return max_count > 0 ? std::min<uint64_t>(declared, max_count) : declared;
 }
 
 // How many payload bytes may be allocated before they are read: all of them for a plain file (its length was
@@ -242,16 +250,18 @@ uint64_t reserve_bound(const ByteSource& src, uint64_t payload) {
 
 }  // namespace
 
-IdxImages read_idx_images(const std::string& path) {
+IdxImages read_idx_images(const std::string& path, uint64_t max_count) {
   static const IdxKind kind{"image", 0x00000803, {"image count", "rows", "cols"}, "a labels"};
   ByteSource src(path);
   const IdxHeader h = read_header(src, path, kind);
   IdxImages out;
-  out.count = static_cast<int>(h.dims[0]);  // each dim <= kMaxIdxPayloadBytes < INT_MAX
+  out.declared_count = static_cast<int>(h.dims[0]);  // each dim <= kMaxIdxPayloadBytes < INT_MAX
+  out.count = static_cast<int>(items_wanted(h.dims[0], max_count));
   out.rows = static_cast<int>(h.dims[1]);
   out.cols = static_cast<int>(h.dims[2]);
-  out.pixels.reserve(reserve_bound(src, h.payload_bytes));
-  read_payload(src, path, h, kind, [&](const unsigned char* bytes, size_t n, uint64_t) {
+  const uint64_t wanted = static_cast<uint64_t>(out.count) * h.dims[1] * h.dims[2];
+  out.pixels.reserve(reserve_bound(src, wanted));
+  read_payload(src, path, h, kind, wanted, [&](const unsigned char* bytes, size_t n, uint64_t) {
     const size_t old = out.pixels.size();
     out.pixels.resize(old + n);
     for (size_t i = 0; i < n; ++i) out.pixels[old + i] = static_cast<float>(bytes[i]) / 255.0f;
@@ -259,7 +269,7 @@ IdxImages read_idx_images(const std::string& path) {
   return out;
 }
 
-std::vector<int32_t> read_idx_labels(const std::string& path, int max_classes) {
+IdxLabels read_idx_labels(const std::string& path, int max_classes, uint64_t max_count) {
   if (max_classes < 1 || max_classes > 256) {
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("read_idx_labels: max_classes {} is outside [1, 256] (labels are bytes)", max_classes));
@@ -267,18 +277,20 @@ std::vector<int32_t> read_idx_labels(const std::string& path, int max_classes) {
   static const IdxKind kind{"label", 0x00000801, {"label count"}, "an images"};
   ByteSource src(path);
   const IdxHeader h = read_header(src, path, kind);
-  std::vector<int32_t> labels;
-  labels.reserve(reserve_bound(src, h.payload_bytes));
-  read_payload(src, path, h, kind, [&](const unsigned char* bytes, size_t n, uint64_t offset) {
+  IdxLabels out;
+  out.declared_count = static_cast<int>(h.dims[0]);
+  const uint64_t wanted = items_wanted(h.dims[0], max_count);
+  out.values.reserve(reserve_bound(src, wanted));
+  read_payload(src, path, h, kind, wanted, [&](const unsigned char* bytes, size_t n, uint64_t offset) {
     for (size_t i = 0; i < n; ++i) {
       if (bytes[i] >= max_classes) {
         fail(path, fmt::format("label {} at index {} is above {} (labels must be 0..{})", bytes[i], offset + i,
                                max_classes - 1, max_classes - 1));
       }
-      labels.push_back(bytes[i]);
+      out.values.push_back(bytes[i]);
     }
   });
-  return labels;
+  return out;
 }
 
 }  // namespace core

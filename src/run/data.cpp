@@ -15,7 +15,8 @@ core::DataSplit load_data(const core::TrainConfig& cfg) {
                              std::max(1, cfg.random_samples / 10), cfg.seed);
   } else {
     const bool is_default = cfg.data_dir.empty();
-    data = core::load_mnist_dir(is_default ? core::kDefaultFashionMnistDir : cfg.data_dir, is_default);
+    // --limit is applied while reading: a gzip file is inflated only as far as the first samples need.
+    data = core::load_mnist_dir(is_default ? core::kDefaultFashionMnistDir : cfg.data_dir, is_default, cfg.limit);
   }
   if (cfg.limit > 0) data.train = core::take_first(data.train, cfg.limit);
   return data;
