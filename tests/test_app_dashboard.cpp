@@ -130,3 +130,24 @@ TEST_CASE("the window under Xvfb: N frames, a screenshot, the UI frame time, rem
   s << in.rdbuf();
   CHECK(s.str().find("font_size") != std::string::npos);
 }
+
+TEST_CASE("the window without a Vulkan driver: the message names Vulkan, and xvfb-run only where there is no display") {
+  if (!have("xvfb-run")) {
+    test::skip("the window without a Vulkan driver", "xvfb-run is not installed (apt-get install xvfb xauth)");
+    return;
+  }
+  // Under Xvfb (a display), with the loader pointed at no driver: before the fix the advice was "run the window under
+  // xvfb-run" while it ran under xvfb-run.
+  Result r = run("VK_ICD_FILENAMES=/nonexistent/trainscope-test.json xvfb-run -a -s '-screen 0 640x480x24'",
+                 "dashboard --dataset spiral --frames 5");
+  INFO(r.out);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("Vulkan") != std::string::npos);
+  CHECK(r.out.find("mesa-vulkan-drivers") != std::string::npos);
+  CHECK(r.out.find("xvfb-run") == std::string::npos);
+  // Without a display: xvfb-run is the advice.
+  r = run("env -u DISPLAY -u WAYLAND_DISPLAY", "dashboard --dataset spiral --frames 5");
+  CHECK(r.code == 1);
+  CHECK(r.out.find("There is no display") != std::string::npos);
+  CHECK(r.out.find("xvfb-run") != std::string::npos);
+}

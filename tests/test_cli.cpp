@@ -183,6 +183,30 @@ TEST_CASE("--limit reads only what it needs of a gzip IDX file whose header decl
   fs::remove_all(dir);
 }
 
+TEST_CASE("--validation prints the layer's totals (and each distinct message once) at the end") {
+  if (test::no_vulkan_device()) {
+    MESSAGE("skipped: no Vulkan device");
+    return;
+  }
+  // Before the fix --validation counted messages and printed none. A clean run says so; the listing of distinct
+  // messages is checked in test_gpu_validation.
+  const Result r = run_cli({"train", "--dataset", "spiral", "--backend", "gpu", "--epochs", "1", "--spiral-points",
+                            "64", "--hidden", "8", "--batch", "32", "--validation"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("Vulkan validation: no errors, no warnings") != std::string::npos);
+}
+
+TEST_CASE("--report -: the JSON report alone on standard output, the summary on standard error") {
+  const Result r = run_cli({"train", "--dataset", "spiral", "--backend", "cpu", "--epochs", "1", "--spiral-points",
+                            "64", "--hidden", "8", "--batch", "32", "--report", "-"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);  // throws (fails) if anything else is on stdout
+  CHECK(j["backends"][0]["name"] == "cpu");
+  CHECK(r.err.find("cpu  epoch 1/1") != std::string::npos);
+}
+
 TEST_CASE("--report to a character device writes into it and never replaces it (defect: /dev/full replaced)") {
   // A /dev/full of our own (mknod, as root); without root the machine's /dev/full, which a non-root rename cannot
   // replace either. Never the machine's node as root: the old code would have replaced it.

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "app/commands.hpp"
@@ -19,6 +20,8 @@
 #include "ui/screenshot.hpp"
 #include "ui/settings.hpp"
 #include "ui/window.hpp"
+#include "vk/device.hpp"
+#include "vk/devices.hpp"
 
 namespace app {
 namespace {
@@ -40,6 +43,26 @@ class SessionController final : public ui::Controller {
   ui::Window& window_;
   bool screenshot_requested_ = false;
 };
+
+// What to do when the window cannot open: only without a display does xvfb-run help; with one (under Xvfb too) the
+// usual cause is Vulkan itself (no driver), which the message then names.
+std::string window_advice(const std::string& failure) {
+  const char* x11 = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  const std::string headless = "use `trainscope train` (with --screenshot FILE.png for the dashboard as a picture)";
+  if (!(x11 && *x11) && !(wayland && *wayland))
+    return fmt::format("There is no display (DISPLAY is not set): {}, or run the window under xvfb-run", headless);
+  if (failure.find("glfwInit failed") != std::string::npos)  // GLFW could not connect to the display
+    return fmt::format("The display {} cannot be opened: {}, or run the window under xvfb-run",
+                       x11 && *x11 ? x11 : wayland, headless);
+  try {
+    if (vk::list_devices().empty()) return fmt::format("Vulkan lists no device here: {}", headless);
+  } catch (const core::Error& v) {
+    return fmt::format("The display is there but Vulkan is not: {}. Until then, {}", v.what(), headless);
+  }
+  return fmt::format("The display and a Vulkan device are there, but they could not be used together; {}",
+                     headless);
+}
 
 std::string window_title(const std::vector<core::BackendRun>& runs) {
   std::string title = "trainscope";
@@ -143,9 +166,8 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   try {
     window = std::make_unique<ui::Window>(wo);
   } catch (const core::Error& e) {
-    throw core::Error(e.kind(), fmt::format("{}. Without a display use `trainscope train` (with --screenshot "
-                                            "FILE.png for the dashboard as a picture), or run the window under "
-                                            "xvfb-run", run::explain(e, run::Doing::Rendering)));
+    throw core::Error(e.kind(),
+                      fmt::format("{}. {}", run::explain(e, run::Doing::Rendering), window_advice(e.what())));
   }
   // The data after the window: without a display, the error comes at once.
   auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
@@ -223,6 +245,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
              stats.p95_ms, stats.max_ms, stats.frames);
   for (const auto& r : session.snapshot())
     if (!r.error.empty()) std::cerr << "trainscope: " << r.name << " stopped: " << r.error << "\n";
+  if (cfg.validation) std::cerr << vk::describe_validation(vk::validation_totals());
   return exit_code;
 }
 

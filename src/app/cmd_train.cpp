@@ -1,8 +1,10 @@
 // `trainscope train`: the options, the checks of the command line, loading the data, and one training session
 // with a progress display, the per-kernel tables and the GPU/CPU speedup at the end.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <optional>
 
@@ -18,6 +20,7 @@
 #include "core/step_plan.hpp"
 #include "run/data.hpp"
 #include "run/session.hpp"
+#include "vk/device.hpp"
 #include "vk/devices.hpp"
 
 namespace app {
@@ -119,6 +122,25 @@ void apply_preset(TrainOptions& o) {
   c.random_samples = 10240;
 }
 
+// While alive, what is printed to standard output goes to standard error (the real stdout is kept aside).
+class StdoutToStderr {
+ public:
+  StdoutToStderr() {
+    std::fflush(stdout);
+    saved_ = ::dup(STDOUT_FILENO);
+    if (saved_ >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
+  ~StdoutToStderr() {
+    std::fflush(stdout);
+    if (saved_ >= 0) ::dup2(saved_, STDOUT_FILENO), ::close(saved_);
+  }
+  StdoutToStderr(const StdoutToStderr&) = delete;
+  StdoutToStderr& operator=(const StdoutToStderr&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
 }  // namespace
 
 void add_training_options(CLI::App* t, TrainOptions& o) {
@@ -215,6 +237,9 @@ std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
 
 int run_train(TrainOptions& o) {
   core::TrainConfig& cfg = o.config;
+  // --report -: the report is standard output's only content; everything else trainscope prints goes to stderr.
+  std::optional<StdoutToStderr> stdout_to_stderr;
+  if (o.report == "-") stdout_to_stderr.emplace();
   const std::optional<std::vector<vk::DeviceInfo>> devices = finish_config(o);
   // Output paths that cannot be written are refused now, not after the training.
   if (!o.report.empty()) core::check_output_path(o.report, "--report");
@@ -252,8 +277,11 @@ int run_train(TrainOptions& o) {
       code = 1;
     }
   }
+  // Every message of the validation layer once, with its count, and the totals (trainers and offscreen renderer).
+  if (cfg.validation) fmt::print("\n{}", vk::describe_validation(vk::validation_totals()));
   if (!o.report.empty()) {
     try {
+      stdout_to_stderr.reset();  // --report -: the JSON alone goes to the real standard output
       core::write_report_json(o.report, cfg, runs);
       if (o.report != "-") fmt::print("report: {}\n", o.report);
     } catch (const core::Error& e) {

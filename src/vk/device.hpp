@@ -16,14 +16,30 @@
 
 namespace vk {
 
+// One kind of validation message (same severity and message ID): its first text and how often it came.
+struct ValidationMessage {
+  bool error = false;
+  std::string id;    // the layer's message ID name, e.g. "VUID-VkBufferCreateInfo-size-00912"
+  std::string text;  // the first message of this kind, as the layer wrote it
+  long count = 0;
+};
+
 // Totals over every Device of the process (tests check that contexts they cannot reach, such as the trainers',
-// reported nothing): counts by severity and the first few texts.
+// reported nothing): counts by severity, the first few texts, and each distinct message with its count.
 struct ValidationTotals {
   int errors = 0;
   int warnings = 0;
   std::vector<std::string> first_messages;  // "[error] ..." / "[warning] ...", at most 16
+  std::vector<ValidationMessage> distinct;  // in order of first appearance; at most kMaxDistinct kinds kept
+  static constexpr size_t kMaxDistinct = 256;
 };
 ValidationTotals validation_totals();
+
+// What `train --validation` prints at the end: the totals, then each distinct message once with its count, e.g.
+//   Vulkan validation: 3 errors, 0 warnings (1 distinct message)
+//     [error] 3x VUID-VkBufferCreateInfo-size-00912: <the layer's text>
+// or "Vulkan validation: no errors, no warnings". Ends with a newline.
+std::string describe_validation(const ValidationTotals& totals);
 
 struct DeviceOptions {
   int device_index = -1;                         // -1: pick_best_device

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -24,6 +25,7 @@ std::atomic<int> g_validation_errors{0};
 std::atomic<int> g_validation_warnings{0};
 std::mutex g_validation_mutex;
 std::vector<std::string> g_validation_messages;  // the process's first messages
+std::vector<ValidationMessage> g_validation_distinct;  // each kind once, with its count
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                      VkDebugUtilsMessageTypeFlagsEXT,
@@ -39,6 +41,14 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
   }
   std::lock_guard lock(g_validation_mutex);
   if (g_validation_messages.size() < 16) g_validation_messages.push_back(text);
+  // The same message kind (severity and ID) repeats with other handles in its text: counted, its first text kept.
+  const std::string id = data->pMessageIdName ? data->pMessageIdName : fmt::format("id {}", data->messageIdNumber);
+  auto same = std::find_if(g_validation_distinct.begin(), g_validation_distinct.end(),
+                           [&](const ValidationMessage& m) { return m.error == error && m.id == id; });
+  if (same != g_validation_distinct.end())
+    ++same->count;
+  else if (g_validation_distinct.size() < ValidationTotals::kMaxDistinct)
+    g_validation_distinct.push_back({error, id, data->pMessage ? data->pMessage : "", 1});
   return VK_FALSE;
 }
 
@@ -46,7 +56,25 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
 
 ValidationTotals validation_totals() {
   std::lock_guard lock(g_validation_mutex);
-  return {g_validation_errors.load(), g_validation_warnings.load(), g_validation_messages};
+  return {g_validation_errors.load(), g_validation_warnings.load(), g_validation_messages, g_validation_distinct};
+}
+
+std::string describe_validation(const ValidationTotals& t) {
+  auto plural = [](long n, const char* word) {
+    return n == 0 ? fmt::format("no {}s", word) : fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+  };
+  std::string text = fmt::format("Vulkan validation: {}, {}", plural(t.errors, "error"), plural(t.warnings, "warning"));
+  if (!t.distinct.empty()) text += fmt::format(" ({})", plural(static_cast<long>(t.distinct.size()), "distinct message"));
+  text += "\n";
+  long listed = 0;
+  for (const auto& m : t.distinct) {
+    text += fmt::format("  [{}] {}x {}: {}\n", m.error ? "error" : "warning", m.count, m.id, m.text);
+    listed += m.count;
+  }
+  if (listed < t.errors + t.warnings)
+    text += fmt::format("  ... and {} more of further kinds (only the first {} kinds are kept)\n",
+                        t.errors + t.warnings - listed, ValidationTotals::kMaxDistinct);
+  return text;
 }
 
 bool has_layer(const char* name) {
