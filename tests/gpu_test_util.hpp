@@ -6,13 +6,11 @@
 
 #include <algorithm>
 #include <exception>
-#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/rng.hpp"
 #include "skip.hpp"
 #include "vk/buffer.hpp"
 #include "vk/context.hpp"
@@ -106,30 +104,6 @@ std::vector<T> from_buffer(vk::Context& ctx, const vk::Buffer& b, size_t n) {
   std::vector<T> v(n);
   b.download(ctx, v.data(), n * sizeof(T));
   return v;
-}
-
-inline std::vector<float> random_vector(size_t n, uint64_t seed, float lo = -1, float hi = 1) {
-  core::Pcg32 rng(seed, 7);
-  std::vector<float> v(n);
-  for (auto& x : v) x = rng.uniform(lo, hi);
-  return v;
-}
-
-// Normalized mean squared error sum((a-b)^2) / sum(b^2) (b the reference); prints the first mismatches.
-inline double nmse(const std::vector<float>& a, const std::vector<float>& ref, const std::string& what) {
-  REQUIRE(a.size() == ref.size());
-  double num = 0, den = 0;
-  int shown = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    double d = double(a[i]) - double(ref[i]);
-    num += d * d;
-    den += double(ref[i]) * double(ref[i]);
-    if (std::fabs(d) > 1e-5 + 1e-3 * std::fabs(ref[i]) && shown < 5) {
-      MESSAGE(what, "[", i, "]: gpu ", a[i], " cpu ", ref[i]);
-      ++shown;
-    }
-  }
-  return den > 0 ? num / den : num;
 }
 
 }  // namespace test

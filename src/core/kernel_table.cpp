@@ -279,6 +279,22 @@ std::span<const KernelDef> kernel_table() { return checked_table(); }
 
 const KernelDef& kernel_def(Op op) { return checked_table().at(static_cast<size_t>(op)); }
 
+StepArgs step_args(const TrainConfig& cfg, long t, size_t first, uint32_t slot) {
+  StepArgs a;
+  a.activation = cfg.activation;
+  a.lr = cfg.lr;
+  a.beta1 = cfg.beta1;
+  a.beta2 = cfg.beta2;
+  a.eps = cfg.eps;
+  a.weight_decay = cfg.effective_weight_decay();
+  a.momentum = cfg.momentum;
+  a.t = t;
+  a.first = static_cast<uint32_t>(first);
+  a.slot = slot;
+  a.scaler.init_scale = cfg.loss_scale_init;  // GradScaler's defaults otherwise
+  return a;
+}
+
 Tolerance tolerance(Precision precision) {
   Tolerance t;
   if (precision == Precision::FP16) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernel_params.h"  // shaders/common: the params structs shared with GLSL
+#include "core/config.hpp"
 #include "core/loss_scaler.hpp"
 #include "core/model.hpp"
 #include "core/step_plan.hpp"
@@ -132,6 +133,10 @@ struct StepArgs {
   bool evaluation = false;  // softmax: no dlogits, results at out_offset
   uint32_t out_offset = 0;
 };
+
+// The settings of a training step with `cfg`: the optimizer update t it makes (1-based; fp16's optimizers take t from
+// the loss scaler's step clock instead), its batch at position `first` of the epoch's order, its read-back slot.
+StepArgs step_args(const TrainConfig& cfg, long t, size_t first = 0, uint32_t slot = 0);
 
 struct KernelDef {
   Op op;

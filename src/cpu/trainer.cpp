@@ -83,7 +83,6 @@ class CpuTrainer final : public core::Trainer {
   void* resolve(Role role, int l, bool evaluation);
   // Runs one entry's kernel on its bindings (in the table's order).
   void run(const core::PlanEntry& entry, const core::StepArgs& args, bool evaluation);
-  core::StepArgs step_args(size_t first) const;
   void reset_scaler(const core::LossScalerState* state);  // null: a fresh scaler at cfg_.loss_scale_init
   core::MemoryUsage usage(bool as_fp32) const;  // as_fp32: 16-bit tensors counted at 4 bytes, no masters, no arena
 
@@ -210,25 +209,10 @@ void CpuTrainer::run(const core::PlanEntry& entry, const core::StepArgs& args, b
              {plan_.precision, pool_, ws_});
 }
 
-core::StepArgs CpuTrainer::step_args(size_t first) const {
-  core::StepArgs a;
-  a.activation = cfg_.activation;
-  a.lr = cfg_.lr;
-  a.beta1 = cfg_.beta1;
-  a.beta2 = cfg_.beta2;
-  a.eps = cfg_.eps;
-  a.weight_decay = cfg_.effective_weight_decay();
-  a.momentum = cfg_.momentum;
-  a.t = t_ + 1;  // fp16: the optimizers take t from the scaler's step clock instead
-  a.first = static_cast<uint32_t>(first);
-  a.scaler.init_scale = cfg_.loss_scale_init;
-  return a;
-}
-
 void CpuTrainer::step(size_t first) {
   if (first + static_cast<size_t>(plan_.batch) > order_.size())
     throw core::Error(core::ErrorKind::Internal, "cpu trainer: step past the end of the epoch's order");
-  const core::StepArgs args = step_args(first);
+  const core::StepArgs args = core::step_args(cfg_, t_ + 1, first);  // fp16: t from the scaler's clock
   core::StepRecord rec;
   rec.step = step_index_++;
   rec.kernel_ms.reserve(plan_.entries.size());
@@ -255,7 +239,7 @@ core::EvalResult CpuTrainer::evaluate() {
   // precision: what training optimises.
   const core::Dataset& test = data_.test;
   const long N = test.count, B = plan_.batch;
-  core::StepArgs args = step_args(0);
+  core::StepArgs args = core::step_args(cfg_, t_ + 1);
   args.evaluation = true;
   double loss = 0;
   long right = 0;

@@ -92,7 +92,6 @@ class VulkanTrainer final : public core::Trainer {
   // The buffer (range) a trainer role takes for layer l (kernel_table.hpp), in training or evaluation.
   BufferRange resolve(core::Role role, int l, bool evaluation) const;
   VkDescriptorSet make_set(const core::PlanEntry& e, bool evaluation);  // e's bindings, in the table's order
-  core::StepArgs step_args(size_t first, uint32_t slot) const;  // the settings of the step at `first`, ring slot
   void record_step(Slot& slot, size_t first, uint32_t slot_index);
   // Parameter tensors start at multiples of ModelShape::kParamAlign elements: 256 bytes in 16-bit, 512 in fp32, so
   // every offset meets any minStorageBufferOffsetAlignment (at most 256 bytes by the Vulkan spec).
@@ -310,22 +309,6 @@ void VulkanTrainer::build_descriptor_sets() {
   softmax_eval_set_ = make_set(core::PlanEntry{core::Op::SoftmaxXentForwardBackward}, true);
 }
 
-core::StepArgs VulkanTrainer::step_args(size_t first, uint32_t slot) const {
-  core::StepArgs a;
-  a.activation = cfg_.activation;
-  a.lr = cfg_.lr;
-  a.beta1 = cfg_.beta1;
-  a.beta2 = cfg_.beta2;
-  a.eps = cfg_.eps;
-  a.weight_decay = cfg_.effective_weight_decay();
-  a.momentum = cfg_.momentum;
-  a.t = t_ + 1;  // fp16: ignored by the optimizers, which take t from the device's step clock
-  a.first = static_cast<uint32_t>(first);
-  a.slot = slot;
-  a.scaler = scaler_options_;
-  return a;
-}
-
 void VulkanTrainer::begin_epoch(std::span<const uint32_t> order) {
   flush_into_ready();
   order_.upload(ctx_, order.data(), order.size_bytes());
@@ -341,7 +324,7 @@ void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
   // the previous step's backward kernels read x_batch and activations that this step overwrites (WAR).
   vk::compute_barrier(cmd);
   slot.queries.write(cmd, 0);
-  const core::StepArgs args = step_args(first, slot_index);
+  const core::StepArgs args = core::step_args(cfg_, t_ + 1, first, slot_index);  // fp16: t on the device
   for (size_t i = 0; i < plan_.entries.size(); ++i) {
     const core::PlanEntry& e = plan_.entries[i];
     kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
@@ -408,7 +391,7 @@ core::EvalResult VulkanTrainer::evaluate() {
   flush_into_ready();
   const int N = data_.test.count;
   const int B = plan_.batch;
-  core::StepArgs args = step_args(0, 0);
+  core::StepArgs args = core::step_args(cfg_, t_ + 1);
   args.evaluation = true;
   ctx_.run_one_shot([&](VkCommandBuffer cmd) {
     // The last training step's update wrote params that the forward pass reads (RAW).
