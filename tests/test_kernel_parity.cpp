@@ -52,7 +52,9 @@ size_t fields(Elem e) { return e == Elem::LossScaler ? 8 : e == Elem::ScaleHisto
 uint16_t to16(double x, Precision p) {
   return p == Precision::FP16 ? core::float_to_fp16(static_cast<float>(x)) : core::float_to_bf16(static_cast<float>(x));
 }
-double from16(uint16_t h, Precision p) { return p == Precision::FP16 ? core::fp16_to_float(h) : core::bf16_to_float(h); }
+double from16(uint16_t h, Precision p) {
+  return p == Precision::FP16 ? core::fp16_to_float(h) : core::bf16_to_float(h);
+}
 
 // The value the binding can hold: rounded to fp32 or the 16-bit type.
 double representable(double x, Elem e, Precision p) {

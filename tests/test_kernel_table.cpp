@@ -64,7 +64,8 @@ Reflection reflect(std::span<const uint32_t> words) {
 TEST_CASE("every compiled shader variant declares the table's bindings and the shared push-constant layout") {
   for (const core::KernelDef& def : core::kernel_table())
     for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16}) {
-      const std::string name = std::string(def.name) + (p == Precision::FP32 ? "" : std::string("_") + core::to_string(p));
+      const std::string suffix = p == Precision::FP32 ? "" : std::string("_") + core::to_string(p);
+      const std::string name = def.name + suffix;
       CAPTURE(name);
       const vk::EmbeddedShader* shader = nullptr;
       for (const auto& s : vk::embedded_shaders())

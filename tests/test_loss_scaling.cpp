@@ -69,7 +69,8 @@ class CpuBackend {
     for (const auto& [e, args] : step_kernels(slot)) {
       std::vector<void*> b;
       if (e.op == core::Op::CheckFiniteGrads) b = {&scaler_, grads_.data()};
-      if (e.op == core::Op::AdamWUpdate) b = {params_.data(), m_.data(), v_.data(), grads_.data(), w16_.data(), &scaler_};
+      if (e.op == core::Op::AdamWUpdate)
+        b = {params_.data(), m_.data(), v_.data(), grads_.data(), w16_.data(), &scaler_};
       if (e.op == core::Op::UpdateLossScale) b = {&scaler_, history_.data()};
       cpu::run_kernel(e.op, b, args, {kFp16, pool_, ws_});
     }

@@ -48,7 +48,7 @@
 #else
 #define DTYPE_16BIT 0
 #endif
-// fp16 trains with dynamic loss scaling (LossScalerBuffer in shaders/common/kernel_params.h): the softmax scales dlogits by the loss scale,
+// fp16 trains with dynamic loss scaling (LossScalerBuffer in kernel_params.h): the softmax scales dlogits by the scale,
 // the optimizers skip overflowed steps and unscale the gradients. bf16 has fp32's exponent range and needs none.
 #if defined(DTYPE_FP16)
 #define LOSS_SCALING 1

@@ -111,7 +111,7 @@ struct UpdateLossScaleParams {
 // kept beside it because a skipped step must not count as an optimizer step (torch skips optimizer.step()) and only
 // the device knows which steps were skipped until the host reads them back.
 struct LossScalerBuffer {
-  float scale;           // the loss scale of the current step (the softmax multiplies dlogits by it; the optimizer divides)
+  float scale;           // the loss scale of this step (the softmax multiplies dlogits by it, the optimizer divides)
   uint growth_tracker;   // clean steps since the last growth or overflow
   uint skipped;          // optimizer steps skipped since the start
   uint found_inf;        // set to 1 by check_finite_grads on an inf/NaN; update_loss_scale consumes and clears it

@@ -1,5 +1,5 @@
-// The kernel table's entries (see kernel_table.hpp), one block per kernel in core::Op order. FLOP and byte counts follow
-// step_plan.hpp's conventions: a multiply-add is 2 FLOPs; bytes are the compulsory traffic (each tensor read or
+// The kernel table's entries (see kernel_table.hpp), one block per kernel in core::Op order. FLOP and byte counts
+// follow step_plan.hpp's conventions: a multiply-add is 2 FLOPs; bytes are the compulsory traffic (each tensor read or
 // written once, as a perfect cache would), in the storage type e (4 or 2 bytes) where the tensor is stored in it.
 #include "core/kernel_table.hpp"
 
@@ -22,6 +22,14 @@ uint32_t u32(long v) { return static_cast<uint32_t>(v); }
 uint32_t act_code(Activation a) { return a == Activation::ReLU ? 0u : 1u; }  // ACT_RELU, ACT_GELU (activation.glsl)
 double n_of(const PlanEntry& e) { return static_cast<double>(e.N); }
 bool scaled(Precision p) { return p == Precision::FP16; }  // fp16 trains with loss scaling
+// The optimizers' traffic: `tensors` fp32 tensors (params and the optimizer state) read and written; grads read in the
+// storage type (with loss scaling also the scaler's scale and found_inf, 16 bytes); in 16-bit the weights copy written.
+double optimizer_read(const PlanEntry& e, Precision p, int tensors) {
+  return tensors * n_of(e) * 4 + n_of(e) * e_of(p) + (scaled(p) ? 16 : 0);
+}
+double optimizer_written(const PlanEntry& e, Precision p, int tensors) {
+  return tensors * n_of(e) * 4 + (e_of(p) < 4 ? n_of(e) * e_of(p) : 0);
+}
 
 std::vector<KernelDef> make_table() {
   std::vector<KernelDef> t;
@@ -51,8 +59,8 @@ std::vector<KernelDef> make_table() {
                sizeof(MatmulForwardParams), Grid::Gemm, 0, false,
                [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), uint64_t(e.OC)}; },
                [](const PlanEntry& e, const StepArgs& s) {
-                 return KernelArgs::of(
-                     MatmulForwardParams{u32(e.B), u32(e.C), u32(e.OC), e.activation ? 1u : 0u, act_code(s.activation)});
+                 const uint32_t apply_act = e.activation ? 1u : 0u;
+                 return KernelArgs::of(MatmulForwardParams{u32(e.B), u32(e.C), u32(e.OC), apply_act, act_code(s.activation)});
                },
                // multiply-adds plus the bias; the activation is not counted
                [](const PlanEntry& e, Precision) { return 2.0 * e.B * e.C * e.OC + e.B * e.OC; },
@@ -121,7 +129,9 @@ std::vector<KernelDef> make_table() {
                 {"dout", A::Read, E::Storage, R::DPreact}},
                sizeof(BiasBackwardParams), Grid::Rows, 64, false,
                [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.OC), 1}; },
-               [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(BiasBackwardParams{u32(e.B), u32(e.OC)}); },
+               [](const PlanEntry& e, const StepArgs&) {
+                 return KernelArgs::of(BiasBackwardParams{u32(e.B), u32(e.OC)});
+               },
                [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
                [](const PlanEntry& e, Precision p) { return e.B * e.OC * e_of(p); },
                [](const PlanEntry& e, Precision p) { return e.OC * e_of(p); }});
@@ -159,8 +169,8 @@ std::vector<KernelDef> make_table() {
                },
                // decay 2, m 3, v 4, bias corrections 2, sqrt/divide/update 4
                [](const PlanEntry& e, Precision p) { return 15 * n_of(e) + (scaled(p) ? n_of(e) : 0); },
-               [](const PlanEntry& e, Precision p) { return 3 * n_of(e) * 4 + n_of(e) * e_of(p) + (scaled(p) ? 16 : 0); },
-               [](const PlanEntry& e, Precision p) { return 3 * n_of(e) * 4 + (e_of(p) < 4 ? n_of(e) * e_of(p) : 0); }});
+               [](const PlanEntry& e, Precision p) { return optimizer_read(e, p, 3); },
+               [](const PlanEntry& e, Precision p) { return optimizer_written(e, p, 3); }});
 
   t.push_back({Op::SgdUpdate, "sgd_update",
                {{"params", A::ReadWrite, E::F32, R::Params},
@@ -176,8 +186,8 @@ std::vector<KernelDef> make_table() {
                },
                // decay 2, momentum 2, update 2
                [](const PlanEntry& e, Precision p) { return 6 * n_of(e) + (scaled(p) ? n_of(e) : 0); },
-               [](const PlanEntry& e, Precision p) { return 2 * n_of(e) * 4 + n_of(e) * e_of(p) + (scaled(p) ? 16 : 0); },
-               [](const PlanEntry& e, Precision p) { return 2 * n_of(e) * 4 + (e_of(p) < 4 ? n_of(e) * e_of(p) : 0); }});
+               [](const PlanEntry& e, Precision p) { return optimizer_read(e, p, 2); },
+               [](const PlanEntry& e, Precision p) { return optimizer_written(e, p, 2); }});
 
   t.push_back({Op::CheckFiniteGrads, "check_finite_grads",
                {{"scaler", A::ReadWrite, E::LossScaler, R::Scaler}, {"grads", A::Read, E::Storage, R::Grads}},
@@ -216,7 +226,8 @@ const std::vector<KernelDef>& checked_table() {
         throw Error(ErrorKind::Internal, std::string("kernel table: ") + d.name + " is out of core::Op order");
       for (size_t b = 1; b < d.bindings.size(); ++b)
         if (d.bindings[b].when < d.bindings[b - 1].when)
-          throw Error(ErrorKind::Internal, std::string("kernel table: ") + d.name + "'s optional bindings must come last");
+          throw Error(ErrorKind::Internal,
+                      std::string("kernel table: ") + d.name + "'s optional bindings must come last");
       if (d.params_bytes == 0 || d.params_bytes > 128)
         throw Error(ErrorKind::Internal, std::string("kernel table: ") + d.name + "'s params exceed 128 bytes");
     }

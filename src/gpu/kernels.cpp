@@ -1,4 +1,4 @@
-// Pipelines and dispatch geometry of every kernel; push-constant structs mirror the shaders' blocks.
+// Every kernel's pipeline from the kernel table, and the workgroup counts and push constants of one dispatch.
 #include "gpu/kernels.hpp"
 
 #include <algorithm>
@@ -15,7 +15,8 @@ namespace {
 uint32_t div_up(uint64_t n, uint32_t d) { return static_cast<uint32_t>((n + d - 1) / d); }
 bool fits(const GemmTiles& t, const VkPhysicalDeviceLimits& limits) {
   return t.shared_bytes() <= limits.maxComputeSharedMemorySize &&
-         t.invocations() <= limits.maxComputeWorkGroupInvocations && t.tile_n / t.thread_n <= limits.maxComputeWorkGroupSize[0] &&
+         t.invocations() <= limits.maxComputeWorkGroupInvocations &&
+         t.tile_n / t.thread_n <= limits.maxComputeWorkGroupSize[0] &&
          t.tile_m / t.thread_m <= limits.maxComputeWorkGroupSize[1];
 }
 }  // namespace

@@ -236,9 +236,10 @@ void VulkanTrainer::allocate_buffers() {
     dact_.push_back(make_tensor(elements, "activation_grads", &M::activations));
   }
   if (loss_scaling()) {
-    scaler_ = make(sizeof(core::LossScalerBuffer), MemoryKind::DeviceLocal, "loss_scaler", &M::workspace, 0, &M::workspace);
-    scale_history_ = make(VkDeviceSize(cfg_.readback_interval) * sizeof(core::ScaleHistoryEntry), MemoryKind::HostVisible,
-                          "scale_history", &M::workspace, 0, &M::workspace);
+    scaler_ = make(sizeof(core::LossScalerBuffer), MemoryKind::DeviceLocal, "loss_scaler", &M::workspace, 0,
+                   &M::workspace);
+    scale_history_ = make(VkDeviceSize(cfg_.readback_interval) * sizeof(core::ScaleHistoryEntry),
+                          MemoryKind::HostVisible, "scale_history", &M::workspace, 0, &M::workspace);
   }
 }
 

@@ -80,7 +80,8 @@ Device::~Device() {
   if (device_) vkDeviceWaitIdle(device_.get());
 }
 
-uint32_t Device::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const {
+uint32_t Device::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                             VkMemoryPropertyFlags preferred) const {
   return find_memory_type(memory_, type_bits, required, preferred, info_.name);
 }
 
