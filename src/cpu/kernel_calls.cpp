@@ -4,6 +4,7 @@
 #include "cpu/kernel_calls.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 
@@ -307,7 +308,7 @@ const Row kRows[] = {
 const Row& row(core::Op op, Precision precision, size_t bindings) {
   const core::KernelDef& def = core::kernel_def(op);
   const size_t i = static_cast<size_t>(op);
-  if (i >= std::size(kRows) || std::string(kRows[i].name) != def.name)
+  if (i >= std::size(kRows) || std::strcmp(kRows[i].name, def.name) != 0)
     throw core::Error(core::ErrorKind::Internal, std::string("cpu::kernel_calls has no row for ") + def.name);
   if (!def.exists_in(precision))
     throw core::Error(core::ErrorKind::Internal,
