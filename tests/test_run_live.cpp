@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "cpu/trainer.hpp"
+#include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
 #include "gpu_test_util.hpp"
 #include "run/data.hpp"
@@ -27,6 +28,7 @@ using namespace std::chrono_literals;
 struct Tracker {
   std::mutex mutex;
   core::Trainer* last = nullptr;
+  core::StepPlan last_plan;  // the plan of the last trainer made, read from the trainer (it may be gone later)
 };
 
 run::BackendSpec tracked(const std::string& name, run::TrainerFactory make, Tracker& tracker) {
@@ -34,6 +36,7 @@ run::BackendSpec tracked(const std::string& name, run::TrainerFactory make, Trac
             auto t = make(c, d, p);
             std::lock_guard lock(tracker.mutex);
             tracker.last = t.get();
+            tracker.last_plan = t->plan();
             return t;
           }};
 }
@@ -54,7 +57,13 @@ bool gpu_available() {
 // The CPU backend, and the GPU backend where a Vulkan device exists.
 std::vector<std::pair<std::string, run::TrainerFactory>> live_backends() {
   std::vector<std::pair<std::string, run::TrainerFactory>> backends = {{"cpu", cpu::make_trainer}};
-  if (gpu_available()) backends.push_back({"gpu", gpu::make_trainer});
+  // As the dashboard makes them (run::backends_from_config): one device cache, so rebuilds and resets reuse the
+  // device, the kernels and the uploaded dataset.
+  if (gpu_available()) {
+    auto cache = std::make_shared<gpu::DeviceCache>();
+    backends.push_back({"gpu", [cache](const core::TrainConfig& c, const core::DataSplit& d,
+                                       const std::vector<float>& p) { return gpu::make_trainer(c, d, p, cache.get()); }});
+  }
   return backends;
 }
 
@@ -294,9 +303,9 @@ TEST_CASE("live precision switch fp32 -> fp16 -> bf16 -> fp32: the masters carry
   }
 }
 
-TEST_CASE("a change sent to a finished backend waits for the next run, and says so") {
+TEST_CASE("a change sent to a finished backend is part of the settings, and Reset trains with them") {
   core::TrainConfig cfg = live_config();
-  cfg.epochs = 1;
+  cfg.epochs = 1;  // an explicit number of epochs still stops the run
   auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
   Tracker tracker;
   run::Observer observer;
@@ -304,14 +313,29 @@ TEST_CASE("a change sent to a finished backend waits for the next run, and says 
   session.start();
   auto run = [&] { return session.snapshot().at(0); };
   REQUIRE(eventually([&] { return run().finished; }));
+  CHECK(run().status.find("Reset trains again") != std::string::npos);
   run::Command c(run::Command::Kind::SetPrecision);
   c.precision = core::Precision::BF16;
   session.post(c);
-  REQUIRE(eventually([&] { return run().status.find("applies when training restarts") != std::string::npos; }));
+  run::Command b(run::Command::Kind::SetBatch);
+  b.value = 64;
+  session.post(b);
+  CHECK(session.settings().precision == core::Precision::BF16);  // what the controls show
+  CHECK(session.settings().batch == 64);
+  std::this_thread::sleep_for(50ms);
   CHECK(run().config.precision == core::Precision::FP32);  // the finished run's record: what it trained with
-  session.request_reset(cfg);  // the reset's config is fp32 again: the reset decides
-  REQUIRE(eventually([&] { return run().status.empty() && !run().step_losses.empty(); }));  // a new run record
-  CHECK(run().config.precision == core::Precision::FP32);
+  CHECK(run().config.batch == 32);
+  session.request_reset();  // with the settings shown
+  REQUIRE(eventually([&] {  // a new run record (which finishes its one epoch soon, too)
+    const auto r = run();
+    return r.config.precision == core::Precision::BF16 && !r.step_losses.empty();
+  }));
+  CHECK(run().config.batch == 64);
+  {
+    std::lock_guard lock(tracker.mutex);
+    CHECK(tracker.last_plan.precision == core::Precision::BF16);  // the trainer itself, not only the record
+    CHECK(tracker.last_plan.batch == 64);
+  }
   session.request_stop();
   session.wait();
 }

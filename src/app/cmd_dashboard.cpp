@@ -113,11 +113,16 @@ std::string render_dashboard_png(const core::TrainConfig& cfg, const std::vector
 }
 
 CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOptions& d) {
-  o.config.epochs = 10;  // the dashboard's default: long enough to watch, short enough to finish in class
+  // The dashboard trains until stopped (a lesson must not end by itself); an explicit --epochs N still stops it.
+  o.config.epochs = core::kUntilStopped;
   CLI::App* c = parent.add_subcommand(
       "dashboard", "Open the live window: both backends train side by side while loss curves, kernel timings and "
                    "memory bandwidth update; change batch size, learning rate, optimizer or model while it runs");
   add_training_options(c, o);
+  c->get_option("--epochs")
+      ->description("Stop after N epochs, 1..10000 (without it the dashboard trains until stopped)")
+      ->default_str("until stopped")
+      ->check(CLI::Range(1, 10000));
   c->add_option("--size", o.size, "Window size, pixels")->type_name("WxH")->group("Display");
   c->add_option("--font-size", d.font_size, "Font size in pixels, 10..48 (0: the remembered setting)")
       ->check(CLI::Validator(

@@ -241,6 +241,8 @@ int run_train(TrainOptions& o) {
   std::optional<StdoutToStderr> stdout_to_stderr;
   if (o.report == "-") stdout_to_stderr.emplace();
   const std::optional<std::vector<vk::DeviceInfo>> devices = finish_config(o);
+  if (cfg.epochs == core::kUntilStopped)
+    bad_input("--epochs 0: train needs a number of epochs, 1..10000 (only the dashboard trains until stopped)");
   // Output paths that cannot be written are refused now, not after the training.
   if (!o.report.empty()) core::check_output_path(o.report, "--report");
   int width = 0, height = 0;

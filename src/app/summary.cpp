@@ -7,7 +7,7 @@
 #include <cmath>
 #include <thread>
 
-#include "core/report.hpp"
+#include "core/speedup.hpp"
 
 namespace app {
 namespace {
@@ -138,13 +138,15 @@ void print_summary(const core::TrainConfig& cfg, const std::vector<core::Backend
   const core::BackendRun* gpu = find(runs, "gpu");
   const core::BackendRun* cpu = find(runs, "cpu");
   if (!gpu || !cpu) return;
-  const double s = core::speedup(runs);
-  if (s <= 0) {
-    fmt::print("\nspeedup: not measured, both backends must finish at least one epoch\n");
+  // One rule with the dashboard (core/speedup.hpp): a figure only when both did the same work per step.
+  const core::Speedup speedup = core::run_speedup(*gpu, *cpu);
+  if (!speedup.ok()) {
+    fmt::print("\nspeedup GPU/CPU: - ({})\n", speedup.reason);
     return;
   }
+  const double s = speedup.value;
   fmt::print("\nspeedup GPU/CPU: {:.3g}x in samples/s (gpu {}, cpu {} samples/s){}\n", s,
-             group_thousands(gpu->samples_per_s()), group_thousands(cpu->samples_per_s()),
+             group_thousands(speedup.gpu_rate), group_thousands(speedup.cpu_rate),
              s < 1 ? fmt::format(": the CPU was {:.3g}x faster", 1 / s) : "");
   const bool software = context.gpu_is_software || gpu->device.find("software") != std::string::npos;
   if (software)

@@ -29,7 +29,7 @@ void validate(const TrainConfig& c) {
   for (int h : c.hidden) check(rules::hidden, h);
   check(rules::lr, c.lr);
   check(rules::batch, c.batch);
-  check(rules::epochs, c.epochs);
+  if (c.epochs != kUntilStopped) check(rules::epochs, c.epochs);
   check(rules::momentum, c.momentum);
   if (c.weight_decay != kOptimizerWeightDecay) check(rules::weight_decay, c.weight_decay);
   check(rules::threads, c.threads);

@@ -13,6 +13,9 @@ namespace core {
 // TrainConfig::weight_decay's "not given": the optimizer's default. Any other value must be in [0, 1].
 inline constexpr float kOptimizerWeightDecay = -1.0f;
 
+// TrainConfig::epochs meaning "train until stopped" (the dashboard without --epochs).
+inline constexpr int kUntilStopped = 0;
+
 struct TrainConfig {
   // Data
   std::string dataset = "fashion-mnist";  // fashion-mnist | spiral
@@ -37,7 +40,7 @@ struct TrainConfig {
   float weight_decay = kOptimizerWeightDecay;  // the optimizer's default (AdamW 0.01, SGD 0), or 0..1
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // torch.optim.AdamW defaults
   int batch = 128;
-  int epochs = 3;
+  int epochs = 3;               // 0 (kUntilStopped): until stopped, the dashboard's default; `train` needs a number
   // Mixed precision: the storage type of activations, weights as read and gradients (fp32 master weights and
   // optimizer state in every case). fp16 uses dynamic loss scaling starting at loss_scale_init (GradScaler's 2^16).
   Precision precision = Precision::FP32;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <filesystem>
@@ -187,6 +188,11 @@ DataSplit make_spiral(int classes, int train_per_class, int test_per_class, floa
   split.train = spiral_split(classes, train_per_class, noise, Pcg32(seed, 0x7472));  // "tr"
   split.test = spiral_split(classes, test_per_class, noise, Pcg32(seed, 0x7465));    // "te"
   return split;
+}
+
+uint64_t next_content_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
 }
 
 Dataset take_first(const Dataset& d, int n) {

@@ -22,7 +22,14 @@ struct Dataset {
 struct DataSplit {
   Dataset train;
   Dataset test;
+  // A number naming this loaded content within the process (0: not named): a GPU backend keeps its uploaded copy of
+  // the data across trainer rebuilds only while the id matches. run::load_data names what it loads; whoever changes
+  // x or y after that must set a new id (next_content_id()) or 0.
+  uint64_t content_id = 0;
 };
+
+// A process-unique, never-zero id for DataSplit::content_id. Thread-safe.
+uint64_t next_content_id();
 
 // The IDX files of one split: images (magic 0x00000803, dims N,rows,cols) and labels (magic 0x00000801, dim N).
 // Either may be gzip-compressed (read through zlib) or plain. Labels must be < max_classes.

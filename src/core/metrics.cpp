@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "core/error.hpp"
 
 namespace core {
@@ -82,6 +84,10 @@ double BackendRun::samples_per_s() const {
     seconds += e.seconds;
   }
   return seconds > 0 ? samples / seconds : 0;
+}
+
+double monotonic_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace core

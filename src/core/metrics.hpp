@@ -126,7 +126,7 @@ struct BackendRun {
   int step_in_epoch = 0;
   int steps_per_epoch = 0;
   double elapsed_s = 0;        // training seconds so far, pauses and evaluation excluded
-  double recent_samples_per_s = 0;  // over the last few seconds of training
+  double recent_samples_per_s = 0;  // over the last few seconds of training with the settings in force (0: not yet)
   double peak_gbps = 0;        // measured copy bandwidth of the device (Trainer::measure_peak_bandwidth_gbps)
   MemoryUsage memory;          // Trainer::memory_usage() of the trainer in use (bytes); zeros until it exists
   MemoryUsage memory_fp32;     // Trainer::memory_usage_fp32(): the same model in fp32, for comparison
@@ -138,8 +138,18 @@ struct BackendRun {
   // Per core::Precision (index = the enum's value): empty when the device can run it, else the reason it cannot.
   std::vector<std::string> precision_unsupported = std::vector<std::string>(3);
 
+  // Freshness and changes under way, for the dashboard (every figure older than 2 s shows its age).
+  double updated_s = 0;        // core::monotonic_seconds() when the figures above were last brought up to date
+  bool building = false;       // a change is being applied: a new trainer is being built (figures are the old one's)
+  std::string building_what;   // what is being applied, e.g. "batch 128 -> 512"
+  std::string build_stage;     // where the build is, e.g. "uploading the dataset (210 MiB)"
+  double build_started_s = 0;  // core::monotonic_seconds() when it started
+
   // Samples per second over every finished epoch (total samples / total training seconds); 0 if none.
   double samples_per_s() const;
 };
+
+// Seconds on a steady clock shared by every thread of the process (BackendRun::updated_s, build_started_s).
+double monotonic_seconds();
 
 }  // namespace core

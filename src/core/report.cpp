@@ -113,22 +113,15 @@ nlohmann::json backend_json(const BackendRun& run) {
 
 }  // namespace
 
-double speedup(const std::vector<BackendRun>& runs) {
-  double gpu = 0, cpu = 0;
-  for (const auto& r : runs) {
-    if (r.name == "gpu") gpu = r.samples_per_s();
-    if (r.name == "cpu") cpu = r.samples_per_s();
-  }
-  return gpu > 0 && cpu > 0 ? gpu / cpu : 0;
-}
-
 nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs) {
   nlohmann::json backends = nlohmann::json::array();
   for (const auto& r : runs) backends.push_back(backend_json(r));
-  const double s = speedup(runs);
-  return {{"config", config_json(config)},
-          {"backends", backends},
-          {"speedup", s > 0 ? nlohmann::json(s) : nlohmann::json(nullptr)}};
+  const Speedup s = run_speedup(runs);
+  nlohmann::json j = {{"config", config_json(config)},
+                      {"backends", backends},
+                      {"speedup", s.ok() ? nlohmann::json(s.value) : nlohmann::json(nullptr)}};
+  if (!s.ok()) j["speedup_reason"] = s.reason;
+  return j;
 }
 
 void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs) {

@@ -7,6 +7,7 @@
 
 #include "core/config.hpp"
 #include "core/metrics.hpp"
+#include "core/speedup.hpp"
 
 namespace core {
 
@@ -27,12 +28,11 @@ inline constexpr size_t kReportStepLosses = 50;
 //                  "memory": {"weights", "master_weights", "gradients", "optimizer_state", "activations",
 //                             "workspace", "dataset", "total"} (bytes, core::MemoryUsage; zeros if no trainer),
 //                  "memory_fp32": the same keys for the same model in fp32 (Trainer::memory_usage_fp32)}],
-//    "speedup": gpu samples/s / cpu samples/s, or null unless both backends finished an epoch}
+//    "speedup": gpu samples/s / cpu samples/s over the finished epochs (core::run_speedup: both finished an epoch
+//               with the same model, batch size, precision and optimizer), or null,
+//    "speedup_reason": why the speedup is null (only then), e.g. "GPU did not finish an epoch"}
 // Units as in core::KernelRow; accuracy is a fraction in [0, 1].
 nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs);
-
-// GPU samples/s over CPU samples/s; 0 unless both backends are in `runs` with at least one finished epoch.
-double speedup(const std::vector<BackendRun>& runs);
 
 // Writes report_json() to `path` with core::write_file_atomically (a temporary file beside it, fsync, rename; a
 // device, FIFO or "-" written directly, a symlink kept), so that a reader never sees half a report. Throws

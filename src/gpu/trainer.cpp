@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/half.hpp"
+#include "gpu/device_cache.hpp"
 #include "gpu/kernels.hpp"
 #include "vk/buffer.hpp"
 #include "vk/context.hpp"
@@ -29,7 +30,8 @@ constexpr VkDeviceSize kF = sizeof(float);
 
 class VulkanTrainer final : public core::Trainer {
  public:
-  VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, const std::vector<float>& init_params);
+  VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, const std::vector<float>& init_params,
+                DeviceCache& cache);
   ~VulkanTrainer() override;
 
   const char* backend() const override { return "gpu"; }
@@ -112,13 +114,19 @@ class VulkanTrainer final : public core::Trainer {
   const core::DataSplit& data_;
   core::ModelShape shape_;
   core::StepPlan plan_;
-  vk::Context ctx_;
-  Kernels kernels_;
+  // The device, the compiled kernels and the dataset on the device, shared with the other trainers made from the
+  // same DeviceCache (a rebuild for a new batch size reuses them). The owners first: destroyed after the users.
+  std::shared_ptr<SharedDevice> device_;
+  vk::Context& ctx_;
+  std::shared_ptr<const Kernels> kernels_owner_;
+  const Kernels& kernels_;
+  std::shared_ptr<const DeviceDataset> dataset_;
   VkDeviceSize kE_ = kF;  // bytes of a stored tensor element: 4 (fp32) or 2 (fp16, bf16)
   core::LossScalerOptions scaler_options_;  // fp16: GradScaler's defaults, init_scale from the config
 
   // Buffers (destroyed before the context: members are destroyed in reverse order).
-  Buffer x_train_, y_train_, x_test_, y_test_, order_, test_order_;
+  const Buffer &x_train_, &y_train_, &x_test_, &y_test_, &test_order_;  // in dataset_
+  Buffer order_;
   Buffer params_, grads_, state1_, state2_;  // state1/2: AdamW m, v (SGD: momentum buffer, unused)
   Buffer weights16_;                           // 16-bit only: the rounded copy of params_ the kernels read
   Buffer scaler_, scale_history_;              // fp16 only: the core::LossScalerBuffer; (scale, found_inf) per slot
@@ -141,14 +149,22 @@ class VulkanTrainer final : public core::Trainer {
 };
 
 VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data,
-                             const std::vector<float>& init_params)
+                             const std::vector<float>& init_params, DeviceCache& cache)
     : cfg_(cfg),
       data_(data),
       shape_(core::model_shape(cfg, data)),
       plan_(core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision)),
-      ctx_(vk::ContextOptions{cfg.device, cfg.validation}),
-      kernels_(ctx_, {}, cfg.precision),
-      kE_(core::storage_bytes(cfg.precision)) {
+      device_(cache.device(vk::ContextOptions{cfg.device, cfg.validation})),
+      ctx_(device_->context),
+      kernels_owner_(cache.kernels(device_, cfg.precision)),
+      kernels_(*kernels_owner_),
+      dataset_(cache.dataset(device_, data)),
+      kE_(core::storage_bytes(cfg.precision)),
+      x_train_(dataset_->x_train),
+      y_train_(dataset_->y_train),
+      x_test_(dataset_->x_test),
+      y_test_(dataset_->y_test),
+      test_order_(dataset_->test_order) {
   scaler_options_.init_scale = cfg.loss_scale_init;
   if (init_params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "gpu::Trainer: init_params has the wrong size");
@@ -191,19 +207,14 @@ void VulkanTrainer::allocate_buffers() {
   const auto& tr = data_.train;
   const auto& te = data_.test;
   const VkDeviceSize B = static_cast<VkDeviceSize>(cfg_.batch);
-  x_train_ = make(VkDeviceSize(tr.count) * tr.features * kF, MemoryKind::DeviceLocal, "x_train", &M::dataset);
-  y_train_ = make(VkDeviceSize(tr.count) * 4, MemoryKind::DeviceLocal, "y_train", &M::dataset);
-  x_test_ = make(VkDeviceSize(te.count) * te.features * kF, MemoryKind::DeviceLocal, "x_test", &M::dataset);
-  y_test_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "y_test", &M::dataset);
+  // The dataset and the test order live in dataset_ (uploaded once per content); this trainer holds them too.
+  for (const Buffer* b : {&x_train_, &y_train_, &x_test_, &y_test_}) {
+    memory_.dataset += static_cast<size_t>(b->size());
+    memory_fp32_.dataset += static_cast<size_t>(b->size());
+  }
+  memory_.workspace += static_cast<size_t>(test_order_.size());
+  memory_fp32_.workspace += static_cast<size_t>(test_order_.size());
   order_ = make(VkDeviceSize(tr.count) * 4, MemoryKind::DeviceLocal, "order", &M::workspace);
-  test_order_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "test_order", &M::workspace);
-  x_train_.upload(ctx_, tr.x.data(), tr.x.size() * kF);
-  y_train_.upload(ctx_, tr.y.data(), tr.y.size() * 4);
-  x_test_.upload(ctx_, te.x.data(), te.x.size() * kF);
-  y_test_.upload(ctx_, te.y.data(), te.y.size() * 4);
-  std::vector<uint32_t> identity(static_cast<size_t>(te.count));
-  for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<uint32_t>(i);
-  test_order_.upload(ctx_, identity.data(), identity.size() * 4);
 
   const VkDeviceSize P = shape_.param_count * kF;
   const bool adamw = cfg_.optimizer == core::Optimizer::AdamW;
@@ -510,6 +521,7 @@ void VulkanTrainer::upload_scaler(const std::optional<core::LossScalerState>& st
 
 double VulkanTrainer::measure_peak_bandwidth_gbps() {
   flush_into_ready();
+  if (device_->peak_gbps > 0) return device_->peak_gbps;  // measured once per device (a Reset does not repeat it)
   // A device-to-device copy of 64 MiB (read + write), timed with timestamp queries; best of 5.
   // Short-lived, so not made by make(): they are not part of memory_usage().
   const VkDeviceSize bytes = 64u << 20;
@@ -528,14 +540,17 @@ double VulkanTrainer::measure_peak_bandwidth_gbps() {
     const double ns = queries.read_ns(ctx_, 2)[1];
     if (ns > 0) best = std::max(best, 2.0 * static_cast<double>(bytes) / ns);  // bytes per ns = GB/s
   }
+  device_->peak_gbps = best;
   return best;
 }
 
 }  // namespace
 
 std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const core::DataSplit& data,
-                                            const std::vector<float>& init_params) {
-  return std::make_unique<VulkanTrainer>(cfg, data, init_params);
+                                            const std::vector<float>& init_params, DeviceCache* cache) {
+  if (cache) return std::make_unique<VulkanTrainer>(cfg, data, init_params, *cache);
+  DeviceCache own;  // the trainer keeps what it needs; nothing is shared with a later trainer
+  return std::make_unique<VulkanTrainer>(cfg, data, init_params, own);
 }
 
 size_t allocated_buffer_bytes(const core::Trainer& trainer) {

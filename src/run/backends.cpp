@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "cpu/trainer.hpp"
+#include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
 #include "run/session.hpp"
 
@@ -12,13 +13,19 @@ namespace run {
 std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg) {
   std::vector<BackendSpec> specs;
   for (const auto& name : cfg.backends) {
-    if (name == "gpu")
-      specs.push_back({name, gpu::make_trainer});
-    else if (name == "cpu")
+    if (name == "gpu") {
+      // One device cache per GPU backend: its rebuilds (batch size, optimizer, precision) and resets reuse the Vulkan
+      // device, the compiled kernels and the uploaded dataset. Only that backend's worker thread uses it.
+      auto cache = std::make_shared<gpu::DeviceCache>();
+      specs.push_back({name, [cache](const core::TrainConfig& c, const core::DataSplit& d, const std::vector<float>& p) {
+                         return gpu::make_trainer(c, d, p, cache.get());
+                       }});
+    } else if (name == "cpu") {
       specs.push_back({name, cpu::make_trainer});
-    else
+    } else {
       throw core::Error(core::ErrorKind::InvalidArgument,
                         fmt::format("--backend {}: unknown backend (allowed: gpu, cpu, or gpu,cpu)", name));
+    }
   }
   return specs;
 }

@@ -19,6 +19,7 @@ core::DataSplit load_data(const core::TrainConfig& cfg) {
     data = core::load_mnist_dir(is_default ? core::kDefaultFashionMnistDir : cfg.data_dir, is_default, cfg.limit);
   }
   if (cfg.limit > 0) data.train = core::take_first(data.train, cfg.limit);
+  data.content_id = core::next_content_id();  // named once its content is final
   return data;
 }
 

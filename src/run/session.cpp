@@ -17,13 +17,19 @@ Session::Session(core::TrainConfig cfg, const core::DataSplit& data, std::vector
 
 Session::Session(core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data, std::vector<BackendSpec> backends,
                  Observer& observer, SessionOptions options)
-    : cfg_(std::move(cfg)), data_(std::move(data)), observer_(observer), options_(options), specs_(std::move(backends)) {
+    : cfg_(std::move(cfg)),
+      settings_(cfg_),
+      data_(std::move(data)),
+      observer_(observer),
+      options_(options),
+      specs_(std::move(backends)) {
   // One set of initial weights for every backend, so that their loss curves can be compared step by step.
   auto init = std::make_shared<const std::vector<float>>(core::init_parameters(model_shape(cfg_, *data_), cfg_.seed));
   const bool keep_alive = options_.keep_alive && !cfg_.sequential;
+  auto refused = [this](const Command& c, const core::TrainConfig& running) { on_refused(c, running); };
   for (const auto& spec : specs_)
-    workers_.push_back(
-        std::make_unique<Worker>(spec, cfg_, data_, init, observer_, stop_, keep_alive, options_.lower_priority));
+    workers_.push_back(std::make_unique<Worker>(spec, cfg_, data_, init, observer_, stop_, keep_alive,
+                                                options_.lower_priority, refused));
 }
 
 Session::~Session() {
@@ -61,9 +67,44 @@ std::vector<core::BackendRun> Session::snapshot() const {
 }
 
 void Session::post(const Command& command) {
-  if (command.kind == Command::Kind::Reset)
+  using K = Command::Kind;
+  if (command.kind == K::Reset)
     throw core::Error(core::ErrorKind::Internal, "run::Session::post: use request_reset for a Reset");
-  for (auto& w : workers_) w->post(command);
+  {
+    std::lock_guard lock(mutex_);
+    switch (command.kind) {
+      case K::Pause: pause_requested_ = true; break;
+      case K::Resume: pause_requested_ = false; break;
+      case K::SetBatch: settings_.batch = command.value; break;
+      case K::SetLearningRate: settings_.lr = command.lr; break;
+      case K::SetOptimizer: settings_.optimizer = command.optimizer; break;
+      case K::SetThreads: settings_.threads = command.value; break;
+      case K::SetPrecision: settings_.precision = command.precision; break;
+      case K::SingleStep: case K::Reset: break;
+    }
+    for (auto& w : workers_) w->post(command);  // under the lock: in order with a reset being posted
+  }
+}
+
+void Session::on_refused(const Command& c, const core::TrainConfig& running) {
+  // The refused value leaves the settings, so that the controls never show (and a Reset never restarts with) a
+  // value that no backend could take; the backend's status says why.
+  using K = Command::Kind;
+  std::lock_guard lock(mutex_);
+  if (c.kind == K::SetBatch && settings_.batch == c.value) settings_.batch = running.batch;
+  if (c.kind == K::SetOptimizer && settings_.optimizer == c.optimizer) settings_.optimizer = running.optimizer;
+  if (c.kind == K::SetThreads && settings_.threads == c.value) settings_.threads = running.threads;
+  if (c.kind == K::SetPrecision && settings_.precision == c.precision) settings_.precision = running.precision;
+}
+
+core::TrainConfig Session::settings() const {
+  std::lock_guard lock(mutex_);
+  return settings_;
+}
+
+bool Session::pause_requested() const {
+  std::lock_guard lock(mutex_);
+  return pause_requested_;
 }
 
 std::string Session::status() const {
@@ -79,6 +120,9 @@ core::TrainConfig Session::config() const {
 void Session::request_reset(core::TrainConfig cfg) {
   std::lock_guard lock(mutex_);
   status_ = fmt::format("preparing {} ...", cfg.dataset);
+  if (!loader_busy_) settings_before_reset_ = settings_;  // what runs, should this reset be refused
+  settings_ = cfg;
+  pause_requested_ = false;  // a reset trains
   pending_reset_ = std::move(cfg);
   if (loader_busy_) return;  // the running loader takes the newest request when it is done: the caller never waits
   loader_busy_ = true;
@@ -112,22 +156,36 @@ void Session::prepare_reset(core::TrainConfig cfg) {
     }
     if (!data) data = std::make_shared<const core::DataSplit>(load_data(cfg));
     core::validate_against_data(cfg, *data);
+    auto init = std::make_shared<const std::vector<float>>(core::init_parameters(model_shape(cfg, *data), cfg.seed));
+    // Under the lock, so that no command slips in between: a setting posted while the data was being prepared is
+    // part of the reset (the controls show it), and the backends get the reset after every earlier command.
+    std::lock_guard lock(mutex_);
+    core::TrainConfig live = cfg;
+    live.batch = settings_.batch;
+    live.lr = settings_.lr;
+    live.optimizer = settings_.optimizer;
+    live.precision = settings_.precision;
+    live.threads = settings_.threads;
+    try {
+      core::validate_against_data(live, *data);
+      cfg = live;
+    } catch (const core::Error&) {  // e.g. a batch larger than the new dataset: the reset's own settings win
+    }
     Command reset;
     reset.kind = Command::Kind::Reset;
     reset.config = std::make_shared<const core::TrainConfig>(cfg);
     reset.data = data;
-    reset.init_params =
-        std::make_shared<const std::vector<float>>(core::init_parameters(model_shape(cfg, *data), cfg.seed));
-    {
-      std::lock_guard lock(mutex_);
-      cfg_ = cfg;
-      data_ = data;
-      status_.clear();
-    }
+    reset.init_params = init;
+    cfg_ = cfg;
+    settings_ = cfg;
+    data_ = data;
+    status_.clear();
     for (auto& w : workers_) w->post(reset);
   } catch (const core::Error& e) {
     std::lock_guard lock(mutex_);
     status_ = fmt::format("reset refused: {}", e.what());
+    // The backends keep what they run; the controls show it again (unless a newer reset is on its way).
+    if (!pending_reset_) settings_ = settings_before_reset_;
   }
 }
 

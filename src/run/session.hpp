@@ -87,25 +87,40 @@ class Session {
   // once per frame).
   std::vector<core::BackendRun> snapshot() const;
 
-  // Sends a command to every backend (not Reset: use request_reset, which prepares the data and weights).
+  // Sends a command to every backend (not Reset: use request_reset, which prepares the data and weights), and makes
+  // it part of settings(): each backend applies it at its next step boundary.
   void post(const Command& command);
 
   // Starts training again with `cfg` (new model, dataset, seed or the same): loads the data if it changed and
   // draws the initial weights on a loader thread, so the caller never waits; then every backend restarts from them.
-  // A dataset error leaves training as it was and shows in status().
+  // A dataset error leaves training as it was and shows in status(); settings() returns to what it was.
   void request_reset(core::TrainConfig cfg);
+  // Starts training again with settings(): what the controls show is what both backends run after the reset.
+  void request_reset() { request_reset(settings()); }
 
   // The session's own last message ("loading fashion-mnist...", a dataset error), empty if none.
   std::string status() const;
   // The configuration of the last reset (or the start).
   core::TrainConfig config() const;
+  // The one truth for the controls: the configuration of the last reset with every setting posted since (batch size,
+  // learning rate, optimizer, precision, CPU threads). A backend runs it once it has applied the commands (compare
+  // with its BackendRun::config: what differs is pending there). A change a backend refuses (out of memory, say)
+  // returns to what that backend kept running. A Reset restarts every backend with exactly this.
+  core::TrainConfig settings() const;
+  // Whether the last Pause / Resume asked for a pause (the backends say in BackendRun::paused when they are).
+  bool pause_requested() const;
 
  private:
   void prepare_reset(core::TrainConfig cfg);
   void loader_loop();  // prepares pending resets, the newest one first, until none is left
 
-  mutable std::mutex mutex_;  // guards cfg_, data_, status_, pending_reset_, loader_busy_
+  void on_refused(const Command& refused, const core::TrainConfig& running);
+
+  mutable std::mutex mutex_;  // guards cfg_, settings_, pause_requested_, data_, status_, pending_reset_, loader_busy_
   core::TrainConfig cfg_;
+  core::TrainConfig settings_;
+  core::TrainConfig settings_before_reset_;  // settings_ before the reset the loader is preparing
+  bool pause_requested_ = false;
   std::shared_ptr<const core::DataSplit> data_;
   std::string status_;
   std::optional<core::TrainConfig> pending_reset_;  // the newest reset request not yet taken by the loader

@@ -1,4 +1,5 @@
-// One backend's training loop and how it applies commands between steps.
+// One backend's training loop: steps, read-backs by elapsed time, epochs, and the commands applied at the next step
+// boundary. (Building trainers, at the start and for a change, is in worker_build.cpp.)
 #include "run/worker.hpp"
 
 #include <fmt/format.h>
@@ -32,14 +33,22 @@ double ActiveClock::seconds() const {
   return total_ + (running_ ? std::chrono::duration<double>(Clock::now() - since_).count() : 0.0);
 }
 
+int steps_per_readback(double seconds_per_step, int ring) {
+  ring = std::max(ring, 1);
+  if (!(seconds_per_step > 0)) return 1;
+  const double steps = std::floor(kReadbackSeconds / seconds_per_step);
+  return static_cast<int>(std::clamp(steps, 1.0, static_cast<double>(ring)));
+}
+
 Worker::Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data,
                std::shared_ptr<const std::vector<float>> init_params, Observer& observer,
-               const std::atomic<bool>& stop, bool keep_alive, bool lower_priority)
+               const std::atomic<bool>& stop, bool keep_alive, bool lower_priority, RefusalFn on_refused)
     : spec_(std::move(spec)),
       observer_(observer),
       stop_(stop),
       keep_alive_(keep_alive),
       lower_priority_(lower_priority),
+      on_refused_(std::move(on_refused)),
       cfg_(std::move(cfg)),
       data_(std::move(data)),
       init_params_(std::move(init_params)) {
@@ -85,11 +94,15 @@ void Worker::run() {
     }
     clock_.stop();
     trainer_.reset();  // frees the device memory now; a Reset makes a new trainer
+    end_build();
     {
       std::lock_guard lock(run_mutex_);
       if (!error.empty()) run_.error = error;
       run_.finished = true;
       run_.paused = false;
+      run_.updated_s = core::monotonic_seconds();
+      if (error.empty() && keep_alive_)
+        run_.status = fmt::format("finished {} epoch{}: Reset trains again", cfg_.epochs, cfg_.epochs == 1 ? "" : "s");
     }
     if (!error.empty()) observer_.on_error(spec_.name, error);
     if (!keep_alive_ || stop_ || !wait_for_reset()) return;
@@ -107,81 +120,21 @@ bool Worker::wait_for_reset() {
       pending_reset_ = c;
       return true;
     }
-    // Other commands while finished only change the settings of the next run (the finished run's record keeps
-    // the settings it trained with); the status says so.
-    lock.unlock();
-    if (c.kind != Command::Kind::Pause && c.kind != Command::Kind::Resume && c.kind != Command::Kind::SingleStep)
-      set_status("finished: the change applies when training restarts (Reset)");
-    lock.lock();
-    if (c.kind == Command::Kind::SetBatch) cfg_.batch = c.value;
-    if (c.kind == Command::Kind::SetLearningRate) cfg_.lr = c.lr;
-    if (c.kind == Command::Kind::SetOptimizer) cfg_.optimizer = c.optimizer;
-    if (c.kind == Command::Kind::SetThreads) cfg_.threads = c.value;
-    if (c.kind == Command::Kind::SetPrecision) cfg_.precision = c.precision;
+    // Other commands change nothing here: the finished run's record keeps the settings it trained with, and a Reset
+    // carries the settings the controls show (run::Session::settings()), changes included.
   }
-}
-
-void Worker::start_fresh() {
-  if (pending_reset_.config) {
-    cfg_ = *pending_reset_.config;
-    data_ = pending_reset_.data;
-    init_params_ = pending_reset_.init_params;
-    pending_reset_ = Command{};
-  }
-  trainer_.reset();
-  clock_.reset();
-  rate_window_.clear();
-  samples_total_ = 0;
-  paused_ = false;
-  step_budget_ = 0;
-  steps_since_build_ = 0;
-  skip_run_count_ = 0;
-  {
-    std::lock_guard lock(run_mutex_);
-    const std::string name = run_.name;
-    run_ = core::BackendRun{};
-    run_.name = name;
-    run_.config = cfg_;
-  }
-  if (stop_) return;
-  trainer_ = spec_.make(cfg_, *data_, *init_params_);
-  const double peak = trainer_->measure_peak_bandwidth_gbps();
-  const std::string device = publish_trainer_info();
-  {
-    std::lock_guard lock(run_mutex_);
-    run_.peak_gbps = peak;
-  }
-  observer_.on_start(spec_.name, device);
-}
-
-std::string Worker::publish_trainer_info() {
-  const std::string device = trainer_->device_name();
-  const core::MemoryUsage memory = trainer_->memory_usage();
-  const core::MemoryUsage memory_fp32 = trainer_->memory_usage_fp32();
-  std::vector<std::string> unsupported;
-  for (core::Precision p : {core::Precision::FP32, core::Precision::FP16, core::Precision::BF16})
-    unsupported.push_back(trainer_->unsupported_reason(p));
-  std::lock_guard lock(run_mutex_);
-  run_.config = cfg_;
-  run_.device = device;
-  run_.memory = memory;
-  run_.memory_fp32 = memory_fp32;
-  run_.precision_unsupported = std::move(unsupported);
-  if (cfg_.precision != core::Precision::FP16) run_.loss_scale = 0;
-  return device;
 }
 
 void Worker::train_until_done() {
   start_fresh();
   const int N = data_->train.count;
-  for (int e = 0; e < cfg_.epochs && !stop_;) {
+  for (int e = 0; (cfg_.epochs == core::kUntilStopped || e < cfg_.epochs) && !stop_;) {
     order_ = core::epoch_order(data_->train.count, cfg_.seed, e);
     trainer_->begin_epoch(order_);
     size_t pos = 0;
     samples_this_epoch_ = 0;
     loss_sum_ = 0;
     losses_ = 0;
-    since_readback_ = 0;
     const double epoch_start = clock_.seconds();
     {
       std::lock_guard lock(run_mutex_);
@@ -202,8 +155,12 @@ void Worker::train_until_done() {
       if (step_budget_ > 0) --step_budget_;  // a SingleStep is spent by a step taken, not by an epoch's end
       pos += static_cast<size_t>(cfg_.batch);
       samples_this_epoch_ += cfg_.batch;
-      ++since_readback_;
-      if (since_readback_ >= cfg_.readback_interval || paused_) collect();
+      // Read back after about kReadbackSeconds of steps (every step when one takes longer): few steps are ever in
+      // flight, so a command is applied within a step or two, and the figures on screen stay fresh.
+      ++in_flight_;
+      if (paused_ || in_flight_ >= in_flight_limit_ ||
+          core::monotonic_seconds() - last_collect_s_ >= kReadbackSeconds)
+        collect();
     }
     collect();
     clock_.stop();
@@ -233,7 +190,13 @@ void Worker::train_until_done() {
 
 void Worker::collect() {
   std::vector<core::StepRecord> records = trainer_->flush();
-  since_readback_ = 0;
+  const double wall = core::monotonic_seconds();
+  // The pace of this trainer (wall time per step, queueing included) sets how many steps the next read-back waits for.
+  if (!records.empty() && last_collect_s_ > 0)
+    in_flight_limit_ =
+        steps_per_readback((wall - last_collect_s_) / static_cast<double>(records.size()), cfg_.readback_interval);
+  in_flight_ = 0;
+  last_collect_s_ = wall;
   if (records.empty()) return;
   const double now = clock_.seconds();
   // Each step finished before `now` by the durations of the steps read back after it (the GPU ran them in a row).
@@ -263,6 +226,7 @@ void Worker::collect() {
     }
     run_.step_in_epoch = static_cast<int>(samples_this_epoch_ / cfg_.batch);
     run_.elapsed_s = now;
+    run_.updated_s = wall;
     if (rate > 0) run_.recent_samples_per_s = rate;
     step_in_epoch = run_.step_in_epoch;
     steps = run_.steps_per_epoch;
@@ -389,7 +353,7 @@ Worker::Next Worker::handle(const Command& c) {
     case K::SetLearningRate: {
       if (c.lr == cfg_.lr) return Next::Train;
       if (const std::string why = refusal(core::rules::lr, c.lr); !why.empty()) {
-        set_status(fmt::format("learning rate refused: {}", why));
+        refuse(c, fmt::format("learning rate refused: {}", why));
         return Next::Train;
       }
       collect();
@@ -404,20 +368,20 @@ Worker::Next Worker::handle(const Command& c) {
     case K::SetBatch: {
       if (c.value == cfg_.batch) return Next::Train;
       if (const std::string why = refusal(core::rules::batch, c.value); !why.empty() || c.value > data_->train.count) {
-        set_status(fmt::format("batch {} refused: must be 1..{} (at most the training set size)", c.value,
-                               std::min<long long>(core::rules::batch.max, data_->train.count)));
+        refuse(c, fmt::format("batch {} refused: must be 1..{} (at most the training set size)", c.value,
+                              std::min<long long>(core::rules::batch.max, data_->train.count)));
         return Next::Train;
       }
       core::TrainConfig next = cfg_;
       next.batch = c.value;
-      rebuild(next, fmt::format("batch {} -> {}", cfg_.batch, c.value));
+      rebuild(c, next, fmt::format("batch {} -> {}", cfg_.batch, c.value));
       return Next::Train;
     }
     case K::SetOptimizer: {
       if (c.optimizer == cfg_.optimizer) return Next::Train;
       core::TrainConfig next = cfg_;
       next.optimizer = c.optimizer;
-      rebuild(next, fmt::format("{} -> {}", core::to_string(cfg_.optimizer), core::to_string(c.optimizer)));
+      rebuild(c, next, fmt::format("{} -> {}", core::to_string(cfg_.optimizer), core::to_string(c.optimizer)));
       return Next::Train;
     }
     case K::SetPrecision: {
@@ -426,57 +390,27 @@ Worker::Next Worker::handle(const Command& c) {
           fmt::format("{} -> {}", core::to_string(cfg_.precision), core::to_string(c.precision));
       const std::string why = trainer_->unsupported_reason(c.precision);
       if (!why.empty()) {
-        set_status(fmt::format("{} refused: {}", label, why));
+        refuse(c, fmt::format("{} refused: {}", label, why));
         return Next::Train;
       }
       core::TrainConfig next = cfg_;
       next.precision = c.precision;
-      rebuild(next, label);
+      rebuild(c, next, label);
       return Next::Train;
     }
     case K::SetThreads: {
       if (spec_.name != "cpu" || c.value == cfg_.threads) return Next::Train;
       if (const std::string why = refusal(core::rules::threads, c.value); !why.empty()) {
-        set_status(fmt::format("threads refused: {}", why));
+        refuse(c, fmt::format("threads refused: {}", why));
         return Next::Train;
       }
       core::TrainConfig next = cfg_;
       next.threads = c.value;
-      rebuild(next, fmt::format("threads {} -> {}", cfg_.threads, c.value));
+      rebuild(c, next, fmt::format("threads {} -> {}", cfg_.threads, c.value));
       return Next::Train;
     }
   }
   return Next::Train;
-}
-
-void Worker::rebuild(const core::TrainConfig& next, const std::string& label) {
-  // A new trainer for the new settings, continuing from the current weights and optimizer state. If it cannot be
-  // made (e.g. out of GPU memory for a huge batch), the current one keeps training and the refusal is shown.
-  collect();
-  clock_.stop();
-  const core::TrainerState state = trainer_->export_state();
-  std::unique_ptr<core::Trainer> fresh;
-  try {
-    core::validate_against_data(next, *data_);
-    fresh = spec_.make(next, *data_, state.params);
-    fresh->import_state(state);
-    fresh->begin_epoch(order_);
-  } catch (const std::bad_alloc&) {
-    set_status(fmt::format("{} refused: out of memory", label));
-    return;
-  } catch (const core::Error& e) {
-    set_status(fmt::format("{} refused: {}", label, explain(e)));
-    return;
-  }
-  trainer_ = std::move(fresh);
-  cfg_ = next;
-  steps_since_build_ = 0;
-  publish_trainer_info();
-  std::lock_guard lock(run_mutex_);
-  run_.kernels = core::KernelTable();  // timings of the new configuration only
-  run_.steps_per_epoch = core::steps_per_epoch(data_->train.count, cfg_.batch);
-  run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});
-  run_.status = label;
 }
 
 }  // namespace run

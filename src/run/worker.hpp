@@ -1,12 +1,15 @@
 // run::Worker: one backend's training loop (epochs, steps, read-backs, evaluation), run on its own thread, taking
-// commands (pause, batch size, learning rate, ...) between steps and keeping a BackendRun that any thread can copy.
+// commands (pause, batch size, learning rate, ...) at the next step boundary and keeping a BackendRun that any thread
+// can copy.
 #pragma once
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "core/metrics.hpp"
@@ -15,6 +18,15 @@
 #include "run/session.hpp"
 
 namespace run {
+
+// Results are read back about this often (wall-clock seconds), and after every step when a step takes longer: the
+// figures on screen are never much older than this, and a command waits at most for the steps in flight.
+inline constexpr double kReadbackSeconds = 0.25;
+
+// How many steps a worker queues between read-backs: as many as take about kReadbackSeconds at `seconds_per_step`
+// (the wall time of a recent step), at least 1 (a slow step is read back as soon as it is done) and at most `ring`
+// (the trainer's read-back capacity, TrainConfig::readback_interval). seconds_per_step <= 0 (not known yet): 1.
+int steps_per_readback(double seconds_per_step, int ring);
 
 // Training seconds: a stopwatch that runs only while the worker trains (not while paused, evaluating or rebuilding).
 class ActiveClock {
@@ -33,11 +45,14 @@ class ActiveClock {
 
 class Worker {
  public:
+  // A command this worker refused (e.g. out of memory for a new batch size), with the settings it keeps running.
+  using RefusalFn = std::function<void(const Command& refused, const core::TrainConfig& running)>;
+
   // keep_alive: after the last epoch (or an error) wait for a Reset instead of returning (the dashboard).
-  // lower_priority: see SessionOptions.
+  // lower_priority: see SessionOptions. on_refused: called on the worker's thread; may be empty.
   Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data,
          std::shared_ptr<const std::vector<float>> init_params, Observer& observer, const std::atomic<bool>& stop,
-         bool keep_alive, bool lower_priority = false);
+         bool keep_alive, bool lower_priority = false, RefusalFn on_refused = {});
 
   void run();  // the thread body: never throws
   void post(const Command& command);
@@ -52,7 +67,8 @@ class Worker {
   void start_fresh();
   Next apply_commands();
   Next handle(const Command& c);
-  void rebuild(const core::TrainConfig& next, const std::string& label);
+  void rebuild(const Command& c, const core::TrainConfig& next, const std::string& label);
+  void refuse(const Command& c, const std::string& message);
   void collect();
   void account_step(const core::StepRecord& r, const core::StepPlan& plan, double seconds);  // under run_mutex_
   // Device, memory and supported precisions of trainer_ into run_; returns the device name.
@@ -60,6 +76,10 @@ class Worker {
   // Throws core::Error(Diverged) when a read-back step shows that training cannot recover (see worker.cpp).
   void check_divergence(const std::vector<core::StepRecord>& records);
   void set_status(const std::string& message);
+  // A trainer is being built (`what`: "batch 128 -> 512", "start"): the dashboard shows it with its stage.
+  void begin_build(const std::string& what);
+  void set_build_stage(std::string_view stage);
+  void end_build();
   bool wait_for_reset();
 
   const BackendSpec spec_;
@@ -67,6 +87,7 @@ class Worker {
   const std::atomic<bool>& stop_;
   const bool keep_alive_;
   const bool lower_priority_;
+  const RefusalFn on_refused_;
 
   // Worker-thread state.
   core::TrainConfig cfg_;
@@ -75,20 +96,22 @@ class Worker {
   std::unique_ptr<core::Trainer> trainer_;
   std::vector<uint32_t> order_;  // this epoch's sample order
   ActiveClock clock_;
-  int since_readback_ = 0;
+  int in_flight_ = 0;            // steps queued since the last read-back
+  int in_flight_limit_ = 1;      // steps_per_readback() of the current trainer's measured pace
+  double last_collect_s_ = 0;    // core::monotonic_seconds() of the last read-back
   long samples_this_epoch_ = 0;
   double loss_sum_ = 0;          // this epoch's step losses, read back so far
   long losses_ = 0;
   std::deque<std::pair<double, long>> rate_window_;  // (training seconds, samples trained) of recent read-backs
   long samples_total_ = 0;
   bool paused_ = false;
-  int step_budget_ = 0;
+  int step_budget_ = 0;          // steps a SingleStep allows while paused
   long steps_since_build_ = 0;   // steps read back from the current trainer (its first is warm-up for PrecisionRow)
   // fp16: the run of consecutive skipped steps not yet turned into a marker (count 0: none).
   long skip_run_count_ = 0;
   long skip_run_first_step_ = 0;
   double skip_run_seconds_ = 0;
-  float skip_run_first_scale_ = 0;          // steps a SingleStep allows while paused
+  float skip_run_first_scale_ = 0;
   Command pending_reset_;
 
   // Shared with other threads.

@@ -1,0 +1,77 @@
+// The device, kernels and dataset that consecutive GPU trainers share.
+#include "gpu/device_cache.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "core/progress.hpp"
+#include "gpu/kernels.hpp"
+
+namespace gpu {
+
+SharedDevice::SharedDevice(const vk::ContextOptions& o) : options(o), context(o) {}
+
+DeviceDataset::DeviceDataset(vk::Context& ctx, const core::DataSplit& data) : content_id(data.content_id) {
+  const core::Dataset& tr = data.train;
+  const core::Dataset& te = data.test;
+  const double mib = static_cast<double>((tr.x.size() + tr.y.size() + te.x.size() + te.y.size()) * 4) / (1 << 20);
+  core::report_progress(fmt::format("uploading the dataset ({:.0f} MiB)", mib));
+  auto make = [&](VkDeviceSize bytes, const char* name) {
+    return vk::Buffer(ctx, std::max<VkDeviceSize>(bytes, 16), vk::MemoryKind::DeviceLocal, name);
+  };
+  x_train = make(VkDeviceSize(tr.count) * tr.features * 4, "x_train");
+  y_train = make(VkDeviceSize(tr.count) * 4, "y_train");
+  x_test = make(VkDeviceSize(te.count) * te.features * 4, "x_test");
+  y_test = make(VkDeviceSize(te.count) * 4, "y_test");
+  test_order = make(VkDeviceSize(te.count) * 4, "test_order");
+  x_train.upload(ctx, tr.x.data(), tr.x.size() * 4);
+  y_train.upload(ctx, tr.y.data(), tr.y.size() * 4);
+  x_test.upload(ctx, te.x.data(), te.x.size() * 4);
+  y_test.upload(ctx, te.y.data(), te.y.size() * 4);
+  std::vector<uint32_t> identity(static_cast<size_t>(te.count));
+  for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<uint32_t>(i);
+  test_order.upload(ctx, identity.data(), identity.size() * 4);
+}
+
+DeviceCache::~DeviceCache() {
+  // What lives on the device goes first (members are destroyed in reverse order anyway; said here for the reader).
+  dataset_.reset();
+  kernels_.clear();
+  device_.reset();
+}
+
+std::shared_ptr<SharedDevice> DeviceCache::device(const vk::ContextOptions& options) {
+  if (device_ && device_->options.device_index == options.device_index &&
+      device_->options.validation == options.validation)
+    return device_;
+  dataset_.reset();
+  kernels_.clear();
+  device_.reset();
+  core::report_progress("creating the Vulkan device");
+  device_ = std::make_shared<SharedDevice>(options);
+  return device_;
+}
+
+std::shared_ptr<const Kernels> DeviceCache::kernels(const std::shared_ptr<SharedDevice>& device,
+                                                    core::Precision precision) {
+  if (device != device_) return std::make_shared<const Kernels>(device->context, std::nullopt, precision);
+  auto& slot = kernels_[precision];
+  if (!slot) {
+    core::report_progress(fmt::format("compiling the {} kernels", core::to_string(precision)));
+    slot = std::make_shared<const Kernels>(device->context, std::nullopt, precision);
+  }
+  return slot;
+}
+
+std::shared_ptr<const DeviceDataset> DeviceCache::dataset(const std::shared_ptr<SharedDevice>& device,
+                                                          const core::DataSplit& data) {
+  if (device != device_ || data.content_id == 0) return std::make_shared<const DeviceDataset>(device->context, data);
+  if (!dataset_ || dataset_->content_id != data.content_id) {
+    dataset_.reset();  // the old copy's device memory is free before the new one is allocated
+    dataset_ = std::make_shared<const DeviceDataset>(device->context, data);
+  }
+  return dataset_;
+}
+
+}  // namespace gpu

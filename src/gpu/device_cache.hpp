@@ -1,0 +1,65 @@
+// gpu::DeviceCache: what the GPU trainers that one backend makes one after another share, so that a change of batch
+// size, optimizer or precision, or a Reset, builds only what depends on it. Measured on lavapipe (2 cores, loaded):
+// creating the trainer for a new batch size took ~3 s alone and ~20 s beside the other trainer, nearly all of it
+// uploading the 210 MiB dataset again; the Vulkan device and the compiled pipelines cost the rest. Shared here:
+//   - the Vulkan device (vk::Context) with its pipeline cache on disk and its measured peak bandwidth,
+//   - the compiled kernels of each precision,
+//   - the training and test sets on the device (kept while DataSplit::content_id stays the same).
+// One cache per run::Worker: the trainers are made and used on one thread; not thread-safe.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "core/config.hpp"
+#include "core/dataset.hpp"
+#include "vk/buffer.hpp"
+#include "vk/context.hpp"
+
+namespace gpu {
+
+class Kernels;
+
+// One Vulkan device for compute, shared by the trainers that use it.
+struct SharedDevice {
+  explicit SharedDevice(const vk::ContextOptions& options);
+  vk::ContextOptions options;
+  vk::Context context;
+  double peak_gbps = 0;  // the measured copy bandwidth, GB/s (0: not measured yet); a property of the device
+};
+
+// The training and test sets on the device as gather_batch reads them (x as fp32, y as int32), and the identity
+// order of the test set (evaluation). Uploaded once per content (DataSplit::content_id).
+struct DeviceDataset {
+  DeviceDataset(vk::Context& ctx, const core::DataSplit& data);
+  uint64_t content_id = 0;
+  vk::Buffer x_train, y_train, x_test, y_test;
+  vk::Buffer test_order;
+};
+
+class DeviceCache {
+ public:
+  DeviceCache() = default;
+  ~DeviceCache();
+  DeviceCache(const DeviceCache&) = delete;
+  DeviceCache& operator=(const DeviceCache&) = delete;
+
+  // The device for `options`: the cached one when device index and validation match, else a new one (then the
+  // kernels and the dataset are made again too). Throws core::Error(Vulkan) as vk::Context does.
+  std::shared_ptr<SharedDevice> device(const vk::ContextOptions& options);
+  // The kernels of `precision` on device(): compiled once. Throws core::Error(Vulkan).
+  std::shared_ptr<const Kernels> kernels(const std::shared_ptr<SharedDevice>& device, core::Precision precision);
+  // `data` on device(): uploaded once while data.content_id is the same and not 0. Throws core::Error(Vulkan) (out
+  // of device memory, say).
+  std::shared_ptr<const DeviceDataset> dataset(const std::shared_ptr<SharedDevice>& device,
+                                               const core::DataSplit& data);
+
+ private:
+  // Declared in the order of construction; destroyed in reverse: whatever lives on the device goes before it.
+  std::shared_ptr<SharedDevice> device_;
+  std::map<core::Precision, std::shared_ptr<const Kernels>> kernels_;
+  std::shared_ptr<const DeviceDataset> dataset_;
+};
+
+}  // namespace gpu
