@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
 #include <vector>
 
 #include "core/progress.hpp"
@@ -10,7 +11,8 @@
 
 namespace gpu {
 
-SharedDevice::SharedDevice(const vk::ContextOptions& o) : options(o), context(o) {}
+SharedDevice::SharedDevice(const vk::ContextOptions& o, const std::filesystem::path& pipeline_cache_dir)
+    : options(o), context(o), pipeline_cache(context, pipeline_cache_dir) {}
 
 DeviceDataset::DeviceDataset(vk::Context& ctx, const core::DataSplit& data) : content_id(data.content_id) {
   const core::Dataset& tr = data.train;
@@ -49,17 +51,27 @@ std::shared_ptr<SharedDevice> DeviceCache::device(const vk::ContextOptions& opti
   kernels_.clear();
   device_.reset();
   core::report_progress("creating the Vulkan device");
-  device_ = std::make_shared<SharedDevice>(options);
+  device_ = std::make_shared<SharedDevice>(options, dir_);
+  ++counts_.devices;
+  if (!device_->pipeline_cache.note().empty() && !save_warned_)
+    std::cerr << "trainscope: warning: pipeline cache " << device_->pipeline_cache.note() << "\n";
   return device_;
 }
 
 std::shared_ptr<const Kernels> DeviceCache::kernels(const std::shared_ptr<SharedDevice>& device,
                                                     core::Precision precision) {
-  if (device != device_) return std::make_shared<const Kernels>(device->context, std::nullopt, precision);
+  const VkPipelineCache pipelines = device->pipeline_cache.handle();
+  if (device != device_) return std::make_shared<const Kernels>(device->context, std::nullopt, precision, pipelines);
   auto& slot = kernels_[precision];
   if (!slot) {
+    ++counts_.kernel_sets;
     core::report_progress(fmt::format("compiling the {} kernels", core::to_string(precision)));
-    slot = std::make_shared<const Kernels>(device->context, std::nullopt, precision);
+    slot = std::make_shared<const Kernels>(device->context, std::nullopt, precision, pipelines);
+    if (const std::string error = device->pipeline_cache.save(); !error.empty() && !save_warned_) {
+      std::cerr << "trainscope: warning: pipeline cache not saved (the kernels are compiled again next time): "
+                << error << "\n";
+      save_warned_ = true;
+    }
   }
   return slot;
 }
@@ -68,6 +80,7 @@ std::shared_ptr<const DeviceDataset> DeviceCache::dataset(const std::shared_ptr<
                                                           const core::DataSplit& data) {
   if (device != device_ || data.content_id == 0) return std::make_shared<const DeviceDataset>(device->context, data);
   if (!dataset_ || dataset_->content_id != data.content_id) {
+    ++counts_.datasets;
     dataset_.reset();  // the old copy's device memory is free before the new one is allocated
     dataset_ = std::make_shared<const DeviceDataset>(device->context, data);
   }

@@ -16,16 +16,19 @@
 #include "core/dataset.hpp"
 #include "vk/buffer.hpp"
 #include "vk/context.hpp"
+#include "vk/pipeline_cache.hpp"
 
 namespace gpu {
 
 class Kernels;
 
-// One Vulkan device for compute, shared by the trainers that use it.
+// One Vulkan device for compute, shared by the trainers that use it, with its pipeline cache (on disk in
+// `pipeline_cache_dir` when not empty).
 struct SharedDevice {
-  explicit SharedDevice(const vk::ContextOptions& options);
+  SharedDevice(const vk::ContextOptions& options, const std::filesystem::path& pipeline_cache_dir);
   vk::ContextOptions options;
   vk::Context context;
+  vk::PipelineCache pipeline_cache;
   double peak_gbps = 0;  // the measured copy bandwidth, GB/s (0: not measured yet); a property of the device
 };
 
@@ -40,7 +43,8 @@ struct DeviceDataset {
 
 class DeviceCache {
  public:
-  DeviceCache() = default;
+  // pipeline_cache_dir: where compiled pipelines are kept between runs (vk::default_cache_dir()); empty: nowhere.
+  explicit DeviceCache(std::filesystem::path pipeline_cache_dir = {}) : dir_(std::move(pipeline_cache_dir)) {}
   ~DeviceCache();
   DeviceCache(const DeviceCache&) = delete;
   DeviceCache& operator=(const DeviceCache&) = delete;
@@ -48,14 +52,26 @@ class DeviceCache {
   // The device for `options`: the cached one when device index and validation match, else a new one (then the
   // kernels and the dataset are made again too). Throws core::Error(Vulkan) as vk::Context does.
   std::shared_ptr<SharedDevice> device(const vk::ContextOptions& options);
-  // The kernels of `precision` on device(): compiled once. Throws core::Error(Vulkan).
+  // The kernels of `precision` on device(): compiled once (through the pipeline cache, which is then saved; a cache
+  // that cannot be saved is said once on stderr). Throws core::Error(Vulkan).
   std::shared_ptr<const Kernels> kernels(const std::shared_ptr<SharedDevice>& device, core::Precision precision);
   // `data` on device(): uploaded once while data.content_id is the same and not 0. Throws core::Error(Vulkan) (out
   // of device memory, say).
   std::shared_ptr<const DeviceDataset> dataset(const std::shared_ptr<SharedDevice>& device,
                                                const core::DataSplit& data);
 
+  // How often each part was made (what a rebuild saved is what these did not count; the tests read them).
+  struct Counts {
+    int devices = 0;      // Vulkan devices created
+    int kernel_sets = 0;  // Kernels compiled (one set per precision and device)
+    int datasets = 0;     // dataset uploads
+  };
+  const Counts& counts() const { return counts_; }
+
  private:
+  std::filesystem::path dir_;
+  bool save_warned_ = false;
+  Counts counts_;
   // Declared in the order of construction; destroyed in reverse: whatever lives on the device goes before it.
   std::shared_ptr<SharedDevice> device_;
   std::map<core::Precision, std::shared_ptr<const Kernels>> kernels_;

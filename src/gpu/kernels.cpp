@@ -58,7 +58,7 @@ std::vector<GemmTiles> variants_to_test(const core::KernelDef& def, const VkPhys
   return out;
 }
 
-Kernels::Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles, core::Precision precision)
+Kernels::Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles, core::Precision precision, VkPipelineCache cache)
     : tiles_(tiles ? *tiles : choose_gemm_tiles(ctx.limits(), ctx.info().software)), precision_(precision) {
   if (std::string why; !precision_supported(ctx.info(), precision, &why))
     throw core::Error(core::ErrorKind::Vulkan, why);
@@ -71,8 +71,9 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles, core::Precisi
     pipelines_.emplace_back();
     if (!def.exists_in(precision)) continue;
     const bool gemm = def.grid == core::Grid::Gemm;
-    pipelines_.back() = vk::ComputePipeline(ctx, def.name + suffix, def.binding_count(precision), def.params_bytes,
-                                            gemm ? std::span<const uint32_t>(gemm_spec) : std::span<const uint32_t>());
+    const std::span<const uint32_t> spec = gemm ? std::span<const uint32_t>(gemm_spec) : std::span<const uint32_t>();
+    pipelines_.back() =
+        vk::ComputePipeline(ctx, def.name + suffix, def.binding_count(precision), def.params_bytes, spec, cache);
   }
 }
 

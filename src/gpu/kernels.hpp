@@ -54,10 +54,11 @@ std::vector<GemmTiles> variants_to_test(const core::KernelDef& def, const VkPhys
 class Kernels {
  public:
   // tiles: the GEMM tiling (default: choose_gemm_tiles for this device). precision: the storage variant of every
-  // kernel (the fp16-only loss-scaling kernels exist only in fp16). Throws core::Error(Vulkan) if the device does not
-  // support the precision (precision_supported).
+  // kernel (the fp16-only loss-scaling kernels exist only in fp16). cache: the pipeline cache to compile through
+  // (vk::PipelineCache), or none. Throws core::Error(Vulkan) if the device does not support the precision
+  // (precision_supported).
   explicit Kernels(vk::Context& ctx, std::optional<GemmTiles> tiles = {},
-                   core::Precision precision = core::Precision::FP32);
+                   core::Precision precision = core::Precision::FP32, VkPipelineCache cache = VK_NULL_HANDLE);
 
   // Throws core::Error(Internal) for a kernel that has no variant in this precision.
   const vk::ComputePipeline& pipeline(core::Op op) const;

@@ -6,6 +6,7 @@
 #include "cpu/trainer.hpp"
 #include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
+#include "vk/pipeline_cache.hpp"
 #include "run/session.hpp"
 
 namespace run {
@@ -15,11 +16,13 @@ std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg) {
   for (const auto& name : cfg.backends) {
     if (name == "gpu") {
       // One device cache per GPU backend: its rebuilds (batch size, optimizer, precision) and resets reuse the Vulkan
-      // device, the compiled kernels and the uploaded dataset. Only that backend's worker thread uses it.
-      auto cache = std::make_shared<gpu::DeviceCache>();
-      specs.push_back({name, [cache](const core::TrainConfig& c, const core::DataSplit& d, const std::vector<float>& p) {
-                         return gpu::make_trainer(c, d, p, cache.get());
-                       }});
+      // device, the compiled kernels and the uploaded dataset; compiled pipelines are kept on disk in
+      // $XDG_CACHE_HOME/trainscope. Only that backend's worker thread uses it.
+      auto cache = std::make_shared<gpu::DeviceCache>(vk::default_cache_dir());
+      specs.push_back(
+          {name, [cache](const core::TrainConfig& c, const core::DataSplit& d, const std::vector<float>& p) {
+             return gpu::make_trainer(c, d, p, cache.get());
+           }});
     } else if (name == "cpu") {
       specs.push_back({name, cpu::make_trainer});
     } else {

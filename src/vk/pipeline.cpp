@@ -15,7 +15,7 @@ static std::span<const uint32_t> find_spirv(const std::string& kernel) {
 }
 
 ComputePipeline::ComputePipeline(Context& ctx, const std::string& kernel, uint32_t bindings,
-                                 uint32_t push_constant_bytes, std::span<const uint32_t> spec)
+                                 uint32_t push_constant_bytes, std::span<const uint32_t> spec, VkPipelineCache cache)
     : kernel_(kernel), bindings_(bindings), push_bytes_(push_constant_bytes) {
   VkDevice dev = ctx.device();
   auto spirv = find_spirv(kernel);
@@ -58,7 +58,7 @@ ComputePipeline::ComputePipeline(Context& ctx, const std::string& kernel, uint32
   ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
   ci.layout = layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline),
+  check(vkCreateComputePipelines(dev, cache, 1, &ci, nullptr, &pipeline),
         ("vkCreateComputePipelines (" + kernel + ")").c_str());
   pipeline_ = Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
 }

@@ -18,9 +18,10 @@ class ComputePipeline {
   ComputePipeline() = default;
   // kernel: an embedded shader name (vk::embedded_shaders()). bindings: number of storage buffers (binding 0..n-1).
   // push_constant_bytes: size of the kernel's push-constant block. spec: specialization constants with ids 0..n-1.
+  // cache: a VkPipelineCache to compile through (vk::PipelineCache), or none.
   // Throws core::Error(Vulkan) if the kernel is unknown or the pipeline cannot be created.
   ComputePipeline(Context& ctx, const std::string& kernel, uint32_t bindings, uint32_t push_constant_bytes,
-                  std::span<const uint32_t> spec = {});
+                  std::span<const uint32_t> spec = {}, VkPipelineCache cache = VK_NULL_HANDLE);
 
   VkPipeline pipeline() const { return pipeline_.get(); }
   VkPipelineLayout layout() const { return layout_.get(); }
