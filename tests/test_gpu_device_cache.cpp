@@ -1,0 +1,210 @@
+// What consecutive GPU trainers share (gpu::DeviceCache): one device, kernels compiled once per precision, the dataset
+// uploaded once per content, and trainers made from shared parts that train exactly like trainers made alone. And the
+// pipeline cache on disk (vk::PipelineCache): its file name and header check, save and reload, and a corrupt,
+// truncated, foreign or unreadable file ignored and replaced.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "core/batches.hpp"
+#include "gpu/device_cache.hpp"
+#include "gpu/kernels.hpp"
+#include "gpu/trainer.hpp"
+#include "gpu_test_util.hpp"
+#include "vk/pipeline_cache.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("trainscope_test_device_cache_" + std::to_string(getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The spiral as run::load_data makes it, with its content named.
+core::DataSplit spiral(const core::TrainConfig& cfg) {
+  core::DataSplit d = core::make_spiral(cfg.spiral_classes, cfg.spiral_points, cfg.spiral_points / 4, cfg.spiral_noise,
+                                        cfg.seed);
+  d.content_id = core::next_content_id();
+  return d;
+}
+
+core::TrainConfig small_config() {
+  core::TrainConfig cfg;
+  cfg.dataset = "spiral";
+  cfg.spiral_points = 300;
+  cfg.hidden = {16, 8};
+  cfg.batch = 32;
+  cfg.readback_interval = 8;
+  return cfg;
+}
+
+// The first `steps` losses of `trainer` from the start of epoch 0.
+std::vector<float> losses(core::Trainer& trainer, const core::DataSplit& data, uint64_t seed, int steps) {
+  const std::vector<uint32_t> order = core::epoch_order(data.train.count, seed, 0);
+  trainer.begin_epoch(order);
+  for (int s = 0; s < steps; ++s) trainer.step(static_cast<size_t>(s) * static_cast<size_t>(trainer.plan().batch));
+  std::vector<float> out;
+  for (const auto& r : trainer.flush()) out.push_back(r.loss);
+  return out;
+}
+
+VkPhysicalDeviceProperties fake_device(uint32_t vendor, uint32_t device) {
+  VkPhysicalDeviceProperties p{};
+  p.vendorID = vendor;
+  p.deviceID = device;
+  p.driverVersion = 0x1234;
+  for (uint32_t i = 0; i < VK_UUID_SIZE; ++i) p.pipelineCacheUUID[i] = static_cast<uint8_t>(i + 1);
+  return p;
+}
+
+std::vector<unsigned char> header_of(const VkPhysicalDeviceProperties& p) {
+  std::vector<unsigned char> h;
+  auto u32 = [&](uint32_t v) {
+    for (int i = 0; i < 4; ++i) h.push_back(static_cast<unsigned char>(v >> (8 * i)));
+  };
+  u32(32);
+  u32(VK_PIPELINE_CACHE_HEADER_VERSION_ONE);
+  u32(p.vendorID);
+  u32(p.deviceID);
+  h.insert(h.end(), p.pipelineCacheUUID, p.pipelineCacheUUID + VK_UUID_SIZE);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline cache file names and headers identify the device and the driver") {
+  const VkPhysicalDeviceProperties a = fake_device(0x10de, 0x2330), b = fake_device(0x1002, 0x73bf);
+  CHECK(vk::pipeline_cache_file_name(a) == "pipelines-10de-2330-1234-0102030405060708090a0b0c0d0e0f10.bin");
+  CHECK(vk::pipeline_cache_file_name(a) != vk::pipeline_cache_file_name(b));
+  std::vector<unsigned char> h = header_of(a);
+  CHECK(vk::pipeline_cache_header_matches(h, a));
+  CHECK_FALSE(vk::pipeline_cache_header_matches(h, b));  // another GPU
+  h.push_back(0x42);                                     // a body after the header is fine
+  CHECK(vk::pipeline_cache_header_matches(h, a));
+  std::vector<unsigned char> bad = header_of(a);
+  bad[4] = 2;  // header version 2
+  CHECK_FALSE(vk::pipeline_cache_header_matches(bad, a));
+  bad = header_of(a);
+  bad[20] ^= 0xff;  // another driver build (UUID)
+  CHECK_FALSE(vk::pipeline_cache_header_matches(bad, a));
+  bad = header_of(a);
+  bad.resize(31);  // truncated
+  CHECK_FALSE(vk::pipeline_cache_header_matches(bad, a));
+  CHECK_FALSE(vk::pipeline_cache_header_matches({}, a));
+}
+
+TEST_CASE("the pipeline cache is saved, reloaded, and a bad file is ignored and replaced") {
+  auto ctx = test::make_context("the pipeline cache");
+  if (!ctx) return;
+  const fs::path dir = scratch("pipelines");
+  fs::path file;
+  {
+    vk::PipelineCache cache(*ctx, dir);
+    CHECK(cache.note().empty());
+    CHECK(cache.loaded_bytes() == 0);
+    file = cache.path();
+    CHECK(file.parent_path() == dir);
+    gpu::Kernels kernels(*ctx, std::nullopt, core::Precision::FP32, cache.handle());
+    CHECK(cache.save().empty());
+    REQUIRE(fs::is_regular_file(file));
+    CHECK(fs::file_size(file) >= 32);  // at least the header (lavapipe keeps no more than that)
+    CHECK(cache.save().empty());       // unchanged: nothing to write
+  }
+  {
+    vk::PipelineCache again(*ctx, dir);
+    CHECK(again.note().empty());
+    CHECK(again.loaded_bytes() == fs::file_size(file));
+  }
+  for (const std::string& bad : {std::string("not a pipeline cache at all, just text"), std::string(10, '\0')}) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bad;
+    vk::PipelineCache cache(*ctx, dir);
+    CHECK(cache.note().find("ignored") != std::string::npos);
+    CHECK(cache.loaded_bytes() == 0);
+    gpu::Kernels kernels(*ctx, std::nullopt, core::Precision::FP32, cache.handle());  // compiles all the same
+    CHECK(cache.save().empty());  // and the bad file is replaced by a good one
+    vk::PipelineCache reloaded(*ctx, dir);
+    CHECK(reloaded.note().empty());
+    CHECK(reloaded.loaded_bytes() > 0);
+  }
+  fs::remove(file);
+  fs::create_directory(file);  // a directory where the file should be: ignored, and saving says why it failed
+  {
+    vk::PipelineCache cache(*ctx, dir);
+    CHECK(cache.note().find("not a regular file") != std::string::npos);
+    gpu::Kernels kernels(*ctx, std::nullopt, core::Precision::FP32, cache.handle());
+    CHECK_FALSE(cache.save().empty());
+  }
+  {
+    vk::PipelineCache memory_only(*ctx, {});  // no folder: nothing on disk, no error
+    CHECK(memory_only.path().empty());
+    CHECK(memory_only.save().empty());
+  }
+  test::check_no_validation_messages(ctx->validation_log());
+  fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("trainers made from one DeviceCache share the device, the kernels and the dataset, and train the same") {
+  if (!test::vulkan_device_or_skip("the device cache")) return;
+  core::TrainConfig cfg = small_config();
+  const core::DataSplit data = spiral(cfg);
+  REQUIRE(data.content_id != 0);
+  const auto init = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
+  const fs::path dir = scratch("shared");
+  gpu::DeviceCache cache(dir);
+
+  auto alone = gpu::make_trainer(cfg, data, init);  // no cache: everything its own
+  const std::vector<float> expected = losses(*alone, data, cfg.seed, 6);
+  alone.reset();
+
+  auto first = gpu::make_trainer(cfg, data, init, &cache);
+  CHECK(cache.counts().devices == 1);
+  CHECK(cache.counts().kernel_sets == 1);
+  CHECK(cache.counts().datasets == 1);
+  CHECK(losses(*first, data, cfg.seed, 6) == expected);  // shared parts, the same arithmetic
+  const double peak = first->measure_peak_bandwidth_gbps();
+  CHECK(peak > 0);
+  const core::TrainerState state = first->export_state();
+
+  // A rebuild for another batch size: nothing is made again; the state carries over.
+  core::TrainConfig bigger = cfg;
+  bigger.batch = 64;
+  auto second = gpu::make_trainer(bigger, data, state.params, &cache);
+  second->import_state(state);
+  CHECK(cache.counts().devices == 1);
+  CHECK(cache.counts().kernel_sets == 1);
+  CHECK(cache.counts().datasets == 1);
+  CHECK(second->parameters() == first->parameters());
+  CHECK(second->memory_usage().dataset == first->memory_usage().dataset);  // it holds the shared copy too
+  CHECK(gpu::allocated_buffer_bytes(*second) == second->memory_usage().total());
+  CHECK(second->measure_peak_bandwidth_gbps() == peak);  // measured once per device
+  first.reset();  // the old trainer goes; the shared parts stay with the new one
+  CHECK(losses(*second, data, cfg.seed, 2).size() == 2);
+
+  // Another precision compiles its kernels once; other data (a new content id) is uploaded once.
+  core::TrainConfig half = bigger;
+  half.precision = core::Precision::BF16;
+  auto third = gpu::make_trainer(half, data, init, &cache);
+  CHECK(cache.counts().kernel_sets == 2);
+  CHECK(cache.counts().datasets == 1);
+  core::TrainConfig other = cfg;
+  other.spiral_points = 200;
+  const core::DataSplit other_data = spiral(other);
+  second.reset();
+  third.reset();
+  auto fourth = gpu::make_trainer(other, other_data, core::init_parameters(core::model_shape(other, other_data), 1),
+                                  &cache);
+  CHECK(cache.counts().datasets == 2);
+  CHECK(cache.counts().devices == 1);
+  CHECK(losses(*fourth, other_data, other.seed, 2).size() == 2);
+  // The kernels went through the pipeline cache, which was saved in the cache's folder.
+  CHECK_FALSE(fs::is_empty(dir));
+  fourth.reset();
+  fs::remove_all(dir.parent_path());
+}
