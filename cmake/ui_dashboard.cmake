@@ -1,6 +1,8 @@
-# The dashboard: its data model and panels (src/ui/dashboard*.cpp, src/ui/panel*.cpp), on top of the rendering layer
-# (trainscope_ui), the plot widget (trainscope_ui_plot) and the live training session (trainscope_run).
-file(GLOB dashboard_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/ui/dashboard*.cpp ${CMAKE_SOURCE_DIR}/src/ui/panel*.cpp)
+# The dashboard: its data model, layout, panels and lesson scripts (src/ui/dashboard*, layout*, panel*, lesson*), on
+# top of the rendering layer (trainscope_ui), the plot widget (trainscope_ui_plot) and the live training session
+# (trainscope_run).
+file(GLOB dashboard_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/ui/dashboard*.cpp ${CMAKE_SOURCE_DIR}/src/ui/panel*.cpp
+  ${CMAKE_SOURCE_DIR}/src/ui/layout*.cpp ${CMAKE_SOURCE_DIR}/src/ui/lesson*.cpp)
 add_library(trainscope_dashboard STATIC ${dashboard_srcs})
 target_include_directories(trainscope_dashboard PUBLIC ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(trainscope_dashboard PUBLIC trainscope_ui trainscope_ui_plot trainscope_run fmt::fmt)

@@ -17,9 +17,14 @@
 #include "ui/panel_memory.hpp"
 #include "ui/panel_precision.hpp"
 #include "ui/screenshot.hpp"
-#include "gpu_test_util.hpp"
+#include "dashboard_test_util.hpp"
 
 namespace {
+
+using test::fabricated_run;
+using test::keep_png;
+using test::make_renderer;
+using test::mlp_usage;
 
 constexpr size_t KiB = 1024;
 constexpr size_t MiB = 1024 * 1024;
@@ -37,78 +42,6 @@ core::MemoryUsage distinct_usage() {
   return m;
 }
 
-// What an MLP 784-256-128-10 with AdamW holds at batch `batch` in `p` (close to the trainers' real figures; the
-// layout is core::fp32_reference_memory's), dataset 70000 Fashion-MNIST images as fp32 on the GPU.
-core::MemoryUsage mlp_usage(core::Precision p, size_t batch, bool gpu) {
-  const size_t params = 235'520;  // 784*256 + 256 + 256*128 + 128 + 128*10 + 10, each tensor aligned to 128
-  const size_t s = core::storage_bytes(p);
-  core::MemoryUsage m;
-  m.weights = params * s;
-  m.master_weights = p == core::Precision::FP32 ? 0 : params * 4;
-  m.gradients = params * s;
-  m.optimizer_state = 2 * params * 4;
-  m.activations = batch * (784 + 3) * s + batch * (256 * 3 + 128 * 3 + 10 * 2) * s;
-  m.workspace = (60000 + 3 * 10000 + 10) * 4;
-  m.dataset = gpu ? 70000 * 785 * 4 : 0;
-  return m;
-}
-
-core::BackendRun fabricated_run(const std::string& name, core::Precision p) {
-  core::BackendRun run;
-  run.name = name;
-  run.device = name == "gpu" ? "llvmpipe (LLVM 15.0.6, 256 bits) [software Vulkan: runs on the CPU]"
-                             : "AMD EPYC (2 threads, AVX2)";
-  run.config.precision = p;
-  run.config.batch = 512;
-  run.memory = mlp_usage(p, 512, name == "gpu");
-  run.memory_fp32 = mlp_usage(core::Precision::FP32, 512, name == "gpu");
-  const int steps = name == "gpu" ? 300 : 900;
-  for (int i = 0; i < steps; ++i) {
-    run.step_losses.push_back(2.3f / (1.0f + 0.01f * static_cast<float>(i)) + 0.05f * static_cast<float>(i % 7) / 7);
-    run.step_seconds.push_back(0.05f * static_cast<float>(i) * (name == "gpu" ? 3.0f : 1.0f));
-  }
-  run.epoch = 1;
-  run.step_in_epoch = steps;
-  run.steps_per_epoch = 117;
-  run.elapsed_s = run.step_seconds.back();
-  run.recent_samples_per_s = name == "gpu" ? 3400 : 10200;
-  run.peak_gbps = name == "gpu" ? 21.5 : 15.9;
-  auto row = [](core::Precision prec, int batch, long n, double ms, long skipped) {
-    core::PrecisionRow r;
-    r.precision = prec;
-    r.batch = batch;
-    r.steps = n;
-    r.step_ms = ms * static_cast<double>(n);
-    r.bytes = 3.0e6 * static_cast<double>(core::storage_bytes(prec)) * static_cast<double>(n);
-    r.flops = 6.0 * 235'520 * batch * static_cast<double>(n);
-    r.skipped = skipped;
-    return r;
-  };
-  const double scale = name == "gpu" ? 3.0 : 1.0;
-  run.precisions = {row(p, 512, 150, 40 * scale, p == core::Precision::FP16 ? 3 : 0),
-                    row(core::Precision::FP32, 512, 140, 48 * scale, 0),
-                    row(core::Precision::FP32, 128, 100, 14 * scale, 0)};
-  run.markers = {{100, run.step_seconds[100], "batch 128 -> 512"},
-                 {240, run.step_seconds[240], std::string("fp32 -> ") + core::to_string(p)}};
-  if (p == core::Precision::FP16) {
-    run.loss_scale = 8192;
-    run.skipped_steps = 3;
-    run.markers.push_back({250, run.step_seconds[250], "fp16 overflow: 3 steps skipped, scale 65536 -> 8192"});
-  }
-  return run;
-}
-
-// A renderer with validation, or null (recorded as a skip) when this machine has no Vulkan device at all; any other
-// set-up error fails the test.
-std::unique_ptr<ui::OffscreenRenderer> make_renderer(int width, int height) {
-  if (!test::vulkan_device_or_skip("the offscreen renderer")) return nullptr;
-  return std::make_unique<ui::OffscreenRenderer>(ui::OffscreenOptions{width, height, -1, true, {}});
-}
-
-void keep_png(const ui::Image& img, const std::string& name) {
-  if (const char* dir = std::getenv("TRAINSCOPE_KEEP_PNG_DIR"))
-    CHECK(ui::write_png(img, (std::filesystem::path(dir) / name).string()) == "");
-}
 
 }  // namespace
 
@@ -192,18 +125,24 @@ TEST_CASE("footer and precision_text: the precision in force; fp16 with its loss
   CHECK(footer.find("| GPU fp16, CPU bf16 |") != std::string::npos);
 }
 
-TEST_CASE("the memory panel is shown by default and remembered in the settings") {
+TEST_CASE("the view beside the plots (the Memory tab, say) is remembered in the settings") {
   ui::Dashboard d;
-  CHECK(d.show_memory);
-  d.show_memory = false;
+  CHECK(d.tab() == ui::Tab::Controls);
   ui::Settings s;
   d.save(s);
-  REQUIRE(s.panels.count("memory") == 1);
-  CHECK_FALSE(s.panels.at("memory"));
+  CHECK(s.tab == "controls");
+  s.tab = "memory";
   ui::Dashboard e;
   e.load(s);
-  CHECK_FALSE(e.show_memory);
-  CHECK(e.show_kernels);
+  CHECK(e.tab() == ui::Tab::Memory);
+  ui::Settings t;
+  e.save(t);
+  CHECK(t.tab == "memory");
+  s.tab = "no such tab";  // an unknown name (an edited file): the default
+  ui::Dashboard f;
+  f.load(s);
+  CHECK(f.tab() == ui::Tab::Controls);
+  for (ui::Tab tab : ui::kTabs) CHECK(ui::parse_tab(ui::tab_name(tab)) == tab);
 }
 
 // Draws the memory panel alone and measures, on one pixel row through each bar, how many pixels each category's

@@ -199,10 +199,11 @@ TEST_CASE("clicking a legend entry hides its series, clicking again shows it") {
     for (int i = 0; i < 30; ++i) imgui.frame(plot, series, kMarkers);  // past io.MouseDoubleClickTime
   };
   imgui.frame(plot, series, kMarkers);
-  // The header row: walk along it clicking until the first legend entry ("GPU") hides.
-  const float y = ImGui::GetStyle().WindowPadding.y + 0.5f * ImGui::GetFrameHeight();
+  // The legend sits at the right of the canvas' top row (the y label's): walk along that row clicking until the first
+  // legend entry ("GPU") hides.
+  const float y = plot.canvas_min().y + 0.5f * ImGui::GetFontSize();
   float found_at = -1;
-  for (float x = 0; x < io.DisplaySize.x && found_at < 0; x += 8) {
+  for (float x = plot.canvas_min().x; x < plot.canvas_max().x && found_at < 0; x += 8) {
     click(ImVec2(x, y));
     if (plot.hidden("GPU")) found_at = x;
   }

@@ -52,7 +52,7 @@ ui::Settings custom() {
   s.presentation = true;
   s.window_width = 1920;
   s.window_height = 1080;
-  s.panels = {{"loss", true}, {"kernel timings", false}, {"roofline", true}};
+  s.tab = "memory";
   s.plot_x_axis = "time";
   s.imgui_layout = "[Window][Loss]\nPos=10,20\nSize=600,400\nCollapsed=0\n\n[Window][Kernels \"quoted\"]\nPos=0,0\n";
   return s;
@@ -88,7 +88,7 @@ TEST_CASE("settings: a corrupt file is set aside with a warning and the defaults
       "",                                   // empty
       "[1, 2, 3]",                          // not an object
       "{\"font_size\": \"large\"}",         // wrong type
-      "{\"panels\": {\"loss\": \"yes\"}}",  // wrong type inside
+      "{\"tab\": 5}",                      // wrong type
       "{\"window\": 5}",
   };
   for (const auto& text : corrupt) {
@@ -129,7 +129,7 @@ TEST_CASE("settings: out-of-range values are clamped, unknown fields ignored, mi
   CHECK(loaded.settings.font_size == ui::kMaxFontSize);
   CHECK(loaded.settings.window_width == 16384);
   CHECK(loaded.settings.window_height == 240);
-  CHECK(loaded.settings.panels == std::map<std::string, bool>{{"loss", false}});
+  CHECK(loaded.settings.tab == "controls");  // "panels" (an older version's field) is ignored
   CHECK(loaded.settings.plot_x_axis == "step");
   CHECK(fs::exists(file));
   fs::remove_all(dir);

@@ -194,9 +194,11 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     view.runs = session.snapshot();
     model.update(view.runs);
     view.model = &model;
-    view.config = session.config();
+    view.config = session.settings();  // what the controls show: what a Reset restarts with
+    view.pause_requested = session.pause_requested();
     view.session_status = session.status();
     view.live = true;
+    view.now_s = core::monotonic_seconds();
     const ui::FrameStats stats = window->frame_stats();
     view.ui_frame_ms = stats.last_ms;
     view.ui_frame_p95_ms = stats.p95_ms;

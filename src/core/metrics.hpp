@@ -142,7 +142,7 @@ struct BackendRun {
   double updated_s = 0;        // core::monotonic_seconds() when the figures above were last brought up to date
   bool building = false;       // a change is being applied: a new trainer is being built (figures are the old one's)
   std::string building_what;   // what is being applied, e.g. "batch 128 -> 512"
-  std::string build_stage;     // where the build is, e.g. "uploading the dataset (210 MiB)"
+  std::string build_stage;     // where the build is, e.g. "uploading 210 MiB of data"
   double build_started_s = 0;  // core::monotonic_seconds() when it started
 
   // Samples per second over every finished epoch (total samples / total training seconds); 0 if none.

@@ -3,7 +3,7 @@
 // ScopedProgress on its thread, and the set-up calls report_progress() at each stage (a no-op when nobody listens).
 //
 //   core::ScopedProgress listen([&](std::string_view stage) { show(stage); });
-//   auto trainer = make_trainer(...);   // calls core::report_progress("uploading the dataset (210 MiB)") inside
+//   auto trainer = make_trainer(...);   // calls core::report_progress("uploading 210 MiB of data") inside
 #pragma once
 #include <functional>
 #include <string_view>

@@ -18,7 +18,7 @@ DeviceDataset::DeviceDataset(vk::Context& ctx, const core::DataSplit& data) : co
   const core::Dataset& tr = data.train;
   const core::Dataset& te = data.test;
   const double mib = static_cast<double>((tr.x.size() + tr.y.size() + te.x.size() + te.y.size()) * 4) / (1 << 20);
-  core::report_progress(fmt::format("uploading the dataset ({:.0f} MiB)", mib));
+  core::report_progress(fmt::format("uploading {:.0f} MiB of data", mib));
   auto make = [&](VkDeviceSize bytes, const char* name) {
     return vk::Buffer(ctx, std::max<VkDeviceSize>(bytes, 16), vk::MemoryKind::DeviceLocal, name);
   };
@@ -50,7 +50,7 @@ std::shared_ptr<SharedDevice> DeviceCache::device(const vk::ContextOptions& opti
   dataset_.reset();
   kernels_.clear();
   device_.reset();
-  core::report_progress("creating the Vulkan device");
+  core::report_progress("creating the device");
   device_ = std::make_shared<SharedDevice>(options, dir_);
   ++counts_.devices;
   if (!device_->pipeline_cache.note().empty() && !save_warned_)
@@ -65,7 +65,7 @@ std::shared_ptr<const Kernels> DeviceCache::kernels(const std::shared_ptr<Shared
   auto& slot = kernels_[precision];
   if (!slot) {
     ++counts_.kernel_sets;
-    core::report_progress(fmt::format("compiling the {} kernels", core::to_string(precision)));
+    core::report_progress(fmt::format("compiling {} kernels", core::to_string(precision)));
     slot = std::make_shared<const Kernels>(device->context, std::nullopt, precision, pipelines);
     if (const std::string error = device->pipeline_cache.save(); !error.empty() && !save_warned_) {
       std::cerr << "trainscope: warning: pipeline cache not saved (the kernels are compiled again next time): "

@@ -69,7 +69,7 @@ void Worker::start_fresh() {
     core::ScopedProgress listen([this](std::string_view stage) { set_build_stage(stage); });
     set_build_stage("creating the trainer");
     trainer_ = spec_.make(cfg_, *data_, *init_params_);
-    set_build_stage("measuring the peak memory bandwidth");
+    set_build_stage("measuring peak bandwidth");
     const double peak = trainer_->measure_peak_bandwidth_gbps();
     std::lock_guard lock(run_mutex_);
     run_.peak_gbps = peak;
@@ -101,18 +101,18 @@ void Worker::rebuild(const Command& c, const core::TrainConfig& next, const std:
   // A new trainer for the new settings, continuing from the current weights and optimizer state. If it cannot be
   // made (e.g. out of GPU memory for a huge batch), the current one keeps training and the refusal is shown.
   begin_build(label);
-  set_build_stage("finishing the steps in flight");
+  set_build_stage("finishing its steps");
   collect();
   clock_.stop();
   std::unique_ptr<core::Trainer> fresh;
   try {
     core::ScopedProgress listen([this](std::string_view stage) { set_build_stage(stage); });
-    set_build_stage("reading back the training state");
+    set_build_stage("saving the state");
     const core::TrainerState state = trainer_->export_state();
     core::validate_against_data(next, *data_);
     set_build_stage("creating the trainer");
     fresh = spec_.make(next, *data_, state.params);
-    set_build_stage("restoring the training state");
+    set_build_stage("restoring the state");
     fresh->import_state(state);
     fresh->begin_epoch(order_);
   } catch (const std::bad_alloc&) {

@@ -1,33 +1,52 @@
-// The dashboard's layout and status line.
+// The dashboard's layout: header, plots, tabbed views, quick controls, the lesson caption; and the footer.
 #include "ui/dashboard.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ui/screenshot.hpp"
 
 namespace ui {
 
+const char* tab_name(Tab tab) {
+  switch (tab) {
+    case Tab::Controls: return "controls";
+    case Tab::Kernels: return "kernels";
+    case Tab::Memory: return "memory";
+    case Tab::Bandwidth: return "bandwidth";
+  }
+  return "controls";
+}
+
+std::optional<Tab> parse_tab(std::string_view name) {
+  for (Tab t : kTabs)
+    if (name == tab_name(t)) return t;
+  return std::nullopt;
+}
+
+namespace {
+
+const char* tab_title(Tab tab) {
+  switch (tab) {
+    case Tab::Controls: return "Controls";
+    case Tab::Kernels: return "Kernels";
+    case Tab::Memory: return "Memory";
+    case Tab::Bandwidth: return "Bandwidth";
+  }
+  return "";
+}
+
+}  // namespace
+
 void Dashboard::load(const Settings& s) {
-  auto shown = [&](const char* name, bool fallback) {
-    auto it = s.panels.find(name);
-    return it == s.panels.end() ? fallback : it->second;
-  };
-  show_race = shown("race", true);
-  show_loss = shown("loss", true);
-  show_kernels = shown("kernels", true);
-  show_memory = shown("memory", true);
-  show_bandwidth = shown("bandwidth", true);
-  show_controls = shown("controls", true);
+  tab_ = parse_tab(s.tab).value_or(Tab::Controls);
+  requested_tab_ = tab_;
   loss.x_axis = s.plot_x_axis == "seconds" ? LossCurves::XAxis::Seconds : LossCurves::XAxis::Step;
 }
 
 void Dashboard::save(Settings& s) const {
-  s.panels = {{"race", show_race},
-              {"loss", show_loss},
-              {"kernels", show_kernels},
-              {"memory", show_memory},
-              {"bandwidth", show_bandwidth},
-              {"controls", show_controls}};
+  s.tab = tab_name(tab_);
   s.plot_x_axis = loss.x_axis == LossCurves::XAxis::Seconds ? "seconds" : "step";
 }
 
@@ -35,7 +54,8 @@ std::string Dashboard::footer(const DashboardView& view) {
   FooterInfo info;
   std::string devices;
   for (const auto& r : view.runs)
-    devices += fmt::format("{}{}: {}", devices.empty() ? "" : " | ", backend_title(r.name), r.device);
+    devices += fmt::format("{}{}: {}", devices.empty() ? "" : " | ", backend_title(r.name),
+                           r.device.empty() ? std::string("starting") : r.device);
   info.devices = devices;
   const core::BackendRun* any = view.runs.empty() ? nullptr : &view.runs.front();
   const core::TrainConfig& cfg = any ? any->config : view.config;
@@ -44,12 +64,14 @@ std::string Dashboard::footer(const DashboardView& view) {
   dims += fmt::format("-{}", cfg.dataset == "spiral" ? cfg.spiral_classes : 10);
   info.model = fmt::format("MLP {} on {}, {} {}", dims, cfg.dataset, core::to_string(cfg.activation),
                            core::to_string(cfg.optimizer));
-  info.batch = fmt::format("batch {}", cfg.batch);
-  // The precision in force, short enough for one line: one name when every backend has the same, else each
-  // backend's; fp16's skipped steps per backend when there were any (the race header has the loss scales).
-  std::string precision, per_backend, skipped;
-  bool same = true, any_skipped = false;
+  // The batch size and precision in force: one value when every backend runs the same, else each backend's.
+  std::string batch, per_batch, precision, per_backend, skipped;
+  bool same_batch = true, same = true, any_skipped = false;
   for (const auto& r : view.runs) {
+    const std::string b = std::to_string(r.config.batch);
+    if (!batch.empty() && b != batch) same_batch = false;
+    if (batch.empty()) batch = b;
+    per_batch += fmt::format("{}{} {}", per_batch.empty() ? "" : ", ", backend_title(r.name), b);
     const std::string p = core::to_string(r.config.precision);
     if (!precision.empty() && p != precision) same = false;
     if (precision.empty()) precision = p;
@@ -57,6 +79,7 @@ std::string Dashboard::footer(const DashboardView& view) {
     skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", backend_title(r.name), r.skipped_steps);
     any_skipped = any_skipped || r.skipped_steps > 0;
   }
+  info.batch = view.runs.empty() ? fmt::format("batch {}", cfg.batch) : "batch " + (same_batch ? batch : per_batch);
   info.precision = view.runs.empty() ? core::to_string(cfg.precision) : same ? precision : per_backend;
   if (any_skipped) info.precision += " (fp16 steps skipped: " + skipped + ")";
   return footer_text(info);
@@ -67,95 +90,94 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(vp->WorkSize);
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_MenuBar |
-                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                                 ImGuiWindowFlags_NoScrollWithMouse;
   ImGui::Begin("trainscope", nullptr, flags);
-  if (ImGui::BeginMenuBar()) {
-    if (ImGui::BeginMenu("View")) {
-      ImGui::MenuItem("Race header", nullptr, &show_race);
-      ImGui::MenuItem("Loss curves", nullptr, &show_loss);
-      ImGui::MenuItem("Kernel timings", nullptr, &show_kernels);
-      ImGui::MenuItem("Memory", nullptr, &show_memory);
-      ImGui::MenuItem("Memory bandwidth", nullptr, &show_bandwidth);
-      ImGui::MenuItem("Controls", nullptr, &show_controls);
-      ImGui::EndMenu();
-    }
-    ImGui::TextDisabled("trainscope: one MLP, trained by Vulkan compute and by a CPU thread pool at once");
-    ImGui::EndMenuBar();
-  }
-
-  const float line = ImGui::GetFrameHeightWithSpacing();
-  if (show_race) {
-    race.draw(view);
-    ImGui::Separator();
-  }
-  const float body = ImGui::GetContentRegionAvail().y - line * 1.2f;  // the status line below
-  const float width = ImGui::GetContentRegionAvail().x;
+  const DashboardLayout layout = compute_layout(layout_metrics(vp->WorkSize.x, vp->WorkSize.y));
+  drawn_ = DrawnLayout{};
+  drawn_.layout = layout;
+  controls.set_quick_bar_shown(layout.quick_bar);
   const float gap = ImGui::GetStyle().ItemSpacing.x;
-  // Wide windows (a projector at 1600x900 and up): three columns, every panel in view at once. Narrower: the
-  // kernel timings, bandwidth and controls share the right column, one under the other.
-  const bool three =
-      width >= 70 * ImGui::GetFontSize() && show_kernels && (show_memory || show_bandwidth || show_controls);
-  const bool right = show_kernels || show_memory || show_bandwidth || show_controls;
-  const float left_width = !right ? 0.0f : three ? width * 0.31f : width * 0.5f;
-  if (show_loss) {
-    ImGui::BeginChild("loss_panel", ImVec2(left_width, body), true);
-    loss.draw(view);
-    ImGui::EndChild();
-    if (right) ImGui::SameLine();
-  }
-  auto header = [](const char* title) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetColorU32(ImGuiCol_TextDisabled));
-    ImGui::TextUnformatted(title);
-    ImGui::PopStyleColor();
-    ImGui::Separator();
-  };
-  if (three) {
-    const float middle = (width - left_width - 2 * gap) * 0.62f;
-    ImGui::BeginChild("kernels_panel", ImVec2(middle, body), true, ImGuiWindowFlags_HorizontalScrollbar);
-    header("KERNEL TIMINGS");
-    kernels.draw(view);
-    ImGui::EndChild();
+
+  // The race header: a fixed height whatever it shows, so nothing below moves under the mouse.
+  drawn_.header_min = ImGui::GetCursorScreenPos();
+  ImGui::BeginChild("header", ImVec2(0, layout.header_height), false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  race.draw(view, layout.header_lines);
+  ImGui::EndChild();
+  drawn_.header_max = ImGui::GetItemRectMax();
+  ImGui::Separator();
+
+  // The plots on the left, the views on the right (and the Controls in a column of their own when wide).
+  const ImGuiWindowFlags panel = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+  ImGui::BeginChild("plots", ImVec2(layout.plots_width, layout.body_height), true, panel);
+  loss.draw(view, layout.min_loss_canvas);
+  ImGui::EndChild();
+  drawn_.plots_min = ImGui::GetItemRectMin();
+  drawn_.plots_max = ImGui::GetItemRectMax();
+  if (!view.caption.empty()) draw_caption(view.caption);
+  ImGui::SameLine();
+  const float tabs_width = layout.controls_column ? ImGui::GetContentRegionAvail().x - layout.controls_width - gap : 0;
+  ImGui::BeginChild("views", ImVec2(tabs_width, layout.body_height), true);
+  draw_tabs(view, controller, !layout.controls_column);
+  ImGui::EndChild();
+  drawn_.tabs_min = ImGui::GetItemRectMin();
+  drawn_.tabs_max = ImGui::GetItemRectMax();
+  if (layout.controls_column) {
     ImGui::SameLine();
-    ImGui::BeginChild("side_panel", ImVec2(0, body), true);
-    if (show_controls) {
-      header("CONTROLS");
-      controls.draw(view, controller);
-      ImGui::Spacing();
-    }
-    if (show_memory) {
-      header("MEMORY");
-      memory.draw(view);
-      ImGui::Spacing();
-    }
-    if (show_bandwidth) {
-      header("MEMORY BANDWIDTH");
-      bandwidth.draw(view);
-    }
-    ImGui::EndChild();
-  } else if (right) {
-    ImGui::BeginChild("side_panel", ImVec2(0, body), true);
-    if (show_kernels && ImGui::CollapsingHeader("Kernel timings", ImGuiTreeNodeFlags_DefaultOpen)) kernels.draw(view);
-    if (show_memory && ImGui::CollapsingHeader("Memory", ImGuiTreeNodeFlags_DefaultOpen)) memory.draw(view);
-    if (show_bandwidth && ImGui::CollapsingHeader("Memory bandwidth", ImGuiTreeNodeFlags_DefaultOpen))
-      bandwidth.draw(view);
-    if (show_controls && ImGui::CollapsingHeader("Controls", ImGuiTreeNodeFlags_DefaultOpen))
-      controls.draw(view, controller);
+    ImGui::BeginChild("controls", ImVec2(0, layout.body_height), true);
+    draw_tab(Tab::Controls, view, controller);
     ImGui::EndChild();
   }
 
-  // Status line: what runs where, how fast the UI itself is, the last event.
-  std::string status;
-  for (const auto& r : view.runs) {
-    status += fmt::format("{}{}: {}", status.empty() ? "" : "   |   ", backend_title(r.name),
-                          r.device.empty() ? "starting" : r.device);
-    if (!r.status.empty()) status += fmt::format(" ({})", r.status);
+  if (layout.quick_bar) {
+    drawn_.bar_min = ImGui::GetCursorScreenPos();
+    controls.draw_quick_bar(view, controller, toast);
+    drawn_.bar_max = ImVec2(drawn_.bar_min.x + ImGui::GetContentRegionAvail().x, ImGui::GetItemRectMax().y);
   }
-  if (view.ui_frame_ms > 0)
-    status += fmt::format("   |   UI frame {:.1f} ms (p95 {:.1f})", view.ui_frame_ms, view.ui_frame_p95_ms);
-  if (!toast.empty()) status += "   |   " + toast;
-  ImGui::TextUnformatted(status.c_str());
   ImGui::End();
+}
+
+void Dashboard::draw_tabs(const DashboardView& view, Controller* controller, bool with_controls) {
+  if (!with_controls && tab_ == Tab::Controls) tab_ = Tab::Kernels;  // the Controls have a column of their own
+  if (!ImGui::BeginTabBar("views_tabs", ImGuiTabBarFlags_FittingPolicyResizeDown)) return;
+  for (Tab t : kTabs) {
+    if (t == Tab::Controls && !with_controls) continue;
+    const bool select = requested_tab_ && *requested_tab_ == t;
+    if (ImGui::BeginTabItem(tab_title(t), nullptr, select ? ImGuiTabItemFlags_SetSelected : 0)) {
+      if (!requested_tab_ || select) tab_ = t;
+      ImGui::BeginChild("tab_content", ImVec2(0, 0), false);  // the panel's own padding is around it already
+      draw_tab(t, view, controller);
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
+  }
+  requested_tab_.reset();
+  ImGui::EndTabBar();
+}
+
+void Dashboard::draw_tab(Tab tab, const DashboardView& view, Controller* controller) {
+  switch (tab) {
+    case Tab::Controls: controls.draw(view, controller); break;
+    case Tab::Kernels: kernels.draw(view); break;
+    case Tab::Memory: memory.draw(view); break;
+    case Tab::Bandwidth: bandwidth.draw(view); break;
+  }
+}
+
+void Dashboard::draw_caption(const std::string& caption) const {
+  // Large, over the top of the plots, in a box that reads on both themes; wrapped to the plots' width.
+  ImFont* font = ImGui::GetFont();
+  const float size = 1.35f * ImGui::GetFontSize();
+  const float pad = 0.5f * ImGui::GetFontSize();
+  const float wrap = drawn_.plots_max.x - drawn_.plots_min.x - 4 * pad;
+  const ImVec2 text = font->CalcTextSizeA(size, FLT_MAX, wrap, caption.c_str());
+  const ImVec2 min(drawn_.plots_min.x + pad, drawn_.plots_min.y + ImGui::GetFrameHeightWithSpacing() + 2 * pad);
+  const ImVec2 max(min.x + text.x + 2 * pad, min.y + text.y + 2 * pad);
+  ImDrawList* dl = ImGui::GetForegroundDrawList();
+  dl->AddRectFilled(min, max, IM_COL32(16, 16, 16, 225), 0.3f * pad);
+  dl->AddText(font, size, ImVec2(min.x + pad, min.y + pad), IM_COL32(255, 255, 255, 255), caption.c_str(), nullptr,
+              wrap);
 }
 
 }  // namespace ui

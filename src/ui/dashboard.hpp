@@ -1,9 +1,14 @@
-// ui::Dashboard: the whole window's layout: the race header on top, the loss curves on the left, kernel timings,
-// memory (by category and precision), memory bandwidth and the controls on the right, a status line at the bottom. Each panel is a small struct with
-// its own state and a draw(); the frame is the list of `if (show_x) x.draw(view)` below, as in Dear ImGui's examples.
+// ui::Dashboard: the whole window, laid out for a projector first (ui/layout.hpp): the race header on top with a fixed
+// height, the loss curves on the left, the other views as tabs on the right (Controls, Kernels, Memory, Bandwidth;
+// wide windows keep the Controls in a column of their own), a row of quick controls along the bottom, and a lesson's
+// caption drawn large over the plots. Each panel is a small struct with its own state and a draw(), as in Dear
+// ImGui's examples; nothing draws outside its box (long texts are shortened with an ellipsis, ui/text_fit.hpp).
 #pragma once
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "ui/layout.hpp"
 #include "ui/panel_bandwidth.hpp"
 #include "ui/panel_controls.hpp"
 #include "ui/panel_kernels.hpp"
@@ -14,27 +19,54 @@
 
 namespace ui {
 
+// The views beside the plots.
+enum class Tab { Controls, Kernels, Memory, Bandwidth };
+inline constexpr Tab kTabs[] = {Tab::Controls, Tab::Kernels, Tab::Memory, Tab::Bandwidth};
+const char* tab_name(Tab tab);                       // "controls", "kernels", "memory", "bandwidth"
+std::optional<Tab> parse_tab(std::string_view name);  // the inverse; nullopt for an unknown name
+
+// The screen rectangles of the last frame's parts (for the layout test and for overlays).
+struct DrawnLayout {
+  DashboardLayout layout;
+  ImVec2 header_min, header_max;
+  ImVec2 plots_min, plots_max;  // the plots' panel
+  ImVec2 tabs_min, tabs_max;    // the tabbed views' panel
+  ImVec2 bar_min, bar_max;      // the quick controls (empty without them)
+};
+
 class Dashboard {
  public:
   // Draws one frame of the dashboard filling the display. controller: null for a finished run (controls disabled).
-  // toast: a short message shown in the status line (e.g. where the last screenshot went), "" for none.
+  // toast: a short message shown in the quick bar (e.g. where the last screenshot went), "" for none.
   void draw(const DashboardView& view, Controller* controller, const std::string& toast = "");
 
   // The one-line footer burnt into screenshots: devices, model, batch size, precision, date.
   static std::string footer(const DashboardView& view);
 
-  // Panel visibility and plot mode, from and to the remembered settings.
+  // The view shown beside the plots and the plot mode, from and to the remembered settings.
   void load(const Settings& settings);
   void save(Settings& settings) const;
 
-  bool show_race = true, show_loss = true, show_kernels = true, show_memory = true, show_bandwidth = true,
-       show_controls = true;
+  // Shows `tab` from the next frame on (the user's click does the same).
+  void show(Tab tab) { requested_tab_ = tab; }
+  Tab tab() const { return tab_; }
+  const DrawnLayout& drawn() const { return drawn_; }
+
   RaceHeader race;
   LossCurves loss;
   KernelTimings kernels;
   MemoryPanel memory;
   MemoryBandwidth bandwidth;
   Controls controls;
+
+ private:
+  void draw_tabs(const DashboardView& view, Controller* controller, bool with_controls);
+  void draw_tab(Tab tab, const DashboardView& view, Controller* controller);
+  void draw_caption(const std::string& caption) const;
+
+  Tab tab_ = Tab::Controls;
+  std::optional<Tab> requested_tab_;
+  DrawnLayout drawn_;
 };
 
 }  // namespace ui

@@ -1,6 +1,10 @@
 // Incremental plot series from session snapshots.
 #include "ui/dashboard_model.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 namespace ui {
 
 ImU32 backend_color(const std::string& backend) { return backend == "gpu" ? kGpuColor : kCpuColor; }
@@ -37,6 +41,25 @@ const core::BackendRun* DashboardView::run(const std::string& backend) const {
   for (const auto& r : runs)
     if (r.name == backend) return &r;
   return nullptr;
+}
+
+double DashboardView::age(const core::BackendRun& r) const {
+  if (now_s <= 0 || r.updated_s <= 0) return 0;
+  return std::max(0.0, now_s - r.updated_s);
+}
+
+std::string pending_changes(const core::BackendRun& run, const core::TrainConfig& shown) {
+  const core::TrainConfig& now = run.config;
+  std::string out;
+  auto add = [&](const std::string& what) { out += (out.empty() ? "" : ", ") + what; };
+  if (now.batch != shown.batch) add(fmt::format("batch {}", shown.batch));
+  if (now.lr != shown.lr) add(fmt::format("lr {:g}", shown.lr));
+  if (now.optimizer != shown.optimizer) add(core::to_string(shown.optimizer));
+  if (now.precision != shown.precision) add(core::to_string(shown.precision));
+  if (run.name == "cpu" && now.threads != shown.threads) add(fmt::format("{} threads", shown.threads));
+  if (now.hidden != shown.hidden || now.activation != shown.activation || now.dataset != shown.dataset)
+    add("new model");
+  return out;
 }
 
 double time_to_loss(const core::BackendRun& run, double target, int window) {

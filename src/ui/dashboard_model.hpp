@@ -45,14 +45,28 @@ class DashboardModel {
 struct DashboardView {
   std::vector<core::BackendRun> runs;
   const DashboardModel* model = nullptr;
+  // The settings the controls show: run::Session::settings() while training (what a Reset restarts with; a backend
+  // whose BackendRun::config differs has the difference pending), the run's own config for a finished run's picture.
   core::TrainConfig config;
+  bool pause_requested = false;  // the last Pause / Resume asked for a pause (the backends say when they are)
   std::string session_status;   // the session's own message (a reset being prepared or refused)
   bool live = false;            // a running session (controls enabled); false for a finished run's screenshot
+  double now_s = 0;             // core::monotonic_seconds() of this frame; 0: no ages shown (a finished run)
   double ui_frame_ms = 0;       // the UI's own frame time
   double ui_frame_p95_ms = 0;
+  std::string caption;          // a lesson's caption, shown large over the plots ("" for none)
 
   const core::BackendRun* run(const std::string& backend) const;
+  // Seconds since `run`'s figures were brought up to date; 0 when unknown (no clock, or nothing measured yet).
+  double age(const core::BackendRun& run) const;
 };
+
+// Figures older than this show their age.
+inline constexpr double kStaleSeconds = 2.0;
+
+// What `run` has pending against the settings `shown` (what it does not run yet), in words, e.g. "batch 512, fp16";
+// "" when it runs them. The CPU threads count only for the CPU backend.
+std::string pending_changes(const core::BackendRun& run, const core::TrainConfig& shown);
 
 // The first training seconds at which `run`'s loss, averaged over `window` steps, is <= target; < 0 if never.
 double time_to_loss(const core::BackendRun& run, double target, int window = 20);

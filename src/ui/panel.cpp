@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/text_fit.hpp"
+
 namespace ui {
 
 std::string format_duration(double s) {
@@ -38,9 +40,63 @@ void bar(float fraction, ImU32 color, const std::string& text, float height) {
   dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), ImGui::GetColorU32(ImGuiCol_FrameBg));
   const float f = std::clamp(fraction, 0.0f, 1.0f);
   if (f > 0) dl->AddRectFilled(p, ImVec2(p.x + std::max(2.0f, w * f), p.y + h), color);
-  dl->AddText(ImVec2(p.x + ImGui::GetStyle().FramePadding.x, p.y + (h - ImGui::GetTextLineHeight()) * 0.5f),
-              ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+  const float pad = ImGui::GetStyle().FramePadding.x;
+  const std::string shown = fit_text(text, w - 2 * pad);
+  dl->AddText(ImVec2(p.x + pad, p.y + (h - ImGui::GetTextLineHeight()) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text),
+              shown.c_str());
   ImGui::Dummy(ImVec2(w, h));
+  if (shown != text && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
+}
+
+std::vector<std::string> kernel_names(const DashboardView& view) {
+  std::vector<std::string> names;
+  for (const auto& run : view.runs)
+    for (const auto& r : run.kernels.rows())
+      if (std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
+  return names;
+}
+
+void kernel_bar_table(const char* id, const DashboardView& view,
+                      const std::function<std::string(const core::BackendRun&)>& heading,
+                      const std::function<KernelBar(const core::BackendRun&, const std::string&)>& bar_of) {
+  const int n = static_cast<int>(view.runs.size());
+  if (n == 0) return;
+  const std::vector<std::string> names = kernel_names(view);
+  const float width = ImGui::GetContentRegionAvail().x;
+  float name_width = 0;
+  for (const auto& name : names) name_width = std::max(name_width, ImGui::CalcTextSize(name.c_str()).x);
+  name_width = std::min(name_width + ImGui::GetFontSize() * 0.5f,
+                        std::max(0.3f * width, width - static_cast<float>(n) * 5.0f * ImGui::GetFontSize()));
+  // Rows as tight as text lines: eleven kernels fit a projector's panel.
+  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(0.25f * ImGui::GetFontSize(), 1.0f));
+  if (!ImGui::BeginTable(id, n + 1, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoPadOuterX)) {
+    ImGui::PopStyleVar();
+    return;
+  }
+  ImGui::TableSetupColumn("kernel", ImGuiTableColumnFlags_WidthFixed, name_width);
+  for (int i = 0; i < n; ++i) ImGui::TableSetupColumn(view.runs[size_t(i)].name.c_str(), ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  for (const auto& run : view.runs) {
+    ImGui::TableNextColumn();
+    text_line(heading(run), backend_color(run.name));
+  }
+  for (const auto& name : names) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    const std::string shown = fit_text_middle(name, ImGui::GetContentRegionAvail().x);
+    ImGui::TextUnformatted(shown.c_str());
+    if (shown != name && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
+    for (const auto& run : view.runs) {
+      ImGui::TableNextColumn();
+      const KernelBar b = bar_of(run, name);
+      if (!b.present) continue;
+      const float room = ImGui::GetContentRegionAvail().x - 2 * ImGui::GetStyle().FramePadding.x;
+      bar(b.fraction, backend_color(run.name), fit_pieces({b.text, b.detail}, room, "  "));
+    }
+  }
+  ImGui::EndTable();
+  ImGui::PopStyleVar();
 }
 
 void help_marker(const char* text) {

@@ -2,7 +2,9 @@
 #pragma once
 #include <imgui.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "core/config.hpp"
 #include "run/command.hpp"
@@ -32,8 +34,28 @@ std::string format_rate(double value);
 // "fp16, loss scale 8192, 3 steps skipped" (the scale once a step has reported one).
 std::string precision_text(const core::BackendRun& run);
 
-// A horizontal bar of `fraction` (0..1) of the available width, `height` pixels, with `text` drawn on it.
+// A horizontal bar of `fraction` (0..1) of the available width, `height` pixels, with `text` drawn on it (shortened
+// with an ellipsis to the bar's width).
 void bar(float fraction, ImU32 color, const std::string& text, float height = 0);
+
+// The kernel names of the runs' timing tables, in plan order, the union over the backends (fp16 adds two kernels).
+std::vector<std::string> kernel_names(const DashboardView& view);
+
+// One bar of a kernel_bar_table: `fraction` of the cell, `text` on it, followed by `detail` when there is room;
+// `present` false leaves the cell empty.
+struct KernelBar {
+  bool present = false;
+  float fraction = 0;
+  std::string text;
+  std::string detail;
+};
+
+// A table with one row per kernel (kernel_names order): the name (shortened in the middle when the bars would get
+// narrower than 5 font sizes), then one bar per run, coloured as its backend; `heading(run)` is each bar column's
+// heading, `bar(run, name)` the bar. Every text is shortened to its cell: the table never gets wider than the panel.
+void kernel_bar_table(const char* id, const DashboardView& view,
+                      const std::function<std::string(const core::BackendRun&)>& heading,
+                      const std::function<KernelBar(const core::BackendRun&, const std::string&)>& bar);
 
 // A "(?)" marker with a wrapped tooltip.
 void help_marker(const char* text);

@@ -1,4 +1,4 @@
-// The controls panel.
+// The controls panel and the quick bar.
 #include "ui/panel_controls.hpp"
 
 #include <fmt/format.h>
@@ -8,37 +8,99 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "ui/panel_race.hpp"
+#include "ui/text_fit.hpp"
 
 namespace ui {
+namespace {
 
-void Controls::sync_from(const core::TrainConfig& cfg) {
-  batch_ = cfg.batch;
-  lr_ = cfg.lr;
-  optimizer_ = cfg.optimizer == core::Optimizer::SGD ? 0 : 1;
-  threads_ = cfg.threads > 0 ? cfg.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  dataset_ = cfg.dataset == "spiral" ? 1 : 0;
-  activation_ = cfg.activation == core::Activation::GELU ? 1 : 0;
+constexpr int kBatchPresets[] = {32, 128, 512, 2048};
+constexpr core::Precision kPrecisions[] = {core::Precision::FP32, core::Precision::FP16, core::Precision::BF16};
+constexpr const char* kRecipe =
+    "Mixed precision: weights, activations and gradients are stored in 16 bits (half the bytes to move); every sum is "
+    "still accumulated in fp32, and the optimizer updates fp32 master weights. fp16 has a narrow range: the loss is "
+    "multiplied by a loss scale, lowered when gradients overflow. bf16 keeps fp32's range (with fewer digits) and "
+    "needs no scaling. Applies to both backends.";
+
+int hardware_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+std::string hidden_text(const std::vector<int>& hidden) {
   std::string h;
-  for (size_t i = 0; i < cfg.hidden.size(); ++i) {
-    if (i) h += ',';
-    h += std::to_string(cfg.hidden[i]);
-  }
-  std::snprintf(hidden_, sizeof hidden_, "%s", h.c_str());
-  synced_ = true;
+  for (size_t i = 0; i < hidden.size(); ++i) h += (i ? "," : "") + std::to_string(hidden[i]);
+  return h;
 }
 
-void Controls::draw(const DashboardView& view, Controller* controller) {
-  if (!synced_) sync_from(view.config);
-  ImGui::BeginDisabled(controller == nullptr || !view.live);
+void post_batch(Controller& c, int batch) {
+  run::Command cmd(run::Command::Kind::SetBatch);
+  cmd.value = std::clamp(batch, 1, 65536);
+  c.post(cmd);
+}
+
+bool all_paused(const DashboardView& view) {
+  bool paused = !view.runs.empty();
+  for (const auto& r : view.runs) paused = paused && (r.paused || r.finished);
+  return paused;
+}
+
+// A button that looks selected (the setting in force) or not.
+bool toggle_button(const char* label, bool selected) {
+  if (selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetColorU32(ImGuiCol_ButtonActive));
+  const bool clicked = ImGui::Button(label);
+  if (selected) ImGui::PopStyleColor();
+  return clicked;
+}
+
+// Why backends cannot run `p` ("GPU: no 16-bit storage buffers ..."), "" when all can.
+std::string unsupported(const DashboardView& view, core::Precision p) {
+  std::string why;
+  for (const auto& r : view.runs) {
+    const size_t i = static_cast<size_t>(p);
+    if (i < r.precision_unsupported.size() && !r.precision_unsupported[i].empty())
+      why += fmt::format("{}{}: {}", why.empty() ? "" : "\n", backend_title(r.name), r.precision_unsupported[i]);
+  }
+  return why;
+}
+
+// The first thing worth saying in the quick bar when there is no toast: a backend applying a change, a refusal.
+std::string bar_status(const DashboardView& view) {
+  for (const auto& r : view.runs)
+    if (r.building || !r.error.empty() || (view.live && !pending_changes(r, view.config).empty()))
+      return fmt::format("{}: {}", backend_title(r.name), backend_state_line(view, r));
+  for (const auto& r : view.runs)
+    if (r.status.find("refused") != std::string::npos) return fmt::format("{}: {}", backend_title(r.name), r.status);
+  if (!view.session_status.empty()) return view.session_status;
+  return "";
+}
+
+}  // namespace
+
+Controller& null_controller() {
   static class NullController : public Controller {
     void post(const run::Command&) override {}
     void reset(const core::TrainConfig&) override {}
     void request_screenshot() override {}
     void set_style(const StyleOptions&) override {}
     StyleOptions style() const override { return {}; }
-  } null_controller;
-  Controller& c = controller ? *controller : null_controller;
+  } instance;
+  return instance;
+}
+
+void Controls::sync_model(const core::TrainConfig& cfg) {
+  const std::string model = fmt::format("{}|{}|{}", cfg.dataset, hidden_text(cfg.hidden), core::to_string(cfg.activation));
+  if (model == synced_model_) return;
+  synced_model_ = model;
+  dataset_ = cfg.dataset == "spiral" ? 1 : 0;
+  activation_ = cfg.activation == core::Activation::GELU ? 1 : 0;
+  std::snprintf(hidden_, sizeof hidden_, "%s", hidden_text(cfg.hidden).c_str());
+}
+
+void Controls::draw(const DashboardView& view, Controller* controller) {
+  sync_model(view.config);
+  Controller& c = controller ? *controller : null_controller();
+  ImGui::BeginDisabled(controller == nullptr || !view.live);
+  if (!quick_bar_shown_) draw_run_buttons(view, c);  // else they are in the quick bar, always in view
   draw_training(view, c);
+  draw_backends(view);
   ImGui::Separator();
   draw_model(view, c);
   ImGui::EndDisabled();
@@ -48,110 +110,88 @@ void Controls::draw(const DashboardView& view, Controller* controller) {
   ImGui::EndDisabled();
 }
 
-void Controls::draw_training(const DashboardView& view, Controller& c) {
-  bool paused = !view.runs.empty();
-  for (const auto& r : view.runs) paused = paused && r.paused;
-  if (ImGui::Button(paused ? "Resume" : "Pause"))
-    c.post(run::Command(paused ? run::Command::Kind::Resume : run::Command::Kind::Pause));
+void Controls::draw_run_buttons(const DashboardView& view, Controller& c) {
+  // The button says what a click does; while a pause is on its way it already reads "Resume" (greyed text below
+  // the header says which backend is still finishing its step).
+  const bool pausing = view.pause_requested;
+  if (ImGui::Button(pausing ? "Resume" : "Pause"))
+    c.post(run::Command(pausing ? run::Command::Kind::Resume : run::Command::Kind::Pause));
   ImGui::SameLine();
-  ImGui::BeginDisabled(!paused);
+  ImGui::BeginDisabled(!all_paused(view));
   if (ImGui::Button("Single step")) c.post(run::Command(run::Command::Kind::SingleStep));
   ImGui::EndDisabled();
   ImGui::SameLine();
   if (ImGui::Button("Reset")) c.reset(view.config);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Both backends start again from the same initial weights (the seed's), with the settings shown.");
   ImGui::SameLine();
-  help_marker("Pause / Resume: between steps. Single step: one step while paused. Reset: both backends start again "
-              "from the same initial weights (the seed's). Every change below is applied between steps and leaves "
-              "a labelled marker on the loss plot.");
+  help_marker("Pause / Resume: at the next step. Single step: one step while paused. Reset: both backends start again "
+              "with the settings shown here. Every change is applied by each backend at its next step and leaves a "
+              "labelled marker on the loss plot; until a backend has applied it, it shows as pending.");
+}
 
-  const float w = ImGui::GetFontSize() * 5.5f;
-  auto set_batch = [&](int b) {
-    batch_ = std::clamp(b, 1, 65536);
-    run::Command cmd(run::Command::Kind::SetBatch);
-    cmd.value = batch_;
-    c.post(cmd);
-  };
+void Controls::draw_training(const DashboardView& view, Controller& c) {
+  const core::TrainConfig& s = view.config;
+  const float w = ImGui::GetFontSize() * 5.0f;
+  int batch = s.batch;
   ImGui::SetNextItemWidth(w);
-  if (ImGui::InputInt("##batch", &batch_, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue)) set_batch(batch_);
+  if (ImGui::InputInt("##batch", &batch, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue)) post_batch(c, batch);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Batch size (Enter applies). The buffers are reallocated; weights and optimizer state are kept.\n"
                       "Larger batches give the GPU more parallel work per dispatch.");
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("batch").x);
   ImGui::TextUnformatted("batch");
-  for (int b : {32, 128, 512, 2048}) {
-    ImGui::SameLine();
-    if (ImGui::SmallButton(std::to_string(b).c_str())) set_batch(b);
+  for (int b : kBatchPresets) {
+    const std::string label = std::to_string(b);
+    same_line_if_fits(button_width(label.c_str()));
+    if (toggle_button(label.c_str(), s.batch == b)) post_batch(c, b);
   }
 
+  float lr = s.lr;
   ImGui::SetNextItemWidth(w);
-  if (ImGui::InputFloat("##lr", &lr_, 0, 0, "%.1e", ImGuiInputTextFlags_EnterReturnsTrue)) {
-    lr_ = std::clamp(lr_, 1e-6f, 10.0f);
+  if (ImGui::InputFloat("##lr", &lr, 0, 0, "%.1e", ImGuiInputTextFlags_EnterReturnsTrue)) {
     run::Command cmd(run::Command::Kind::SetLearningRate);
-    cmd.lr = lr_;
+    cmd.lr = std::clamp(lr, 1e-6f, 10.0f);
     c.post(cmd);
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Learning rate (Enter applies), from the next step on.");
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("lr").x);
   ImGui::TextUnformatted("lr");
-  ImGui::SameLine();
+  same_line_if_fits(w);
+  int optimizer = s.optimizer == core::Optimizer::SGD ? 0 : 1;
   ImGui::SetNextItemWidth(w);
-  if (ImGui::Combo("optimizer", &optimizer_, "sgd\0adamw\0")) {
+  if (ImGui::Combo("##optimizer", &optimizer, "sgd\0adamw\0")) {
     run::Command cmd(run::Command::Kind::SetOptimizer);
-    cmd.optimizer = optimizer_ == 0 ? core::Optimizer::SGD : core::Optimizer::AdamW;
+    cmd.optimizer = optimizer == 0 ? core::Optimizer::SGD : core::Optimizer::AdamW;
     c.post(cmd);
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("SGD with momentum or AdamW (torch semantics). The weights are kept; the new optimizer's\n"
                       "state (momentum, moments) starts from zero.");
 
+  draw_precision_combo(view, c, w);
+  same_line_if_fits(w);
+  const int max_threads = hardware_threads();
+  if (!ImGui::IsAnyItemActive() || threads_ <= 0) threads_ = s.threads > 0 ? s.threads : max_threads;
   ImGui::SetNextItemWidth(w);
-  const int max_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ImGui::SliderInt("##threads", &threads_, 1, max_threads, "%d", ImGuiSliderFlags_AlwaysClamp);
   if (ImGui::IsItemDeactivatedAfterEdit()) {  // on release: one rebuild of the thread pool, not one per pixel
     run::Command cmd(run::Command::Kind::SetThreads);
     cmd.value = threads_;
     c.post(cmd);
   }
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("CPU threads").x);
   ImGui::TextUnformatted("CPU threads");
-  draw_precision(view, c, w);
 }
 
-void Controls::draw_precision(const DashboardView& view, Controller& c, float width) {
-  static constexpr core::Precision kAll[] = {core::Precision::FP32, core::Precision::FP16, core::Precision::BF16};
-  static constexpr const char* kRecipe =
-      "Mixed precision: weights, activations and gradients are stored in 16 bits (half the bytes to move); every "
-      "sum is still accumulated in fp32, and the optimizer updates fp32 master weights. fp16 has a narrow range: the "
-      "loss is multiplied by a loss scale, lowered when gradients overflow. bf16 keeps fp32's range (with fewer "
-      "digits) and needs no scaling. Applies to both backends.";
-  // The precision in force: the backends' (they can differ for a moment while a change is applied).
-  // A finished backend keeps the precision it trained with; it takes a new one at the next reset, so it does not
-  // count while another one is still training.
-  bool any_training = false;
-  for (const auto& r : view.runs) any_training = any_training || !r.finished;
-  std::string current;
-  for (const auto& r : view.runs) {
-    if (any_training && r.finished) continue;
-    const std::string p = core::to_string(r.config.precision);
-    if (current.find(p) == std::string::npos) current += (current.empty() ? "" : "/") + p;
-  }
-  if (current.empty()) current = core::to_string(view.config.precision);
-  // Wide enough for "fp16/fp32" while a change is being applied.
-  ImGui::SetNextItemWidth(std::max(width, ImGui::CalcTextSize(current.c_str()).x + ImGui::GetFrameHeight() +
-                                              2 * ImGui::GetStyle().FramePadding.x));
-  if (ImGui::BeginCombo("##precision", current.c_str())) {
-    for (core::Precision p : kAll) {
-      // Why each backend that cannot run `p` cannot ("GPU: no 16-bit storage buffers ...").
-      std::string why;
-      for (const auto& r : view.runs) {
-        const size_t i = static_cast<size_t>(p);
-        if (i < r.precision_unsupported.size() && !r.precision_unsupported[i].empty())
-          why += fmt::format("{}{}: {}", why.empty() ? "" : "\n", backend_title(r.name), r.precision_unsupported[i]);
-      }
-      bool in_force = !view.runs.empty();
-      for (const auto& r : view.runs) in_force = in_force && (r.config.precision == p || (any_training && r.finished));
+void Controls::draw_precision_combo(const DashboardView& view, Controller& c, float width) {
+  const core::Precision shown = view.config.precision;
+  ImGui::SetNextItemWidth(width);
+  if (ImGui::BeginCombo("##precision", core::to_string(shown))) {
+    for (core::Precision p : kPrecisions) {
+      const std::string why = unsupported(view, p);
       ImGui::BeginDisabled(!why.empty());
-      if (ImGui::Selectable(core::to_string(p), in_force) && !in_force) {
+      if (ImGui::Selectable(core::to_string(p), p == shown) && p != shown) {
         run::Command cmd(run::Command::Kind::SetPrecision);
         cmd.precision = p;
         c.post(cmd);
@@ -169,49 +209,58 @@ void Controls::draw_precision(const DashboardView& view, Controller& c, float wi
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
-  ImGui::SameLine();
-  ImGui::TextUnformatted("precision");
-  ImGui::SameLine();
-  help_marker(kRecipe);
+}
+
+void Controls::draw_backends(const DashboardView& view) {
+  // Per backend, what it runs now, or what it has pending (greyed until applied): one line each, always there.
+  for (const auto& r : view.runs) {
+    const bool pending = r.building || (view.live && !pending_changes(r, view.config).empty());
+    ImGui::PushStyleColor(ImGuiCol_Text, backend_color(r.name));
+    ImGui::TextUnformatted(backend_title(r.name));
+    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    std::string line = backend_state_line(view, r);
+    if (!pending && r.error.empty()) line = "runs " + line + fmt::format(" · lr {:g}", r.config.lr);
+    text_line(line, pending ? ImGui::GetColorU32(ImGuiCol_TextDisabled) : 0);
+  }
 }
 
 void Controls::draw_model(const DashboardView& view, Controller& c) {
-  const float w = ImGui::GetFontSize() * 5.5f;
-  ImGui::SetNextItemWidth(w * 1.45f);
+  const float w = ImGui::GetFontSize() * 5.0f;
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("fashion-mnist").x + ImGui::GetFrameHeight() +
+                          2 * ImGui::GetStyle().FramePadding.x);
   ImGui::Combo("##dataset", &dataset_, "fashion-mnist\0spiral\0");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Dataset: Fashion-MNIST (28x28 images, 10 classes) or the 2-D spiral");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(w * 0.9f);
+  same_line_if_fits(w * 1.2f);
+  ImGui::SetNextItemWidth(w * 1.2f);
   ImGui::InputText("##hidden", hidden_, sizeof hidden_);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Hidden layer sizes, comma-separated, e.g. 256,128");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(w * 0.7f);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Hidden layer sizes, comma-separated, e.g. 256,128 (each 1..65536)");
+  same_line_if_fits(w * 0.8f);
+  ImGui::SetNextItemWidth(w * 0.8f);
   ImGui::Combo("##activation", &activation_, "relu\0gelu\0");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Activation of the hidden layers (gelu: the tanh approximation)");
-  if (ImGui::Button("Apply dataset and model (resets training)")) {
+  if (ImGui::Button("Apply model (resets training)")) {
     model_error_.clear();
     try {
-      pending_ = view.config;
+      pending_ = view.config;  // the settings shown, with the new model
       pending_.dataset = dataset_ == 1 ? "spiral" : "fashion-mnist";
       pending_.hidden = core::parse_hidden(hidden_);
       pending_.activation = activation_ == 1 ? core::Activation::GELU : core::Activation::ReLU;
-      pending_.batch = batch_;
-      pending_.lr = lr_;
-      pending_.optimizer = optimizer_ == 0 ? core::Optimizer::SGD : core::Optimizer::AdamW;
-      pending_.threads = threads_;
-      if (!view.runs.empty()) pending_.precision = view.runs.front().config.precision;  // kept across the reset
       core::validate(pending_);
       ImGui::OpenPopup("Reset training?");
     } catch (const core::Error& e) {
+      // The core's message names the command-line option; here the field is the hidden-layers box.
       model_error_ = e.what();
+      if (model_error_.rfind("--hidden", 0) == 0) model_error_ = "hidden layers" + model_error_.substr(8);
     }
   }
   if (!model_error_.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 60, 60, 255));
-    ImGui::TextWrapped("%s", model_error_.c_str());
-    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    text_line(model_error_, IM_COL32(230, 60, 60, 255));
+  } else if (!view.session_status.empty()) {
+    ImGui::SameLine();
+    text_line(view.session_status, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   }
-  if (!view.session_status.empty()) ImGui::TextWrapped("%s", view.session_status.c_str());
   if (ImGui::BeginPopupModal("Reset training?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::Text("Train %s with hidden layers %s from new initial weights?", pending_.dataset.c_str(), hidden_);
     ImGui::Text("Both loss curves start again.");
@@ -227,17 +276,72 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
 
 void Controls::draw_display(Controller& c) {
   StyleOptions style = c.style();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  if (font_size_ <= 0) font_size_ = style.font_size;
-  ImGui::SliderFloat("font size", &font_size_, kMinFontSize, kMaxFontSize, "%.0f px");
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  if (font_size_ <= 0 || !ImGui::IsAnyItemActive()) font_size_ = style.font_size;
+  ImGui::SliderFloat("##font", &font_size_, kMinFontSize, kMaxFontSize, "%.0f px");
   if (ImGui::IsItemDeactivatedAfterEdit()) {  // on release: the font atlas is rebuilt once
     style.font_size = font_size_;
     c.set_style(style);
   }
+  same_line_if_fits(ImGui::CalcTextSize("font").x);
+  ImGui::TextUnformatted("font");
+  same_line_if_fits(checkbox_width("presentation"));
+  if (ImGui::Checkbox("presentation", &style.presentation)) c.set_style(style);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Presentation mode: larger type, dark on white, for a projector.");
+}
+
+void Controls::draw_quick_bar(const DashboardView& view, Controller* controller, const std::string& toast) {
+  Controller& c = controller ? *controller : null_controller();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  const char* shot = "Screenshot (F12)";
+  const float shot_width = button_width(shot);
+  // Room left on the row for an item of `width`, the Screenshot button kept at the right end.
+  auto fits = [&](float width) {
+    return ImGui::GetCursorScreenPos().x + width + style.ItemSpacing.x + shot_width <= right;
+  };
+  ImGui::BeginDisabled(controller == nullptr || !view.live);
+  const bool pausing = view.pause_requested;
+  if (ImGui::Button(pausing ? "Resume" : "Pause"))
+    c.post(run::Command(pausing ? run::Command::Kind::Resume : run::Command::Kind::Pause));
   ImGui::SameLine();
-  if (ImGui::Checkbox("presentation mode", &style.presentation)) c.set_style(style);
-  ImGui::SameLine();
-  if (ImGui::Button("Screenshot (F12)")) c.request_screenshot();
+  if (all_paused(view) && fits(button_width("Single step"))) {
+    if (ImGui::Button("Single step")) c.post(run::Command(run::Command::Kind::SingleStep));
+    ImGui::SameLine();
+  }
+  if (fits(button_width("Reset"))) {
+    if (ImGui::Button("Reset")) c.reset(view.config);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Both backends start again with the settings shown.");
+    ImGui::SameLine();
+  }
+  float presets = ImGui::CalcTextSize("batch").x;
+  for (int b : kBatchPresets) presets += style.ItemSpacing.x + button_width(std::to_string(b).c_str());
+  if (fits(presets)) {
+    ImGui::TextUnformatted("batch");
+    for (int b : kBatchPresets) {
+      ImGui::SameLine();
+      if (toggle_button(std::to_string(b).c_str(), view.config.batch == b)) post_batch(c, b);
+    }
+    ImGui::SameLine();
+  }
+  const float combo = ImGui::CalcTextSize("fp32").x + ImGui::GetFrameHeight() + 2 * style.FramePadding.x;
+  if (fits(combo)) {
+    draw_precision_combo(view, c, combo);
+    ImGui::SameLine();
+  }
+  ImGui::EndDisabled();
+  // The toast, else what is under way; greyed, shortened to the room left.
+  const std::string status = toast.empty() ? bar_status(view) : toast;
+  const float room = right - shot_width - style.ItemSpacing.x - ImGui::GetCursorScreenPos().x;
+  if (room > ImGui::GetFontSize()) {
+    ImGui::AlignTextToFramePadding();
+    text_line(status.empty() ? std::string(" ") : status, ImGui::GetColorU32(ImGuiCol_TextDisabled), room);
+    ImGui::SameLine();
+  }
+  ImGui::SetCursorScreenPos(ImVec2(right - shot_width, ImGui::GetCursorScreenPos().y));
+  ImGui::BeginDisabled(controller == nullptr);
+  if (ImGui::Button(shot)) c.request_screenshot();
+  ImGui::EndDisabled();
 }
 
 }  // namespace ui

@@ -1,6 +1,9 @@
-// Controls: batch size, learning rate, optimizer, CPU threads, pause / resume / single step / reset, dataset and
-// hidden layer sizes (which reset training, after a confirmation), precision, and the font size for the room.
-// Every change goes to the Controller and is applied by the trainers between steps.
+// Controls: pause / resume / single step / reset; batch size, learning rate, optimizer, precision, CPU threads; per
+// backend what it runs now and what is pending; dataset, hidden layer sizes and activation (which reset training,
+// after a confirmation); font size and presentation mode. Every widget shows the settings of DashboardView::config
+// (the session's settings: what a Reset restarts with), never a copy of its own, so what the controls show is what
+// runs once the backends have applied it. Every change goes to the Controller; the backends apply it at their next
+// step boundary. The quick bar is the most used of them in one row along the bottom of the window.
 #pragma once
 #include <string>
 
@@ -10,25 +13,34 @@ namespace ui {
 
 struct Controls {
   void draw(const DashboardView& view, Controller* controller);
+  // Whether the quick bar is on screen (its Pause / Single step / Reset are then left out of the panel).
+  void set_quick_bar_shown(bool shown) { quick_bar_shown_ = shown; }
+  // One row: Pause/Resume, Reset, the batch presets, the precision, a status text (the toast, else what is being
+  // applied or was refused), Screenshot. Items that do not fit are left out (the Controls tab has them all).
+  void draw_quick_bar(const DashboardView& view, Controller* controller, const std::string& toast);
 
  private:
-  void sync_from(const core::TrainConfig& cfg);
+  void draw_run_buttons(const DashboardView& view, Controller& c);
   void draw_training(const DashboardView& view, Controller& c);
-  void draw_precision(const DashboardView& view, Controller& c, float width);
+  void draw_precision_combo(const DashboardView& view, Controller& c, float width);
+  void draw_backends(const DashboardView& view);
   void draw_model(const DashboardView& view, Controller& c);
   void draw_display(Controller& c);
 
-  bool synced_ = false;
-  int batch_ = 128;
-  float lr_ = 1e-3f;
-  int optimizer_ = 1;  // 0 sgd, 1 adamw
-  int threads_ = 0;
-  int dataset_ = 0;    // 0 fashion-mnist, 1 spiral
+  // The model being edited (applied with a reset), synced from the settings whenever their model changes.
+  void sync_model(const core::TrainConfig& cfg);
+  std::string synced_model_;  // the settings' model as text, when last synced
+  int dataset_ = 0;           // 0 fashion-mnist, 1 spiral
   char hidden_[64] = "256,128";
   int activation_ = 0;
+  bool quick_bar_shown_ = false;
   float font_size_ = 0;  // the slider's value while dragging
+  int threads_ = 0;      // the slider's value while dragging
   std::string model_error_;
   core::TrainConfig pending_;  // the model change awaiting confirmation
 };
+
+// A Controller that does nothing, for drawing the controls of a finished run (disabled).
+Controller& null_controller();
 
 }  // namespace ui

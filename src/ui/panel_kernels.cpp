@@ -4,57 +4,87 @@
 #include <fmt/format.h>
 
 #include "ui/style.hpp"
+#include "ui/text_fit.hpp"
 
 namespace ui {
+namespace {
 
-static void backend_heading(const core::BackendRun& run) {
-  ImGui::PushStyleColor(ImGuiCol_Text, backend_color(run.name));
-  ImGui::TextUnformatted(backend_title(run.name));
-  ImGui::PopStyleColor();
-  ImGui::SameLine();
-  ImGui::Text("step %.3g ms, batch %d", run.kernels.mean_step_ms(), run.config.batch);
+std::string step_heading(const core::BackendRun& run) {
+  const double ms = run.kernels.mean_step_ms();
+  if (ms <= 0) return fmt::format("{} waiting for timed steps", backend_title(run.name));
+  return fmt::format("{} {} ms/step, batch {}", backend_title(run.name), ms >= 100 ? fmt::format("{:.0f}", ms)
+                                                                         : fmt::format("{:.3g}", ms),
+                     run.config.batch);
 }
 
-void KernelTimings::draw_bars(const core::BackendRun& run) {
-  backend_heading(run);
-  const auto rows = run.kernels.rows();
-  if (rows.empty()) {
-    ImGui::TextDisabled("waiting for timed steps...");
-    return;
-  }
-  for (const auto& r : rows)
-    bar(static_cast<float>(r.pct_of_step / 100.0), backend_color(run.name),
-        fmt::format("{}  {:.1f}%", r.name, r.pct_of_step));
+}  // namespace
+
+void KernelTimings::draw_bars(const DashboardView& view) {
+  auto heading = [](const core::BackendRun& run) {
+    const double ms = run.kernels.mean_step_ms();
+    return ms > 0 ? fmt::format("{} {:.3g} ms", backend_title(run.name), ms)
+                  : fmt::format("{} waiting", backend_title(run.name));
+  };
+  kernel_bar_table("kernel_bars", view, heading, [](const core::BackendRun& run, const std::string& name) {
+    KernelBar b;
+    for (const auto& r : run.kernels.rows()) {
+      if (r.name != name) continue;
+      b.present = true;
+      b.fraction = static_cast<float>(r.pct_of_step / 100.0);
+      b.text = fmt::format("{:.1f}%", r.pct_of_step);
+    }
+    return b;
+  });
 }
 
 void KernelTimings::draw_table(const core::BackendRun& run, const char* id) {
   const auto rows = run.kernels.rows();
   if (rows.empty()) return;
-  ImGui::Spacing();
-  backend_heading(run);
-  ImGui::SameLine();
-  ImGui::TextDisabled("(%s)", run.name == "gpu" ? "Vulkan timestamp queries" : "wall clock");
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  text_line(step_heading(run) + (run.name == "gpu" ? " (Vulkan timestamp queries)" : " (wall clock)"),
+            backend_color(run.name));
   if (fonts().mono) ImGui::PushFont(fonts().mono);
-  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(ImGui::GetFontSize() * 0.2f, 1.0f));
-  if (ImGui::BeginTable(id, 6, flags)) {
-    for (const char* h : {"kernel", "calls", "ms/call", "% step", "GFLOP/s", "GB/s"}) ImGui::TableSetupColumn(h);
+  const float pad = ImGui::GetFontSize() * 0.2f;
+  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(pad, 1.0f));
+  // The columns that fit, the least important dropped first (calls, then GFLOP/s); the kernel names are shortened.
+  const char* headers[] = {"kernel", "calls", "ms/call", "% step", "GFLOP/s", "GB/s"};
+  bool keep[6] = {true, true, true, true, true, true};
+  const float avail = ImGui::GetContentRegionAvail().x;
+  auto needed = [&] {
+    float w = ImGui::CalcTextSize("matmul_backward_").x;  // the kernel column at its narrowest useful width
+    for (int c = 1; c < 6; ++c)
+      if (keep[c]) w += ImGui::CalcTextSize("0000.000").x + 2 * pad + 1;
+    return w;
+  };
+  for (int drop : {1, 4})
+    if (needed() > avail) keep[drop] = false;
+  int columns = 0;
+  for (bool k : keep) columns += k ? 1 : 0;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable(id, columns, flags)) {
+    for (int c = 0; c < 6; ++c)
+      if (keep[c])
+        ImGui::TableSetupColumn(headers[c], c == 0 ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_None);
     ImGui::TableHeadersRow();
-    auto row = [](const core::KernelRow& r) {
+    auto row = [&](const core::KernelRow& r) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.name.c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%ld", r.calls);
+      const std::string shown = fit_text_middle(r.name, ImGui::GetContentRegionAvail().x);
+      ImGui::TextUnformatted(shown.c_str());
+      if (keep[1]) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%ld", r.calls);
+      }
       ImGui::TableNextColumn();
       ImGui::Text(r.mean_ms >= 10 ? "%.1f" : (r.mean_ms >= 0.1 ? "%.3f" : "%.4f"), r.mean_ms);
       ImGui::TableNextColumn();
       ImGui::Text("%.1f", r.pct_of_step);
-      ImGui::TableNextColumn();
-      if (r.gflops > 0)
-        ImGui::Text(r.gflops >= 10 ? "%.1f" : "%.2f", r.gflops);
-      else
-        ImGui::TextUnformatted("-");
+      if (keep[4]) {
+        ImGui::TableNextColumn();
+        if (r.gflops > 0)
+          ImGui::Text(r.gflops >= 10 ? "%.1f" : "%.2f", r.gflops);
+        else
+          ImGui::TextUnformatted("-");
+      }
       ImGui::TableNextColumn();
       ImGui::Text(r.gbps >= 10 ? "%.1f" : "%.2f", r.gbps);
     };
@@ -69,26 +99,49 @@ void KernelTimings::draw_table(const core::BackendRun& run, const char* id) {
 }
 
 void KernelTimings::draw(const DashboardView& view) {
-  ImGui::Checkbox("table", &show_table);
-  ImGui::SameLine();
-  help_marker("GFLOP/s = the step plan's analytic FLOPs / measured time. GB/s = compulsory bytes (each tensor read "
-              "or written once) / measured time: a lower bound of the real traffic. GPU times come from Vulkan "
-              "timestamp queries between dispatches, CPU times from the wall clock around each kernel.");
-  const int n = static_cast<int>(view.runs.size());
-  if (n == 0) return;
-  // Where the time goes, GPU and CPU next to each other; then the full tables, one under the other.
-  if (ImGui::BeginTable("kernels_side_by_side", n, ImGuiTableFlags_SizingStretchSame)) {
-    ImGui::TableNextRow();
-    for (const auto& run : view.runs) {
-      ImGui::TableNextColumn();
-      draw_bars(run);
-    }
-    ImGui::EndTable();
+  if (view.runs.empty()) return;
+  // Heights of the three parts, to decide whether they all fit at once.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float kernels = static_cast<float>(kernel_names(view).size());
+  const float bars = (1 + kernels) * line;
+  const float speeds = (2 + static_cast<float>(precision_speed_rows(view).size())) * line;
+  float tables = 0;
+  for (const auto& run : view.runs) tables += (3 + static_cast<float>(run.kernels.rows().size())) * line;
+  const float spacing = 2 * ImGui::GetStyle().ItemSpacing.y;
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const bool all = bars + speeds + tables + spacing <= avail;
+  // What does not fit at once is shown a page at a time: the bars with the speeds when those two fit together.
+  const bool two_pages = !all && bars + speeds + spacing + ImGui::GetFrameHeightWithSpacing() <= avail;
+  if (!all) {
+    static constexpr const char* kParts[] = {"bars: where a step's time goes", "speed per precision",
+                                             "tables per backend"};
+    static constexpr const char* kPages[] = {"bars and speed per precision", "tables per backend"};
+    if (two_pages && part == Part::Precisions) part = Part::Bars;
+    int p = two_pages ? (part == Part::Tables ? 1 : 0) : static_cast<int>(part);
+    const char* const* names = two_pages ? kPages : kParts;
+    const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x;
+    ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x - help,
+                                     ImGui::CalcTextSize(names[p]).x + ImGui::GetFrameHeight() +
+                                         2 * ImGui::GetStyle().FramePadding.x));
+    if (ImGui::Combo("##part", &p, names, two_pages ? 2 : 3))
+      part = two_pages ? (p == 1 ? Part::Tables : Part::Bars) : static_cast<Part>(p);
+    same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   }
-  ImGui::Spacing();
-  precisions_.draw(view);
-  if (!show_table) return;
-  for (int i = 0; i < n; ++i) draw_table(view.runs[static_cast<size_t>(i)], fmt::format("kernels_{}", i).c_str());
+  help_marker("Bars: each kernel's share of a training step, per backend. GFLOP/s = the step plan's analytic FLOPs / "
+              "measured time. GB/s = compulsory bytes (each tensor read or written once) / measured time: a lower "
+              "bound of the real traffic. GPU times come from Vulkan timestamp queries between dispatches, CPU times "
+              "from the wall clock around each kernel. Timings since the last change of settings.");
+  const bool with_speeds = all || (two_pages && part == Part::Bars);
+  if (all || part == Part::Bars) draw_bars(view);
+  if (with_speeds || part == Part::Precisions) {
+    if (with_speeds) ImGui::Spacing();
+    precisions_.draw(view);
+  }
+  if (all || part == Part::Tables)
+    for (size_t i = 0; i < view.runs.size(); ++i) {
+      if (all || i > 0) ImGui::Spacing();
+      draw_table(view.runs[i], fmt::format("kernels_{}", i).c_str());
+    }
 }
 
 }  // namespace ui

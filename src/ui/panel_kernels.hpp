@@ -1,7 +1,8 @@
-// Kernel timings: for each backend a table (kernel, calls, mean ms, % of step, GFLOP/s, GB/s) and horizontal bars of
-// each kernel's share of a step, GPU and CPU next to each other. Timings since the last change of batch size,
-// optimizer or threads (the first step after it left out as warm-up). Between the bars and the tables, the speed of
-// each precision the run went through (PrecisionSpeeds).
+// Kernel timings: where a step's time goes, one row per kernel with a bar per backend (its share of the step); the
+// speed of each precision the run went through (PrecisionSpeeds); and per backend the full table (kernel, calls,
+// ms/call, % of step, GFLOP/s, GB/s). Timings since the last change of batch size, optimizer, threads or precision
+// (the first step after it left out as warm-up). When the three do not fit the panel's height, a selector shows one
+// at a time; tables drop their least important columns rather than get wider than the panel.
 #pragma once
 #include "ui/panel.hpp"
 #include "ui/panel_precision.hpp"
@@ -9,13 +10,14 @@
 namespace ui {
 
 struct KernelTimings {
-  bool show_table = true;
+  enum class Part { Bars, Precisions, Tables };
+  Part part = Part::Bars;  // which one is shown when they do not all fit
 
   void draw(const DashboardView& view);
 
  private:
   PrecisionSpeeds precisions_;
-  void draw_bars(const core::BackendRun& run);
+  void draw_bars(const DashboardView& view);
   void draw_table(const core::BackendRun& run, const char* id);
 };
 

@@ -6,28 +6,34 @@
 #include <algorithm>
 #include <string>
 
+#include "ui/layout.hpp"
+#include "ui/text_fit.hpp"
+
 namespace ui {
 
 constexpr ImU32 kOverflowColor = IM_COL32(230, 60, 60, 255);
 
 LossCurves::LossCurves() : loss_plot_("step", "training loss"), accuracy_plot_("epoch", "test accuracy (%)") {}
 
-void LossCurves::draw(const DashboardView& view) {
-  int mode = x_axis == XAxis::Step ? 0 : 1;
-  ImGui::TextUnformatted("x-axis:");
+void LossCurves::draw_time_to_loss(const DashboardView& view) {
+  ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 4, ImGui::GetContentRegionAvail().x));
+  ImGui::DragFloat("##target", &target_loss, 0.01f, 0.01f, 10.0f, "%.2f", ImGuiSliderFlags_AlwaysClamp);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The target loss (drag to change): the training time each side needed until its 20-step\n"
+                      "average loss reached it.");
+  if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x < 3 * ImGui::GetFontSize()) return;
   ImGui::SameLine();
-  ImGui::RadioButton("steps", &mode, 0);
-  ImGui::SameLine();
-  ImGui::RadioButton("training seconds", &mode, 1);
-  ImGui::SameLine();
-  help_marker("Steps: both sides do the same work per step, so their curves overlap. Training seconds (pauses "
-              "excluded): the faster side reaches each loss sooner; this is where the speedup is seen.");
-  const XAxis wanted = mode == 0 ? XAxis::Step : XAxis::Seconds;
-  if (wanted != x_axis) {
-    x_axis = wanted;
-    loss_plot_.set_auto_fit(true);
-    accuracy_plot_.set_auto_fit(true);
+  std::vector<std::string> pieces = {"reached:"};
+  for (const char* name : {"gpu", "cpu"}) {
+    const core::BackendRun* r = view.run(name);
+    if (!r) continue;
+    const double t = time_to_loss(*r, target_loss);
+    pieces.push_back(fmt::format("{} {}", backend_title(name), t < 0 ? std::string("not yet") : format_duration(t)));
   }
+  text_line(fit_pieces(pieces, ImGui::GetContentRegionAvail().x, " "));
+}
+
+void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
   const bool by_step = x_axis == XAxis::Step;
   loss_plot_.set_axis_labels(by_step ? "step" : "training seconds", "training loss");
   accuracy_plot_.set_axis_labels(by_step ? "epoch" : "training seconds", "test accuracy (%)");
@@ -74,9 +80,71 @@ void LossCurves::draw(const DashboardView& view) {
   std::vector<PlotMarker> markers;
   for (size_t i = 0; i < pending.size(); ++i)
     markers.push_back({pending[i].x, marker_labels_[i].c_str(), pending[i].color});
+
+  // Room: the loss plot first (its canvas at least min_loss_canvas), then the accuracy plot (at least
+  // kMinAccuracyLines lines of canvas), then the time-to-loss row. When the accuracy plot does not fit too, the
+  // selector in the plot's header switches between the two plots.
+  const ImGuiStyle& style = ImGui::GetStyle();
   const float avail = ImGui::GetContentRegionAvail().y;
-  loss_plot_.draw("loss", losses, markers, ImVec2(0, avail * 0.62f));
-  accuracy_plot_.draw("accuracy", accuracies, {}, ImVec2(0, 0));
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float row = ImGui::GetFrameHeightWithSpacing();
+  loss_plot_.set_header_items(false);  // the selector below offers them: the header is one row in every state
+  accuracy_plot_.set_header_items(false);
+  const float accuracy_min =
+      accuracy_plot_.header_height(width) + kMinAccuracyLines * ImGui::GetTextLineHeightWithSpacing();
+  const float loss_min = loss_plot_.header_height(width) + min_loss_canvas + style.ItemSpacing.y;
+  const bool both = avail - loss_min >= accuracy_min + row;
+  const bool ttl_row = avail - loss_min - (both ? accuracy_min : 0.0f) >= row;
+  if (both) show_accuracy = false;
+  accuracy_shown_ = both || show_accuracy;
+
+  // One selector for the plots: which plot (when only one fits), the x-axis, log y, auto-fit.
+  auto header_prefix = [&] {
+    Plot& shown = show_accuracy ? accuracy_plot_ : loss_plot_;
+    std::string preview = fmt::format("{} by {}", show_accuracy ? "accuracy" : "loss",
+                                      by_step ? (show_accuracy ? "epoch" : "step") : "time");
+    if (shown.log_y()) preview += ", log";
+    if (!shown.auto_fit()) preview += ", zoomed";
+    ImGui::SetNextItemWidth(std::min(width, ImGui::CalcTextSize(preview.c_str()).x + ImGui::GetFrameHeight() +
+                                                2 * style.FramePadding.x));
+    if (ImGui::BeginCombo("##plot", preview.c_str())) {
+      if (!both) {
+        if (ImGui::RadioButton("loss", !show_accuracy)) show_accuracy = false;
+        ImGui::SameLine();
+        if (ImGui::RadioButton("test accuracy", show_accuracy)) show_accuracy = true;
+      }
+      int axis = by_step ? 0 : 1;
+      bool changed = ImGui::RadioButton("by step (epoch)", &axis, 0);
+      changed = ImGui::RadioButton("by training time", &axis, 1) || changed;
+      if (changed) {
+        x_axis = axis == 0 ? XAxis::Step : XAxis::Seconds;
+        loss_plot_.set_auto_fit(true);
+        accuracy_plot_.set_auto_fit(true);
+      }
+      bool log = shown.log_y();
+      if (ImGui::Checkbox("log y", &log)) shown.set_log_y(log);
+      bool fit = shown.auto_fit();
+      if (ImGui::Checkbox("auto-fit", &fit)) shown.set_auto_fit(fit);
+      ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s", fmt::format("The x-axis. By step: both sides do the same work per step, so their curves "
+                                          "overlap.\nBy training time (pauses excluded): the faster side reaches each "
+                                          "loss sooner; this is\nwhere the speedup is seen.\n\n{}",
+                                          Plot::help_text()).c_str());
+  };
+  const float ttl = ttl_row ? row : 0.0f;
+  if (both) {
+    const float accuracy_height = std::max(accuracy_min, 0.32f * avail) - style.ItemSpacing.y;
+    loss_plot_.draw("loss", losses, markers, ImVec2(0, avail - accuracy_height - ttl - style.ItemSpacing.y),
+                    header_prefix);
+    accuracy_plot_.draw("accuracy", accuracies, {}, ImVec2(0, accuracy_height));
+  } else if (show_accuracy) {
+    accuracy_plot_.draw("accuracy", accuracies, {}, ImVec2(0, avail - ttl), header_prefix);
+  } else {
+    loss_plot_.draw("loss", losses, markers, ImVec2(0, avail - ttl), header_prefix);
+  }
+  if (ttl_row) draw_time_to_loss(view);
 }
 
 }  // namespace ui

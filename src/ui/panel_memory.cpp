@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/text_fit.hpp"
+
 namespace ui {
 
 // Okabe-Ito colours (distinguishable with the common colour-vision deficiencies); master weights a darker shade of
@@ -51,21 +53,13 @@ size_t bar_total(const core::MemoryUsage& m) { return m.total() - m.dataset; }
 
 }  // namespace
 
-void MemoryPanel::draw_bar(const char* label, float label_width, const core::MemoryUsage& m, size_t scale_bytes,
-                           float bar_width) {
-  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+void MemoryPanel::draw_bar(const core::MemoryUsage& m, size_t scale_bytes, float bar_width, const std::string& total) {
   const float h = ImGui::GetTextLineHeight();
-  const float x_start = ImGui::GetCursorScreenPos().x;
-  if (label_width > 0) {
-    ImGui::TextUnformatted(label);
-    ImGui::SameLine();
-    ImGui::SetCursorScreenPos(ImVec2(x_start + label_width + spacing, ImGui::GetCursorScreenPos().y));
-  }
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const auto segments = memory_segments(m);
   const auto spans = segment_spans(segments, scale_bytes, p.x, bar_width);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const size_t total = bar_total(m);
+  const size_t sum = bar_total(m);
   for (size_t i = 0; i < segments.size(); ++i) {
     if (segments[i].bytes == 0) continue;
     // At least one pixel, so that a small but present category is seen (its hover gives the size).
@@ -73,11 +67,12 @@ void MemoryPanel::draw_bar(const char* label, float label_width, const core::Mem
     dl->AddRectFilled(ImVec2(spans[i].x0, p.y), ImVec2(x1, p.y + h), segments[i].color);
     if (ImGui::IsMouseHoveringRect(ImVec2(spans[i].x0, p.y), ImVec2(x1, p.y + h)))
       ImGui::SetTooltip("%s: %s (%.0f%% of this bar)", segments[i].label, format_bytes(segments[i].bytes).c_str(),
-                        total > 0 ? 100.0 * static_cast<double>(segments[i].bytes) / static_cast<double>(total) : 0.0);
+                        sum > 0 ? 100.0 * static_cast<double>(segments[i].bytes) / static_cast<double>(sum) : 0.0);
   }
-  ImGui::Dummy(ImVec2(spans.empty() ? 0 : spans.back().x1 - p.x, h));
+  // The bar's full width is reserved, so the totals line up in a column.
+  ImGui::Dummy(ImVec2(bar_width, h));
   ImGui::SameLine();
-  ImGui::TextUnformatted(format_bytes(total).c_str());
+  ImGui::TextUnformatted(total.c_str());
 }
 
 void MemoryPanel::draw(const DashboardView& view) {
@@ -86,7 +81,8 @@ void MemoryPanel::draw(const DashboardView& view) {
   help_marker("The bytes each trainer allocated, by category. With 16-bit storage (fp16 / bf16) the weights the "
               "kernels read, the gradients and the activations take half the bytes; the optimizer still updates fp32 "
               "master weights and keeps its state in fp32, so the model shrinks by less than half. Activations grow "
-              "with the batch size. The lower bar is the same model with every tensor in fp32, on the same scale.");
+              "with the batch size. In 16-bit, the second bar is the same model with every tensor in fp32, on the "
+              "same scale.");
   // One scale for every bar: the largest of them fills the width.
   size_t scale = 0;
   for (const auto& run : view.runs) scale = std::max({scale, bar_total(run.memory), bar_total(run.memory_fp32)});
@@ -95,24 +91,12 @@ void MemoryPanel::draw(const DashboardView& view) {
     return;
   }
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  float label_width = 0, total_width = 0;
-  for (const auto& run : view.runs) {
-    const std::string now = fmt::format("now ({})", core::to_string(run.config.precision));
-    label_width = std::max(label_width, ImGui::CalcTextSize(now.c_str()).x);
-    total_width = std::max({total_width, ImGui::CalcTextSize(format_bytes(bar_total(run.memory)).c_str()).x,
-                            ImGui::CalcTextSize(format_bytes(bar_total(run.memory_fp32)).c_str()).x});
-  }
-  label_width = std::max(label_width, ImGui::CalcTextSize("same model in fp32").x);
   // Legend: one colour per category, wrapped to the panel's width.
   const float box = ImGui::GetTextLineHeight() * 0.8f;
-  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
   bool first = true;
   for (const auto& s : memory_segments(core::MemoryUsage{})) {
     const float w = box + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(s.label).x;
-    if (!first) {
-      ImGui::SameLine(0, spacing * 2);
-      if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
-    }
+    if (!first) same_line_if_fits(w, spacing * 2);
     first = false;
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float y = p.y + (ImGui::GetTextLineHeight() - box) * 0.5f;
@@ -122,43 +106,56 @@ void MemoryPanel::draw(const DashboardView& view) {
     ImGui::TextUnformatted(s.label);
   }
 
-  const float avail = ImGui::GetContentRegionAvail().x;
-  // Narrow column: each label on its own line above its bar, so the bars keep a readable length.
-  const bool stacked = avail - label_width - total_width - 2 * spacing < 8 * ImGui::GetFontSize();
-  if (stacked) label_width = 0;
-  const float bar_width = std::max(1.0f, avail - (stacked ? 0 : label_width + spacing) - total_width - spacing);
-
+  // Rows: "GPU fp16" | bar | total, and for 16-bit a second row "fp32" | bar | total and the change.
+  struct Row {
+    const core::BackendRun* run;
+    std::string label, total;
+    const core::MemoryUsage* memory;
+    bool fp32_row;
+  };
+  std::vector<Row> rows;
+  bool any_16bit = false;
   for (const auto& run : view.runs) {
-    ImGui::PushStyleColor(ImGuiCol_Text, backend_color(run.name));
-    ImGui::TextUnformatted(backend_title(run.name));
-    ImGui::PopStyleColor();
-    ImGui::SameLine();
     const size_t now = bar_total(run.memory), fp32 = bar_total(run.memory_fp32);
-    const char* precision = core::to_string(run.config.precision);
-    if (now == 0) {
-      ImGui::TextDisabled("creating the trainer...");
-      continue;
-    }
+    if (now == 0) continue;
     const bool compare = run.config.precision != core::Precision::FP32 || run.memory != run.memory_fp32;
-    const double change = fp32 > 0 ? (static_cast<double>(now) - static_cast<double>(fp32)) / static_cast<double>(fp32) : 0;
+    any_16bit = any_16bit || compare;
+    const std::string label = fmt::format("{} {}", backend_title(run.name), core::to_string(run.config.precision));
+    rows.push_back({&run, label, format_bytes(now), &run.memory, false});
+    if (!compare) continue;
     // More is possible: the CPU widens 16-bit operands into an fp32 workspace for its kernels.
-    if (compare && std::abs(change) >= 0.005)
-      ImGui::TextWrapped("%s: %.0f%% %s memory than fp32", precision, 100.0 * std::abs(change),
-                         change < 0 ? "less" : "more");
-    else if (compare)
-      ImGui::Text("%s: about the same as fp32", precision);
-    else
-      ImGui::TextUnformatted(precision);
-    const std::string now_label = fmt::format("now ({})", precision);
-    if (stacked) ImGui::TextUnformatted(now_label.c_str());
-    draw_bar(now_label.c_str(), label_width, run.memory, scale, bar_width);
-    if (compare) {
-      if (stacked) ImGui::TextUnformatted("same model in fp32");
-      draw_bar("same model in fp32", label_width, run.memory_fp32, scale, bar_width);
-    } else {
-      ImGui::TextDisabled("switch to fp16 or bf16 (Controls) to compare");
-    }
+    const double change = fp32 > 0 ? (static_cast<double>(now) - static_cast<double>(fp32)) / static_cast<double>(fp32)
+                                   : 0;
+    rows.back().total += std::abs(change) < 0.005 ? "  same" : fmt::format("  {:+.0f}%", 100 * change);
+    rows.push_back({&run, "fp32", format_bytes(fp32), &run.memory_fp32, true});
   }
+  float label_width = 0, total_width = 0;
+  for (const Row& r : rows) {
+    // A backend's label is drawn as two items ("GPU" in its colour, then the precision).
+    const float w = r.fp32_row ? ImGui::CalcTextSize(r.label.c_str()).x
+                               : ImGui::CalcTextSize(backend_title(r.run->name)).x + spacing +
+                                     ImGui::CalcTextSize(core::to_string(r.run->config.precision)).x;
+    label_width = std::max(label_width, w);
+    total_width = std::max(total_width, ImGui::CalcTextSize(r.total.c_str()).x);
+  }
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float bar_width = std::max(1.0f, avail - label_width - total_width - 2 * spacing);
+  for (const Row& r : rows) {
+    const float x = ImGui::GetCursorScreenPos().x;
+    if (r.fp32_row) {
+      ImGui::TextDisabled("%s", r.label.c_str());
+    } else {
+      ImGui::PushStyleColor(ImGuiCol_Text, backend_color(r.run->name));
+      ImGui::TextUnformatted(backend_title(r.run->name));
+      ImGui::PopStyleColor();
+      ImGui::SameLine();
+      ImGui::TextUnformatted(core::to_string(r.run->config.precision));
+    }
+    ImGui::SameLine();
+    ImGui::SetCursorScreenPos(ImVec2(x + label_width + spacing, ImGui::GetCursorScreenPos().y));
+    draw_bar(*r.memory, scale, bar_width, r.total);
+  }
+  if (!any_16bit) ImGui::TextDisabled("fp16 or bf16 (Controls) adds the fp32 comparison");
 
   // The dataset, in words: on the GPU a copy of both splits, on the CPU none (its kernels read the loaded data).
   std::string dataset;
@@ -167,7 +164,7 @@ void MemoryPanel::draw(const DashboardView& view) {
     dataset += fmt::format("{}{} {}", dataset.empty() ? "" : ", ", backend_title(run.name),
                            run.memory.dataset > 0 ? format_bytes(run.memory.dataset) : "none (reads it in place)");
   }
-  if (!dataset.empty()) ImGui::TextWrapped("Dataset copy, not in the bars: %s.", dataset.c_str());
+  if (!dataset.empty()) text_line(fmt::format("dataset copy: {}", dataset));
 }
 
 }  // namespace ui

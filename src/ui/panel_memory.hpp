@@ -39,10 +39,9 @@ struct MemoryPanel {
   void draw(const DashboardView& view);
 
  private:
-  // One bar row: `label` in a column of `label_width` pixels, the bar scaled so that `scale_bytes` spans
-  // `bar_width` pixels, the total after it. A hovered segment shows its category and size.
-  void draw_bar(const char* label, float label_width, const core::MemoryUsage& m, size_t scale_bytes,
-                float bar_width);
+  // One bar of `m` on a scale where `scale_bytes` spans `bar_width` pixels, then `total` after it. A hovered segment
+  // shows its category and size.
+  void draw_bar(const core::MemoryUsage& m, size_t scale_bytes, float bar_width, const std::string& total);
 };
 
 }  // namespace ui

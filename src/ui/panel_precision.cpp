@@ -39,19 +39,29 @@ void PrecisionSpeeds::draw(const DashboardView& view) {
   }
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (fonts().mono) ImGui::PushFont(fonts().mono);
-  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(ImGui::GetFontSize() * 0.2f, 1.0f));
-  // Its own horizontal scrollbar when the column is narrower than the table (1024-pixel windows), so that no
-  // column is squeezed into "sam..."; the headers are the widest cells of every column but the first two.
+  const float pad = ImGui::GetFontSize() * 0.2f;
+  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(pad, 1.0f));
+  // Never wider than the panel (no sideways scrolling): the least important columns go first when it is narrow.
   static constexpr const char* kHeaders[] = {"", "prec.", "batch", "steps", "ms/step", "GB/s", "GFLOP/s", "samples/s",
                                              "skipped"};
-  float needed = ImGui::CalcTextSize("GPU").x;
-  for (const char* h : kHeaders) needed += ImGui::CalcTextSize(h).x + 2 * ImGui::GetFontSize() * 0.2f + 1;
-  const bool scroll = ImGui::GetContentRegionAvail().x < needed;
-  const float height = static_cast<float>(rows.size() + 1) * (ImGui::GetTextLineHeight() + 2.0f) +
-                       ImGui::GetStyle().ScrollbarSize + 4.0f;
-  if (ImGui::BeginTable("precision_speeds", 9, scroll ? flags | ImGuiTableFlags_ScrollX : flags,
-                        ImVec2(0, scroll ? height : 0))) {
-    for (const char* h : kHeaders) ImGui::TableSetupColumn(h);
+  bool keep[9] = {true, true, true, true, true, true, true, true, true};
+  bool any_fp16 = false;
+  for (const auto& row : rows) any_fp16 = any_fp16 || row.row->precision == core::Precision::FP16;
+  keep[8] = any_fp16;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  auto needed = [&] {
+    float w = ImGui::CalcTextSize("GPU").x;
+    for (int c = 1; c < 9; ++c)
+      if (keep[c]) w += std::max(ImGui::CalcTextSize(kHeaders[c]).x, ImGui::CalcTextSize("00000").x) + 2 * pad + 1;
+    return w;
+  };
+  for (int drop : {8, 3, 6, 5})
+    if (needed() > avail) keep[drop] = false;
+  int columns = 0;
+  for (bool k : keep) columns += k ? 1 : 0;
+  if (ImGui::BeginTable("precision_speeds", columns, flags)) {
+    for (int c = 0; c < 9; ++c)
+      if (keep[c]) ImGui::TableSetupColumn(kHeaders[c]);
     ImGui::TableHeadersRow();
     const ImU32 highlight = ImGui::GetColorU32(ImGuiCol_Header);
     for (const auto& row : rows) {
@@ -66,22 +76,30 @@ void PrecisionSpeeds::draw(const DashboardView& view) {
       ImGui::TextUnformatted(core::to_string(r.precision));
       ImGui::TableNextColumn();
       ImGui::Text("%d", r.batch);
-      ImGui::TableNextColumn();
-      ImGui::Text("%ld", r.steps);
+      if (keep[3]) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%ld", r.steps);
+      }
       ImGui::TableNextColumn();
       const double ms = r.mean_step_ms();
       ImGui::Text(ms >= 100 ? "%.0f" : (ms >= 1 ? "%.2f" : "%.3f"), ms);
-      ImGui::TableNextColumn();
-      ImGui::Text(r.gbps() >= 10 ? "%.1f" : "%.2f", r.gbps());
-      ImGui::TableNextColumn();
-      ImGui::Text(r.gflops() >= 10 ? "%.1f" : "%.2f", r.gflops());
+      if (keep[5]) {
+        ImGui::TableNextColumn();
+        ImGui::Text(r.gbps() >= 10 ? "%.1f" : "%.2f", r.gbps());
+      }
+      if (keep[6]) {
+        ImGui::TableNextColumn();
+        ImGui::Text(r.gflops() >= 10 ? "%.1f" : "%.2f", r.gflops());
+      }
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_rate(r.samples_per_s()).c_str());
-      ImGui::TableNextColumn();
-      if (r.precision == core::Precision::FP16 || r.skipped > 0)  // only fp16 has a loss scale to overflow
-        ImGui::Text("%ld", r.skipped);
-      else
-        ImGui::TextDisabled("-");
+      if (keep[8]) {
+        ImGui::TableNextColumn();
+        if (r.precision == core::Precision::FP16 || r.skipped > 0)  // only fp16 has a loss scale to overflow
+          ImGui::Text("%ld", r.skipped);
+        else
+          ImGui::TextDisabled("-");
+      }
     }
     ImGui::EndTable();
   }

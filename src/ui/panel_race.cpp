@@ -3,90 +3,169 @@
 
 #include <fmt/format.h>
 
+#include "core/speedup.hpp"
+#include <cmath>
+
+#include "ui/layout.hpp"
 #include "ui/style.hpp"
+#include "ui/text_fit.hpp"
 
 namespace ui {
+namespace {
 
-void RaceHeader::draw_backend(const core::BackendRun& run) {
-  ImGui::PushStyleColor(ImGuiCol_Text, backend_color(run.name));
-  ImGui::TextUnformatted(backend_title(run.name));
-  ImGui::PopStyleColor();
-  ImGui::SameLine();
-  ImGui::TextWrapped("%s", run.device.empty() ? "(starting)" : run.device.c_str());
-  if (!run.error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 60, 60, 255));
-    ImGui::TextWrapped("stopped: %s", run.error.c_str());
+constexpr ImU32 kErrorColor = IM_COL32(230, 60, 60, 255);
+
+// "llvmpipe (LLVM 15.0.6, 256 bits) [software Vulkan: runs on the CPU]" -> "llvmpipe [software Vulkan: runs on the
+// CPU]": the details in parentheses go first when the column is narrow (the tooltip keeps the whole name).
+std::string short_device(const std::string& device) {
+  std::string out = device;
+  const size_t open = out.find(" (");
+  const size_t close = open == std::string::npos ? std::string::npos : out.find(')', open);
+  if (close != std::string::npos) out = out.substr(0, open) + out.substr(close + 1);
+  // "[software Vulkan: runs on the CPU]" -> "[software Vulkan]"
+  const size_t colon = out.find(':', out.find('['));
+  const size_t end = colon == std::string::npos ? std::string::npos : out.find(']', colon);
+  if (out.find('[') != std::string::npos && end != std::string::npos) out = out.substr(0, colon) + out.substr(end);
+  return out;
+}
+
+}  // namespace
+
+std::string backend_state_line(const DashboardView& view, const core::BackendRun& run) {
+  std::string state;
+  if (!run.error.empty()) return "stopped: " + run.error;
+  const double age = view.age(run);
+  const std::string stale = age > kStaleSeconds ? fmt::format("figures {:.0f} s old · ", age) : std::string();
+  if (run.building) {
+    const double for_s = view.now_s > 0 && run.build_started_s > 0 ? view.now_s - run.build_started_s : 0;
+    state = run.building_what == "start" ? std::string("starting") : "applying " + run.building_what;
+    if (!run.build_stage.empty()) state += ": " + run.build_stage;
+    if (for_s >= 1) state += fmt::format(" ({:.0f} s)", for_s);
+    return state;
+  }
+  const std::string pending = view.live ? pending_changes(run, view.config) : std::string();
+  if (run.finished) return stale + (pending.empty() ? "finished" : "finished; Reset applies " + pending);
+  if (!pending.empty()) return stale + "pending: " + pending;
+  const core::TrainConfig& c = run.config;
+  state = fmt::format("{} · batch {} · {}", precision_text(run), c.batch, core::to_string(c.optimizer));
+  if (run.paused) state = "paused · " + state;
+  return stale + state;
+}
+
+void RaceHeader::draw_backend(const DashboardView& view, const core::BackendRun& run, int lines) {
+  const ImU32 color = backend_color(run.name);
+  const float width = ImGui::GetContentRegionAvail().x;
+  const std::string title = backend_title(run.name);
+  // Line 1: who.
+  if (lines >= 3) {
+    ImGui::PushStyleColor(ImGuiCol_Text, color);
+    ImGui::TextUnformatted(title.c_str());
     ImGui::PopStyleColor();
-    return;
+    ImGui::SameLine();
+    const std::string device = run.device.empty() ? std::string("(starting)") : run.device;
+    const float room = ImGui::GetContentRegionAvail().x;
+    const std::string shown = fit_text(device, room) == device ? device : short_device(device);
+    text_line(shown, 0, room);
+    if (ImGui::IsItemHovered() && shown != device) ImGui::SetTooltip("%s", device.c_str());
   }
+  // Line 2: the race itself.
+  std::vector<std::string> speed;
+  if (lines < 3) speed.push_back(title);
   if (run.step_losses.empty()) {
-    ImGui::TextDisabled("%s", run.device.empty() ? "creating the trainer..." : "first steps running...");
-    return;
+    speed.push_back(run.device.empty() ? "creating the trainer..." : "first steps running...");
+  } else {
+    const double rate = run.recent_samples_per_s;  // never an average over settings that changed
+    speed.push_back(rate > 0 ? format_rate(rate) + " samples/s" : std::string("measuring samples/s"));
+    speed.push_back(fmt::format("step {}", run.step_losses.size()));
+    if (run.epoch > 0) speed.push_back(fmt::format("epoch {} ({}/{})", run.epoch, run.step_in_epoch, run.steps_per_epoch));
   }
-  const double rate = run.recent_samples_per_s > 0 ? run.recent_samples_per_s : run.samples_per_s();
-  const float loss = run.step_losses.back();
-  const std::string acc =
-      run.epochs.empty() ? std::string("-") : fmt::format("{:.1f}%", 100 * run.epochs.back().test_accuracy);
-  // Until a second read-back there is no measured rate yet: a dash, not a 0 that was never measured.
-  const std::string rate_text = rate > 0 ? format_rate(rate) : std::string("-");
-  ImGui::Text("%s samples/s   step %zu   epoch %d (%d/%d)", rate_text.c_str(), run.step_losses.size(),
-              run.epoch, run.step_in_epoch, run.steps_per_epoch);
-  ImGui::Text("time %s   loss %.4f   test accuracy %s%s", format_duration(run.elapsed_s).c_str(), loss, acc.c_str(),
-              run.paused ? "   [paused]" : (run.finished ? "   [finished]" : ""));
-  ImGui::TextWrapped("precision %s", precision_text(run).c_str());
-  if (run.config.precision == core::Precision::FP16 && ImGui::IsItemHovered())
+  if (lines < 3) ImGui::PushStyleColor(ImGuiCol_Text, color);
+  text_line(fit_pieces(speed, width), 0, width);
+  if (lines < 3) ImGui::PopStyleColor();
+  // Line 3: how well it learns.
+  if (lines >= 4) {
+    std::vector<std::string> quality;
+    if (!run.step_losses.empty()) {
+      quality.push_back(fmt::format("loss {:.4f}", run.step_losses.back()));
+      quality.push_back(run.epochs.empty() ? std::string("test accuracy -")
+                                           : fmt::format("test accuracy {:.1f}%",
+                                                         100 * run.epochs.back().test_accuracy));
+      quality.push_back("time " + format_duration(run.elapsed_s));
+    }
+    text_line(quality.empty() ? std::string(" ") : fit_pieces(quality, width), 0, width);
+  }
+  // Line 4: its state; what is pending shows greyed until it is applied.
+  const std::string state = backend_state_line(view, run);
+  const bool pending = run.building || (view.live && !pending_changes(run, view.config).empty());
+  const ImU32 state_color = !run.error.empty() ? kErrorColor
+                            : pending         ? ImGui::GetColorU32(ImGuiCol_TextDisabled)
+                                              : 0;
+  text_line(state, state_color, width);
+  if (run.config.precision == core::Precision::FP16 && ImGui::IsItemHovered() && run.error.empty())
     ImGui::SetTooltip("fp16 loss scaling: the loss is multiplied by the loss scale before the backward pass, so that\n"
                       "small gradients do not round to zero in fp16. A step whose gradients overflow is skipped and the\n"
                       "scale halved; after 2000 good steps it is doubled. A few skipped steps at the start are normal.");
 }
 
-void RaceHeader::draw(const DashboardView& view) {
+void RaceHeader::draw_speedup(const DashboardView& view, int lines) {
   const core::BackendRun* gpu = view.run("gpu");
   const core::BackendRun* cpu = view.run("cpu");
-  if (ImGui::BeginTable("race", 3, ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("gpu", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn("speedup", ImGuiTableColumnFlags_WidthStretch, 0.8f);
-    ImGui::TableSetupColumn("cpu", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    if (gpu) draw_backend(*gpu);
-    ImGui::TableNextColumn();
-    {
-      const double g = gpu ? (gpu->recent_samples_per_s > 0 ? gpu->recent_samples_per_s : gpu->samples_per_s()) : 0;
-      const double c = cpu ? (cpu->recent_samples_per_s > 0 ? cpu->recent_samples_per_s : cpu->samples_per_s()) : 0;
-      ImGui::TextDisabled("speedup  GPU / CPU");
-      ImGui::SetWindowFontScale(2.2f);
-      if (g > 0 && c > 0) {
-        const double speedup = g / c;
-        ImGui::PushStyleColor(ImGuiCol_Text, speedup >= 1 ? kGpuColor : kCpuColor);
-        ImGui::Text(speedup >= 10 ? "%.0fx" : (speedup >= 0.1 ? "%.2fx" : "%.3fx"), speedup);
-        ImGui::PopStyleColor();
-      } else {
-        ImGui::TextUnformatted("-");
-      }
-      ImGui::SetWindowFontScale(1.0f);
-      if (g > 0 && c > 0)
-        ImGui::TextWrapped("%s", g >= c ? fmt::format("the GPU trains {:.1f}x as many samples per second", g / c).c_str()
-                                         : fmt::format("the CPU trains {:.1f}x as many samples per second", c / g).c_str());
-      if (gpu && gpu->device.find("software") != std::string::npos)
-        ImGui::TextWrapped("This GPU is software Vulkan running on the CPU: both sides share the same cores.");
-    }
-    ImGui::TableNextColumn();
-    if (cpu) draw_backend(*cpu);
-    ImGui::EndTable();
+  const float width = ImGui::GetContentRegionAvail().x;
+  core::Speedup s;
+  if (gpu && cpu)
+    s = view.live ? core::live_speedup(*gpu, *cpu) : core::run_speedup(*gpu, *cpu);
+  else
+    s.reason = "one backend only";
+  if (lines >= 4) text_line("speedup  GPU / CPU", ImGui::GetColorU32(ImGuiCol_TextDisabled), width);
+  // The figure: twice the text size when there are lines for it (it takes two).
+  const float scale = lines >= 3 ? 2.0f : 1.0f;
+  ImGui::SetWindowFontScale(scale);
+  std::string big = "-";
+  if (s.ok()) big = fmt::format("{:.{}f}x", s.value, s.value >= 10 ? 0 : s.value >= 0.1 ? 2 : 3);
+  if (lines < 3) big = "speedup " + big;
+  if (s.ok()) ImGui::PushStyleColor(ImGuiCol_Text, s.value >= 1 ? kGpuColor : kCpuColor);
+  text_line(big, 0, width);
+  if (s.ok()) ImGui::PopStyleColor();
+  ImGui::SetWindowFontScale(1.0f);
+  const bool software = gpu && gpu->device.find("software") != std::string::npos;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("GPU samples/s / CPU samples/s over the last seconds, only while both train the same model with the\n"
+                      "same batch size, precision and optimizer.%s",
+                      software ? "\nThis GPU is software Vulkan: both sides share the same CPU cores." : "");
+  // Under it: who is faster, or why there is no figure.
+  std::string note;
+  if (s.ok())
+    note = s.value >= 1 ? fmt::format("the GPU is {:.1f}x as fast", s.value)
+                        : fmt::format("the CPU is {:.1f}x as fast", 1 / s.value);
+  else
+    note = s.reason;
+  text_line(note, s.ok() ? 0 : ImGui::GetColorU32(ImGuiCol_TextDisabled), width);
+}
+
+void RaceHeader::draw(const DashboardView& view, int lines) {
+  const core::BackendRun* gpu = view.run("gpu");
+  const core::BackendRun* cpu = view.run("cpu");
+  const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX;
+  // Lines closer than ImGui's spacing (ui::kHeaderLineSpacing): the header's height is the layout's.
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing,
+                      ImVec2(ImGui::GetStyle().ItemSpacing.x, std::round(ImGui::GetFontSize() * kHeaderLineSpacing)));
+  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(ImGui::GetStyle().CellPadding.x, 0));
+  if (!ImGui::BeginTable("race", 3, flags)) {
+    ImGui::PopStyleVar(2);
+    return;
   }
-  // Time to reach the target loss, once each side has.
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  ImGui::InputFloat("##target", &target_loss, 0.05f, 0.1f, "%.2f");
-  if (target_loss < 0.01f) target_loss = 0.01f;
-  ImGui::SameLine();
-  std::string text = "time to reach this loss (20-step average):";
-  for (const auto* r : {gpu, cpu}) {
-    if (!r) continue;
-    const double t = time_to_loss(*r, target_loss);
-    text += fmt::format("   {} {}", backend_title(r->name), t < 0 ? std::string("not yet") : format_duration(t));
-  }
-  ImGui::TextUnformatted(text.c_str());
+  ImGui::TableSetupColumn("gpu", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("speedup", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+  ImGui::TableSetupColumn("cpu", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  if (gpu) draw_backend(view, *gpu, lines);
+  ImGui::TableNextColumn();
+  draw_speedup(view, lines);
+  ImGui::TableNextColumn();
+  if (cpu) draw_backend(view, *cpu, lines);
+  ImGui::EndTable();
+  ImGui::PopStyleVar(2);
 }
 
 }  // namespace ui

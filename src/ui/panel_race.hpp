@@ -1,18 +1,24 @@
-// The race header: per backend samples/s, steps, epoch, elapsed time, loss, test accuracy and the precision in force
-// (fp16: with its loss scale and skipped steps); the speedup (GPU ÷ CPU samples/s) in large type; the time each side
-// needed to reach a target loss.
+// The race header: per backend its device, samples/s, steps, epoch, loss, test accuracy, and one line of state (the
+// settings it runs, a change being applied with its stage, what is pending, paused, finished, stopped) with the age
+// of its figures when they are older than 2 s; between them the speedup (GPU ÷ CPU samples/s) in large type, or "-"
+// with the reason when there is no honest figure (core::live_speedup). Always the same number of lines (the layout's
+// header_lines), each shortened to its column, so that nothing below ever moves.
 #pragma once
 #include "ui/panel.hpp"
 
 namespace ui {
 
 struct RaceHeader {
-  float target_loss = 0.5f;  // "time to reach loss L"; the user can change it
-
-  void draw(const DashboardView& view);
+  // `lines`: 2..4 lines of text (the layout decides from the window and font sizes).
+  void draw(const DashboardView& view, int lines);
 
  private:
-  void draw_backend(const core::BackendRun& run);
+  void draw_backend(const DashboardView& view, const core::BackendRun& run, int lines);
+  void draw_speedup(const DashboardView& view, int lines);
 };
+
+// The backend's state line of the header, e.g. "fp32 · batch 128 · adamw", "applying batch 128 -> 512: saving the
+// state (3 s)", "pending: batch 512", "paused", with "figures 5 s old · " in front when they are stale.
+std::string backend_state_line(const DashboardView& view, const core::BackendRun& run);
 
 }  // namespace ui

@@ -9,6 +9,8 @@
 #include <numeric>
 #include <string>
 
+#include "ui/text_fit.hpp"
+
 namespace ui {
 namespace {
 
@@ -64,18 +66,25 @@ void Plot::set_hidden(std::string_view label, bool hide) {
   }
 }
 
-void Plot::draw(const char* id, std::span<const PlotSeries> series, std::span<const PlotMarker> markers, ImVec2 size) {
+void Plot::draw(const char* id, std::span<const PlotSeries> series, std::span<const PlotMarker> markers, ImVec2 size,
+                const std::function<void()>& header_prefix) {
   ImGui::PushID(id);
   const float font = ImGui::GetFontSize();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const ImVec2 total = ImGui::CalcItemSize(size, avail.x, std::max(avail.y, 12 * font));
+  const ImVec2 total = ImGui::CalcItemSize(size, avail.x, avail.y);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  draw_header(series, origin.x + total.x);
+  draw_header(origin.x + total.x, header_prefix);
 
   const ImVec2 canvas_min = ImGui::GetCursorScreenPos();
-  // At least 4 x 6 lines: an InvisibleButton may not be empty, and a narrower plot would show nothing useful.
-  const ImVec2 canvas_max(std::max(origin.x + total.x, canvas_min.x + 4 * font),
-                          std::max(origin.y + total.y, canvas_min.y + 6 * font));
+  // Never beyond the block the caller gave (the panel around it is laid out for that); at least a pixel, as an
+  // InvisibleButton may not be empty.
+  const ImVec2 canvas_max(std::max(origin.x + total.x, canvas_min.x + 1), std::max(origin.y + total.y, canvas_min.y + 1));
+  canvas_min_ = canvas_min;
+  canvas_max_ = canvas_max;
+  // The legend first: where it overlaps the canvas, its entries take the clicks.
+  legend_width_ = legend_width(series);
+  draw_legend(series, canvas_min, canvas_max);
+  ImGui::SetCursorScreenPos(canvas_min);
   ImGui::InvisibleButton("##canvas", ImVec2(canvas_max.x - canvas_min.x, canvas_max.y - canvas_min.y));
   const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive(), activated = ImGui::IsItemActivated();
   if (hovered) ImGui::SetItemUsingMouseWheel();  // the wheel zooms here instead of scrolling the window
@@ -112,32 +121,90 @@ void Plot::draw(const char* id, std::span<const PlotSeries> series, std::span<co
   ImGui::PopID();
 }
 
-void Plot::draw_header(std::span<const PlotSeries> series, float right_edge) {
+namespace {
+float legend_entry_width(const char* label) {
+  return 0.8f * ImGui::GetFontSize() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+}  // namespace
+
+const char* Plot::help_text() {
+  return "Wheel: zoom x and y about the cursor (Shift: y only, Ctrl: x only;\n"
+         "       over the x or y axis labels: that axis only)\n"
+         "Drag: pan (from an axis' labels: that axis only)\n"
+         "Double-click: auto-fit again\n"
+         "Click a legend entry: hide / show that series\n"
+         "Zooming or panning turns auto-fit off (an Auto-fit checkbox appears).";
+}
+
+int Plot::header_rows(float width, float prefix_width) const {
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  std::vector<float> items;
+  if (header_items_) {
+    if (!auto_fit_) items.push_back(checkbox_width("Auto-fit"));
+    items.push_back(checkbox_width("Log y"));
+    items.push_back(ImGui::CalcTextSize("(?)").x);
+  }
+  int rows = 1;
+  float x = prefix_width;
+  for (float w : items) {
+    if (x > 0 && x + w > width) {
+      ++rows;
+      x = 0;
+    }
+    x += w + spacing;
+  }
+  return rows;
+}
+
+float Plot::header_height(float width, float prefix_width) const {
+  return static_cast<float>(header_rows(width, prefix_width)) * ImGui::GetFrameHeightWithSpacing();
+}
+
+void Plot::draw_header(float right_edge, const std::function<void()>& prefix) {
+  bool first = true;
+  // The next item on this row when it fits before right_edge, else on the next row.
+  auto next = [&](float width) {
+    if (!first && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right_edge) ImGui::SameLine();
+    first = false;
+  };
+  if (prefix) {
+    prefix();
+    first = false;
+  }
+  if (!header_items_) {
+    if (first) ImGui::Dummy(ImVec2(0, ImGui::GetFrameHeight()));  // the header row is there, empty
+    return;
+  }
+  if (!auto_fit_) {  // shown only while it is off: the usual state needs no checkbox on a projector
+    next(checkbox_width("Auto-fit"));
+    ImGui::Checkbox("Auto-fit", &auto_fit_);
+  }
+  next(checkbox_width("Log y"));
+  ImGui::Checkbox("Log y", &log_y_);
+  next(ImGui::CalcTextSize("(?)").x);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help_text());
+}
+
+float Plot::legend_width(std::span<const PlotSeries> series) const {
+  const float font = ImGui::GetFontSize();
+  float w = 0;
+  for (const PlotSeries& s : series) w += legend_entry_width(s.label ? s.label : "") + (w > 0 ? font : 0.0f);
+  return w;
+}
+
+void Plot::draw_legend(std::span<const PlotSeries> series, ImVec2 canvas_min, ImVec2 canvas_max) {
   const float font = ImGui::GetFontSize();
   const ImGuiStyle& style = ImGui::GetStyle();
-  ImGui::Checkbox("Auto-fit", &auto_fit_);
-  ImGui::SameLine();
-  ImGui::Checkbox("Log y", &log_y_);
-  ImGui::SameLine();
-  ImGui::TextDisabled("(?)");
-  if (ImGui::IsItemHovered()) {
-    ImGui::BeginTooltip();
-    ImGui::TextUnformatted(
-        "Wheel: zoom x and y about the cursor (Shift: y only, Ctrl: x only;\n"
-        "       over the x or y axis labels: that axis only)\n"
-        "Drag: pan (from an axis' labels: that axis only)\n"
-        "Double-click: auto-fit again\n"
-        "Click a legend entry: hide / show that series\n"
-        "Zooming or panning turns auto-fit off.");
-    ImGui::EndTooltip();
-  }
-
-  const float swatch = 0.8f * font, height = ImGui::GetFrameHeight();
+  const float swatch = 0.8f * font, height = 1.2f * font;
+  float x = std::max(canvas_min.x, canvas_max.x - legend_width(series));
   for (std::size_t i = 0; i < series.size(); ++i) {
     const char* label = series[i].label ? series[i].label : "";
-    const float width = swatch + style.ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
-    if (ImGui::GetItemRectMax().x + font + width <= right_edge) ImGui::SameLine(0, font);  // else wrap
+    if (x + font > canvas_max.x) break;  // a canvas too narrow for every entry (huge type): those that fit
+    const float width = std::min(legend_entry_width(label), canvas_max.x - x);
     ImGui::PushID(static_cast<int>(i));
+    ImGui::SetCursorScreenPos(ImVec2(x, canvas_min.y));
     const bool shown = !hidden(label);
     if (ImGui::InvisibleButton("##legend", ImVec2(width, height))) set_hidden(label, shown);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(shown ? "Click to hide %s" : "Click to show %s", label);
@@ -155,6 +222,7 @@ void Plot::draw_header(std::span<const PlotSeries> series, float right_edge) {
                 ImGui::GetColorU32(shown ? ImGuiCol_Text : ImGuiCol_TextDisabled), label,
                 ImGui::FindRenderedTextEnd(label));
     ImGui::PopID();
+    x += width + font;
   }
 }
 
@@ -177,7 +245,7 @@ Plot::Frame Plot::layout(ImVec2 canvas_min, ImVec2 canvas_max) const {
   // Rows from the top: the y-axis label (written level, above the axis: no rotated text in ImGui), the data area,
   // the x tick labels, the x-axis label. Half a line above the data area when there is no y label keeps the top
   // tick label inside the canvas.
-  const float top = canvas_min.y + (y_label_.empty() ? 0.5f : 1.4f) * font;
+  const float top = canvas_min.y + 1.4f * font;  // the y label and the legend above the data
   const float bottom = std::max(top + 1, canvas_max.y - (x_label_.empty() ? 1.4f : 2.6f) * font);
   const int y_target = std::max(2, static_cast<int>((bottom - top) / (3 * font)));
   f.yticks = log_y_ ? log_ticks(y_view_, y_target) : linear_ticks(y_view_, y_target);
@@ -267,7 +335,10 @@ void Plot::draw_axes(ImDrawList* dl, const Frame& f) const {
     const float centre = 0.5f * (f.plot_min.x + f.plot_max.x);
     dl->AddText(ImVec2(centre - 0.5f * size.x, f.plot_max.y + 1.4f * font), label, x_label_.c_str());
   }
-  if (!y_label_.empty()) dl->AddText(f.canvas_min, label, y_label_.c_str());
+  if (!y_label_.empty()) {  // left of the legend, shortened when they would meet
+    const std::string y = fit_text(y_label_, f.canvas_max.x - f.canvas_min.x - legend_width_ - font);
+    dl->AddText(f.canvas_min, label, y.c_str());
+  }
 }
 
 void Plot::draw_series(ImDrawList* dl, const Frame& f, const PlotSeries& s) {
@@ -330,14 +401,8 @@ void Plot::draw_markers(ImDrawList* dl, const Frame& f, std::span<const PlotMark
     if (text.empty()) continue;
     // A label wider than the plot is shortened with an ellipsis (the hover tooltip of the x position and the
     // report keep the whole text); one that fits on neither side of its line is moved inside the plot.
-    const float room = f.plot_max.x - f.plot_min.x - 2 * pad;
-    ImVec2 size = ImGui::CalcTextSize(text.c_str());
-    while (size.x > room && text.size() > 1) {
-      text.pop_back();
-      while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();  // UTF-8
-      size = ImGui::CalcTextSize((text + "...").c_str());
-      if (size.x <= room) text += "...";
-    }
+    text = fit_text(text, f.plot_max.x - f.plot_min.x - 2 * pad);
+    const ImVec2 size = ImGui::CalcTextSize(text.c_str());
     float left = x + size.x + 2 * pad <= f.plot_max.x ? x + pad : x - pad - size.x;  // flip at the right edge
     left = std::clamp(left, f.plot_min.x + pad, std::max(f.plot_min.x + pad, f.plot_max.x - pad - size.x));
     std::size_t row = 0;

@@ -59,13 +59,7 @@ Settings from_json(const json& j) {
     s.window_width = static_cast<int>(std::clamp(width, 320LL, 16384LL));
     s.window_height = static_cast<int>(std::clamp(height, 240LL, 16384LL));
   }
-  if (auto it = j.find("panels"); it != j.end()) {
-    if (!it->is_object()) throw Corrupt{"\"panels\" is not an object"};
-    for (const auto& [name, shown] : it->items()) {
-      if (!shown.is_boolean()) throw Corrupt{fmt::format("panel \"{}\" is not true/false", name)};
-      s.panels[name] = shown.get<bool>();
-    }
-  }
+  read_field(j, "tab", s.tab);
   read_field(j, "plot_x_axis", s.plot_x_axis);
   read_field(j, "imgui_layout", s.imgui_layout);
   // Out-of-range values are not corruption (an edited file): bring them back into range.
@@ -79,7 +73,7 @@ json to_json(const Settings& s) {
               {"font_size", s.font_size},
               {"presentation", s.presentation},
               {"window", {{"width", s.window_width}, {"height", s.window_height}}},
-              {"panels", s.panels},
+              {"tab", s.tab},
               {"plot_x_axis", s.plot_x_axis},
               {"imgui_layout", s.imgui_layout}};
 }

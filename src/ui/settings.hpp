@@ -1,5 +1,5 @@
-// ui::Settings: what the dashboard remembers between runs (font size, presentation mode, window size, which panels
-// are shown, the plot's x-axis mode, ImGui's window layout), as JSON in $XDG_CONFIG_HOME/trainscope/settings.json
+// ui::Settings: what the dashboard remembers between runs (font size, presentation mode, window size, the view shown
+// beside the plots, the plot's x-axis mode, ImGui's window layout), as JSON in $XDG_CONFIG_HOME/trainscope/settings.json
 // (~/.config/trainscope/settings.json without XDG_CONFIG_HOME). Saving is atomic (temporary file + rename); a
 // corrupt file is set aside as settings.json.corrupt-YYYYMMDD-HHMMSS and the defaults are used, with a warning;
 // a settings path that is not a regular file (a FIFO, /dev/zero, a directory) gives the defaults and a warning.
@@ -17,7 +17,7 @@ struct Settings {
   bool presentation = false;
   int window_width = 1600;  // screen coordinates, clamped to [320, 16384] on load
   int window_height = 900;
-  std::map<std::string, bool> panels;  // panel name -> shown; a panel not listed keeps its own default
+  std::string tab = "controls";        // the view beside the plots (ui::tab_name), by name
   std::string plot_x_axis = "step";    // the plot widget's x-axis mode, by name
   std::string imgui_layout;            // ImGui::SaveIniSettingsToMemory(): window positions and sizes
 

@@ -130,6 +130,10 @@ void apply_style(const StyleOptions& options) {
   style.WindowRounding = 4.0f;
   style.FrameRounding = 3.0f;
   style.ScaleAllSizes(size / kImGuiBaseFontSize);
+  // Padding and spacing grow with the type only up to a point: at 40-70 px they would take the room that the plots
+  // need (ui/layout.hpp keeps the loss plot at 40% of the window at every font size).
+  style.WindowPadding = ImVec2(std::min(style.WindowPadding.x, 20.0f), std::min(style.WindowPadding.y, 20.0f));
+  style.ItemSpacing = ImVec2(std::min(style.ItemSpacing.x, 20.0f), std::min(style.ItemSpacing.y, 12.0f));
   ImGui::GetStyle() = style;
 }
 

@@ -272,6 +272,8 @@ void Window::frame(const DrawFn& draw) {
   const bool capture = capture_requested_ && !capture_pending_ && swapchain_->readable();
   ImGui_ImplVulkan_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  // A captured frame is for a slide: no hover tooltip or highlight where the mouse happens to be.
+  if (capture) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
   ImGui::NewFrame();
   if (capture && !footer_.empty())
     with_footer(draw, footer_)();

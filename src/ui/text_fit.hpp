@@ -1,0 +1,36 @@
+// Text that never leaves its box: shortened with an ellipsis to a width in pixels of the current ImGui font, and
+// single lines built from the pieces that fit. Every panel of the dashboard draws its one-line texts through these,
+// so that nothing is cut at a panel's edge or wraps into a taller layout at large font sizes.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <imgui.h>
+
+namespace ui {
+
+// `text` as drawn in `width` pixels of the current font: unchanged when it fits, else cut at a character boundary
+// (UTF-8 aware) with "…" appended; "" when not even "…" fits. Requires a current ImGui frame (or font atlas).
+std::string fit_text(std::string_view text, float width);
+
+// Like fit_text, but cut in the middle ("matmul_…_weight"), for names whose end tells them apart.
+std::string fit_text_middle(std::string_view text, float width);
+
+// The first pieces, joined by `separator`, as many as fit in `width` (at least the first, shortened if needed).
+std::string fit_pieces(const std::vector<std::string>& pieces, float width, std::string_view separator = "   ");
+
+// Before an item `width` pixels wide that follows the previous one: on the same line (`spacing` after it; < 0: the
+// style's) when it fits in the available width, else at the start of the next line (a row of controls flows onto two
+// lines in a narrow panel instead of leaving it).
+void same_line_if_fits(float width, float spacing = -1);
+
+// The width of a button with `label` (its text and frame padding), of a checkbox or radio button with `label`.
+float button_width(const char* label);
+float checkbox_width(const char* label);
+
+// One line of text in `color` (0: the style's text colour), shortened to the available width (or `width` > 0), that
+// never wraps; when it was shortened, hovering it shows the whole text.
+void text_line(const std::string& text, ImU32 color = 0, float width = 0);
+
+}  // namespace ui

@@ -1,0 +1,229 @@
+// The dashboard's layout, proven from ImGui's own item rectangles in offscreen frames: at 1024x768, 1280x720 (a
+// projector), 1600x900 and 1920x1080, each normal and in presentation mode, with every view beside the plots, nothing
+// is clipped or scrolled (every window's items end inside it, every table's cells inside their columns, no window has
+// a scroll range), the loss plot's canvas keeps at least 40% of the window's height, and the race header has the same
+// height whether the backends are starting, running, applying a change, paused or stopped. At every font size 10..48
+// px (both modes) the plot keeps its 40% and nothing spills sideways. TRAINSCOPE_KEEP_PNG_DIR keeps the pictures.
+#include <doctest/doctest.h>
+#include <imgui.h>
+#include <imgui_internal.h>  // the windows' and tables' item extents (DC.CursorMaxPos, column content widths)
+
+#include <string>
+#include <vector>
+
+#include "dashboard_test_util.hpp"
+#include "ui/dashboard.hpp"
+
+namespace {
+
+struct Sizes {
+  int width, height;
+};
+constexpr Sizes kSizes[] = {{1024, 768}, {1280, 720}, {1600, 900}, {1920, 1080}};
+
+// Problems in this frame's windows and tables, read after the dashboard was drawn (before ImGui::Render()).
+// reference: the reference font sizes, where also the items' ideal widths must fit (a tab bar squeezed to fit counts
+// as clipped); else the tab views may scroll vertically and squeeze their tab titles, nothing else.
+std::vector<std::string> layout_problems(bool reference) {
+  const bool allow_vertical_scroll_in_tabs = !reference;
+  std::vector<std::string> problems;
+  ImGuiContext& g = *GImGui;
+  for (ImGuiWindow* w : g.Windows) {
+    if (!w->Active || w->Hidden) continue;
+    const std::string name = w->Name;
+    if (name.rfind("trainscope", 0) != 0) continue;  // the dashboard and its child windows (not tooltips)
+    const bool tab_content = name.find("tab_content") != std::string::npos;
+    const ImVec2 max_items(reference ? std::max(w->DC.CursorMaxPos.x, w->DC.IdealMaxPos.x) : w->DC.CursorMaxPos.x,
+                           w->DC.CursorMaxPos.y);
+    const ImRect work = w->WorkRect;
+    if (max_items.x > work.Max.x + 0.5f)
+      problems.push_back(name + ": items reach x " + std::to_string(max_items.x) + " beyond " +
+                         std::to_string(work.Max.x));
+    if (w->ScrollMax.x > 0) problems.push_back(name + ": scrolls sideways");
+    const bool vertical_ok = allow_vertical_scroll_in_tabs && tab_content;
+    if (!vertical_ok && w->DC.CursorMaxPos.y > work.Max.y + 0.5f)
+      problems.push_back(name + ": items reach y " + std::to_string(w->DC.CursorMaxPos.y) + " below " +
+                         std::to_string(work.Max.y));
+    if (!vertical_ok && w->ScrollMax.y > 0) problems.push_back(name + ": scrolls vertically");
+  }
+  for (int i = 0; i < g.Tables.GetMapSize(); ++i) {
+    const ImGuiTable* t = g.Tables.TryGetMapData(i);
+    if (!t || t->LastFrameActive != g.FrameCount) continue;
+    if (std::string(t->OuterWindow->Name).rfind("trainscope", 0) != 0) continue;
+    for (int c = 0; c < t->ColumnsCount; ++c) {
+      const ImGuiTableColumn& col = t->Columns[c];
+      if (col.IsEnabled && col.ContentMaxXUnfrozen > col.MaxX + 0.5f)
+        problems.push_back(std::string(t->OuterWindow->Name) + ": a cell of table column " + std::to_string(c) +
+                           " is wider than the column");
+    }
+  }
+  return problems;
+}
+
+struct Frame {
+  std::vector<std::string> problems;
+  float canvas_height = 0;  // the loss plot's canvas (0 when the accuracy plot is shown instead)
+  float header_height = 0;
+  bool accuracy_shown = false;
+};
+
+// Renders three frames of `dashboard` (ImGui settles auto-sized items over the first two) and reads the last.
+Frame render(ui::OffscreenRenderer& renderer, ui::Dashboard& dashboard, const ui::DashboardView& view, bool reference,
+             const std::string& png = "") {
+  Frame f;
+  const ui::Image img = renderer.render(
+      [&] {
+        dashboard.draw(view, nullptr);
+        f.problems = layout_problems(reference);
+        const ui::Plot& plot = dashboard.loss.loss_plot();
+        f.canvas_height = plot.canvas_max().y - plot.canvas_min().y;
+        f.header_height = dashboard.drawn().header_max.y - dashboard.drawn().header_min.y;
+        f.accuracy_shown = dashboard.loss.accuracy_shown();
+      },
+      3);
+  if (!png.empty()) test::keep_png(img, png);
+  return f;
+}
+
+ui::DashboardView running_view(ui::DashboardModel& model) {
+  ui::DashboardView view;
+  view.runs = {test::fabricated_run("gpu", core::Precision::FP16), test::fabricated_run("cpu", core::Precision::FP16)};
+  model.update(view.runs);
+  view.model = &model;
+  view.config = view.runs[0].config;
+  return view;
+}
+
+}  // namespace
+
+TEST_CASE("every size and mode, every view: nothing clipped or scrolled, the loss plot >= 40%, a fixed header") {
+  const test::ValidationWatch validation;
+  for (const Sizes size : kSizes) {
+    auto renderer = test::make_renderer(size.width, size.height);
+    if (!renderer) return;
+    for (bool presentation : {false, true}) {
+      renderer->set_style(ui::StyleOptions{18.0f, presentation});
+      ui::DashboardModel model;
+      const ui::DashboardView view = running_view(model);
+      for (ui::Tab tab : ui::kTabs) {
+        const std::string what = std::to_string(size.width) + "x" + std::to_string(size.height) +
+                                 (presentation ? " presentation" : " normal") + ", " + ui::tab_name(tab);
+        CAPTURE(what);
+        ui::Dashboard dashboard;
+        dashboard.show(tab);
+        const Frame f = render(*renderer, dashboard, view, true,
+                               "layout_" + std::to_string(size.width) + (presentation ? "_p_" : "_n_") +
+                                   ui::tab_name(tab) + ".png");
+        for (const auto& p : f.problems) FAIL_CHECK(p);
+        CHECK(f.canvas_height >= ui::kMinPlotShare * static_cast<float>(size.height));
+        CHECK(dashboard.drawn().layout.header_lines >= 3);  // the reference font sizes keep a full header
+      }
+    }
+  }
+}
+
+TEST_CASE("the race header keeps its height in every state of the backends") {
+  auto renderer = test::make_renderer(1280, 720);
+  if (!renderer) return;
+  for (bool presentation : {false, true}) {
+    renderer->set_style(ui::StyleOptions{18.0f, presentation});
+    ui::DashboardModel model;
+    ui::DashboardView base = running_view(model);
+    std::vector<std::pair<std::string, ui::DashboardView>> states;
+    states.emplace_back("running", base);
+    ui::DashboardView starting;
+    starting.runs = {core::BackendRun{}, core::BackendRun{}};
+    starting.runs[0].name = "gpu";
+    starting.runs[1].name = "cpu";
+    starting.runs[0].building = true;
+    starting.runs[0].building_what = "start";
+    starting.runs[0].build_stage = "uploading 210 MiB of data";
+    states.emplace_back("starting", starting);
+    ui::DashboardView applying = base;
+    applying.live = true;
+    applying.config.batch = 2048;
+    applying.runs[0].building = true;
+    applying.runs[0].building_what = "batch 512 -> 2048";
+    applying.runs[0].build_stage = "saving the state";
+    states.emplace_back("applying a change, pending on the CPU", applying);
+    ui::DashboardView stopped = base;
+    stopped.runs[0].error = std::string(300, 'x') + ": a very long error message that must not wrap";
+    stopped.runs[1].paused = true;
+    states.emplace_back("stopped and paused", stopped);
+    float height = -1;
+    for (auto& [name, view] : states) {
+      CAPTURE(name);
+      ui::Dashboard dashboard;
+      const Frame f = render(*renderer, dashboard, view, true);
+      for (const auto& p : f.problems) FAIL_CHECK(p);
+      if (height < 0) height = f.header_height;
+      CHECK(f.header_height == doctest::Approx(height));
+    }
+  }
+}
+
+TEST_CASE("every font size 10..48 px: the loss plot keeps 40% of the height, nothing spills sideways") {
+  for (const Sizes size : kSizes) {
+    auto renderer = test::make_renderer(size.width, size.height);
+    if (!renderer) return;
+    for (bool presentation : {false, true}) {
+      for (float font = ui::kMinFontSize; font <= ui::kMaxFontSize; font += 6) {
+        CAPTURE(size.width);
+        CAPTURE(presentation);
+        CAPTURE(font);
+        renderer->set_style(ui::StyleOptions{font, presentation});
+        ui::DashboardModel model;
+        const ui::DashboardView view = running_view(model);
+        ui::Dashboard dashboard;
+        dashboard.show(ui::Tab::Kernels);
+        const Frame f = render(*renderer, dashboard, view, false);
+        for (const auto& p : f.problems) FAIL_CHECK(p);
+        CHECK(f.canvas_height >= ui::kMinPlotShare * static_cast<float>(size.height));
+      }
+    }
+  }
+}
+
+TEST_CASE("compute_layout: the plot's share first, then the header, then the quick bar") {
+  // The metrics of presentation mode at 1280x720 (27 px type).
+  ui::LayoutMetrics m;
+  m.width = 1280;
+  m.height = 720;
+  m.font = 27;
+  m.text_line = 35;
+  m.header_line = 30;
+  m.views_min_width = 600;
+  m.frame_row = 48;
+  m.padding_x = m.padding_y = 16;
+  m.spacing_y = 8;
+  ui::DashboardLayout l = ui::compute_layout(m);
+  CHECK(l.header_lines == 4);
+  CHECK(l.header_height == 4 * 30);
+  CHECK(l.quick_bar);
+  CHECK(l.body_height - 2 * m.padding_y - m.frame_row >= l.min_loss_canvas);
+  CHECK(l.min_loss_canvas == doctest::Approx(0.4 * 720));
+  CHECK_FALSE(l.controls_column);                           // 1280 px is 47 font sizes: two columns
+  CHECK(l.plots_width <= 1280 - 2 * 16 - 600);              // the views keep their width
+  // Type so large that 4 header lines and the quick bar leave the plot too little: 3 lines, then 2, then no bar.
+  m.font = 60;
+  m.header_line = 67;
+  m.text_line = 80;
+  m.frame_row = 105;
+  m.padding_x = m.padding_y = 20;  // ui::apply_style caps padding and spacing at large type
+  m.spacing_y = 12;
+  l = ui::compute_layout(m);
+  CHECK(l.header_lines < 4);
+  CHECK(l.body_height - 2 * m.padding_y - m.frame_row >= l.min_loss_canvas);
+  m.font = 72;
+  m.header_line = 81;
+  m.frame_row = 127;
+  l = ui::compute_layout(m);
+  CHECK(l.header_lines == 2);
+  CHECK_FALSE(l.quick_bar);
+  CHECK(l.body_height - 2 * m.padding_y - m.frame_row >= l.min_loss_canvas);
+  // Wide and small type: the Controls get a column of their own.
+  m = ui::LayoutMetrics{1920, 1080, 18, 23, 20, 400, 31, 11, 11, 5};
+  l = ui::compute_layout(m);
+  CHECK(l.controls_column);
+  CHECK(l.plots_width + l.controls_width < 1920);
+}
