@@ -98,7 +98,8 @@ class FakeTrainer : public core::Trainer {
   std::vector<float> parameters() override { return {}; }
   core::TrainerState export_state() override { return {}; }
   void import_state(const core::TrainerState&) override {}
-  void set_learning_rate(float) override {}
+  void set_learning_rate(float lr) override { lr_ = lr; }
+  float learning_rate() const override { return lr_; }
   double measure_peak_bandwidth_gbps() override { return 1.0; }
   core::MemoryUsage memory_usage() const override {
     core::MemoryUsage m;
@@ -113,6 +114,7 @@ class FakeTrainer : public core::Trainer {
   Trace& trace_;
   long fail_at_step_;
   long next_step_ = 0;
+  float lr_ = 0;
   std::vector<core::StepRecord> queued_;
 };
 

@@ -15,7 +15,9 @@
 #include "core/options.hpp"
 #include "run/data.hpp"
 #include "run/session.hpp"
+#include "core/metrics.hpp"
 #include "ui/dashboard.hpp"
+#include "ui/lesson_runner.hpp"
 #include "ui/offscreen.hpp"
 #include "ui/screenshot.hpp"
 #include "ui/settings.hpp"
@@ -26,22 +28,71 @@
 namespace app {
 namespace {
 
-// The dashboard's controls, applied to the session (commands, resets) and the window (style, screenshots).
-class SessionController final : public ui::Controller {
+// The dashboard's controls and a lesson's steps, applied to the session (commands, resets), the window (style,
+// screenshots) and the dashboard (views).
+class SessionController final : public ui::Controller, public ui::LessonHost {
  public:
-  SessionController(run::Session& session, ui::Window& window) : session_(session), window_(window) {}
+  SessionController(run::Session& session, ui::Window& window, ui::Dashboard& dashboard)
+      : session_(session), window_(window), dashboard_(dashboard) {}
   void post(const run::Command& command) override { session_.post(command); }
   void reset(const core::TrainConfig& config) override { session_.request_reset(config); }
-  void request_screenshot() override { screenshot_requested_ = true; }
+  void request_screenshot() override { shot_ = Shot{}; }
   void set_style(const ui::StyleOptions& style) override { window_.set_style(style); }
   ui::StyleOptions style() const override { return window_.style(); }
 
-  bool take_screenshot_request() { return std::exchange(screenshot_requested_, false); }
+  void show(const ui::LessonView& v) override {
+    if (v.tab)
+      if (auto tab = ui::parse_tab(*v.tab)) dashboard_.show(*tab);
+    if (v.x_seconds) dashboard_.loss.x_axis = *v.x_seconds ? ui::LossCurves::XAxis::Seconds : ui::LossCurves::XAxis::Step;
+    if (v.accuracy) dashboard_.loss.show_accuracy = *v.accuracy;
+    if (v.kernels)
+      dashboard_.kernels.part = *v.kernels == "tables"       ? ui::KernelTimings::Part::Tables
+                                : *v.kernels == "precisions" ? ui::KernelTimings::Part::Precisions
+                                                             : ui::KernelTimings::Part::Bars;
+    if (v.presentation || v.font_size) {
+      ui::StyleOptions style = window_.style();
+      if (v.presentation) style.presentation = *v.presentation;
+      if (v.font_size) style.font_size = *v.font_size;
+      window_.set_style(style);
+    }
+  }
+  void screenshot(const std::string& path) override { shot_ = Shot{path, true, std::nullopt}; }
+  std::optional<std::string> screenshot_done() override {
+    if (!shot_ || !shot_->result) return std::nullopt;
+    std::optional<std::string> done = shot_->result;
+    shot_.reset();
+    return done;
+  }
+
+  // A screenshot is wanted (the button, F12 goes through the window itself, or a lesson): its path, "" for the
+  // default name. Asked for once; the result comes to saved().
+  std::optional<std::string> take_request() {
+    if (!shot_ || shot_->requested_from_window) return std::nullopt;
+    shot_->requested_from_window = true;
+    return shot_->path;
+  }
+  // The result of the screenshot asked for: "" or the error.
+  void saved(const std::string& error) {
+    if (shot_ && shot_->lesson) shot_->result = error;
+    else shot_.reset();
+  }
+  // The path the pending request wants ("" for the default), when a request is out.
+  std::optional<std::string> pending_path() const {
+    if (!shot_ || !shot_->requested_from_window) return std::nullopt;
+    return shot_->path;
+  }
 
  private:
+  struct Shot {
+    std::string path;  // "" for the default name
+    bool lesson = false;
+    std::optional<std::string> result;  // set when saved: "" or the error
+    bool requested_from_window = false;
+  };
   run::Session& session_;
   ui::Window& window_;
-  bool screenshot_requested_ = false;
+  ui::Dashboard& dashboard_;
+  std::optional<Shot> shot_;
 };
 
 // What to do when the window cannot open: only without a display does xvfb-run help; with one (under Xvfb too) the
@@ -138,20 +189,33 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
       ->type_name("N")->check(checked(core::rules::frames))->group("Display");
   c->add_option("--screenshot", d.screenshot, "With --frames: write the last frame to this PNG")
       ->type_name("FILE.png")->default_str("none")->group("Display");
+  c->add_option("--script", d.script,
+                "Run a lesson: timed steps (settings, captions, screenshots, checks) from a JSON file, e.g. "
+                "assets/lessons/batch-size.json; it is checked before the window opens (exit 2 when malformed)")
+      ->type_name("LESSON.json")->default_str("none")->group("Display");
   return c;
 }
 
 int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   core::TrainConfig& cfg = o.config;
   finish_config(o);
-  int width = 0, height = 0;
-  parse_size(o.size, width, height);
   // Checked already as text (app/option_checks.hpp); again here for callers that fill DashboardOptions directly.
   core::check(core::rules::frames, d.frames);
   core::check(core::rules::max_fps, d.max_fps);
   if (d.font_size != 0) core::check(core::rules::font_size, d.font_size);
   static_assert(core::rules::font_size.min == ui::kMinFontSize && core::rules::font_size.max == ui::kMaxFontSize);
   if (!d.screenshot.empty()) core::check_output_path(d.screenshot, "--screenshot");
+  // A lesson is read and checked whole before anything else: a malformed one is refused before the window opens.
+  std::optional<ui::LessonRunner> lesson;
+  if (!d.script.empty()) {
+    ui::Lesson l = ui::load_lesson(d.script);
+    cfg = l.apply(cfg);
+    core::validate(cfg);
+    if (l.size) o.size = *l.size;
+    lesson.emplace(std::move(l));
+  }
+  int width = 0, height = 0;
+  parse_size(o.size, width, height);
 
   const std::filesystem::path settings_path = ui::default_settings_path();
   ui::LoadedSettings loaded = ui::load_settings(settings_path);
@@ -159,6 +223,22 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   ui::Settings settings = loaded.settings;
   if (d.font_size > 0) settings.font_size = d.font_size;
   if (d.presentation) settings.presentation = true;
+  if (lesson) {
+    const ui::Lesson& l = lesson->lesson();
+    if (l.presentation) settings.presentation = *l.presentation;
+    if (l.font_size) settings.font_size = *l.font_size;
+    if (l.tab) settings.tab = *l.tab;
+  }
+
+  // With a lesson the data comes first (its batch sizes are checked against it before the window opens); without
+  // one the window does, so that a missing display is said at once.
+  std::shared_ptr<const core::DataSplit> data;
+  auto load = [&] {
+    data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+    core::validate_against_data(cfg, *data);
+    if (lesson) ui::check_lesson_against_data(lesson->lesson(), data->train.count);
+  };
+  if (lesson) load();
 
   ui::WindowOptions wo;
   wo.title = "trainscope";
@@ -174,21 +254,20 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     throw core::Error(e.kind(),
                       fmt::format("{}. {}", run::explain(e, run::Doing::Rendering), window_advice(e.what())));
   }
-  // The data after the window: without a display, the error comes at once.
-  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-  core::validate_against_data(cfg, *data);
+  if (!data) load();
 
   run::Observer observer;  // the window reads snapshots; nothing to print
   run::Session session(cfg, data, run::backends_from_config(cfg), observer, run::SessionOptions{true, true});
   session.start();
-  SessionController controller(session, *window);
   ui::DashboardModel model;
   ui::Dashboard dashboard;
   dashboard.load(settings);
+  SessionController controller(session, *window, dashboard);
   std::string toast, title;
   const bool final_shot = d.frames > 0 && !d.screenshot.empty();
   bool final_requested = false, final_done = false;
   int exit_code = 0;
+  if (lesson) fmt::print("lesson: {} ({} steps)\n", lesson->lesson().title, lesson->lesson().steps.size());
   for (int frame = 0; !window->should_close(); ++frame) {
     ui::DashboardView view;
     view.runs = session.snapshot();
@@ -202,20 +281,35 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     const ui::FrameStats stats = window->frame_stats();
     view.ui_frame_ms = stats.last_ms;
     view.ui_frame_p95_ms = stats.p95_ms;
+    if (lesson) {
+      lesson->update(view.now_s, view, controller);
+      for (const auto& line : lesson->take_log()) fmt::print("lesson: {}\n", line);
+      std::fflush(stdout);
+      view.caption = lesson->caption();
+      if (lesson->exit_code()) {
+        exit_code = *lesson->exit_code();
+        break;
+      }
+    }
     if (const std::string t = window_title(view.runs); t != title) window->set_title(title = t);
     window->set_footer(ui::Dashboard::footer(view));
     window->frame([&] { dashboard.draw(view, &controller, toast); });
 
-    if (controller.take_screenshot_request() && !window->request_screenshot())
+    if (controller.take_request() && !window->request_screenshot()) {
       toast = "screenshot: not possible now (one is still being saved, or this window cannot be read back)";
+      controller.saved(toast);
+    }
     if (auto shot = window->take_screenshot_result()) {
       const bool is_final = final_requested && !final_done;
-      const ui::SavedScreenshot saved = ui::save_screenshot(*shot, is_final ? d.screenshot : "");
+      const std::string path = is_final ? d.screenshot : controller.pending_path().value_or("");
+      const ui::SavedScreenshot saved = ui::save_screenshot(*shot, path);
       toast = saved.error.empty() ? "screenshot saved: " + saved.path : "screenshot failed: " + saved.error;
       std::cerr << "trainscope: " << toast << "\n";
       if (is_final) {
         final_done = true;
         if (!saved.error.empty()) exit_code = 1;
+      } else {
+        controller.saved(saved.error);
       }
     }
     // --frames N: stop after N frames; with --screenshot, once that frame has been read back and saved.
@@ -239,13 +333,16 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   session.request_stop();
   session.wait();
 
-  dashboard.save(settings);
-  settings.font_size = window->style().font_size;
-  settings.presentation = window->style().presentation;
-  settings.window_width = window->width();
-  settings.window_height = window->height();
-  if (const std::string error = ui::save_settings(settings, settings_path); !error.empty())
-    std::cerr << "trainscope: warning: settings not saved: " << error << "\n";
+  // A lesson's window settings (presentation mode, a tab) are its own: the teacher's remembered ones stay.
+  if (!lesson) {
+    dashboard.save(settings);
+    settings.font_size = window->style().font_size;
+    settings.presentation = window->style().presentation;
+    settings.window_width = window->width();
+    settings.window_height = window->height();
+    if (const std::string error = ui::save_settings(settings, settings_path); !error.empty())
+      std::cerr << "trainscope: warning: settings not saved: " << error << "\n";
+  }
 
   const ui::FrameStats stats = window->frame_stats();
   fmt::print("UI frame time: mean {:.1f} ms, p95 {:.1f} ms, max {:.1f} ms over {} frames\n", stats.mean_ms,

@@ -48,6 +48,7 @@ struct DashboardOptions {
   float font_size = 0;         // 0: the remembered setting
   bool presentation = false;   // large, high-contrast (also remembered)
   double max_fps = 30;         // frame-rate cap, so that a software GPU leaves the trainers their cores
+  std::string script;          // a lesson file (ui/lesson.hpp), "" for none
 };
 
 CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& train, DashboardOptions& display);

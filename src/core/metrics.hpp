@@ -138,6 +138,20 @@ struct BackendRun {
   // Per core::Precision (index = the enum's value): empty when the device can run it, else the reason it cannot.
   std::vector<std::string> precision_unsupported = std::vector<std::string>(3);
 
+  // What the trainer in use runs, read from the trainer itself (Trainer::plan(), learning_rate()) whenever it is
+  // built or changed: what the lesson scripts' "expect" steps and the end-to-end tests check, independently of
+  // `config` (the worker's record) and of the dashboard's controls.
+  struct Running {
+    std::vector<int> dims;   // the model's layer sizes, input to classes
+    int batch = 0;
+    Activation activation = Activation::ReLU;
+    Optimizer optimizer = Optimizer::AdamW;
+    Precision precision = Precision::FP32;
+    float lr = 0;
+  } running;
+  long steps_since_change = 0;  // steps read back from the trainer in use (since the last start or change)
+  long generation = 0;          // 1 for the first run, +1 at every Reset: which run this record belongs to
+
   // Freshness and changes under way, for the dashboard (every figure older than 2 s shows its age).
   double updated_s = 0;        // core::monotonic_seconds() when the figures above were last brought up to date
   bool building = false;       // a change is being applied: a new trainer is being built (figures are the old one's)

@@ -114,6 +114,8 @@ class Trainer {
 
   // Takes effect from the next step (queued steps keep the old rate). lr > 0.
   virtual void set_learning_rate(float lr) = 0;
+  // The learning rate the next step uses (the config's, or the last set_learning_rate()).
+  virtual float learning_rate() const = 0;
 
   // Measured peak memory bandwidth of this backend's device, in GB/s (1e9 bytes/s): the best of a few large
   // buffer copies (read + write bytes / time), timed like the kernels. The roofline's memory ceiling.

@@ -68,6 +68,7 @@ class CpuTrainer final : public core::Trainer {
   core::TrainerState export_state() override;
   void import_state(const core::TrainerState& state) override;
   void set_learning_rate(float lr) override { cfg_.lr = lr; }
+  float learning_rate() const override { return cfg_.lr; }
   double measure_peak_bandwidth_gbps() override;
   core::MemoryUsage memory_usage() const override { return usage(false); }
   core::MemoryUsage memory_usage_fp32() const override { return usage(true); }

@@ -45,6 +45,7 @@ class VulkanTrainer final : public core::Trainer {
   core::TrainerState export_state() override;
   void import_state(const core::TrainerState& state) override;
   void set_learning_rate(float lr) override { cfg_.lr = lr; }
+  float learning_rate() const override { return cfg_.lr; }
   double measure_peak_bandwidth_gbps() override;
   core::MemoryUsage memory_usage() const override { return memory_; }
   core::MemoryUsage memory_usage_fp32() const override { return memory_fp32_; }

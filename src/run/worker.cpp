@@ -225,6 +225,7 @@ void Worker::collect() {
       account_step(records[i], plan, t);
     }
     run_.step_in_epoch = static_cast<int>(samples_this_epoch_ / cfg_.batch);
+    run_.steps_since_change = steps_since_build_;
     run_.elapsed_s = now;
     run_.updated_s = wall;
     if (rate > 0) run_.recent_samples_per_s = rate;
@@ -362,6 +363,7 @@ Worker::Next Worker::handle(const Command& c) {
       cfg_.lr = c.lr;
       std::lock_guard lock(run_mutex_);
       run_.config = cfg_;
+      run_.running.lr = trainer_->learning_rate();
       run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});
       return Next::Train;
     }

@@ -113,6 +113,7 @@ class Worker {
   double skip_run_seconds_ = 0;
   float skip_run_first_scale_ = 0;
   Command pending_reset_;
+  long generation_ = 0;  // runs started (BackendRun::generation)
 
   // Shared with other threads.
   mutable std::mutex run_mutex_;  // guards run_

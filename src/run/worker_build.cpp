@@ -62,6 +62,7 @@ void Worker::start_fresh() {
     run_ = core::BackendRun{};
     run_.name = name;
     run_.config = cfg_;
+    run_.generation = ++generation_;
   }
   if (stop_) return;
   begin_build("start");
@@ -86,7 +87,17 @@ std::string Worker::publish_trainer_info() {
   std::vector<std::string> unsupported;
   for (core::Precision p : {core::Precision::FP32, core::Precision::FP16, core::Precision::BF16})
     unsupported.push_back(trainer_->unsupported_reason(p));
+  core::BackendRun::Running running;
+  const core::StepPlan& plan = trainer_->plan();
+  running.dims = plan.shape.dims;
+  running.batch = plan.batch;
+  running.activation = plan.activation;
+  running.optimizer = plan.optimizer;
+  running.precision = plan.precision;
+  running.lr = trainer_->learning_rate();
   std::lock_guard lock(run_mutex_);
+  run_.running = std::move(running);
+  run_.steps_since_change = 0;
   run_.config = cfg_;
   run_.device = device;
   run_.memory = memory;

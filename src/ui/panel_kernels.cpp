@@ -21,9 +21,10 @@ std::string step_heading(const core::BackendRun& run) {
 
 void KernelTimings::draw_bars(const DashboardView& view) {
   auto heading = [](const core::BackendRun& run) {
+    // The step time when the column has room for it (the header has the rates either way).
     const double ms = run.kernels.mean_step_ms();
-    return ms > 0 ? fmt::format("{} {:.3g} ms", backend_title(run.name), ms)
-                  : fmt::format("{} waiting", backend_title(run.name));
+    return fit_pieces({backend_title(run.name), ms > 0 ? fmt::format("{:.3g} ms", ms) : std::string("waiting")},
+                      ImGui::GetContentRegionAvail().x, " ");
   };
   kernel_bar_table("kernel_bars", view, heading, [](const core::BackendRun& run, const std::string& name) {
     KernelBar b;

@@ -1,0 +1,380 @@
+// Reading and checking lesson scripts: one table of keys per object, every value checked, every error naming the file,
+// the step and the field.
+#include "ui/lesson.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "ui/dashboard.hpp"
+#include "ui/style.hpp"
+
+namespace ui {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxLessonBytes = size_t{1} << 20;
+
+// Where a value sits, for messages: "lesson.json: step 3".
+struct Where {
+  std::string file, step;
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("{}{}: {}{}", file, step.empty() ? "" : ": " + step,
+                                  field.empty() ? "" : "\"" + field + "\": ", what));
+  }
+};
+
+std::string shown(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
+
+// Checks that `object` has only keys of `allowed`, naming the first unknown one and what is allowed.
+void only_keys(const Where& w, const json& object, const std::string& field, const std::set<std::string>& allowed) {
+  if (!object.is_object()) w.fail(field, fmt::format("must be an object {{...}}, not {}", shown(object)));
+  for (const auto& [key, value] : object.items()) {
+    (void)value;
+    if (allowed.count(key)) continue;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    w.fail(field.empty() ? key : field + "." + key, fmt::format("unknown key (allowed: {})", list));
+  }
+}
+
+double number(const Where& w, const json& v, const std::string& field, double lo, double hi) {
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi)
+    w.fail(field, fmt::format("must be a number {:g}..{:g}, not {}", lo, hi, shown(v)));
+  return v.get<double>();
+}
+
+long integer(const Where& w, const json& v, const std::string& field, long lo, long hi) {
+  if (!v.is_number_integer() || v.get<long>() < lo || v.get<long>() > hi)
+    w.fail(field, fmt::format("must be an integer {}..{}, not {}", lo, hi, shown(v)));
+  return v.get<long>();
+}
+
+bool boolean(const Where& w, const json& v, const std::string& field) {
+  if (!v.is_boolean()) w.fail(field, fmt::format("must be true or false, not {}", shown(v)));
+  return v.get<bool>();
+}
+
+std::string text(const Where& w, const json& v, const std::string& field, bool may_be_empty = false) {
+  if (!v.is_string() || (!may_be_empty && v.get<std::string>().empty()))
+    w.fail(field, fmt::format("must be a{} string, not {}", may_be_empty ? "" : " non-empty", shown(v)));
+  return v.get<std::string>();
+}
+
+std::string one_of(const Where& w, const json& v, const std::string& field, const std::vector<std::string>& names) {
+  const std::string s = v.is_string() ? v.get<std::string>() : std::string();
+  for (const auto& n : names)
+    if (s == n) return s;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  w.fail(field, fmt::format("must be one of {}, not {}", list, shown(v)));
+}
+
+std::vector<int> hidden_sizes(const Where& w, const json& v, const std::string& field) {
+  if (v.is_string()) {
+    try {
+      return core::parse_hidden(v.get<std::string>());
+    } catch (const core::Error&) {
+    }
+  } else if (v.is_array() && !v.empty()) {
+    std::vector<int> sizes;
+    bool ok = true;
+    for (const auto& x : v) {
+      ok = ok && x.is_number_integer() && x.get<long>() >= 1 && x.get<long>() <= 65536;
+      if (ok) sizes.push_back(static_cast<int>(x.get<long>()));
+    }
+    if (ok) return sizes;
+  }
+  w.fail(field, fmt::format("must be layer sizes 1..65536, as [256, 128] or \"256,128\", not {}", shown(v)));
+}
+
+core::Optimizer optimizer(const Where& w, const json& v, const std::string& f) {
+  return one_of(w, v, f, {"sgd", "adamw"}) == "sgd" ? core::Optimizer::SGD : core::Optimizer::AdamW;
+}
+core::Precision precision(const Where& w, const json& v, const std::string& f) {
+  return *core::parse_precision(one_of(w, v, f, {"fp32", "fp16", "bf16"}));
+}
+core::Activation activation(const Where& w, const json& v, const std::string& f) {
+  return one_of(w, v, f, {"relu", "gelu"}) == "gelu" ? core::Activation::GELU : core::Activation::ReLU;
+}
+
+// A path a screenshot can be written to: not a folder, and under a folder that exists (and is writable) or can be
+// made (ui::write_png creates missing folders).
+void check_output(const Where& w, const std::string& path, const std::string& field) {
+  if (path.empty()) w.fail(field, "must be a file name, e.g. \"docs/lesson.png\"");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) w.fail(field, fmt::format("{} is a folder; give a file name", path));
+  fs::path dir = fs::absolute(path, ec).parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.parent_path()) dir = dir.parent_path();
+  if (!fs::is_directory(dir, ec))
+    w.fail(field, fmt::format("cannot write {}: {} is not a folder", path, dir.string()));
+  if (access(dir.c_str(), W_OK) != 0)
+    w.fail(field, fmt::format("cannot write {}: the folder {} is not writable", path, dir.string()));
+}
+
+LessonSettings settings_of(const Where& w, const json& v, const std::string& field) {
+  only_keys(w, v, field, {"batch", "lr", "optimizer", "precision", "hidden", "activation"});
+  LessonSettings s;
+  const auto f = [&](const char* key) { return field + "." + key; };
+  if (v.contains("batch")) s.batch = static_cast<int>(integer(w, v["batch"], f("batch"), 1, 65536));
+  if (v.contains("lr")) s.lr = static_cast<float>(number(w, v["lr"], f("lr"), 1e-9, 10));
+  if (v.contains("optimizer")) s.optimizer = optimizer(w, v["optimizer"], f("optimizer"));
+  if (v.contains("precision")) s.precision = precision(w, v["precision"], f("precision"));
+  if (v.contains("hidden")) s.hidden = hidden_sizes(w, v["hidden"], f("hidden"));
+  if (v.contains("activation")) s.activation = activation(w, v["activation"], f("activation"));
+  return s;
+}
+
+const std::vector<std::string> kBackendKeys = {"gpu", "cpu", "both"};
+
+LessonCondition condition_of(const Where& w, const json& v) {
+  only_keys(w, v, "when", {"gpu", "cpu", "both", "applied", "speedup"});
+  LessonCondition c;
+  for (const auto& b : kBackendKeys) {
+    if (!v.contains(b)) continue;
+    const std::string field = "when." + b;
+    const json& o = v[b];
+    only_keys(w, o, field, {"step", "epoch", "steps_since_change", "paused"});
+    LessonBackendCondition bc;
+    if (o.contains("step")) bc.step = integer(w, o["step"], field + ".step", 0, 1L << 40);
+    if (o.contains("epoch")) bc.epoch = integer(w, o["epoch"], field + ".epoch", 0, 10000);
+    if (o.contains("steps_since_change"))
+      bc.steps_since_change = integer(w, o["steps_since_change"], field + ".steps_since_change", 0, 1L << 40);
+    if (o.contains("paused")) bc.paused = boolean(w, o["paused"], field + ".paused");
+    c.backends[b] = bc;
+  }
+  if (v.contains("applied")) c.applied = boolean(w, v["applied"], "when.applied");
+  if (v.contains("speedup")) c.speedup = boolean(w, v["speedup"], "when.speedup");
+  if (c.backends.empty() && !c.applied && !c.speedup) w.fail("when", "names no condition");
+  return c;
+}
+
+LessonStep step_of(const Where& w, const json& v) {
+  only_keys(w, v, "", {"at", "after", "when", "timeout", "set", "do", "model", "view", "caption", "caption_seconds",
+                       "expect", "screenshot", "quit"});
+  LessonStep s;
+  int triggers = 0;
+  if (v.contains("at")) s.at = number(w, v["at"], "at", 0, 1e6), ++triggers;
+  if (v.contains("after")) s.after = number(w, v["after"], "after", 0, 1e6), ++triggers;
+  if (v.contains("when")) s.when = condition_of(w, v["when"]), ++triggers;
+  if (triggers > 1) w.fail("at", "a step has one trigger: \"at\", \"after\" or \"when\"");
+  if (v.contains("timeout")) {
+    if (!s.when) w.fail("timeout", "only a \"when\" step waits, so only it has a timeout");
+    s.timeout = number(w, v["timeout"], "timeout", 0.1, 1e6);
+  }
+  if (v.contains("set")) {
+    const json& o = v["set"];
+    only_keys(w, o, "set", {"batch", "lr", "optimizer", "precision", "threads"});
+    using K = run::Command::Kind;
+    if (o.contains("batch")) {
+      run::Command c(K::SetBatch);
+      c.value = static_cast<int>(integer(w, o["batch"], "set.batch", 1, 65536));
+      s.commands.push_back(c);
+    }
+    if (o.contains("lr")) {
+      run::Command c(K::SetLearningRate);
+      c.lr = static_cast<float>(number(w, o["lr"], "set.lr", 1e-9, 10));
+      s.commands.push_back(c);
+    }
+    if (o.contains("optimizer")) {
+      run::Command c(K::SetOptimizer);
+      c.optimizer = optimizer(w, o["optimizer"], "set.optimizer");
+      s.commands.push_back(c);
+    }
+    if (o.contains("precision")) {
+      run::Command c(K::SetPrecision);
+      c.precision = precision(w, o["precision"], "set.precision");
+      s.commands.push_back(c);
+    }
+    if (o.contains("threads")) {
+      run::Command c(K::SetThreads);
+      c.value = static_cast<int>(integer(w, o["threads"], "set.threads", 1, 1024));
+      s.commands.push_back(c);
+    }
+    if (s.commands.empty()) w.fail("set", "names no setting");
+  }
+  if (v.contains("do")) {
+    const std::string d = one_of(w, v["do"], "do", {"pause", "resume", "single_step", "reset"});
+    using K = run::Command::Kind;
+    if (d == "reset") s.reset = true;
+    if (d == "pause") s.commands.push_back(run::Command(K::Pause));
+    if (d == "resume") s.commands.push_back(run::Command(K::Resume));
+    if (d == "single_step") s.commands.push_back(run::Command(K::SingleStep));
+  }
+  if (v.contains("model")) {
+    const json& o = v["model"];
+    only_keys(w, o, "model", {"dataset", "hidden", "activation"});
+    LessonModel m;
+    if (o.contains("dataset")) m.dataset = one_of(w, o["dataset"], "model.dataset", {"fashion-mnist", "spiral"});
+    if (o.contains("hidden")) m.hidden = hidden_sizes(w, o["hidden"], "model.hidden");
+    if (o.contains("activation")) m.activation = activation(w, o["activation"], "model.activation");
+    s.model = m;
+  }
+  if (v.contains("view")) {
+    const json& o = v["view"];
+    only_keys(w, o, "view", {"tab", "x_axis", "plot", "presentation", "font_size", "kernels"});
+    LessonView view;
+    if (o.contains("tab")) view.tab = one_of(w, o["tab"], "view.tab", {"controls", "kernels", "memory", "bandwidth"});
+    if (o.contains("x_axis")) view.x_seconds = one_of(w, o["x_axis"], "view.x_axis", {"steps", "seconds"}) == "seconds";
+    if (o.contains("plot")) view.accuracy = one_of(w, o["plot"], "view.plot", {"loss", "accuracy"}) == "accuracy";
+    if (o.contains("presentation")) view.presentation = boolean(w, o["presentation"], "view.presentation");
+    if (o.contains("font_size"))
+      view.font_size = static_cast<float>(number(w, o["font_size"], "view.font_size", kMinFontSize, kMaxFontSize));
+    if (o.contains("kernels")) view.kernels = one_of(w, o["kernels"], "view.kernels", {"bars", "precisions", "tables"});
+    s.view = view;
+  }
+  if (v.contains("caption")) s.caption = text(w, v["caption"], "caption", true);
+  if (v.contains("caption_seconds")) {
+    if (!s.caption) w.fail("caption_seconds", "goes with a \"caption\"");
+    s.caption_seconds = number(w, v["caption_seconds"], "caption_seconds", 0.1, 1e6);
+  }
+  if (v.contains("expect")) {
+    const json& o = v["expect"];
+    only_keys(w, o, "expect", {"gpu", "cpu", "both", "applied", "figures"});
+    LessonExpect e;
+    for (const auto& b : kBackendKeys)
+      if (o.contains(b)) e.backends[b] = settings_of(w, o[b], "expect." + b);
+    if (o.contains("applied")) e.applied = boolean(w, o["applied"], "expect.applied");
+    if (o.contains("figures")) e.figures_current = one_of(w, o["figures"], "expect.figures", {"current"}) == "current";
+    if (e.backends.empty() && !e.applied && !e.figures_current) w.fail("expect", "expects nothing");
+    s.expect = e;
+  }
+  if (v.contains("screenshot")) {
+    s.screenshot = text(w, v["screenshot"], "screenshot");
+    check_output(w, *s.screenshot, "screenshot");
+  }
+  if (v.contains("quit")) {
+    const json& q = v["quit"];
+    if (q.is_boolean()) {
+      if (!q.get<bool>()) w.fail("quit", "give true (exit 0) or an exit code 0..255, or leave it out");
+      s.quit = 0;
+    } else {
+      s.quit = static_cast<int>(integer(w, q, "quit", 0, 255));
+    }
+  }
+  // A step with a trigger and nothing else waits (for a condition, or some seconds): the lesson's log says when.
+  if (s.commands.empty() && !s.reset && !s.model && !s.view && !s.caption && !s.expect && !s.screenshot && !s.quit &&
+      triggers == 0)
+    w.fail("", "does nothing (give a trigger to wait for, or set, do, model, view, caption, expect, screenshot, quit)");
+  return s;
+}
+
+}  // namespace
+
+core::TrainConfig Lesson::apply(core::TrainConfig cfg) const {
+  if (dataset) cfg.dataset = *dataset;
+  if (hidden) cfg.hidden = *hidden;
+  if (activation) cfg.activation = *activation;
+  if (batch) cfg.batch = *batch;
+  if (epochs) cfg.epochs = *epochs;
+  if (limit) cfg.limit = *limit;
+  if (threads) cfg.threads = *threads;
+  if (lr) cfg.lr = *lr;
+  if (optimizer) cfg.optimizer = *optimizer;
+  if (precision) cfg.precision = *precision;
+  return cfg;
+}
+
+Lesson parse_lesson(const std::string& contents, const std::string& file) {
+  Where w{file, ""};
+  json root;
+  try {
+    root = json::parse(contents);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message ends with the byte position; say it in our words.
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("{}: not valid JSON at byte {}; a lesson is an object {{\"title\": ..., \"steps\": "
+                                  "[...]}}",
+                                  file, e.byte));
+  }
+  only_keys(w, root, "", {"title", "description", "settings", "window", "steps"});
+  Lesson l;
+  l.file = file;
+  if (!root.contains("title")) w.fail("title", "missing: every lesson has a title");
+  l.title = text(w, root["title"], "title");
+  if (root.contains("description")) l.description = text(w, root["description"], "description", true);
+  if (root.contains("settings")) {
+    const json& o = root["settings"];
+    only_keys(w, o, "settings",
+              {"dataset", "hidden", "activation", "batch", "epochs", "limit", "threads", "lr", "optimizer",
+               "precision"});
+    if (o.contains("dataset")) l.dataset = one_of(w, o["dataset"], "settings.dataset", {"fashion-mnist", "spiral"});
+    if (o.contains("hidden")) l.hidden = hidden_sizes(w, o["hidden"], "settings.hidden");
+    if (o.contains("activation")) l.activation = activation(w, o["activation"], "settings.activation");
+    if (o.contains("batch")) l.batch = static_cast<int>(integer(w, o["batch"], "settings.batch", 1, 65536));
+    if (o.contains("epochs")) l.epochs = static_cast<int>(integer(w, o["epochs"], "settings.epochs", 1, 10000));
+    if (o.contains("limit")) l.limit = static_cast<int>(integer(w, o["limit"], "settings.limit", 0, 1L << 30));
+    if (o.contains("threads")) l.threads = static_cast<int>(integer(w, o["threads"], "settings.threads", 0, 1024));
+    if (o.contains("lr")) l.lr = static_cast<float>(number(w, o["lr"], "settings.lr", 1e-9, 10));
+    if (o.contains("optimizer")) l.optimizer = optimizer(w, o["optimizer"], "settings.optimizer");
+    if (o.contains("precision")) l.precision = precision(w, o["precision"], "settings.precision");
+  }
+  if (root.contains("window")) {
+    const json& o = root["window"];
+    only_keys(w, o, "window", {"size", "presentation", "font_size", "tab"});
+    if (o.contains("size")) l.size = text(w, o["size"], "window.size");
+    if (o.contains("presentation")) l.presentation = boolean(w, o["presentation"], "window.presentation");
+    if (o.contains("font_size"))
+      l.font_size = static_cast<float>(number(w, o["font_size"], "window.font_size", kMinFontSize, kMaxFontSize));
+    if (o.contains("tab")) l.tab = one_of(w, o["tab"], "window.tab", {"controls", "kernels", "memory", "bandwidth"});
+  }
+  if (!root.contains("steps")) w.fail("steps", "missing: a lesson has a list of steps");
+  const json& steps = root["steps"];
+  if (!steps.is_array() || steps.empty()) w.fail("steps", "must be a non-empty list [{...}, ...]");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Where sw{file, fmt::format("step {}", i + 1)};
+    if (!steps[i].is_object()) sw.fail("", fmt::format("must be an object {{...}}, not {}", shown(steps[i])));
+    l.steps.push_back(step_of(sw, steps[i]));
+    l.steps.back().number = static_cast<int>(i + 1);
+  }
+  return l;
+}
+
+Lesson load_lesson(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  std::string why;
+  if (ec || !fs::exists(status))
+    why = "does not exist";
+  else if (!fs::is_regular_file(status))
+    why = "is not a regular file";
+  else if (fs::file_size(path, ec) > kMaxLessonBytes)
+    why = fmt::format("is larger than {} KiB (a lesson is a small JSON file)", kMaxLessonBytes >> 10);
+  std::stringstream contents;
+  if (why.empty()) {
+    std::ifstream in(path, std::ios::binary);
+    contents << in.rdbuf();
+    if (!in) why = "cannot be read";
+  }
+  if (!why.empty())
+    throw core::Error(core::ErrorKind::InvalidArgument, fmt::format("--script {}: the lesson file {}", path, why));
+  return parse_lesson(contents.str(), path);
+}
+
+void check_lesson_against_data(const Lesson& lesson, int train_count) {
+  auto check = [&](const std::string& step, const std::string& field, int batch) {
+    if (batch > train_count)
+      Where{lesson.file, step}.fail(field, fmt::format("batch {} is larger than the training set ({} samples)", batch,
+                                                       train_count));
+  };
+  if (lesson.batch) check("", "settings.batch", *lesson.batch);
+  for (const auto& s : lesson.steps)
+    for (const auto& c : s.commands)
+      if (c.kind == run::Command::Kind::SetBatch) check(fmt::format("step {}", s.number), "set.batch", c.value);
+}
+
+}  // namespace ui

@@ -1,0 +1,253 @@
+// Playing a lesson: triggers, actions and the checks of "expect", one frame at a time.
+#include "ui/lesson_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/speedup.hpp"
+
+namespace ui {
+namespace {
+
+std::string hidden_text(const std::vector<int>& h) {
+  std::string s;
+  for (int x : h) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+// The runs a lesson's backend key names: "both" every run, else the one of that name (none: empty).
+std::vector<const core::BackendRun*> runs_named(const DashboardView& view, const std::string& key) {
+  std::vector<const core::BackendRun*> out;
+  for (const auto& r : view.runs)
+    if (key == "both" || r.name == key) out.push_back(&r);
+  return out;
+}
+
+std::string summary(const LessonStep& s) {
+  std::vector<std::string> parts;
+  for (const auto& c : s.commands) {
+    using K = run::Command::Kind;
+    switch (c.kind) {
+      case K::SetBatch: parts.push_back(fmt::format("batch {}", c.value)); break;
+      case K::SetLearningRate: parts.push_back(fmt::format("lr {:g}", c.lr)); break;
+      case K::SetOptimizer: parts.push_back(core::to_string(c.optimizer)); break;
+      case K::SetPrecision: parts.push_back(core::to_string(c.precision)); break;
+      case K::SetThreads: parts.push_back(fmt::format("{} threads", c.value)); break;
+      case K::Pause: parts.push_back("pause"); break;
+      case K::Resume: parts.push_back("resume"); break;
+      case K::SingleStep: parts.push_back("single step"); break;
+      case K::Reset: break;
+    }
+  }
+  if (s.reset) parts.push_back("reset");
+  if (s.model) parts.push_back("new model");
+  if (s.view) parts.push_back("view");
+  if (s.caption) parts.push_back(s.caption->empty() ? "caption cleared" : "caption");
+  if (s.expect) parts.push_back("expect");
+  if (s.screenshot) parts.push_back("screenshot " + *s.screenshot);
+  if (s.quit) parts.push_back(fmt::format("quit {}", *s.quit));
+  if (parts.empty()) parts.push_back(s.when ? "condition held" : "waited");
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+}  // namespace
+
+LessonSettings settings_of(const core::TrainConfig& c) {
+  LessonSettings s;
+  s.batch = c.batch;
+  s.lr = c.lr;
+  s.optimizer = c.optimizer;
+  s.precision = c.precision;
+  s.hidden = c.hidden;
+  s.activation = c.activation;
+  return s;
+}
+
+std::string running_difference(const core::BackendRun& run, const LessonSettings& s) {
+  const core::BackendRun::Running& r = run.running;
+  std::string out;
+  auto differs = [&](const std::string& what, const std::string& is, const std::string& wanted) {
+    if (is != wanted) out += fmt::format("{}{} {}, not {}", out.empty() ? "" : "; ", what, is, wanted);
+  };
+  if (run.building) out = "a change is still being applied";
+  if (s.batch) differs("batch", std::to_string(r.batch), std::to_string(*s.batch));
+  if (s.lr) differs("lr", fmt::format("{:g}", r.lr), fmt::format("{:g}", *s.lr));
+  if (s.optimizer) differs("optimizer", core::to_string(r.optimizer), core::to_string(*s.optimizer));
+  if (s.precision) differs("precision", core::to_string(r.precision), core::to_string(*s.precision));
+  if (s.activation) differs("activation", core::to_string(r.activation), core::to_string(*s.activation));
+  if (s.hidden) {
+    const std::vector<int> hidden =
+        r.dims.size() >= 2 ? std::vector<int>(r.dims.begin() + 1, r.dims.end() - 1) : std::vector<int>{};
+    differs("hidden layers", hidden_text(hidden), hidden_text(*s.hidden));
+  }
+  return out;
+}
+
+void LessonRunner::fail(const LessonStep& step, const std::string& why) {
+  log_.push_back(fmt::format("step {} FAILED: {}", step.number, why));
+  exit_code_ = 1;
+}
+
+bool LessonRunner::triggered(const LessonStep& step, double now_s, const DashboardView& view) {
+  if (step.at) return now_s - start_s_ >= *step.at;
+  if (step.after) return now_s - previous_s_ >= *step.after;
+  if (!step.when) return true;
+  if (waiting_since_s_ < 0) waiting_since_s_ = now_s;
+  const LessonCondition& c = *step.when;
+  bool holds = true;
+  std::string state;  // where things stand, for a timeout's message
+  for (const auto& [key, bc] : c.backends) {
+    const auto runs = runs_named(view, key);
+    if (runs.empty()) {
+      fail(step, fmt::format("\"when\" names the {} backend, which this session does not train", key));
+      return false;
+    }
+    for (const core::BackendRun* r : runs) {
+      if (r->generation < generation_) {  // the run before a reset this lesson asked for: not the one meant
+        holds = false;
+        state += fmt::format("{}{} not restarted yet", state.empty() ? "" : "; ", r->name);
+        continue;
+      }
+      const long steps = static_cast<long>(r->step_losses.size());
+      state += fmt::format("{}{} at step {}, {} since its last change{}", state.empty() ? "" : "; ", r->name, steps,
+                           r->steps_since_change, r->building ? ", applying a change" : "");
+      if (bc.step && steps < *bc.step) holds = false;
+      if (bc.epoch && static_cast<long>(r->epochs.size()) < *bc.epoch) holds = false;
+      // Since a change of the settings shown: once this backend's trainer runs them (a change just posted is not
+      // applied yet, and its old trainer's steps do not count).
+      if (bc.steps_since_change &&
+          (r->steps_since_change < *bc.steps_since_change ||
+           !running_difference(*r, settings_of(view.config)).empty()))
+        holds = false;
+      if (bc.paused && r->paused != *bc.paused) holds = false;
+    }
+  }
+  if (c.applied && *c.applied) {
+    for (const auto& r : view.runs) {
+      const std::string diff = running_difference(r, settings_of(view.config));
+      if (!diff.empty()) {
+        holds = false;
+        state += fmt::format("{}{} runs {}", state.empty() ? "" : "; ", r.name, diff);
+      }
+    }
+  }
+  if (c.speedup) {
+    const core::BackendRun *gpu = view.run("gpu"), *cpu = view.run("cpu");
+    const bool shown = gpu && cpu && core::live_speedup(*gpu, *cpu).ok();
+    if (shown != *c.speedup) holds = false;
+  }
+  if (!holds && now_s - waiting_since_s_ >= step.timeout)
+    fail(step, fmt::format("\"when\" did not hold within {:g} s ({})", step.timeout, state.empty() ? "-" : state));
+  return holds;
+}
+
+void LessonRunner::run_step(const LessonStep& step, double now_s, const DashboardView& view, LessonHost& host) {
+  const double waited = waiting_since_s_ >= 0 ? now_s - waiting_since_s_ : 0;
+  log_.push_back(fmt::format("step {} at {:.2f} s{}: {}", step.number, now_s - start_s_,
+                             step.when ? fmt::format(" (its condition held after {:.2f} s)", waited) : "",
+                             summary(step)));
+  waiting_since_s_ = -1;
+  previous_s_ = now_s;
+  for (const auto& c : step.commands) host.post(c);
+  if (step.reset || step.model) {  // the runs from before count for nothing in the steps after
+    long newest = 0;
+    for (const auto& r : view.runs) newest = std::max(newest, r.generation);
+    generation_ = newest + 1;
+  }
+  if (step.reset) host.reset(view.config);  // with the settings the controls show
+  if (step.model) {
+    core::TrainConfig cfg = view.config;
+    if (step.model->dataset) cfg.dataset = *step.model->dataset;
+    if (step.model->hidden) cfg.hidden = *step.model->hidden;
+    if (step.model->activation) cfg.activation = *step.model->activation;
+    host.reset(cfg);
+  }
+  if (step.view) host.show(*step.view);
+  if (step.caption) {
+    caption_ = *step.caption;
+    caption_until_s_ = now_s + step.caption_seconds;
+  }
+  if (step.expect) {
+    const LessonExpect& e = *step.expect;
+    std::vector<std::string> problems;
+    for (const auto& [key, settings] : e.backends) {
+      const auto runs = runs_named(view, key);
+      if (runs.empty()) problems.push_back(fmt::format("no {} backend in this session", key));
+      for (const core::BackendRun* r : runs)
+        if (const std::string d = running_difference(*r, settings); !d.empty())
+          problems.push_back(fmt::format("{} runs {}", r->name, d));
+    }
+    if (e.applied)
+      for (const auto& r : view.runs)
+        if (const std::string d = running_difference(r, settings_of(view.config)); !d.empty())
+          problems.push_back(fmt::format("{} does not run the settings shown: {}", r.name, d));
+    if (e.figures_current) {
+      for (const auto& r : view.runs)
+        if (r.kernels.steps_seen() > r.steps_since_change)
+          problems.push_back(fmt::format("{}'s kernel timings hold {} steps, but only {} ran since its last change",
+                                         r.name, r.kernels.steps_seen(), r.steps_since_change));
+      // A speedup is shown only when both trainers (not only their records) run the same work per step.
+      const core::BackendRun *gpu = view.run("gpu"), *cpu = view.run("cpu");
+      if (gpu && cpu && core::live_speedup(*gpu, *cpu).ok()) {
+        LessonSettings same;
+        same.batch = gpu->running.batch;
+        same.optimizer = gpu->running.optimizer;
+        same.precision = gpu->running.precision;
+        if (gpu->running.dims.size() >= 2)
+          same.hidden = std::vector<int>(gpu->running.dims.begin() + 1, gpu->running.dims.end() - 1);
+        if (const std::string d = running_difference(*cpu, same); !d.empty())
+          problems.push_back("a speedup is shown while the CPU runs " + d + " (the GPU's settings)");
+      }
+    }
+    if (!problems.empty()) {
+      std::string all;
+      for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
+      fail(step, "expected " + all);
+      return;
+    }
+    log_.push_back(fmt::format("step {}: as expected", step.number));
+  }
+  if (step.screenshot) {
+    host.screenshot(*step.screenshot);
+    waiting_for_screenshot_ = true;
+    screenshot_step_ = step.number;
+  }
+  if (step.quit) {
+    if (waiting_for_screenshot_)
+      pending_quit_ = *step.quit;
+    else
+      exit_code_ = *step.quit;
+  }
+}
+
+void LessonRunner::update(double now_s, const DashboardView& view, LessonHost& host) {
+  if (start_s_ < 0) start_s_ = previous_s_ = now_s;
+  if (!caption_.empty() && now_s >= caption_until_s_) caption_.clear();
+  if (exit_code_) return;
+  if (waiting_for_screenshot_) {
+    const std::optional<std::string> done = host.screenshot_done();
+    if (!done) return;
+    waiting_for_screenshot_ = false;
+    previous_s_ = now_s;
+    if (!done->empty()) {
+      log_.push_back(fmt::format("step {} FAILED: {}", screenshot_step_, *done));
+      exit_code_ = 1;
+      return;
+    }
+    if (pending_quit_) exit_code_ = std::exchange(pending_quit_, std::nullopt);
+  }
+  while (next_ < lesson_.steps.size() && !waiting_for_screenshot_ && !exit_code_) {
+    const LessonStep& step = lesson_.steps[next_];
+    if (!triggered(step, now_s, view)) break;
+    ++next_;
+    run_step(step, now_s, view, host);
+    // A change made this frame shows in the next frame's view: the following steps look at that one (a "when
+    // applied" right after a "set" must not compare with the settings before it).
+    if (!step.commands.empty() || step.reset || step.model || step.view) break;
+  }
+}
+
+}  // namespace ui

@@ -1,0 +1,356 @@
+// Lesson scripts (ui/lesson.hpp) and their runner (ui/lesson_runner.hpp), without a window: every malformed script is
+// refused naming the file, the step and the field; a lesson's steps run on their triggers (time, conditions, with
+// timeouts), send their commands, wait for screenshots, and check what the trainers run (from BackendRun::running,
+// never from the controls), failing with exit 1 and the difference when it is not what they expect.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "ui/lesson.hpp"
+#include "ui/lesson_runner.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string parse_error(const std::string& text) {
+  try {
+    ui::parse_lesson(text, "l.json");
+  } catch (const core::Error& e) {
+    CHECK(e.kind() == core::ErrorKind::InvalidArgument);
+    return e.what();
+  }
+  return "";
+}
+
+// A backend's record as a worker publishes it: running `cfg` for `steps` steps since its last change.
+core::BackendRun run_of(const std::string& name, const core::TrainConfig& cfg, long steps, long generation = 1) {
+  core::BackendRun r;
+  r.name = name;
+  r.config = cfg;
+  r.running.dims = {784};
+  r.running.dims.insert(r.running.dims.end(), cfg.hidden.begin(), cfg.hidden.end());
+  r.running.dims.push_back(10);
+  r.running.batch = cfg.batch;
+  r.running.activation = cfg.activation;
+  r.running.optimizer = cfg.optimizer;
+  r.running.precision = cfg.precision;
+  r.running.lr = cfg.lr;
+  r.step_losses.assign(static_cast<size_t>(steps), 1.0f);
+  r.steps_since_change = steps;
+  r.generation = generation;
+  return r;
+}
+
+struct FakeHost : ui::LessonHost {
+  std::vector<run::Command> posted;
+  std::vector<core::TrainConfig> resets;
+  std::vector<ui::LessonView> views;
+  std::vector<std::string> shots;
+  std::optional<std::string> shot_result;  // what screenshot_done() returns next
+  void post(const run::Command& c) override { posted.push_back(c); }
+  void reset(const core::TrainConfig& c) override { resets.push_back(c); }
+  void show(const ui::LessonView& v) override { views.push_back(v); }
+  void screenshot(const std::string& path) override { shots.push_back(path); }
+  std::optional<std::string> screenshot_done() override { return std::exchange(shot_result, std::nullopt); }
+};
+
+ui::DashboardView view_of(const core::TrainConfig& settings, std::vector<core::BackendRun> runs) {
+  ui::DashboardView v;
+  v.config = settings;
+  v.runs = std::move(runs);
+  v.live = true;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("a lesson file with every kind of step is read as written") {
+  const ui::Lesson l = ui::parse_lesson(R"({
+    "title": "T", "description": "D",
+    "settings": {"dataset": "spiral", "hidden": "32,16", "batch": 64, "precision": "bf16", "optimizer": "sgd",
+                 "lr": 0.01, "epochs": 3, "limit": 100, "threads": 1, "activation": "gelu"},
+    "window": {"size": "1280x720", "presentation": true, "font_size": 20, "tab": "memory"},
+    "steps": [
+      {"at": 2, "caption": "hello", "caption_seconds": 5},
+      {"after": 1.5, "set": {"batch": 128, "lr": 0.5, "optimizer": "adamw", "precision": "fp16", "threads": 2}},
+      {"when": {"gpu": {"step": 10, "paused": false}, "both": {"steps_since_change": 3}, "applied": true},
+       "timeout": 60, "do": "pause"},
+      {"do": "reset", "model": {"hidden": [8], "activation": "relu", "dataset": "fashion-mnist"}},
+      {"view": {"tab": "kernels", "x_axis": "seconds", "plot": "accuracy", "presentation": false, "font_size": 30,
+                "kernels": "tables"}},
+      {"expect": {"cpu": {"batch": 128, "lr": 0.5, "precision": "fp16", "hidden": [8]}, "applied": true,
+                  "figures": "current"}, "screenshot": "shot.png", "quit": 3}
+    ]})",
+                                        "l.json");
+  CHECK(l.title == "T");
+  REQUIRE(l.steps.size() == 6);
+  const core::TrainConfig cfg = l.apply(core::TrainConfig{});
+  CHECK(cfg.dataset == "spiral");
+  CHECK(cfg.hidden == std::vector<int>{32, 16});
+  CHECK(cfg.batch == 64);
+  CHECK(cfg.precision == core::Precision::BF16);
+  CHECK(cfg.optimizer == core::Optimizer::SGD);
+  CHECK(cfg.activation == core::Activation::GELU);
+  CHECK(cfg.epochs == 3);
+  CHECK(*l.size == "1280x720");
+  CHECK(*l.tab == "memory");
+  CHECK(*l.steps[0].at == 2);
+  CHECK(l.steps[0].caption_seconds == 5);
+  CHECK(*l.steps[1].after == 1.5);
+  REQUIRE(l.steps[1].commands.size() == 5);
+  CHECK(l.steps[1].commands[0].kind == run::Command::Kind::SetBatch);
+  CHECK(l.steps[1].commands[0].value == 128);
+  CHECK(l.steps[1].commands[3].precision == core::Precision::FP16);
+  CHECK(l.steps[2].when->backends.at("gpu").step == 10);
+  CHECK(l.steps[2].when->backends.at("both").steps_since_change == 3);
+  CHECK(l.steps[2].timeout == 60);
+  CHECK(l.steps[2].commands.at(0).kind == run::Command::Kind::Pause);
+  CHECK(l.steps[3].reset);
+  CHECK(l.steps[3].model->hidden == std::vector<int>{8});
+  CHECK(*l.steps[4].view->tab == "kernels");
+  CHECK(*l.steps[4].view->kernels == "tables");
+  CHECK(l.steps[5].expect->backends.at("cpu").hidden == std::vector<int>{8});
+  CHECK(*l.steps[5].quit == 3);
+  CHECK(l.steps[5].number == 6);
+}
+
+TEST_CASE("a malformed lesson is refused naming the file, the step and the field") {
+  const std::string head = R"({"title": "t", "steps": [)";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not json at all", "l.json: not valid JSON at byte"},
+      {R"({"steps": [{"quit": true}]})", "l.json: \"title\": missing"},
+      {R"({"title": "t"})", "\"steps\": missing"},
+      {R"({"title": "t", "steps": []})", "\"steps\": must be a non-empty list"},
+      {R"({"title": "t", "steps": [{"quit": true}], "extra": 1})", "\"extra\": unknown key (allowed: description"},
+      {head + R"({"set": {"batch": "big"}}]})", "l.json: step 1: \"set.batch\": must be an integer 1..65536, not \"big\""},
+      {head + R"({"quit": true}, {"wait": 3}]})", "l.json: step 2: \"wait\": unknown key (allowed: after, at,"},
+      {head + R"({"set": {"batch": 0}}]})", "step 1: \"set.batch\": must be an integer 1..65536, not 0"},
+      {head + R"({"set": {"lr": -1}}]})", "\"set.lr\": must be a number"},
+      {head + R"({"set": {"precision": "fp8"}}]})", "\"set.precision\": must be one of fp32, fp16, bf16, not \"fp8\""},
+      {head + R"({"set": {}}]})", "\"set\": names no setting"},
+      {head + R"({"do": "jump"}]})", "\"do\": must be one of pause, resume, single_step, reset"},
+      {head + R"({"at": 1, "after": 2, "quit": true}]})", "a step has one trigger"},
+      {head + R"({"timeout": 5, "quit": true}]})", "\"timeout\": only a \"when\" step waits"},
+      {head + R"({"caption_seconds": 5, "quit": true}]})", "\"caption_seconds\": goes with a \"caption\""},
+      {head + R"({"when": {}}]})", "\"when\": names no condition"},
+      {head + R"({"when": {"tpu": {"step": 1}}}]})", "\"when.tpu\": unknown key"},
+      {head + R"({"when": {"gpu": {"steps": 1}}}]})", "\"when.gpu.steps\": unknown key"},
+      {head + R"({"model": {"hidden": "64,0"}}]})", "\"model.hidden\": must be layer sizes 1..65536"},
+      {head + R"({"view": {"tab": "roofline"}}]})", "\"view.tab\": must be one of controls, kernels"},
+      {head + R"({"expect": {"both": {"batch": 32.5}}}]})", "\"expect.both.batch\": must be an integer"},
+      {head + R"({"expect": {}}]})", "\"expect\": expects nothing"},
+      {head + R"({"quit": false}]})", "\"quit\": give true"},
+      {head + R"({"quit": 300}]})", "\"quit\": must be an integer 0..255"},
+      {head + R"({}]})", "l.json: step 1: does nothing"},
+      {head + R"(5]})", "l.json: step 1: must be an object"},
+      {head + R"({"screenshot": ""}]})", "\"screenshot\": must be a non-empty string"},
+  };
+  for (const auto& [text, expected] : cases) {
+    CAPTURE(text);
+    const std::string error = parse_error(text);
+    CHECK_MESSAGE(error.find(expected) != std::string::npos, error);
+    CHECK(error.find('\n') == std::string::npos);  // one line
+  }
+}
+
+TEST_CASE("lesson files: unreadable ones, unwritable screenshot paths, batch sizes beyond the data") {
+  const fs::path dir = fs::temp_directory_path() / ("trainscope_test_lesson_" + std::to_string(getpid()));
+  fs::create_directories(dir / "folder");
+  auto load_error = [](const std::string& path) {
+    try {
+      ui::load_lesson(path);
+    } catch (const core::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(load_error((dir / "missing.json").string()).find("does not exist") != std::string::npos);
+  CHECK(load_error((dir / "folder").string()).find("is not a regular file") != std::string::npos);
+  std::ofstream(dir / "huge.json") << std::string(2 << 20, ' ');
+  CHECK(load_error((dir / "huge.json").string()).find("larger than") != std::string::npos);
+  // A screenshot under a regular file (not a folder) cannot be written: refused before anything runs.
+  std::ofstream(dir / "a_file") << "x";
+  const std::string blocked = (dir / "a_file" / "shot.png").string();
+  const std::string error = parse_error(R"({"title": "t", "steps": [{"screenshot": ")" + blocked + R"("}]})");
+  CHECK(error.find("step 1: \"screenshot\": cannot write") != std::string::npos);
+  CHECK(parse_error(R"({"title": "t", "steps": [{"screenshot": ")" + (dir / "folder").string() + R"("}]})")
+            .find("is a folder") != std::string::npos);
+  // A folder that does not exist yet is fine: it is made when the screenshot is written.
+  CHECK(parse_error(R"({"title": "t", "steps": [{"screenshot": ")" + (dir / "new" / "x.png").string() + R"("}]})")
+            .empty());
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "settings": {"batch": 64},
+                                            "steps": [{"quit": true}, {"set": {"batch": 512}}]})",
+                                        "l.json");
+  CHECK_NOTHROW(ui::check_lesson_against_data(l, 1000));
+  try {
+    ui::check_lesson_against_data(l, 100);
+    FAIL("a batch of 512 for 100 samples was accepted");
+  } catch (const core::Error& e) {
+    CHECK(std::string(e.what()).find("l.json: step 2: \"set.batch\": batch 512 is larger than the training set") !=
+          std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the runner: triggers in time, commands through the host, captions that expire, quit") {
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [
+      {"caption": "first", "caption_seconds": 2},
+      {"at": 5, "set": {"batch": 64}},
+      {"after": 1, "view": {"tab": "memory"}},
+      {"do": "reset"},
+      {"quit": 7}]})",
+                                        "l.json");
+  ui::LessonRunner runner(l);
+  FakeHost host;
+  core::TrainConfig cfg;
+  const ui::DashboardView view = view_of(cfg, {run_of("gpu", cfg, 10), run_of("cpu", cfg, 10)});
+  runner.update(100.0, view, host);
+  CHECK(runner.caption() == "first");
+  CHECK(host.posted.empty());  // "at 5" has not come yet
+  runner.update(102.5, view, host);
+  CHECK(runner.caption().empty());  // 2 s are over
+  runner.update(105.0, view, host);
+  REQUIRE(host.posted.size() == 1);
+  CHECK(host.posted[0].value == 64);
+  CHECK(host.views.empty());  // "after 1": a second after the previous step
+  runner.update(105.5, view, host);
+  CHECK(host.views.empty());
+  runner.update(106.1, view, host);
+  REQUIRE(host.views.size() == 1);
+  CHECK(*host.views[0].tab == "memory");
+  runner.update(106.2, view, host);
+  REQUIRE(host.resets.size() == 1);
+  CHECK(host.resets[0].batch == cfg.batch);  // with the settings shown
+  CHECK_FALSE(runner.exit_code());
+  runner.update(106.3, view, host);
+  CHECK(runner.exit_code() == 7);
+  const auto log = runner.take_log();
+  REQUIRE(log.size() == 5);
+  CHECK(log[1].find("step 2 at 5.00 s: batch 64") != std::string::npos);
+}
+
+TEST_CASE("the runner: a condition waits for the trainers, and a reset's old runs count for nothing") {
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [
+      {"set": {"batch": 64}},
+      {"when": {"gpu": {"steps_since_change": 2}}},
+      {"do": "reset"},
+      {"when": {"both": {"step": 1}}, "timeout": 10},
+      {"quit": true}]})",
+                                        "l.json");
+  ui::LessonRunner runner(l);
+  FakeHost host;
+  core::TrainConfig old_cfg, new_cfg;
+  new_cfg.batch = 64;
+  runner.update(0, view_of(old_cfg, {run_of("gpu", old_cfg, 50)}), host);
+  REQUIRE(host.posted.size() == 1);
+  // The settings say 64, the GPU's trainer still runs 128 with 50 steps: its old steps do not count.
+  runner.update(1, view_of(new_cfg, {run_of("gpu", old_cfg, 50)}), host);
+  CHECK(host.resets.empty());
+  core::BackendRun applying = run_of("gpu", new_cfg, 0);
+  applying.building = true;
+  runner.update(2, view_of(new_cfg, {applying}), host);
+  CHECK(host.resets.empty());
+  runner.update(3, view_of(new_cfg, {run_of("gpu", new_cfg, 1)}), host);
+  CHECK(host.resets.empty());
+  runner.update(4, view_of(new_cfg, {run_of("gpu", new_cfg, 2)}), host);
+  REQUIRE(host.resets.size() == 1);
+  // After the reset: the old run (generation 1, 100 steps) is not "step 1" of the new one.
+  runner.update(5, view_of(new_cfg, {run_of("gpu", new_cfg, 100, 1)}), host);
+  CHECK_FALSE(runner.exit_code());
+  runner.update(6, view_of(new_cfg, {run_of("gpu", new_cfg, 1, 2)}), host);
+  runner.update(7, view_of(new_cfg, {run_of("gpu", new_cfg, 1, 2)}), host);
+  CHECK(runner.exit_code() == 0);
+}
+
+TEST_CASE("the runner: a condition that does not hold in time fails the lesson, saying where things stand") {
+  const ui::Lesson l = ui::parse_lesson(
+      R"({"title": "t", "steps": [{"when": {"cpu": {"epoch": 3}}, "timeout": 30}, {"quit": true}]})", "l.json");
+  ui::LessonRunner runner(l);
+  FakeHost host;
+  core::TrainConfig cfg;
+  const auto view = view_of(cfg, {run_of("cpu", cfg, 40)});
+  runner.update(0, view, host);
+  runner.update(29, view, host);
+  CHECK_FALSE(runner.exit_code());
+  runner.update(30.5, view, host);
+  CHECK(runner.exit_code() == 1);
+  const auto log = runner.take_log();
+  REQUIRE_FALSE(log.empty());
+  CHECK(log.back().find("step 1 FAILED: \"when\" did not hold within 30 s (cpu at step 40") != std::string::npos);
+}
+
+TEST_CASE("the runner: expect checks what the trainers run, not what the controls show") {
+  const std::string text = R"({"title": "t", "steps": [
+      {"expect": {"both": {"batch": 512, "optimizer": "sgd", "lr": 0.01, "precision": "fp16"}, "applied": true,
+                  "figures": "current"}},
+      {"quit": true}]})";
+  core::TrainConfig want;
+  want.batch = 512;
+  want.optimizer = core::Optimizer::SGD;
+  want.lr = 0.01f;
+  want.precision = core::Precision::FP16;
+  SUBCASE("both run it: as expected") {
+    ui::LessonRunner runner(ui::parse_lesson(text, "l.json"));
+    FakeHost host;
+    runner.update(0, view_of(want, {run_of("gpu", want, 5), run_of("cpu", want, 5)}), host);
+    runner.update(1, view_of(want, {run_of("gpu", want, 5), run_of("cpu", want, 5)}), host);
+    CHECK(runner.exit_code() == 0);
+  }
+  SUBCASE("the record says fp16 but the GPU's trainer runs fp32") {
+    ui::LessonRunner runner(ui::parse_lesson(text, "l.json"));
+    FakeHost host;
+    core::BackendRun gpu = run_of("gpu", want, 5);
+    gpu.running.precision = core::Precision::FP32;
+    runner.update(0, view_of(want, {gpu, run_of("cpu", want, 5)}), host);
+    CHECK(runner.exit_code() == 1);
+    const auto log = runner.take_log();
+    REQUIRE_FALSE(log.empty());
+    CHECK(log.back().find("gpu runs precision fp32, not fp16") != std::string::npos);
+  }
+  SUBCASE("kernel timings from before the last change") {
+    ui::LessonRunner runner(ui::parse_lesson(text, "l.json"));
+    FakeHost host;
+    core::BackendRun cpu = run_of("cpu", want, 3);
+    const core::StepPlan plan = core::build_step_plan(core::ModelShape({784, 256, 128, 10}), 512,
+                                                      core::Activation::ReLU, core::Optimizer::SGD);
+    for (long s = 0; s < 10; ++s) {
+      core::StepRecord r;
+      r.kernel_ms.assign(plan.entries.size(), 1.0);
+      cpu.kernels.add(plan, r);
+    }
+    runner.update(0, view_of(want, {run_of("gpu", want, 5), cpu}), host);
+    CHECK(runner.exit_code() == 1);
+    CHECK(runner.take_log().back().find("cpu's kernel timings hold 10 steps, but only 3 ran") != std::string::npos);
+  }
+}
+
+TEST_CASE("the runner: a screenshot is waited for; its failure fails the lesson") {
+  const std::string text = R"({"title": "t", "steps": [{"screenshot": "a.png"}, {"caption": "next"}, {"quit": true}]})";
+  core::TrainConfig cfg;
+  const auto view = view_of(cfg, {run_of("cpu", cfg, 1)});
+  {
+    ui::LessonRunner runner(ui::parse_lesson(text, "l.json"));
+    FakeHost host;
+    runner.update(0, view, host);
+    REQUIRE(host.shots == std::vector<std::string>{"a.png"});
+    runner.update(1, view, host);
+    CHECK(runner.caption().empty());  // still waiting for the screenshot
+    host.shot_result = "";
+    runner.update(2, view, host);
+    CHECK(runner.caption() == "next");
+  }
+  {
+    ui::LessonRunner runner(ui::parse_lesson(text, "l.json"));
+    FakeHost host;
+    runner.update(0, view, host);
+    host.shot_result = "cannot write a.png: No space left on device";
+    runner.update(1, view, host);
+    CHECK(runner.exit_code() == 1);
+    CHECK(runner.take_log().back().find("No space left on device") != std::string::npos);
+  }
+}
