@@ -101,52 +101,54 @@ TEST_CASE("pipeline cache file names and headers identify the device and the dri
 }
 
 TEST_CASE("the pipeline cache is saved, reloaded, and a bad file is ignored and replaced") {
-  auto ctx = test::make_context("the pipeline cache");
-  if (!ctx) return;
+  if (!test::vulkan_device_or_skip("the pipeline cache")) return;
+  const test::ValidationWatch validation;
   const fs::path dir = scratch("pipelines");
+  const vk::ContextOptions options{-1, true};
   fs::path file;
   {
-    vk::PipelineCache cache(*ctx, dir);
-    CHECK(cache.note().empty());
-    CHECK(cache.loaded_bytes() == 0);
-    file = cache.path();
+    gpu::SharedDevice device(options, dir);
+    CHECK(device.pipeline_cache_note.empty());
+    CHECK(device.pipeline_cache.loaded_bytes() == 0);
+    file = device.pipeline_cache_path;
     CHECK(file.parent_path() == dir);
-    gpu::Kernels kernels(*ctx, std::nullopt, core::Precision::FP32, cache.handle());
-    CHECK(cache.save().empty());
+    gpu::Kernels kernels(device.context, std::nullopt, core::Precision::FP32, device.pipeline_cache.handle());
+    CHECK(device.save_pipeline_cache().empty());
     REQUIRE(fs::is_regular_file(file));
-    CHECK(fs::file_size(file) >= 32);  // at least the header (lavapipe keeps no more than that)
-    CHECK(cache.save().empty());       // unchanged: nothing to write
+    CHECK(fs::file_size(file) >= 32);           // at least the header (lavapipe keeps no more than that)
+    const auto written = fs::last_write_time(file);
+    CHECK(device.save_pipeline_cache().empty());  // unchanged: nothing to write
+    CHECK(fs::last_write_time(file) == written);
   }
   {
-    vk::PipelineCache again(*ctx, dir);
-    CHECK(again.note().empty());
-    CHECK(again.loaded_bytes() == fs::file_size(file));
+    gpu::SharedDevice again(options, dir);
+    CHECK(again.pipeline_cache_note.empty());
+    CHECK(again.pipeline_cache.loaded_bytes() == fs::file_size(file));
   }
   for (const std::string& bad : {std::string("not a pipeline cache at all, just text"), std::string(10, '\0')}) {
     std::ofstream(file, std::ios::binary | std::ios::trunc) << bad;
-    vk::PipelineCache cache(*ctx, dir);
-    CHECK(cache.note().find("ignored") != std::string::npos);
-    CHECK(cache.loaded_bytes() == 0);
-    gpu::Kernels kernels(*ctx, std::nullopt, core::Precision::FP32, cache.handle());  // compiles all the same
-    CHECK(cache.save().empty());  // and the bad file is replaced by a good one
-    vk::PipelineCache reloaded(*ctx, dir);
-    CHECK(reloaded.note().empty());
-    CHECK(reloaded.loaded_bytes() > 0);
+    gpu::SharedDevice device(options, dir);
+    CHECK(device.pipeline_cache_note.find("ignored") != std::string::npos);
+    CHECK(device.pipeline_cache.loaded_bytes() == 0);
+    gpu::Kernels kernels(device.context, std::nullopt, core::Precision::FP32, device.pipeline_cache.handle());
+    CHECK(device.save_pipeline_cache().empty());  // and the bad file is replaced by a good one
+    gpu::SharedDevice reloaded(options, dir);
+    CHECK(reloaded.pipeline_cache_note.empty());
+    CHECK(reloaded.pipeline_cache.loaded_bytes() > 0);
   }
   fs::remove(file);
   fs::create_directory(file);  // a directory where the file should be: ignored, and saving says why it failed
   {
-    vk::PipelineCache cache(*ctx, dir);
-    CHECK(cache.note().find("not a regular file") != std::string::npos);
-    gpu::Kernels kernels(*ctx, std::nullopt, core::Precision::FP32, cache.handle());
-    CHECK_FALSE(cache.save().empty());
+    gpu::SharedDevice device(options, dir);
+    CHECK(device.pipeline_cache_note.find("ignored") != std::string::npos);
+    gpu::Kernels kernels(device.context, std::nullopt, core::Precision::FP32, device.pipeline_cache.handle());
+    CHECK_FALSE(device.save_pipeline_cache().empty());
   }
   {
-    vk::PipelineCache memory_only(*ctx, {});  // no folder: nothing on disk, no error
-    CHECK(memory_only.path().empty());
-    CHECK(memory_only.save().empty());
+    gpu::SharedDevice memory_only(options, {});  // no folder: nothing on disk, no error
+    CHECK(memory_only.pipeline_cache_path.empty());
+    CHECK(memory_only.save_pipeline_cache().empty());
   }
-  test::check_no_validation_messages(ctx->validation_log());
   fs::remove_all(dir.parent_path());
 }
 

@@ -72,6 +72,12 @@ void validate_against_data(const TrainConfig& c, const DataSplit& data) {
                      bytes / (1ull << 30), shape.real_param_count, kMaxTrainingBytes / (1ull << 30)));
 }
 
+std::string hidden_text(const std::vector<int>& hidden) {
+  std::string text;
+  for (int h : hidden) text += fmt::format("{}{}", text.empty() ? "" : ",", h);
+  return text;
+}
+
 std::vector<int> parse_hidden(const std::string& text) {
   std::vector<int> sizes;
   if (text.empty()) fail("--hidden: the value is empty; give layer sizes separated by commas, e.g. --hidden 256,128");

@@ -75,5 +75,7 @@ inline constexpr double kMaxTrainingBytes = 16.0 * (1ull << 30);  // 16 GiB
 
 // "256,128" -> {256,128}; throws core::Error(InvalidArgument) on empty, zero, negative or non-numeric sizes.
 std::vector<int> parse_hidden(const std::string& text);
+// {256,128} -> "256,128" (the inverse of parse_hidden).
+std::string hidden_text(const std::vector<int>& hidden);
 
 }  // namespace core

@@ -6,12 +6,6 @@
 namespace core {
 namespace {
 
-std::string hidden_text(const std::vector<int>& hidden) {
-  std::string out;
-  for (int h : hidden) out += fmt::format("{}{}", out.empty() ? "" : ",", h);
-  return out;
-}
-
 std::string title(const std::string& name) { return name == "gpu" ? "GPU" : name == "cpu" ? "CPU" : name; }
 
 // Why `run` cannot take part in a live comparison now, or "".

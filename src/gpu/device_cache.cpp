@@ -3,16 +3,79 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <vector>
 
+#include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/progress.hpp"
 #include "gpu/kernels.hpp"
 
 namespace gpu {
 
+namespace {
+
+// The pipeline cache file of `ctx`'s device in `dir` ("" when dir is empty), and its bytes (empty when there is none
+// or it cannot be used: *note says why).
+std::filesystem::path cache_path(vk::Context& ctx, const std::filesystem::path& dir) {
+  if (dir.empty()) return {};
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(ctx.physical_device(), &props);
+  return dir / vk::pipeline_cache_file_name(props);
+}
+
+std::vector<unsigned char> read_cache(const std::filesystem::path& path, std::string* note) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec)) return {};
+  try {
+    const std::string bytes = core::read_regular_file(path.string(), vk::kMaxPipelineCacheBytes, "pipeline cache");
+    return std::vector<unsigned char>(bytes.begin(), bytes.end());
+  } catch (const core::Error& e) {
+    *note = e.what();
+    return {};
+  }
+}
+
+}  // namespace
+
+std::filesystem::path default_cache_dir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg && std::filesystem::path(xdg).is_absolute()) return std::filesystem::path(xdg) / "trainscope";
+  const char* home = std::getenv("HOME");
+  if (home && *home) return std::filesystem::path(home) / ".cache" / "trainscope";
+  return {};
+}
+
 SharedDevice::SharedDevice(const vk::ContextOptions& o, const std::filesystem::path& pipeline_cache_dir)
-    : options(o), context(o), pipeline_cache(context, pipeline_cache_dir) {}
+    : options(o),
+      context(o),
+      pipeline_cache_path(cache_path(context, pipeline_cache_dir)),
+      pipeline_cache(context, pipeline_cache_saved = read_cache(pipeline_cache_path, &pipeline_cache_note)) {
+  if (pipeline_cache_note.empty() && !pipeline_cache.note().empty())
+    pipeline_cache_note = pipeline_cache_path.string() + ": " + pipeline_cache.note();
+  if (!pipeline_cache_note.empty()) {
+    pipeline_cache_note += "; ignored (the pipelines are compiled afresh)";
+    pipeline_cache_saved.clear();  // a bad file is replaced at the next save
+  }
+}
+
+std::string SharedDevice::save_pipeline_cache() noexcept {
+  try {
+    if (pipeline_cache_path.empty()) return "";
+    std::vector<unsigned char> bytes = pipeline_cache.data();
+    if (bytes.empty() || bytes == pipeline_cache_saved) return "";
+    std::error_code ec;
+    std::filesystem::create_directories(pipeline_cache_path.parent_path(), ec);
+    core::write_file_atomically(pipeline_cache_path.string(),
+                                std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                                "the pipeline cache");
+    pipeline_cache_saved = std::move(bytes);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
 
 DeviceDataset::DeviceDataset(vk::Context& ctx, const core::DataSplit& data) : content_id(data.content_id) {
   const core::Dataset& tr = data.train;
@@ -53,8 +116,8 @@ std::shared_ptr<SharedDevice> DeviceCache::device(const vk::ContextOptions& opti
   core::report_progress("creating the device");
   device_ = std::make_shared<SharedDevice>(options, dir_);
   ++counts_.devices;
-  if (!device_->pipeline_cache.note().empty() && !save_warned_)
-    std::cerr << "trainscope: warning: pipeline cache " << device_->pipeline_cache.note() << "\n";
+  if (!device_->pipeline_cache_note.empty())
+    std::cerr << "trainscope: warning: pipeline cache " << device_->pipeline_cache_note << "\n";
   return device_;
 }
 
@@ -67,7 +130,7 @@ std::shared_ptr<const Kernels> DeviceCache::kernels(const std::shared_ptr<Shared
     ++counts_.kernel_sets;
     core::report_progress(fmt::format("compiling {} kernels", core::to_string(precision)));
     slot = std::make_shared<const Kernels>(device->context, std::nullopt, precision, pipelines);
-    if (const std::string error = device->pipeline_cache.save(); !error.empty() && !save_warned_) {
+    if (const std::string error = device->save_pipeline_cache(); !error.empty() && !save_warned_) {
       std::cerr << "trainscope: warning: pipeline cache not saved (the kernels are compiled again next time): "
                 << error << "\n";
       save_warned_ = true;

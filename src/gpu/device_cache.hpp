@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/config.hpp"
 #include "core/dataset.hpp"
@@ -22,13 +24,25 @@ namespace gpu {
 
 class Kernels;
 
-// One Vulkan device for compute, shared by the trainers that use it, with its pipeline cache (on disk in
-// `pipeline_cache_dir` when not empty).
+// $XDG_CACHE_HOME/trainscope when XDG_CACHE_HOME is an absolute path, else $HOME/.cache/trainscope; empty when
+// neither variable is set (then nothing is kept on disk).
+std::filesystem::path default_cache_dir();
+
+// One Vulkan device for compute, shared by the trainers that use it, with its pipeline cache: read from
+// `pipeline_cache_dir`/vk::pipeline_cache_file_name() when that folder is given (a file that cannot be read, is too
+// large or belongs to another device or driver is ignored, with a note), written back by save_pipeline_cache().
 struct SharedDevice {
   SharedDevice(const vk::ContextOptions& options, const std::filesystem::path& pipeline_cache_dir);
+  // Writes the pipeline cache atomically (core::write_file_atomically) when its bytes changed since they were read or
+  // last written. Returns "" or why it could not be written (the cache keeps working in memory). Never throws.
+  std::string save_pipeline_cache() noexcept;
+
   vk::ContextOptions options;
   vk::Context context;
-  vk::PipelineCache pipeline_cache;
+  std::filesystem::path pipeline_cache_path;        // empty: in memory only
+  std::string pipeline_cache_note;                  // "" or why the file on disk was not used
+  std::vector<unsigned char> pipeline_cache_saved;  // the bytes on disk (read or last written)
+  vk::PipelineCache pipeline_cache;                 // after the members above: made from them
   double peak_gbps = 0;  // the measured copy bandwidth, GB/s (0: not measured yet); a property of the device
 };
 
@@ -43,7 +57,7 @@ struct DeviceDataset {
 
 class DeviceCache {
  public:
-  // pipeline_cache_dir: where compiled pipelines are kept between runs (vk::default_cache_dir()); empty: nowhere.
+  // pipeline_cache_dir: where compiled pipelines are kept between runs (default_cache_dir()); empty: nowhere.
   explicit DeviceCache(std::filesystem::path pipeline_cache_dir = {}) : dir_(std::move(pipeline_cache_dir)) {}
   ~DeviceCache();
   DeviceCache(const DeviceCache&) = delete;

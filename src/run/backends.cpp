@@ -6,7 +6,6 @@
 #include "cpu/trainer.hpp"
 #include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
-#include "vk/pipeline_cache.hpp"
 #include "run/session.hpp"
 
 namespace run {
@@ -18,7 +17,7 @@ std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg) {
       // One device cache per GPU backend: its rebuilds (batch size, optimizer, precision) and resets reuse the Vulkan
       // device, the compiled kernels and the uploaded dataset; compiled pipelines are kept on disk in
       // $XDG_CACHE_HOME/trainscope. Only that backend's worker thread uses it.
-      auto cache = std::make_shared<gpu::DeviceCache>(vk::default_cache_dir());
+      auto cache = std::make_shared<gpu::DeviceCache>(gpu::default_cache_dir());
       specs.push_back(
           {name, [cache](const core::TrainConfig& c, const core::DataSplit& d, const std::vector<float>& p) {
              return gpu::make_trainer(c, d, p, cache.get());

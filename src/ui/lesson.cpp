@@ -3,17 +3,14 @@
 #include "ui/lesson.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "ui/dashboard.hpp"
 #include "ui/style.hpp"
 
@@ -21,9 +18,6 @@ namespace ui {
 namespace {
 
 using json = nlohmann::json;
-namespace fs = std::filesystem;
-
-constexpr size_t kMaxLessonBytes = size_t{1} << 20;
 
 // Where a value sits, for messages: "lesson.json: step 3".
 struct Where {
@@ -112,18 +106,10 @@ core::Activation activation(const Where& w, const json& v, const std::string& f)
   return one_of(w, v, f, {"relu", "gelu"}) == "gelu" ? core::Activation::GELU : core::Activation::ReLU;
 }
 
-// A path a screenshot can be written to: not a folder, and under a folder that exists (and is writable) or can be
-// made (ui::write_png creates missing folders).
+// A path a screenshot can be written to (core::check_output_path: not a folder, in a folder that exists and takes a
+// new file), named with the file, the step and the field in the message.
 void check_output(const Where& w, const std::string& path, const std::string& field) {
-  if (path.empty()) w.fail(field, "must be a file name, e.g. \"docs/lesson.png\"");
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) w.fail(field, fmt::format("{} is a folder; give a file name", path));
-  fs::path dir = fs::absolute(path, ec).parent_path();
-  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.parent_path()) dir = dir.parent_path();
-  if (!fs::is_directory(dir, ec))
-    w.fail(field, fmt::format("cannot write {}: {} is not a folder", path, dir.string()));
-  if (access(dir.c_str(), W_OK) != 0)
-    w.fail(field, fmt::format("cannot write {}: the folder {} is not writable", path, dir.string()));
+  core::check_output_path(path, fmt::format("{}{}: \"{}\":", w.file, w.step.empty() ? "" : ": " + w.step, field));
 }
 
 LessonSettings settings_of(const Where& w, const json& v, const std::string& field) {
@@ -345,24 +331,13 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
 }
 
 Lesson load_lesson(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  std::string why;
-  if (ec || !fs::exists(status))
-    why = "does not exist";
-  else if (!fs::is_regular_file(status))
-    why = "is not a regular file";
-  else if (fs::file_size(path, ec) > kMaxLessonBytes)
-    why = fmt::format("is larger than {} KiB (a lesson is a small JSON file)", kMaxLessonBytes >> 10);
-  std::stringstream contents;
-  if (why.empty()) {
-    std::ifstream in(path, std::ios::binary);
-    contents << in.rdbuf();
-    if (!in) why = "cannot be read";
+  std::string contents;
+  try {
+    contents = core::read_regular_file(path, core::kMaxSmallFileBytes, "lesson file");
+  } catch (const core::Error& e) {  // a file the command line named: bad input (exit 2), said with the option
+    throw core::Error(core::ErrorKind::InvalidArgument, fmt::format("--script: {}", e.what()));
   }
-  if (!why.empty())
-    throw core::Error(core::ErrorKind::InvalidArgument, fmt::format("--script {}: the lesson file {}", path, why));
-  return parse_lesson(contents.str(), path);
+  return parse_lesson(contents, path);
 }
 
 void check_lesson_against_data(const Lesson& lesson, int train_count) {

@@ -126,11 +126,11 @@ struct Lesson {
 
 // Parses and checks `text` (the contents of `file`). Throws core::Error(InvalidArgument) with one line naming the
 // file, the step and the field, e.g. `lesson.json: step 3: "batch": must be an integer 1..65536, not "big"`.
-// Screenshot paths are checked to be writable (an existing folder, or one that can be created).
+// Screenshot paths are checked to be writable (core::check_output_path: in an existing folder that takes a new file).
 Lesson parse_lesson(const std::string& text, const std::string& file);
 
-// Reads `path` (a regular file of at most 1 MiB) and parses it. Throws core::Error(InvalidArgument) as parse_lesson,
-// also for a file that cannot be read.
+// Reads `path` (core::read_regular_file: a regular file of at most 1 MiB) and parses it. Throws
+// core::Error(InvalidArgument) as parse_lesson, also for a file that cannot be read ("--script: lesson file ...").
 Lesson load_lesson(const std::string& path);
 
 // Checks that need the dataset: every batch size (start and steps) at most `train_count`. Throws as parse_lesson.

@@ -10,12 +10,6 @@
 namespace ui {
 namespace {
 
-std::string hidden_text(const std::vector<int>& h) {
-  std::string s;
-  for (int x : h) s += (s.empty() ? "" : ",") + std::to_string(x);
-  return s;
-}
-
 // The runs a lesson's backend key names: "both" every run, else the one of that name (none: empty).
 std::vector<const core::BackendRun*> runs_named(const DashboardView& view, const std::string& key) {
   std::vector<const core::BackendRun*> out;
@@ -81,7 +75,7 @@ std::string running_difference(const core::BackendRun& run, const LessonSettings
   if (s.hidden) {
     const std::vector<int> hidden =
         r.dims.size() >= 2 ? std::vector<int>(r.dims.begin() + 1, r.dims.end() - 1) : std::vector<int>{};
-    differs("hidden layers", hidden_text(hidden), hidden_text(*s.hidden));
+    differs("hidden layers", core::hidden_text(hidden), core::hidden_text(*s.hidden));
   }
   return out;
 }

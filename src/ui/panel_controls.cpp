@@ -24,12 +24,6 @@ constexpr const char* kRecipe =
 
 int hardware_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
-std::string hidden_text(const std::vector<int>& hidden) {
-  std::string h;
-  for (size_t i = 0; i < hidden.size(); ++i) h += (i ? "," : "") + std::to_string(hidden[i]);
-  return h;
-}
-
 void post_batch(Controller& c, int batch) {
   run::Command cmd(run::Command::Kind::SetBatch);
   cmd.value = std::clamp(batch, 1, 65536);
@@ -86,12 +80,13 @@ Controller& null_controller() {
 }
 
 void Controls::sync_model(const core::TrainConfig& cfg) {
-  const std::string model = fmt::format("{}|{}|{}", cfg.dataset, hidden_text(cfg.hidden), core::to_string(cfg.activation));
+  const std::string model =
+      fmt::format("{}|{}|{}", cfg.dataset, core::hidden_text(cfg.hidden), core::to_string(cfg.activation));
   if (model == synced_model_) return;
   synced_model_ = model;
   dataset_ = cfg.dataset == "spiral" ? 1 : 0;
   activation_ = cfg.activation == core::Activation::GELU ? 1 : 0;
-  std::snprintf(hidden_, sizeof hidden_, "%s", hidden_text(cfg.hidden).c_str());
+  std::snprintf(hidden_, sizeof hidden_, "%s", core::hidden_text(cfg.hidden).c_str());
 }
 
 void Controls::draw(const DashboardView& view, Controller* controller) {
