@@ -151,3 +151,47 @@ TEST_CASE("the window without a Vulkan driver: the message names Vulkan, and xvf
   CHECK(r.out.find("There is no display") != std::string::npos);
   CHECK(r.out.find("xvfb-run") != std::string::npos);
 }
+
+TEST_CASE("a malformed lesson is refused before the window opens: exit 2, the file, the step and the field") {
+  const fs::path lesson = scratch() / "bad_lesson.json";
+  std::ofstream(lesson) << R"({"title": "t", "steps": [{"quit": true}, {"set": {"precision": "fp8"}}]})";
+  // No display at all: the refusal comes before the window would have failed to open.
+  const Result r = run("env -u DISPLAY -u WAYLAND_DISPLAY", "dashboard --script '" + lesson.string() + "'");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find(lesson.string() + ": step 2: \"set.precision\": must be one of fp32, fp16, bf16") !=
+        std::string::npos);
+  const Result missing = run("env -u DISPLAY", "dashboard --script '" + (scratch() / "nope.json").string() + "'");
+  CHECK(missing.code == 2);
+  CHECK(missing.out.find("--script") != std::string::npos);
+}
+
+TEST_CASE("end to end under Xvfb: a lesson changes the settings and resets; both trainers run what it set") {
+  if (!have("xvfb-run")) {
+    test::skip("the scripted dashboard", "xvfb-run is not installed (apt-get install xvfb xauth)");
+    return;
+  }
+  if (!test::vulkan_device_or_skip("the scripted dashboard")) return;
+  const char* source = std::getenv("TRAINSCOPE_SOURCE_DIR");
+  REQUIRE_MESSAGE(source != nullptr, "set TRAINSCOPE_SOURCE_DIR (ctest does)");
+  const std::string lesson = (fs::path(source) / "tests" / "lessons" / "e2e-settings.json").string();
+  const Result r = run("xvfb-run -a -s '-screen 0 1024x768x24'", "dashboard --script '" + lesson + "'");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("FAILED") == std::string::npos);
+  size_t expected = 0;
+  for (size_t at = r.out.find("as expected"); at != std::string::npos; at = r.out.find("as expected", at + 1))
+    ++expected;
+  CHECK(expected == 4);  // every "expect" step held
+  CHECK(r.out.find("step 13") != std::string::npos);  // it ran to its end
+
+  // The same checks can fail: a lesson that expects what was not set ends with exit 1 and says what differs.
+  const fs::path wrong = scratch() / "wrong.json";
+  std::ofstream(wrong) << R"({"title": "t", "settings": {"dataset": "spiral", "hidden": [8], "batch": 16},
+      "steps": [{"when": {"both": {"step": 2}}, "timeout": 240},
+                {"expect": {"both": {"batch": 999}}}, {"quit": true}]})";
+  const Result w = run("xvfb-run -a -s '-screen 0 1024x768x24'", "dashboard --script '" + wrong.string() + "'");
+  INFO(w.out);
+  CHECK(w.code == 1);
+  CHECK(w.out.find("step 2 FAILED: expected gpu runs batch 16, not 999") != std::string::npos);
+}
