@@ -166,16 +166,19 @@ void Dashboard::draw_tab(Tab tab, const DashboardView& view, Controller* control
 }
 
 void Dashboard::draw_caption(const std::string& caption) const {
-  // Large, over the top of the plots, in a box that reads on both themes; wrapped to the plots' width.
+  // Large, in the top right of the loss plot's data area (after the first steps a loss curve runs low and to the
+  // right, and the markers' labels start at the left), at most 70% of its width; a box that reads on both themes.
+  const Plot& plot = loss.top_plot();
   ImFont* font = ImGui::GetFont();
-  const float size = 1.35f * ImGui::GetFontSize();
-  const float pad = 0.5f * ImGui::GetFontSize();
-  const float wrap = drawn_.plots_max.x - drawn_.plots_min.x - 4 * pad;
+  const float size = 1.2f * ImGui::GetFontSize();
+  const float pad = 0.4f * ImGui::GetFontSize();
+  const ImVec2 area_min = plot.plot_min(), area_max = plot.plot_max();
+  const float wrap = std::max(4 * size, 0.7f * (area_max.x - area_min.x) - 2 * pad);
   const ImVec2 text = font->CalcTextSizeA(size, FLT_MAX, wrap, caption.c_str());
-  const ImVec2 min(drawn_.plots_min.x + pad, drawn_.plots_min.y + ImGui::GetFrameHeightWithSpacing() + 2 * pad);
-  const ImVec2 max(min.x + text.x + 2 * pad, min.y + text.y + 2 * pad);
+  const ImVec2 max(area_max.x - pad, area_min.y + pad + text.y + 2 * pad);
+  const ImVec2 min(max.x - text.x - 2 * pad, area_min.y + pad);
   ImDrawList* dl = ImGui::GetForegroundDrawList();
-  dl->AddRectFilled(min, max, IM_COL32(16, 16, 16, 225), 0.3f * pad);
+  dl->AddRectFilled(min, max, IM_COL32(16, 16, 16, 215), 0.3f * pad);
   dl->AddText(font, size, ImVec2(min.x + pad, min.y + pad), IM_COL32(255, 255, 255, 255), caption.c_str(), nullptr,
               wrap);
 }

@@ -134,12 +134,14 @@ void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
                                           Plot::help_text()).c_str());
   };
   const float ttl = ttl_row ? row : 0.0f;
+  loss_drawn_ = true;
   if (both) {
     const float accuracy_height = std::max(accuracy_min, 0.32f * avail) - style.ItemSpacing.y;
     loss_plot_.draw("loss", losses, markers, ImVec2(0, avail - accuracy_height - ttl - style.ItemSpacing.y),
                     header_prefix);
     accuracy_plot_.draw("accuracy", accuracies, {}, ImVec2(0, accuracy_height));
   } else if (show_accuracy) {
+    loss_drawn_ = false;
     accuracy_plot_.draw("accuracy", accuracies, {}, ImVec2(0, avail - ttl), header_prefix);
   } else {
     loss_plot_.draw("loss", losses, markers, ImVec2(0, avail - ttl), header_prefix);

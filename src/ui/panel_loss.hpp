@@ -21,6 +21,8 @@ struct LossCurves {
 
   const Plot& loss_plot() const { return loss_plot_; }
   bool accuracy_shown() const { return accuracy_shown_; }  // as of the last draw()
+  // The plot at the top of the panel in the last draw(): the loss plot, or the accuracy plot when it replaced it.
+  const Plot& top_plot() const { return loss_drawn_ ? loss_plot_ : accuracy_plot_; }
 
  private:
   void draw_time_to_loss(const DashboardView& view);
@@ -28,6 +30,7 @@ struct LossCurves {
   Plot loss_plot_;
   Plot accuracy_plot_;
   bool accuracy_shown_ = false;
+  bool loss_drawn_ = true;
   std::vector<std::string> marker_labels_;  // kept alive for the PlotMarker pointers of one frame
 };
 
