@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/options.hpp"
 #include "ui/dashboard.hpp"
 #include "ui/style.hpp"
 
@@ -58,6 +59,33 @@ long integer(const Where& w, const json& v, const std::string& field, long lo, l
   return v.get<long>();
 }
 
+// A setting checked with its rule from core/options.hpp (the command line's): "the batch size must be 1..65536".
+long integer(const Where& w, const json& v, const std::string& field, const core::IntRule& rule) {
+  bool ok = v.is_number_integer();
+  if (ok) {
+    try {
+      core::check(rule, v.get<long long>());
+    } catch (const core::Error&) {
+      ok = false;
+    }
+  }
+  if (!ok) w.fail(field, fmt::format("{} must be an integer {}, not {}", rule.what, core::allowed(rule), shown(v)));
+  return static_cast<long>(v.get<long long>());
+}
+
+double number(const Where& w, const json& v, const std::string& field, const core::RealRule& rule) {
+  bool ok = v.is_number();
+  if (ok) {
+    try {
+      core::check(rule, v.get<double>());
+    } catch (const core::Error&) {
+      ok = false;
+    }
+  }
+  if (!ok) w.fail(field, fmt::format("{} must be a number {}, not {}", rule.what, core::allowed(rule), shown(v)));
+  return v.get<double>();
+}
+
 bool boolean(const Where& w, const json& v, const std::string& field) {
   if (!v.is_boolean()) w.fail(field, fmt::format("must be true or false, not {}", shown(v)));
   return v.get<bool>();
@@ -88,7 +116,8 @@ std::vector<int> hidden_sizes(const Where& w, const json& v, const std::string& 
     std::vector<int> sizes;
     bool ok = true;
     for (const auto& x : v) {
-      ok = ok && x.is_number_integer() && x.get<long>() >= 1 && x.get<long>() <= 65536;
+      ok = ok && x.is_number_integer() && x.get<long long>() >= core::rules::hidden.min &&
+           x.get<long long>() <= core::rules::hidden.max;
       if (ok) sizes.push_back(static_cast<int>(x.get<long>()));
     }
     if (ok) return sizes;
@@ -116,8 +145,8 @@ LessonSettings settings_of(const Where& w, const json& v, const std::string& fie
   only_keys(w, v, field, {"batch", "lr", "optimizer", "precision", "hidden", "activation"});
   LessonSettings s;
   const auto f = [&](const char* key) { return field + "." + key; };
-  if (v.contains("batch")) s.batch = static_cast<int>(integer(w, v["batch"], f("batch"), 1, 65536));
-  if (v.contains("lr")) s.lr = static_cast<float>(number(w, v["lr"], f("lr"), 1e-9, 10));
+  if (v.contains("batch")) s.batch = static_cast<int>(integer(w, v["batch"], f("batch"), core::rules::batch));
+  if (v.contains("lr")) s.lr = static_cast<float>(number(w, v["lr"], f("lr"), core::rules::lr));
   if (v.contains("optimizer")) s.optimizer = optimizer(w, v["optimizer"], f("optimizer"));
   if (v.contains("precision")) s.precision = precision(w, v["precision"], f("precision"));
   if (v.contains("hidden")) s.hidden = hidden_sizes(w, v["hidden"], f("hidden"));
@@ -168,12 +197,12 @@ LessonStep step_of(const Where& w, const json& v) {
     using K = run::Command::Kind;
     if (o.contains("batch")) {
       run::Command c(K::SetBatch);
-      c.value = static_cast<int>(integer(w, o["batch"], "set.batch", 1, 65536));
+      c.value = static_cast<int>(integer(w, o["batch"], "set.batch", core::rules::batch));
       s.commands.push_back(c);
     }
     if (o.contains("lr")) {
       run::Command c(K::SetLearningRate);
-      c.lr = static_cast<float>(number(w, o["lr"], "set.lr", 1e-9, 10));
+      c.lr = static_cast<float>(number(w, o["lr"], "set.lr", core::rules::lr));
       s.commands.push_back(c);
     }
     if (o.contains("optimizer")) {
@@ -188,7 +217,7 @@ LessonStep step_of(const Where& w, const json& v) {
     }
     if (o.contains("threads")) {
       run::Command c(K::SetThreads);
-      c.value = static_cast<int>(integer(w, o["threads"], "set.threads", 1, 1024));
+      c.value = static_cast<int>(integer(w, o["threads"], "set.threads", core::rules::threads));
       s.commands.push_back(c);
     }
     if (s.commands.empty()) w.fail("set", "names no setting");
@@ -219,7 +248,7 @@ LessonStep step_of(const Where& w, const json& v) {
     if (o.contains("plot")) view.accuracy = one_of(w, o["plot"], "view.plot", {"loss", "accuracy"}) == "accuracy";
     if (o.contains("presentation")) view.presentation = boolean(w, o["presentation"], "view.presentation");
     if (o.contains("font_size"))
-      view.font_size = static_cast<float>(number(w, o["font_size"], "view.font_size", kMinFontSize, kMaxFontSize));
+      view.font_size = static_cast<float>(number(w, o["font_size"], "view.font_size", core::rules::font_size));
     if (o.contains("kernels")) view.kernels = one_of(w, o["kernels"], "view.kernels", {"bars", "precisions", "tables"});
     s.view = view;
   }
@@ -301,11 +330,11 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
     if (o.contains("dataset")) l.dataset = one_of(w, o["dataset"], "settings.dataset", {"fashion-mnist", "spiral"});
     if (o.contains("hidden")) l.hidden = hidden_sizes(w, o["hidden"], "settings.hidden");
     if (o.contains("activation")) l.activation = activation(w, o["activation"], "settings.activation");
-    if (o.contains("batch")) l.batch = static_cast<int>(integer(w, o["batch"], "settings.batch", 1, 65536));
-    if (o.contains("epochs")) l.epochs = static_cast<int>(integer(w, o["epochs"], "settings.epochs", 1, 10000));
-    if (o.contains("limit")) l.limit = static_cast<int>(integer(w, o["limit"], "settings.limit", 0, 1L << 30));
-    if (o.contains("threads")) l.threads = static_cast<int>(integer(w, o["threads"], "settings.threads", 0, 1024));
-    if (o.contains("lr")) l.lr = static_cast<float>(number(w, o["lr"], "settings.lr", 1e-9, 10));
+    if (o.contains("batch")) l.batch = static_cast<int>(integer(w, o["batch"], "settings.batch", core::rules::batch));
+    if (o.contains("epochs")) l.epochs = static_cast<int>(integer(w, o["epochs"], "settings.epochs", core::rules::epochs));
+    if (o.contains("limit")) l.limit = static_cast<int>(integer(w, o["limit"], "settings.limit", core::rules::limit));
+    if (o.contains("threads")) l.threads = static_cast<int>(integer(w, o["threads"], "settings.threads", core::rules::threads));
+    if (o.contains("lr")) l.lr = static_cast<float>(number(w, o["lr"], "settings.lr", core::rules::lr));
     if (o.contains("optimizer")) l.optimizer = optimizer(w, o["optimizer"], "settings.optimizer");
     if (o.contains("precision")) l.precision = precision(w, o["precision"], "settings.precision");
   }
@@ -315,7 +344,7 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
     if (o.contains("size")) l.size = text(w, o["size"], "window.size");
     if (o.contains("presentation")) l.presentation = boolean(w, o["presentation"], "window.presentation");
     if (o.contains("font_size"))
-      l.font_size = static_cast<float>(number(w, o["font_size"], "window.font_size", kMinFontSize, kMaxFontSize));
+      l.font_size = static_cast<float>(number(w, o["font_size"], "window.font_size", core::rules::font_size));
     if (o.contains("tab")) l.tab = one_of(w, o["tab"], "window.tab", {"controls", "kernels", "memory", "bandwidth"});
   }
   if (!root.contains("steps")) w.fail("steps", "missing: a lesson has a list of steps");
