@@ -56,7 +56,7 @@ inline constexpr RealRule max_fps{"--max-fps", "the frame-rate cap", 0, 1000, fa
 inline constexpr IntRule frames{"--frames", "the number of frames", 0, 100000000, "0: until the window is closed"};
 }  // namespace rules
 
-// "1..65536", "> 0 and <= 10", "in [0, 1)": the allowed values in words.
+// "1..65536", "a number > 0 and <= 10", "in [0, 1)", "a finite number >= 0": the allowed values in words.
 std::string allowed(const IntRule& rule);
 std::string allowed(const RealRule& rule);
 

@@ -82,7 +82,7 @@ double number(const Where& w, const json& v, const std::string& field, const cor
       ok = false;
     }
   }
-  if (!ok) w.fail(field, fmt::format("{} must be a number {}, not {}", rule.what, core::allowed(rule), shown(v)));
+  if (!ok) w.fail(field, fmt::format("{} must be {}, not {}", rule.what, core::allowed(rule), shown(v)));
   return v.get<double>();
 }
 
