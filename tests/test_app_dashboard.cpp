@@ -195,3 +195,21 @@ TEST_CASE("end to end under Xvfb: a lesson changes the settings and resets; both
   CHECK(w.code == 1);
   CHECK(w.out.find("step 2 FAILED: expected gpu runs batch 16, not 999") != std::string::npos);
 }
+
+TEST_CASE("SIGTERM closes the dashboard cleanly: settings saved, exit code 143") {
+  if (!have("xvfb-run")) {
+    test::skip("the dashboard and SIGTERM", "xvfb-run is not installed (apt-get install xvfb xauth)");
+    return;
+  }
+  if (!test::vulkan_device_or_skip("the dashboard and SIGTERM")) return;
+  const fs::path settings = scratch() / "config" / "trainscope" / "settings.json";
+  fs::remove(settings);
+  // timeout sends SIGTERM to trainscope after 15 s of an endless run; --preserve-status: trainscope's exit code.
+  // Before the fix SIGTERM killed it (also 143 in a shell) and nothing was saved.
+  const Result r = run("xvfb-run -a -s '-screen 0 1280x720x24' timeout --preserve-status -s TERM 15",
+                       "dashboard --dataset spiral --hidden 16 --size 1280x720");
+  INFO(r.out);
+  CHECK(r.code == 143);
+  CHECK(r.out.find("SIGTERM: closing the dashboard") != std::string::npos);
+  CHECK(fs::exists(settings));
+}

@@ -10,6 +10,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <thread>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -49,8 +52,8 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-// Runs the binary with `args`, stdout and stderr captured through files (no shell, no quoting).
-Result run_cli(const std::vector<std::string>& args) {
+// Starts the binary with `args`, stdout and stderr going to files (no shell, no quoting); returns its pid.
+pid_t start_cli(const std::vector<std::string>& args) {
   const char* binary = std::getenv("TRAINSCOPE_BINARY");
   REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
   const std::string out_path = (scratch_dir() / "stdout.txt").string();
@@ -66,14 +69,22 @@ Result run_cli(const std::vector<std::string>& args) {
   const int rc = posix_spawn(&pid, binary, &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   REQUIRE_MESSAGE(rc == 0, "cannot start " << binary);
+  return pid;
+}
+
+// Waits for the process start_cli started; a death by a signal reads as 128 + the signal, as in a shell.
+Result finish_cli(pid_t pid) {
   int status = 0;
   waitpid(pid, &status, 0);
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
+  r.out = slurp(scratch_dir() / "stdout.txt");
+  r.err = slurp(scratch_dir() / "stderr.txt");
   return r;
 }
+
+// Runs the binary with `args` to its end.
+Result run_cli(const std::vector<std::string>& args) { return finish_cli(start_cli(args)); }
 
 std::string joined(const std::vector<std::string>& args) {
   std::string s;
@@ -205,6 +216,40 @@ TEST_CASE("--report -: the JSON report alone on standard output, the summary on 
   const nlohmann::json j = nlohmann::json::parse(r.out);  // throws (fails) if anything else is on stdout
   CHECK(j["backends"][0]["name"] == "cpu");
   CHECK(r.err.find("cpu  epoch 1/1") != std::string::npos);
+}
+
+TEST_CASE("SIGINT / SIGTERM during train: both backends stop, the summary and the report (interrupted) follow") {
+  // Before the fix the first signal ended the process at once: no summary, no report of the epochs done.
+  for (const int signal : {SIGINT, SIGTERM}) {
+    CAPTURE(signal);
+    const fs::path report = scratch_dir() / "interrupted.json";
+    fs::remove(report);
+    const std::string backends = test::no_vulkan_device() ? "cpu" : "gpu,cpu";
+    const pid_t pid = start_cli({"train", "--dataset", "spiral", "--spiral-points", "200", "--hidden", "16", "--batch",
+                                 "32", "--epochs", "10000", "--backend", backends, "--report", report.string()});
+    // Once the CPU has finished an epoch (the GPU may not have yet), interrupt.
+    bool epoch_done = false;
+    for (int i = 0; i < 1200 && !epoch_done; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      epoch_done = slurp(scratch_dir() / "stdout.txt").find("cpu  epoch 1/10000") != std::string::npos;
+    }
+    ::kill(pid, signal);
+    const Result r = finish_cli(pid);
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(epoch_done);
+    CHECK(r.code == 128 + signal);  // 130 / 143
+    CHECK(r.err.find("stopping after the current step") != std::string::npos);
+    CHECK(r.out.find("interrupted (") != std::string::npos);
+    CHECK(r.out.find("step (total)") != std::string::npos);  // the kernel table of the summary
+    REQUIRE(fs::exists(report));
+    const nlohmann::json j = nlohmann::json::parse(slurp(report));
+    CHECK(j["interrupted"] == true);
+    for (const auto& b : j["backends"]) {
+      CHECK_FALSE(b.contains("error"));  // stopped, not failed
+      CHECK(b["epochs"].size() < 10000);
+    }
+    CHECK(j["backends"].size() == (backends == "cpu" ? 1u : 2u));
+  }
 }
 
 TEST_CASE("--report to a character device writes into it and never replaces it (defect: /dev/full replaced)") {

@@ -14,6 +14,7 @@
 #include "core/files.hpp"
 #include "core/options.hpp"
 #include "run/data.hpp"
+#include "run/interrupt.hpp"
 #include "run/session.hpp"
 #include "core/metrics.hpp"
 #include "ui/dashboard.hpp"
@@ -198,6 +199,12 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
 
 int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   core::TrainConfig& cfg = o.config;
+  // Ctrl-C / SIGTERM close the window as its close button does (training stopped, settings saved); a second signal
+  // exits at once. Before any thread exists (see InterruptWatch).
+  run::InterruptWatch interrupt([](int signal) {
+    std::cerr << fmt::format("trainscope: {}: closing the dashboard (again to quit at once)\n",
+                             run::InterruptWatch::name(signal));
+  });
   finish_config(o);
   // Checked already as text (app/option_checks.hpp); again here for callers that fill DashboardOptions directly.
   core::check(core::rules::frames, d.frames);
@@ -268,7 +275,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   bool final_requested = false, final_done = false;
   int exit_code = 0;
   if (lesson) fmt::print("lesson: {} ({} steps)\n", lesson->lesson().title, lesson->lesson().steps.size());
-  for (int frame = 0; !window->should_close(); ++frame) {
+  for (int frame = 0; !window->should_close() && !interrupt.signal(); ++frame) {
     ui::DashboardView view;
     view.runs = session.snapshot();
     model.update(view.runs);
@@ -350,7 +357,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   for (const auto& r : session.snapshot())
     if (!r.error.empty()) std::cerr << "trainscope: " << r.name << " stopped: " << r.error << "\n";
   if (cfg.validation) std::cerr << vk::describe_validation(vk::validation_totals());
-  return exit_code;
+  return interrupt.signal() ? interrupt.exit_code() : exit_code;
 }
 
 }  // namespace app

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <optional>
 
 #include "app/commands.hpp"
@@ -19,6 +20,7 @@
 #include "core/report.hpp"
 #include "core/step_plan.hpp"
 #include "run/data.hpp"
+#include "run/interrupt.hpp"
 #include "run/session.hpp"
 #include "vk/device.hpp"
 #include "vk/devices.hpp"
@@ -237,6 +239,16 @@ std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
 
 int run_train(TrainOptions& o) {
   core::TrainConfig& cfg = o.config;
+  // Ctrl-C / SIGTERM: the first stops every backend after its current step, then the summary and the report (marked
+  // "interrupted") follow; a second exits at once. First, before any thread exists (see InterruptWatch).
+  std::mutex session_mutex;
+  run::Session* session = nullptr;
+  run::InterruptWatch interrupt([&](int signal) {
+    std::cerr << fmt::format("\ntrainscope: {}: stopping after the current step (again to quit at once)\n",
+                             run::InterruptWatch::name(signal));
+    std::lock_guard lock(session_mutex);
+    if (session) session->request_stop();
+  });
   // --report -: the report is standard output's only content; everything else trainscope prints goes to stderr.
   std::optional<StdoutToStderr> stdout_to_stderr;
   if (o.report == "-") stdout_to_stderr.emplace();
@@ -255,9 +267,27 @@ int run_train(TrainOptions& o) {
   core::validate_against_data(cfg, data);
   print_header(cfg, data);
 
+  if (interrupt.signal()) return interrupt.exit_code();  // interrupted while loading: nothing trained, no report
   Progress progress(cfg);
-  const std::vector<core::BackendRun> runs = run::train(cfg, data, run::backends_from_config(cfg), progress);
+  std::vector<core::BackendRun> runs;
+  {
+    run::Session training(cfg, data, run::backends_from_config(cfg), progress);
+    {
+      std::lock_guard lock(session_mutex);
+      session = &training;
+      if (interrupt.signal()) training.request_stop();
+    }
+    training.start();
+    training.wait();
+    std::lock_guard lock(session_mutex);
+    session = nullptr;
+    runs = training.snapshot();
+  }
   progress.finish();
+  if (interrupt.signal())
+    fmt::print("interrupted ({}): every backend stopped after its current step; below, what was done until then "
+               "(a partial epoch is not counted as an epoch)\n\n",
+               run::InterruptWatch::name(interrupt.signal()));
 
   SummaryContext context;
   if (devices && !devices->empty()) {
@@ -284,14 +314,14 @@ int run_train(TrainOptions& o) {
   if (!o.report.empty()) {
     try {
       stdout_to_stderr.reset();  // --report -: the JSON alone goes to the real standard output
-      core::write_report_json(o.report, cfg, runs);
+      core::write_report_json(o.report, cfg, runs, interrupt.signal() != 0);
       if (o.report != "-") fmt::print("report: {}\n", o.report);
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: " << e.what() << "\n";
       code = 1;
     }
   }
-  return code;
+  return interrupt.signal() ? interrupt.exit_code() : code;
 }
 
 }  // namespace app

@@ -113,19 +113,21 @@ nlohmann::json backend_json(const BackendRun& run) {
 
 }  // namespace
 
-nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs) {
+nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs, bool interrupted) {
   nlohmann::json backends = nlohmann::json::array();
   for (const auto& r : runs) backends.push_back(backend_json(r));
   const Speedup s = run_speedup(runs);
   nlohmann::json j = {{"config", config_json(config)},
                       {"backends", backends},
-                      {"speedup", s.ok() ? nlohmann::json(s.value) : nlohmann::json(nullptr)}};
+                      {"speedup", s.ok() ? nlohmann::json(s.value) : nlohmann::json(nullptr)},
+                      {"interrupted", interrupted}};
   if (!s.ok()) j["speedup_reason"] = s.reason;
   return j;
 }
 
-void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs) {
-  write_json_atomically(path, report_json(config, runs));
+void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs,
+                       bool interrupted) {
+  write_json_atomically(path, report_json(config, runs, interrupted));
 }
 
 void write_json_atomically(const std::string& path, const nlohmann::json& json) {

@@ -30,14 +30,16 @@ inline constexpr size_t kReportStepLosses = 50;
 //                  "memory_fp32": the same keys for the same model in fp32 (Trainer::memory_usage_fp32)}],
 //    "speedup": gpu samples/s / cpu samples/s over the finished epochs (core::run_speedup: both finished an epoch
 //               with the same model, batch size, precision and optimizer), or null,
-//    "speedup_reason": why the speedup is null (only then), e.g. "GPU did not finish an epoch"}
+//    "speedup_reason": why the speedup is null (only then), e.g. "GPU did not finish an epoch",
+//    "interrupted": true when SIGINT/SIGTERM stopped the run early (the epochs are those finished before), else false}
 // Units as in core::KernelRow; accuracy is a fraction in [0, 1].
-nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs);
+nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs, bool interrupted = false);
 
 // Writes report_json() to `path` with core::write_file_atomically (a temporary file beside it, fsync, rename; a
 // device, FIFO or "-" written directly, a symlink kept), so that a reader never sees half a report. Throws
 // core::Error(Io) naming the path, the reason and what to do when it cannot be written.
-void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs);
+void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs,
+                       bool interrupted = false);
 
 // Writes `json` (indented, with a final newline) to `path` atomically as above; throws core::Error(Io).
 void write_json_atomically(const std::string& path, const nlohmann::json& json);

@@ -1,0 +1,73 @@
+// run::InterruptWatch in a child process: the first SIGINT/SIGTERM reaches on_first (ordinary code on the watch's
+// thread) and the program goes on to end cleanly; a second one ends the process at once with 128 + the signal.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <thread>
+#include <vector>
+
+#include "run/interrupt.hpp"
+
+namespace {
+
+// Forks a child that installs a watch, reports "ready" and "first signal seen" through a pipe, then either ends
+// cleanly with the watch's exit code or (slow_shutdown) sleeps as a long clean-up would. The parent sends `signals`,
+// waiting for the child's report after the first, and returns the child's wait status.
+int run_child(const std::vector<int>& signals, bool slow_shutdown) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    run::InterruptWatch watch([&](int) { [[maybe_unused]] auto n = ::write(fds[1], "F", 1); });
+    [[maybe_unused]] auto n = ::write(fds[1], "R", 1);
+    while (!watch.signal()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (slow_shutdown) std::this_thread::sleep_for(std::chrono::seconds(60));  // a second signal must cut this
+    ::_exit(watch.exit_code());
+  }
+  ::close(fds[1]);
+  char c = 0;
+  REQUIRE(::read(fds[0], &c, 1) == 1);
+  CHECK(c == 'R');
+  for (size_t i = 0; i < signals.size(); ++i) {
+    ::kill(pid, signals[i]);
+    if (i == 0) {
+      REQUIRE(::read(fds[0], &c, 1) == 1);
+      CHECK(c == 'F');
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("the first SIGINT or SIGTERM is handled in ordinary code and the program ends cleanly with 130 / 143") {
+  for (const int signal : {SIGINT, SIGTERM}) {
+    CAPTURE(signal);
+    const int status = run_child({signal}, false);
+    REQUIRE(WIFEXITED(status));  // not killed by the signal: it was taken by the watch
+    CHECK(WEXITSTATUS(status) == 128 + signal);
+  }
+}
+
+TEST_CASE("a second signal ends the process at once, during a slow clean shutdown") {
+  const int status = run_child({SIGTERM, SIGINT}, true);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGINT);  // _exit from the watch, not the end of the 60 s clean-up
+}
+
+TEST_CASE("the watch restores the signal mask it found") {
+  sigset_t before, after;
+  pthread_sigmask(SIG_SETMASK, nullptr, &before);
+  { run::InterruptWatch watch(nullptr); }
+  pthread_sigmask(SIG_SETMASK, nullptr, &after);
+  CHECK(sigismember(&before, SIGINT) == sigismember(&after, SIGINT));
+  CHECK(sigismember(&before, SIGTERM) == sigismember(&after, SIGTERM));
+}
