@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <ctime>
 
 namespace run {
@@ -41,14 +42,21 @@ void InterruptWatch::watch() {
   const sigset_t set = watched_signals();
   // A short timeout, so that the destructor's done_ is seen; the signals themselves wake the wait at once.
   const timespec timeout{0, 100'000'000};
+  // One request often arrives as two signals within milliseconds: a terminal's Ctrl-C goes to the whole process
+  // group, and `timeout` or `kill 0` signal the child and then the group. A second signal counts as "again" only
+  // after this much time, as a person pressing Ctrl-C a second time does.
+  constexpr auto kSameRequest = std::chrono::milliseconds(500);
+  std::chrono::steady_clock::time_point first_at;
   while (!done_) {
     const int got = sigtimedwait(&set, nullptr, &timeout);
     if (got < 0) continue;  // EAGAIN (timeout) or EINTR
     if (signal_.load() == 0) {
       signal_ = got;
+      first_at = std::chrono::steady_clock::now();
       if (on_first_) on_first_(got);
       continue;
     }
+    if (std::chrono::steady_clock::now() - first_at < kSameRequest) continue;
     // The second: no clean-up, no report; only a line saying why the process ends (write(2): nothing buffered).
     const std::string line = fmt::format("\ntrainscope: {} again: exiting at once\n", name(got));
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());

@@ -15,7 +15,8 @@ class InterruptWatch {
  public:
   // Blocks SIGINT and SIGTERM in the calling thread; threads created afterwards inherit that, so construct the
   // watch before any other thread exists (a thread started earlier would still die of the signal). on_first(signal)
-  // runs on the watch's thread for the first signal; a second one writes a line to stderr and calls
+  // runs on the watch's thread for the first signal; a second one (at least 0.5 s later: the
+  // copies of one request that a process group receives together do not count) writes a line to stderr and calls
   // _exit(128 + signal) (130 for SIGINT, 143 for SIGTERM), the shell's convention for "killed by that signal".
   explicit InterruptWatch(std::function<void(int signal)> on_first);
   ~InterruptWatch();  // stops watching and restores the signal mask
