@@ -5,23 +5,32 @@
 #include "kernel_params.h"
 
 layout(std430, binding = 0) writeonly buffer Dinp { STORE_T dinp[]; };
-layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
-layout(std430, binding = 2) readonly buffer Weight { STORE_T weight[]; };
-
 layout(push_constant) uniform Push { MatmulBackwardParams p; };
 
-#define A_AT(m, k) load_t(dout[(m) * p.OC + (k)])
-#define B_AT(k, n) load_t(weight[(k) * p.C + (n)])
 #define A_K_FAST 1
 #define B_N_FAST 1
+#if GEMM_TEXEL
+layout(binding = 1) uniform TEXEL_SAMPLER dout;
+layout(binding = 2) uniform TEXEL_SAMPLER weight;
+#define A_TEX dout
+#define B_TEX weight
+#define A_LD p.OC
+#define B_LD p.C
+#include "gemm_texel.glsl"
+#else
+layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
+layout(std430, binding = 2) readonly buffer Weight { STORE_T weight[]; };
+#define A_AT(m, k) load_t(dout[(m) * p.OC + (k)])
+#define B_AT(k, n) load_t(weight[(k) * p.C + (n)])
 #include "gemm.glsl"
+#endif
 
 void main() {
   gemm_tile(p.B, p.C, p.OC);
-  for (uint i = 0; i < THREAD_M; ++i) {
+  [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
     uint b = gemm_row(i);
     if (b >= p.B) continue;
-    for (uint j = 0; j < THREAD_N; ++j) {
+    [[unroll]] for (uint j = 0; j < THREAD_N; ++j) {
       uint c = gemm_col(j);
       if (c < p.C) dinp[b * p.C + c] = store_t(acc[i * THREAD_N + j]);
     }

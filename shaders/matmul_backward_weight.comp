@@ -5,23 +5,32 @@
 #include "kernel_params.h"
 
 layout(std430, binding = 0) writeonly buffer Dweight { STORE_T dweight[]; };
-layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
-layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
-
 layout(push_constant) uniform Push { MatmulBackwardParams p; };
 
-#define A_AT(m, k) load_t(dout[(k) * p.OC + (m)])
-#define B_AT(k, n) load_t(inp[(k) * p.C + (n)])
 #define A_K_FAST 0
 #define B_N_FAST 1
+#if GEMM_TEXEL
+layout(binding = 1) uniform TEXEL_SAMPLER dout;
+layout(binding = 2) uniform TEXEL_SAMPLER inp;
+#define A_TEX dout
+#define B_TEX inp
+#define A_LD p.OC
+#define B_LD p.C
+#include "gemm_texel.glsl"
+#else
+layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
+layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
+#define A_AT(m, k) load_t(dout[(k) * p.OC + (m)])
+#define B_AT(k, n) load_t(inp[(k) * p.C + (n)])
 #include "gemm.glsl"
+#endif
 
 void main() {
   gemm_tile(p.OC, p.C, p.B);
-  for (uint i = 0; i < THREAD_M; ++i) {
+  [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
     uint o = gemm_row(i);
     if (o >= p.OC) continue;
-    for (uint j = 0; j < THREAD_N; ++j) {
+    [[unroll]] for (uint j = 0; j < THREAD_N; ++j) {
       uint c = gemm_col(j);
       if (c < p.C) dweight[o * p.C + c] = store_t(acc[i * THREAD_N + j]);
     }

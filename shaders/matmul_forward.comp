@@ -7,25 +7,35 @@
 
 layout(std430, binding = 0) writeonly buffer Out { STORE_T out_[]; };
 layout(std430, binding = 1) writeonly buffer Preact { STORE_T preact[]; };
-layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
-layout(std430, binding = 3) readonly buffer Weight { STORE_T weight[]; };
 layout(std430, binding = 4) readonly buffer Bias { STORE_T bias[]; };
 
 layout(push_constant) uniform Push { MatmulForwardParams p; };
 
-#define A_AT(m, k) load_t(inp[(m) * p.C + (k)])
-#define B_AT(k, n) load_t(weight[(n) * p.C + (k)])
 #define A_K_FAST 1
 #define B_N_FAST 0
+#if GEMM_TEXEL
+layout(binding = 2) uniform TEXEL_SAMPLER inp;
+layout(binding = 3) uniform TEXEL_SAMPLER weight;
+#define A_TEX inp
+#define B_TEX weight
+#define A_LD p.C
+#define B_LD p.C
+#include "gemm_texel.glsl"
+#else
+layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
+layout(std430, binding = 3) readonly buffer Weight { STORE_T weight[]; };
+#define A_AT(m, k) load_t(inp[(m) * p.C + (k)])
+#define B_AT(k, n) load_t(weight[(n) * p.C + (k)])
 #include "gemm.glsl"
+#endif
 #include "activation.glsl"
 
 void main() {
   gemm_tile(p.B, p.OC, p.C);
-  for (uint i = 0; i < THREAD_M; ++i) {
+  [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
     uint b = gemm_row(i);
     if (b >= p.B) continue;
-    for (uint j = 0; j < THREAD_N; ++j) {
+    [[unroll]] for (uint j = 0; j < THREAD_N; ++j) {
       uint o = gemm_col(j);
       if (o >= p.OC) continue;
       float v = acc[i * THREAD_N + j] + load_t(bias[o]);

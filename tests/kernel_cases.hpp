@@ -38,7 +38,8 @@ struct GemmShape {
 };
 inline const std::vector<GemmShape>& gemm_shapes() {
   static const std::vector<GemmShape> shapes = {{1, 5, 3},    {7, 17, 10}, {33, 70, 65},
-                                                {33, 130, 10}, {64, 64, 64}, {260, 120, 270}};
+                                                {33, 130, 10}, {64, 64, 64}, {260, 120, 270},
+                                                {33, 68, 12}};  // the last: 4-wide loads in all three forms, odd B
   return shapes;
 }
 

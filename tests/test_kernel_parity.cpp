@@ -172,11 +172,11 @@ std::vector<Values> cpu_run(const core::KernelDef& def, const test::KernelCase& 
 
 struct Gpu {
   std::unique_ptr<vk::Context> ctx = test::make_context("the GPU kernels");
-  std::map<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>, std::unique_ptr<gpu::Kernels>> kernels;
+  std::map<std::pair<int, std::string>, std::unique_ptr<gpu::Kernels>> kernels;
 
-  const gpu::Kernels& get(Precision p, const gpu::GemmTiles& t) {
-    auto& k = kernels[{int(p), t.tile_m, t.tile_n, t.tile_k, t.thread_m, t.thread_n}];
-    if (!k) k = std::make_unique<gpu::Kernels>(*ctx, t, p);
+  const gpu::Kernels& get(Precision p, const gpu::GemmConfig& g) {
+    auto& k = kernels[{int(p), g.name()}];
+    if (!k) k = std::make_unique<gpu::Kernels>(*ctx, g, p);
     return *k;
   }
 
@@ -197,7 +197,7 @@ struct Gpu {
     for (const vk::Buffer* b : bound)
       if (b) ranges.push_back({b});
     vk::DescriptorPool pool(*ctx, 1, static_cast<uint32_t>(ranges.size()));
-    VkDescriptorSet set = pool.allocate(*ctx, k.pipeline(def.op), ranges);
+    VkDescriptorSet set = pool.allocate(*ctx, k.pipeline(c.entry), ranges);
     const core::KernelArgs args = def.args(c.entry, c.step);
     ctx->run_one_shot([&](VkCommandBuffer cmd) { k.dispatch(cmd, c.entry, set, args); });
     std::vector<Values> out(in.size());
@@ -241,7 +241,7 @@ std::map<std::string, RoundingCount>& rounding_counts() {
 void compare(const core::KernelDef& def, const test::KernelCase& c, Precision p, const std::vector<Values>& got,
              const std::vector<Values>& ref, const std::string& who) {
   const core::Tolerance tol = core::tolerance(p), tol32 = core::tolerance(Precision::FP32);
-  const std::string summary = std::string(def.name) + " " + core::to_string(p) + " " + who.substr(0, who.find(' '));
+  const std::string summary = std::string(def.name) + " " + core::to_string(p) + " " + who.substr(0, who.find(" ["));
   Summary& sum = summaries()[summary];
   for (size_t i = 0; i < def.bindings.size(); ++i) {
     const core::BindingDef& b = def.bindings[i];
@@ -370,11 +370,14 @@ TEST_CASE("every kernel of the table: GPU and tuned CPU against the plain refere
         }
 
         if (!gpu_runs) continue;
-        for (const gpu::GemmTiles& t : gpu::variants_to_test(def, gpu.ctx->limits())) {
-          const std::string who = "gpu " + std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) + "x" +
-                                  std::to_string(t.tile_k) + "/" + std::to_string(t.thread_m) + "x" +
-                                  std::to_string(t.thread_n);
-          compare(def, c, p, gpu.run(gpu.get(p, t), def, c, in), ref, def.grid == core::Grid::Gemm ? who : "gpu");
+        for (const gpu::GemmConfig& g : gpu::variants_to_test(def, *gpu.ctx, p)) {
+          const gpu::Kernels& k = gpu.get(p, g);
+          std::string who = "gpu";
+          if (def.grid == core::Grid::Gemm) {  // "gpu texel/vec4 [texel 8x64, 8x8 per invocation]"
+            const gpu::GemmVariant v = k.gemm_variant(c.entry);
+            who += std::string(" ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") + " [" + g.name() + "]";
+          }
+          compare(def, c, p, gpu.run(k, def, c, in), ref, who);
         }
       }
     }

@@ -62,10 +62,15 @@ Reflection reflect(std::span<const uint32_t> words) {
 }  // namespace
 
 TEST_CASE("every compiled shader variant declares the table's bindings and the shared push-constant layout") {
+  int texel_variants = 0;
   for (const core::KernelDef& def : core::kernel_table())
-    for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16}) {
-      const std::string suffix = p == Precision::FP32 ? "" : std::string("_") + core::to_string(p);
-      const std::string name = def.name + suffix;
+    for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
+      for (const char* path : {"", "_texel"}) {  // the GEMMs' texel variant (gpu/gemm_config.hpp) binds the same
+      const bool texel = *path != 0;
+      if (texel && def.grid != core::Grid::Gemm) continue;
+      texel_variants += texel;
+      const std::string name = std::string(def.name) + path +
+                               (p == Precision::FP32 ? "" : std::string("_") + core::to_string(p));
       CAPTURE(name);
       const vk::EmbeddedShader* shader = nullptr;
       for (const auto& s : vk::embedded_shaders())
@@ -80,6 +85,7 @@ TEST_CASE("every compiled shader variant declares the table's bindings and the s
       REQUIRE(r.push_members * 4 == def.params_bytes);
       for (uint32_t m = 0; m < r.push_members; ++m) CHECK(r.push_offsets[m] == 4 * m);
     }
+  CHECK(texel_variants == 9);  // three GEMM kernels in three precisions
 }
 
 TEST_CASE("precision_supported: fp32 always, 16-bit storage variants only with storageBuffer16BitAccess") {

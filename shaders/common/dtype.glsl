@@ -50,6 +50,17 @@
 #endif
 // fp16 trains with dynamic loss scaling (LossScalerBuffer in kernel_params.h): the softmax scales dlogits by the scale,
 // the optimizers skip overflowed steps and unscale the gradients. bf16 has fp32's exponent range and needs none.
+// The GEMM operands of the texel variant (gemm_texel.glsl): fp32 and fp16 through float views (RGBA32F / R32F,
+// RGBA16F / R16F: the fetch widens fp16 exactly), bf16 through integer views of its bits (RGBA16UI / R16UI).
+// [[unroll]]: loops over a register block must unroll, or its array is indexed at run time and lives in memory.
+#extension GL_EXT_control_flow_attributes : require
+#if defined(GEMM_TEXEL)
+#if defined(DTYPE_BF16)
+#define TEXEL_SAMPLER usamplerBuffer
+#else
+#define TEXEL_SAMPLER samplerBuffer
+#endif
+#endif
 #if defined(DTYPE_FP16)
 #define LOSS_SCALING 1
 #else

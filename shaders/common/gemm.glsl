@@ -32,7 +32,7 @@ void gemm_tile(uint M, uint N, uint K) {
   const uint m0 = gl_WorkGroupID.y * TILE_M;
   const uint n0 = gl_WorkGroupID.x * TILE_N;
 
-  for (uint i = 0; i < THREAD_M * THREAD_N; ++i) acc[i] = 0.0;
+  [[unroll]] for (uint i = 0; i < THREAD_M * THREAD_N; ++i) acc[i] = 0.0;
 
   for (uint k0 = 0; k0 < K; k0 += TILE_K) {
     // Stage the A slice (TILE_M x TILE_K) and the B slice (TILE_K x TILE_N); zero outside the matrix.
@@ -59,10 +59,10 @@ void gemm_tile(uint M, uint N, uint K) {
     for (uint k = 0; k < TILE_K; ++k) {
       float a[THREAD_M];
       float b[THREAD_N];
-      for (uint i = 0; i < THREAD_M; ++i) a[i] = tile_a[k * TILE_M + gl_LocalInvocationID.y * THREAD_M + i];
-      for (uint j = 0; j < THREAD_N; ++j) b[j] = tile_b[k * TILE_N + gl_LocalInvocationID.x * THREAD_N + j];
-      for (uint i = 0; i < THREAD_M; ++i)
-        for (uint j = 0; j < THREAD_N; ++j) acc[i * THREAD_N + j] = fma(a[i], b[j], acc[i * THREAD_N + j]);
+      [[unroll]] for (uint i = 0; i < THREAD_M; ++i) a[i] = tile_a[k * TILE_M + gl_LocalInvocationID.y * THREAD_M + i];
+      [[unroll]] for (uint j = 0; j < THREAD_N; ++j) b[j] = tile_b[k * TILE_N + gl_LocalInvocationID.x * THREAD_N + j];
+      [[unroll]] for (uint i = 0; i < THREAD_M; ++i)
+        [[unroll]] for (uint j = 0; j < THREAD_N; ++j) acc[i * THREAD_N + j] = fma(a[i], b[j], acc[i * THREAD_N + j]);
     }
     // WAR on tile_a/tile_b: nobody may overwrite the tiles for the next slice while others still read this one.
     barrier();

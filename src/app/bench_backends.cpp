@@ -189,9 +189,7 @@ std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, 
     throw core::Error(core::ErrorKind::Vulkan, fmt::format("{} has no timestamp queries on its compute queue",
                                                            ctx.info().name));
   const gpu::Kernels kernels(ctx);
-  const auto& t = kernels.tiles();
-  const std::string tiling = fmt::format("GEMM tiles {}x{}x{}, {}x{} per invocation", t.tile_m, t.tile_n, t.tile_k,
-                                         t.thread_m, t.thread_n);
+  const std::string tiling = kernels.gemm_config().name();
   const std::string device_name = ctx.info().name + (ctx.info().software ? " [software Vulkan: runs on the CPU]" : "");
   vk::DescriptorPool pool(ctx, static_cast<uint32_t>(cases.size()), 5);
   vk::TimestampQueries queries(ctx, 2);
@@ -217,8 +215,8 @@ std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, 
     if (op == core::Op::MatmulForward) r = {{&out}, {&pre}, {&x}, {&w}, {&bias}};
     else if (op == core::Op::MatmulBackwardData) r = {{&out}, {&d}, {&w}};
     else r = {{&out}, {&d}, {&x}};
-    const VkDescriptorSet set = pool.allocate(ctx, kernels.pipeline(op), r);
     const core::PlanEntry entry{.op = op, .B = g.B, .C = g.C, .OC = g.OC};
+    const VkDescriptorSet set = pool.allocate(ctx, kernels.pipeline(entry), r);
     const core::KernelArgs args = core::kernel_def(op).args(entry, core::StepArgs{});
     auto dispatch = [&](VkCommandBuffer cmd) { kernels.dispatch(cmd, entry, set, args); };
     // One submission per sample: a timestamp, the dispatch, a timestamp when the compute stage is done.

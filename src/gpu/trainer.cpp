@@ -307,7 +307,7 @@ VkDescriptorSet VulkanTrainer::make_set(const core::PlanEntry& e, bool evaluatio
   std::vector<BufferRange> ranges;
   for (const core::BindingDef& b : def.bindings)
     if (core::present(b.when, cfg_.precision)) ranges.push_back(resolve(b.role, e.layer, evaluation));
-  return pool_.allocate(ctx_, kernels_.pipeline(e.op), ranges);
+  return pool_.allocate(ctx_, kernels_.pipeline(e), ranges);
 }
 
 void VulkanTrainer::build_descriptor_sets() {

@@ -12,7 +12,10 @@ Buffer::Buffer(Context& ctx, VkDeviceSize bytes, MemoryKind kind, std::string na
     : size_(bytes), name_(std::move(name)) {
   VkDevice dev = ctx.device();
   buffer_ = create_buffer(
-      dev, bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      dev, bytes,
+      // texel views: the GEMM operands of the texel variant (gpu/gemm_config.hpp)
+      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+          VK_BUFFER_USAGE_TRANSFER_DST_BIT,
       name_);
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev, buffer_.get(), &req);

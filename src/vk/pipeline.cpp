@@ -3,10 +3,25 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "vk/embedded_shaders.hpp"
 
 namespace vk {
+
+// Bytes of one texel of the formats the kernels' texel views use.
+static VkDeviceSize texel_bytes(VkFormat format) {
+  switch (format) {
+    case VK_FORMAT_R32G32B32A32_SFLOAT: return 16;
+    case VK_FORMAT_R16G16B16A16_SFLOAT:
+    case VK_FORMAT_R16G16B16A16_UINT: return 8;
+    case VK_FORMAT_R32_SFLOAT: return 4;
+    case VK_FORMAT_R16_SFLOAT:
+    case VK_FORMAT_R16_UINT: return 2;
+    default: throw core::Error(core::ErrorKind::Internal, fmt::format("texel view of unexpected format {}", int(format)));
+  }
+}
 
 static std::span<const uint32_t> find_spirv(const std::string& kernel) {
   for (const auto& s : embedded_shaders())
@@ -15,8 +30,12 @@ static std::span<const uint32_t> find_spirv(const std::string& kernel) {
 }
 
 ComputePipeline::ComputePipeline(Context& ctx, const std::string& kernel, uint32_t bindings,
-                                 uint32_t push_constant_bytes, std::span<const uint32_t> spec, VkPipelineCache cache)
-    : kernel_(kernel), bindings_(bindings), push_bytes_(push_constant_bytes) {
+                                 uint32_t push_constant_bytes, std::span<const uint32_t> spec,
+                                 std::span<const BindingKind> kinds, VkPipelineCache cache)
+    : kernel_(kernel), bindings_(bindings), kinds_(kinds.begin(), kinds.end()), push_bytes_(push_constant_bytes) {
+  if (!kinds_.empty() && kinds_.size() != bindings)
+    throw core::Error(core::ErrorKind::Internal,
+                      fmt::format("{}: {} binding kinds for {} bindings", kernel, kinds_.size(), bindings));
   VkDevice dev = ctx.device();
   auto spirv = find_spirv(kernel);
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -28,7 +47,7 @@ ComputePipeline::ComputePipeline(Context& ctx, const std::string& kernel, uint32
 
   std::vector<VkDescriptorSetLayoutBinding> layout_bindings(bindings);
   for (uint32_t i = 0; i < bindings; ++i)
-    layout_bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    layout_bindings[i] = {i, binding_kind(i).type, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   li.bindingCount = bindings;
   li.pBindings = layout_bindings.data();
@@ -65,11 +84,12 @@ ComputePipeline::ComputePipeline(Context& ctx, const std::string& kernel, uint32
 
 DescriptorPool::DescriptorPool(Context& ctx, uint32_t max_sets, uint32_t max_bindings) {
   VkDevice dev = ctx.device();
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, max_sets * max_bindings};
+  const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, max_sets * max_bindings},
+                                       {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, max_sets * max_bindings}};
   VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pi.maxSets = max_sets;
-  pi.poolSizeCount = 1;
-  pi.pPoolSizes = &size;
+  pi.poolSizeCount = 2;
+  pi.pPoolSizes = sizes;
   VkDescriptorPool pool = VK_NULL_HANDLE;
   check(vkCreateDescriptorPool(dev, &pi, nullptr, &pool), "vkCreateDescriptorPool");
   pool_ = Handle<VkDescriptorPool>(pool, [dev](VkDescriptorPool p) { vkDestroyDescriptorPool(dev, p, nullptr); });
@@ -89,16 +109,32 @@ VkDescriptorSet DescriptorPool::allocate(Context& ctx, const ComputePipeline& pi
   VkDescriptorSet set = VK_NULL_HANDLE;
   check(vkAllocateDescriptorSets(ctx.device(), &ai, &set), "vkAllocateDescriptorSets");
   std::vector<VkDescriptorBufferInfo> infos(ranges.size());
+  std::vector<VkBufferView> views(ranges.size(), VK_NULL_HANDLE);
   std::vector<VkWriteDescriptorSet> writes(ranges.size());
+  VkDevice dev = ctx.device();
   for (size_t i = 0; i < ranges.size(); ++i) {
     const auto& r = ranges[i];
-    infos[i] = {r.buffer->handle(), r.offset, r.range ? r.range : VK_WHOLE_SIZE};
+    const BindingKind kind = pipeline.binding_kind(static_cast<uint32_t>(i));
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[i].dstSet = set;
     writes[i].dstBinding = static_cast<uint32_t>(i);
     writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
+    writes[i].descriptorType = kind.type;
+    if (kind.type == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+      const VkDeviceSize texel = texel_bytes(kind.texel_format);
+      const VkDeviceSize bytes = r.range ? r.range : r.buffer->size() - r.offset;
+      VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+      vi.buffer = r.buffer->handle();
+      vi.format = kind.texel_format;
+      vi.offset = r.offset;
+      vi.range = std::max<VkDeviceSize>(bytes / texel, 1) * texel;
+      check(vkCreateBufferView(dev, &vi, nullptr, &views[i]), "vkCreateBufferView");
+      views_.emplace_back(views[i], [dev](VkBufferView v) { vkDestroyBufferView(dev, v, nullptr); });
+      writes[i].pTexelBufferView = &views[i];
+    } else {
+      infos[i] = {r.buffer->handle(), r.offset, r.range ? r.range : VK_WHOLE_SIZE};
+      writes[i].pBufferInfo = &infos[i];
+    }
   }
   vkUpdateDescriptorSets(ctx.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
   return set;

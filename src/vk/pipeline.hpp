@@ -13,15 +13,24 @@
 
 namespace vk {
 
+// What one binding of a kernel takes: a storage buffer (the default), or a uniform texel buffer read through a view of
+// the given format (DescriptorPool::allocate makes the view).
+struct BindingKind {
+  VkDescriptorType type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+  VkFormat texel_format = VK_FORMAT_UNDEFINED;  // VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER only
+};
+
 class ComputePipeline {
  public:
   ComputePipeline() = default;
-  // kernel: an embedded shader name (vk::embedded_shaders()). bindings: number of storage buffers (binding 0..n-1).
-  // push_constant_bytes: size of the kernel's push-constant block. spec: specialization constants with ids 0..n-1.
+  // kernel: an embedded shader name (vk::embedded_shaders()). bindings: number of buffers (binding 0..n-1), storage
+  // buffers unless `kinds` (empty, or one per binding) says otherwise. push_constant_bytes: size of the kernel's
+  // push-constant block. spec: specialization constants with ids 0..n-1.
   // cache: a VkPipelineCache to compile through (vk::PipelineCache), or none.
   // Throws core::Error(Vulkan) if the kernel is unknown or the pipeline cannot be created.
   ComputePipeline(Context& ctx, const std::string& kernel, uint32_t bindings, uint32_t push_constant_bytes,
-                  std::span<const uint32_t> spec = {}, VkPipelineCache cache = VK_NULL_HANDLE);
+                  std::span<const uint32_t> spec = {}, std::span<const BindingKind> kinds = {},
+                  VkPipelineCache cache = VK_NULL_HANDLE);
 
   VkPipeline pipeline() const { return pipeline_.get(); }
   VkPipelineLayout layout() const { return layout_.get(); }
@@ -29,10 +38,12 @@ class ComputePipeline {
   uint32_t bindings() const { return bindings_; }
   uint32_t push_constant_bytes() const { return push_bytes_; }
   const std::string& kernel() const { return kernel_; }
+  BindingKind binding_kind(uint32_t binding) const { return binding < kinds_.size() ? kinds_[binding] : BindingKind{}; }
 
  private:
   std::string kernel_;
   uint32_t bindings_ = 0;
+  std::vector<BindingKind> kinds_;  // empty: all storage buffers
   uint32_t push_bytes_ = 0;
   Handle<VkShaderModule> module_;
   Handle<VkDescriptorSetLayout> set_layout_;
@@ -50,13 +61,15 @@ struct BufferRange {
 class DescriptorPool {
  public:
   DescriptorPool() = default;
-  // Room for max_sets sets of up to max_bindings storage buffers each.
+  // Room for max_sets sets of up to max_bindings buffers each (storage or texel).
   DescriptorPool(Context& ctx, uint32_t max_sets, uint32_t max_bindings);
-  // A set for `pipeline` with binding i -> ranges[i] (ranges.size() == pipeline.bindings()).
+  // A set for `pipeline` with binding i -> ranges[i] (ranges.size() == pipeline.bindings()). A texel binding gets a
+  // view of its range in the binding's format, owned by the pool (its range rounded down to whole texels).
   VkDescriptorSet allocate(Context& ctx, const ComputePipeline& pipeline, std::span<const BufferRange> ranges);
 
  private:
   Handle<VkDescriptorPool> pool_;
+  std::vector<Handle<VkBufferView>> views_;
 };
 
 // One query pool of timestamps; results in nanoseconds relative to query 0.

@@ -1,0 +1,110 @@
+// The GEMM of the three matmul kernels for software Vulkan devices (lavapipe): acc (M,N) = sum over k of
+// A(m,k) * B(k,n), each invocation holding a THREAD_M x THREAD_N block of outputs in registers, both operands read
+// through uniform texel buffers, no shared memory and no barrier. The GEMM variant "texel" (gpu/gemm_config.hpp).
+//
+// Why (measured on lavapipe, Mesa 22.3, by sampling its JIT code): llvmpipe runs the invocations of a workgroup as
+// the 8 lanes of one SIMD vector. Inside a loop it loads from a storage buffer or from shared memory one lane at a
+// time, testing the lane's exec mask and the buffer's bounds for each (about 15 instructions per lane, 120 per
+// loaded vector); a subgroup broadcast costs half that. A texel fetch instead loads the 8 lanes' texels with vector
+// code and transposes them (46 instructions for an RGBA32F fetch: 32 floats). So every operand is read through a
+// texel view, VEC (4 or 1) consecutive elements per texel along its contiguous dimension, and nothing else is
+// loaded in the k loop. 512x512x512 forward, GFLOP per CPU-second of lavapipe's threads: 2.1 with the shared-memory
+// tiles of gemm.glsl, 8.8 with subgroup broadcasts of 64-bit storage loads, 17-25 with this (the figures in
+// docs/benchmarks.md). llvmpipe turns fma() into a multiply and an add, and spills accumulators beyond its 32
+// vector registers; 8x8 outputs per invocation is the best block measured.
+//
+// Before including, a kernel declares its operands as texel buffers A_TEX and B_TEX of type TEXEL_SAMPLER
+// (dtype.glsl) and defines:
+//   A_K_FAST  1: A(m,k) is stored at m * A_LD + k;   0: at k * A_LD + m
+//   B_N_FAST  1: B(k,n) is stored at k * B_LD + n;   0: at n * B_LD + k
+//   A_LD, B_LD  the row length of the stored matrices, in elements
+// With VEC = 4 (RGBA views) the host guarantees (gpu::Kernels): A_LD and B_LD multiples of 4, K a multiple of 4
+// where an operand is k-fast, M a multiple of 4 where A is m-fast, N where B is n-fast. Edges are exact: reads are
+// clamped into the matrix (their products land in outputs that are never stored), outputs outside are skipped.
+// It offers what gemm.glsl offers: gemm_tile(M, N, K), acc[], gemm_row(i), gemm_col(j), THREAD_M, THREAD_N.
+
+layout(constant_id = 0) const uint TILE_M = 8;   // = local_size_y * THREAD_M
+layout(constant_id = 1) const uint TILE_N = 64;  // = local_size_x * THREAD_N
+layout(constant_id = 2) const uint TILE_K = 4;   // unused (the k step is VEC)
+layout(constant_id = 3) const uint THREAD_M = 8;
+layout(constant_id = 4) const uint THREAD_N = 8;
+layout(constant_id = 7) const uint VEC = 4;      // elements per texel: 4 (RGBA views) or 1
+layout(local_size_x_id = 5, local_size_y_id = 6, local_size_z = 1) in;
+
+// Elements per texel along m (A) and n (B): VEC where that dimension is the contiguous one, else 1.
+const uint VM = A_K_FAST != 0 ? 1 : VEC;
+const uint VN = B_N_FAST != 0 ? VEC : 1;
+
+float acc[THREAD_M * THREAD_N];
+
+// One texel of an operand as floats (bf16: integer views of the bits, widened exactly as load_t does).
+#if defined(DTYPE_BF16)
+vec4 texel_load(usamplerBuffer s, uint i) {
+  uvec4 u = texelFetch(s, int(i));
+  return vec4(bf16_to_float(u.x), bf16_to_float(u.y), bf16_to_float(u.z), bf16_to_float(u.w));
+}
+#else
+vec4 texel_load(samplerBuffer s, uint i) { return texelFetch(s, int(i)); }
+#endif
+
+uint gemm_row(uint i) { return gl_WorkGroupID.y * TILE_M + gl_LocalInvocationID.y * THREAD_M + i; }
+// Neighbouring lanes take neighbouring texels: column group j / VN of lane x is texel x + LANES * (j / VN).
+uint gemm_col(uint j) {
+  return (gl_WorkGroupID.x * (TILE_N / VN) + gl_LocalInvocationID.x + gl_WorkGroupSize.x * (j / VN)) * VN + j % VN;
+}
+
+// The texel index of each row block (A) and column block (B) this invocation reads, clamped into the matrix.
+uint a_base[THREAD_M / VM];
+uint b_base[THREAD_N / VN];
+
+// k .. k + S - 1 (S = VEC, or 1 for a remainder of K) into acc.
+void gemm_step(uint k, const uint S) {
+  float a[THREAD_M * 4];  // a[i * 4 + s] = A(row i, k + s)
+  float b[4 * THREAD_N];  // b[s * THREAD_N + j] = B(k + s, column j)
+#if A_K_FAST
+  [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
+    vec4 t = texel_load(A_TEX, a_base[i] + k / VEC);
+    [[unroll]] for (uint s = 0; s < S; ++s) a[i * 4 + s] = t[S == VEC ? s : k % VEC];
+  }
+#else
+  [[unroll]] for (uint s = 0; s < S; ++s)
+    [[unroll]] for (uint q = 0; q < THREAD_M / VM; ++q) {
+      vec4 t = texel_load(A_TEX, (k + s) * (A_LD / VM) + a_base[q]);
+      [[unroll]] for (uint r = 0; r < VM; ++r) a[(q * VM + r) * 4 + s] = t[r];
+    }
+#endif
+#if B_N_FAST
+  [[unroll]] for (uint s = 0; s < S; ++s)
+    [[unroll]] for (uint q = 0; q < THREAD_N / VN; ++q) {
+      vec4 t = texel_load(B_TEX, (k + s) * (B_LD / VN) + b_base[q]);
+      [[unroll]] for (uint r = 0; r < VN; ++r) b[s * THREAD_N + q * VN + r] = t[r];
+    }
+#else
+  [[unroll]] for (uint j = 0; j < THREAD_N; ++j) {
+    vec4 t = texel_load(B_TEX, b_base[j] + k / VEC);
+    [[unroll]] for (uint s = 0; s < S; ++s) b[s * THREAD_N + j] = t[S == VEC ? s : k % VEC];
+  }
+#endif
+  [[unroll]] for (uint s = 0; s < S; ++s)
+    [[unroll]] for (uint i = 0; i < THREAD_M; ++i)
+      [[unroll]] for (uint j = 0; j < THREAD_N; ++j)
+        acc[i * THREAD_N + j] = fma(a[i * 4 + s], b[s * THREAD_N + j], acc[i * THREAD_N + j]);
+}
+
+void gemm_tile(uint M, uint N, uint K) {
+  [[unroll]] for (uint i = 0; i < THREAD_M * THREAD_N; ++i) acc[i] = 0.0;
+#if A_K_FAST
+  [[unroll]] for (uint i = 0; i < THREAD_M; ++i) a_base[i] = min(gemm_row(i), M - 1) * (A_LD / VEC);
+#else
+  [[unroll]] for (uint q = 0; q < THREAD_M / VM; ++q) a_base[q] = min(gemm_row(q * VM) / VM, M / VM - 1);
+#endif
+#if B_N_FAST
+  [[unroll]] for (uint q = 0; q < THREAD_N / VN; ++q) b_base[q] = min(gemm_col(q * VN) / VN, N / VN - 1);
+#else
+  [[unroll]] for (uint j = 0; j < THREAD_N; ++j) b_base[j] = min(gemm_col(j), N - 1) * (B_LD / VEC);
+#endif
+  uint k = 0;
+  for (; k + VEC <= K; k += VEC) gemm_step(k, VEC);
+  // K % VEC != 0 only where no operand is k-fast (the host checks): one k at a time.
+  for (; k < K; ++k) gemm_step(k, 1);
+}

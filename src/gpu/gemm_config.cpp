@@ -1,0 +1,164 @@
+// GEMM variants: the per-device choice, the per-entry choice, binding kinds and specialization constants.
+#include "gpu/gemm_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/kernel_table.hpp"
+
+namespace gpu {
+
+namespace {
+
+bool fits_limits(const GemmTiles& t, const VkPhysicalDeviceLimits& limits) {
+  return t.thread_m && t.thread_n && t.tile_m % t.thread_m == 0 && t.tile_n % t.thread_n == 0 &&
+         t.shared_bytes() <= limits.maxComputeSharedMemorySize &&
+         t.invocations() <= limits.maxComputeWorkGroupInvocations &&
+         t.tile_n / t.thread_n <= limits.maxComputeWorkGroupSize[0] &&
+         t.tile_m / t.thread_m <= limits.maxComputeWorkGroupSize[1];
+}
+
+// The Texel path's tiles: 8x8 outputs per invocation (64 accumulators: more spill, fewer were slower), 8 invocations
+// along n (llvmpipe's SIMD width at 256 bits), one along m. Blocks of 4 keep the RGBA texels whole.
+constexpr GemmTiles kTexelTiles{8, 64, 4, 8, 8};
+
+VkFormat texel_format(core::Precision p, bool vec4) {
+  switch (p) {
+    case core::Precision::FP32: return vec4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
+    case core::Precision::FP16: return vec4 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R16_SFLOAT;
+    case core::Precision::BF16: return vec4 ? VK_FORMAT_R16G16B16A16_UINT : VK_FORMAT_R16_UINT;
+  }
+  return VK_FORMAT_UNDEFINED;
+}
+
+bool has_texel_formats(const vk::Device& device, core::Precision p) {
+  for (bool vec4 : {true, false}) {
+    VkFormatProperties props{};
+    vkGetPhysicalDeviceFormatProperties(device.physical_device(), texel_format(p, vec4), &props);
+    if (!(props.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT)) return false;
+  }
+  return true;
+}
+
+bool texel_tiles_ok(const GemmTiles& t) { return t.thread_m % 4 == 0 && t.thread_n % 4 == 0; }
+
+}  // namespace
+
+const char* to_string(GemmPath path) { return path == GemmPath::Texel ? "texel" : "tiled"; }
+
+std::string GemmConfig::name() const {
+  const auto& t = tiles;
+  if (path == GemmPath::Texel)
+    return fmt::format("texel {}x{}, {}x{} per invocation{}", t.tile_m, t.tile_n, t.thread_m, t.thread_n,
+                       vector_loads ? "" : ", scalar loads");
+  return fmt::format("tiled {}x{}x{}, {}x{} per invocation{}", t.tile_m, t.tile_n, t.tile_k, t.thread_m, t.thread_n,
+                     vector_loads ? "" : ", scalar loads");
+}
+
+std::vector<GemmTiles> gemm_tile_candidates() {
+  return {GemmTiles{64, 64, 16, 8, 8}, GemmTiles{64, 64, 16, 4, 4}, GemmTiles{32, 32, 16, 4, 4},
+          GemmTiles{16, 16, 8, 2, 2}};
+}
+
+bool gemm_config_fits(const GemmConfig& c, const vk::Device& device, core::Precision precision) {
+  if (!fits_limits(c.tiles, device.limits())) return false;
+  if (c.path == GemmPath::Texel) return texel_tiles_ok(c.tiles) && has_texel_formats(device, precision);
+  return true;
+}
+
+GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precision) {
+  const VkPhysicalDeviceLimits& limits = device.limits();
+  GemmConfig c;
+  if (device.info().software && has_texel_formats(device, precision)) {
+    c.path = GemmPath::Texel;
+    c.tiles = kTexelTiles;
+  } else {
+    // GPUs: 4x4 outputs per invocation (256 invocations); software devices without texel formats: 8x8 (llvmpipe
+    // pays per lane for every shared-memory load, so more work per invocation is faster there: 1.10 vs 0.35 GFLOP/s
+    // for matmul_forward 128x784x256, measured before the texel path existed).
+    const std::vector<GemmTiles> candidates = gemm_tile_candidates();
+    c.tiles = candidates.back();  // 16x16x8 needs 1 KiB and 64 invocations: below every device's guaranteed minimum
+    for (size_t i = device.info().software ? 0 : 1; i < candidates.size(); ++i)
+      if (fits_limits(candidates[i], limits)) {
+        c.tiles = candidates[i];
+        break;
+      }
+  }
+  GemmConfig forced = c;
+  if (const char* env = std::getenv("TRAINSCOPE_GEMM_PATH")) {
+    if (std::strcmp(env, "texel") == 0) {
+      forced.path = GemmPath::Texel;
+      forced.tiles = kTexelTiles;
+    } else if (std::strcmp(env, "tiled") == 0) {
+      forced.path = GemmPath::Tiled;
+      forced.tiles = device.info().software ? gemm_tile_candidates()[0] : gemm_tile_candidates()[1];
+    }
+  }
+  if (const char* env = std::getenv("TRAINSCOPE_GEMM_TILES")) {
+    GemmTiles t;
+    if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.tile_m, &t.tile_n, &t.tile_k, &t.thread_m, &t.thread_n) == 5)
+      forced.tiles = t;
+  }
+  return gemm_config_fits(forced, device, precision) ? forced : c;
+}
+
+std::vector<GemmConfig> gemm_configs_to_test(const vk::Device& device, core::Precision precision) {
+  std::vector<GemmConfig> out;
+  auto add = [&](const GemmConfig& c) {
+    if (!gemm_config_fits(c, device, precision)) return;
+    for (const GemmConfig& o : out)
+      if (o == c) return;
+    out.push_back(c);
+  };
+  for (const GemmTiles& t : gemm_tile_candidates()) add({GemmPath::Tiled, t, true});
+  add({GemmPath::Tiled, gemm_tile_candidates()[1], false});
+  add({GemmPath::Texel, kTexelTiles, true});
+  add({GemmPath::Texel, kTexelTiles, false});
+  add(choose_gemm_config(device, precision));
+  return out;
+}
+
+GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const VkPhysicalDeviceLimits& limits) {
+  const bool aligned = e.op == core::Op::MatmulForward ? e.C % 4 == 0 : e.C % 4 == 0 && e.OC % 4 == 0;
+  const bool vec4 = config.vector_loads && aligned;
+  if (config.path == GemmPath::Texel) {
+    // Every operand (inp B x C, weight OC x C, dout B x OC) within the device's texel count.
+    const uint64_t largest = std::max({uint64_t(e.B) * uint64_t(e.C), uint64_t(e.OC) * uint64_t(e.C),
+                                       uint64_t(e.B) * uint64_t(e.OC)});
+    if (largest / (vec4 ? 4 : 1) <= limits.maxTexelBufferElements) return {GemmPath::Texel, vec4};
+    if (largest <= limits.maxTexelBufferElements) return {GemmPath::Texel, false};
+    return {GemmPath::Tiled, vec4};
+  }
+  return {GemmPath::Tiled, vec4};
+}
+
+std::array<uint32_t, 2> gemm_operand_bindings(core::Op op) {
+  switch (op) {
+    case core::Op::MatmulForward: return {2, 3};         // inp, weight
+    case core::Op::MatmulBackwardData: return {1, 2};    // dout, weight
+    case core::Op::MatmulBackwardWeight: return {1, 2};  // dout, inp
+    default: break;
+  }
+  throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " is not a GEMM");
+}
+
+std::vector<vk::BindingKind> gemm_binding_kinds(core::Op op, GemmVariant variant, core::Precision precision,
+                                                uint32_t bindings) {
+  std::vector<vk::BindingKind> kinds(bindings);
+  if (variant.path == GemmPath::Texel)
+    for (uint32_t b : gemm_operand_bindings(op))
+      kinds.at(b) = {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, texel_format(precision, variant.vec4)};
+  return kinds;
+}
+
+std::array<uint32_t, 8> gemm_spec_constants(const GemmTiles& t, GemmVariant variant) {
+  return {t.tile_m,  t.tile_n, t.tile_k, t.thread_m, t.thread_n, t.tile_n / t.thread_n, t.tile_m / t.thread_m,
+          variant.vec4 ? 4u : 1u};
+}
+
+}  // namespace gpu

@@ -1,0 +1,87 @@
+// The GEMM variants of the three matmul kernels (matmul_forward, matmul_backward_data, matmul_backward_weight) and
+// how one is chosen: per device (the path and its tile sizes, from the device's type and limits) and per plan entry
+// (4-wide loads where the shape allows them). gpu::Kernels compiles and dispatches what this file chooses; the parity
+// test runs every configuration gemm_configs_to_test() lists.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+#include "core/step_plan.hpp"
+#include "vk/device.hpp"
+#include "vk/pipeline.hpp"
+
+namespace gpu {
+
+// Tile sizes, specialization constants 0..6 of the GEMM shaders: a workgroup computes tile_m x tile_n outputs with
+// (tile_m / thread_m) x (tile_n / thread_n) invocations of thread_m x thread_n outputs each. Tiled path: k-slices of
+// tile_k staged in shared memory. Texel path: tile_k is unused (the k step is the load width).
+struct GemmTiles {
+  uint32_t tile_m = 64, tile_n = 64, tile_k = 16, thread_m = 4, thread_n = 4;
+  uint32_t shared_bytes() const { return (tile_m + tile_n) * tile_k * 4; }
+  uint32_t invocations() const { return (tile_m / thread_m) * (tile_n / thread_n); }
+  bool operator==(const GemmTiles&) const = default;
+};
+
+enum class GemmPath : uint8_t {
+  Tiled,  // shaders/common/gemm.glsl: k-slices staged in shared memory; for GPUs
+  Texel,  // shaders/common/gemm_texel.glsl: register blocks, operands read through texel views; for software devices
+};
+const char* to_string(GemmPath path);
+
+// One way to run the three GEMM kernels.
+struct GemmConfig {
+  GemmPath path = GemmPath::Tiled;
+  GemmTiles tiles;
+  bool vector_loads = true;  // 4 elements per load where the entry's shape allows it (false: one, always)
+  std::string name() const;  // e.g. "texel 8x64, 8x8 per invocation" (as the bench and the tests print it)
+  bool operator==(const GemmConfig&) const = default;
+};
+
+// The configuration a device runs by default:
+//   software devices (lavapipe): Texel, 8x8 outputs per invocation, 8 invocations (one SIMD vector of llvmpipe),
+//     where the device can read the precision's texel formats; measured in docs/benchmarks.md;
+//   others: Tiled, the first of gemm_tile_candidates() that fits maxComputeSharedMemorySize and the workgroup limits.
+// TRAINSCOPE_GEMM_TILES="tile_m,tile_n,tile_k,thread_m,thread_n" overrides the tiles, TRAINSCOPE_GEMM_PATH=tiled|texel
+// the path (for experiments and the bench's before/after); a value the device cannot run is ignored.
+GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precision);
+
+// The Tiled path's tilings, best first.
+std::vector<GemmTiles> gemm_tile_candidates();
+
+// Every configuration the parity test runs on this device: each Tiled tiling that fits, the device's default, and
+// the Texel path (vector and scalar loads) where the device has its texel formats.
+std::vector<GemmConfig> gemm_configs_to_test(const vk::Device& device, core::Precision precision);
+
+// Whether `config` can run on the device in this precision (limits, texel formats).
+bool gemm_config_fits(const GemmConfig& config, const vk::Device& device, core::Precision precision);
+
+// The variant of one GEMM dispatch: the configuration's path, with 4-wide loads or not.
+struct GemmVariant {
+  GemmPath path = GemmPath::Tiled;
+  bool vec4 = false;
+  bool operator==(const GemmVariant&) const = default;
+};
+
+// The variant that runs GEMM plan entry e under `config`. 4-wide loads need the operands' contiguous dimensions to be
+// multiples of 4 (forward: C; backward data and weight: C and OC). The Texel path also needs every operand within
+// the device's maxTexelBufferElements (in texels); where not, e runs on the Tiled path.
+GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const VkPhysicalDeviceLimits& limits);
+
+// The two bindings of a GEMM kernel that hold its operands A and B (the texel variant reads them through views).
+std::array<uint32_t, 2> gemm_operand_bindings(core::Op op);
+
+// The binding kinds of a GEMM variant in a precision: storage buffers, and for the Texel path the operands as
+// uniform texel buffers of RGBA (vec4) or single-channel formats: fp32 R32G32B32A32_SFLOAT / R32_SFLOAT, fp16
+// R16G16B16A16_SFLOAT / R16_SFLOAT, bf16 R16G16B16A16_UINT / R16_UINT (its bits).
+std::vector<vk::BindingKind> gemm_binding_kinds(core::Op op, GemmVariant variant, core::Precision precision,
+                                                uint32_t bindings);
+
+// The specialization constants of a GEMM pipeline (ids 0..7, gemm.glsl and gemm_texel.glsl).
+std::array<uint32_t, 8> gemm_spec_constants(const GemmTiles& tiles, GemmVariant variant);
+
+}  // namespace gpu
