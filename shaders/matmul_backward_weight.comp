@@ -19,9 +19,13 @@ layout(binding = 2) uniform TEXEL_SAMPLER inp;
 #include "gemm_texel.glsl"
 #else
 layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };
+layout(std430, binding = 1) readonly buffer Dout4 { STORE_VEC4 dout4[]; };  // the same buffer, 4 at a time
 layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
+layout(std430, binding = 2) readonly buffer Inp4 { STORE_VEC4 inp4[]; };
 #define A_AT(m, k) load_t(dout[(k) * p.OC + (m)])
 #define B_AT(k, n) load_t(inp[(k) * p.C + (n)])
+#define A_AT4(m, k) load4_t(dout4[((k) * p.OC + (m)) / 4])
+#define B_AT4(k, n) load4_t(inp4[((k) * p.C + (n)) / 4])
 #include "gemm.glsl"
 #endif
 

@@ -23,9 +23,13 @@ layout(binding = 3) uniform TEXEL_SAMPLER weight;
 #include "gemm_texel.glsl"
 #else
 layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
+layout(std430, binding = 2) readonly buffer Inp4 { STORE_VEC4 inp4[]; };  // the same buffer, 4 at a time
 layout(std430, binding = 3) readonly buffer Weight { STORE_T weight[]; };
+layout(std430, binding = 3) readonly buffer Weight4 { STORE_VEC4 weight4[]; };
 #define A_AT(m, k) load_t(inp[(m) * p.C + (k)])
 #define B_AT(k, n) load_t(weight[(n) * p.C + (k)])
+#define A_AT4(m, k) load4_t(inp4[((m) * p.C + (k)) / 4])
+#define B_AT4(k, n) load4_t(weight4[((n) * p.C + (k)) / 4])
 #include "gemm.glsl"
 #endif
 #include "activation.glsl"

@@ -11,6 +11,8 @@ foreach(src ${kernel_sources})
   trainscope_shader(${kernel}_fp16 ${kernel} DTYPE_FP16=1)
   trainscope_shader(${kernel}_bf16 ${kernel} DTYPE_BF16=1)
 endforeach()
+# Probes of `trainscope bench` (not training kernels): the FMA peak of the device.
+trainscope_shader(fma_peak probe/fma_peak)
 # The GEMM kernels' texel variant for software devices (shaders/common/gemm_texel.glsl, gpu/gemm_config.hpp):
 #   <kernel>_texel, <kernel>_texel_fp16, <kernel>_texel_bf16
 foreach(kernel matmul_forward matmul_backward_data matmul_backward_weight)

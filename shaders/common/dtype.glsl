@@ -127,18 +127,29 @@ uint pack_fp16x2_rne(vec2 v) { return float_to_fp16_rne(v.x) | (float_to_fp16_rn
 // float -> the nearest fp16 value (ties to even) as a float, exact on every device.
 float fp16_round(float x) { return fp16_to_float(float_to_fp16_rne(x)); }
 
+// Four elements of one load (a second view of a kernel's buffer with STORE_VEC4 elements; the GEMMs' vector loads):
+// STORE_VEC4 and `vec4 load4_t(STORE_VEC4 v)`, exact as load_t.
+vec4 bf16x4_to_float(uvec4 b) {
+  return vec4(bf16_to_float(b.x), bf16_to_float(b.y), bf16_to_float(b.z), bf16_to_float(b.w));
+}
 #if defined(DTYPE_FP16)
 #define STORE_T float16_t
 #define load_t(v) float(v)
 #define store_t(x) float16_t(fp16_round(x))
+#define STORE_VEC4 f16vec4
+#define load4_t(v) vec4(v)
 #elif defined(DTYPE_BF16)
 #define STORE_T uint16_t
 #define load_t(v) bf16_to_float(uint(v))
 #define store_t(x) uint16_t(float_to_bf16(x))
+#define STORE_VEC4 u16vec4
+#define load4_t(v) bf16x4_to_float(uvec4(v))
 #else
 #define STORE_T float
 float load_t(float v) { return v; }
 float store_t(float x) { return x; }
+#define STORE_VEC4 vec4
+#define load4_t(v) (v)
 #endif
 
 #endif  // TRAINSCOPE_DTYPE_GLSL

@@ -59,8 +59,14 @@ std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads,
 std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, int threads, const std::string& core,
                                            int l2_kb, int repeats, double min_seconds, BenchClock clock);
 
-// The GPU rows on Vulkan device `device` (-1: the best), timed with timestamp queries around each dispatch.
+// The GPU rows on Vulkan device `device` (-1: the best), timed with timestamp queries around each dispatch, each set
+// against the device's fp32 FMA peak measured first (measure_gpu_fma_peak). Every case runs the device's default
+// GEMM configuration (gpu::choose_gemm_config); the model's shapes and squares up to 512 also run the other path
+// (tiled on a software device, texel where a GPU has the formats), each row naming its variant.
 // Throws core::Error(Vulkan) when there is no device.
-std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, int repeats, double min_seconds);
+std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, int repeats);
+
+// Uniform values in [-1, 1) from a fixed seed: the GEMMs' inputs.
+std::vector<float> random_floats(size_t n, uint64_t seed);
 
 }  // namespace app

@@ -1,5 +1,5 @@
 // The measurements of `trainscope bench` (see bench.hpp): the CPU kernels on a thread pool, OpenBLAS in a child
-// process per core type, and the Vulkan GEMM kernels with timestamp queries.
+// process per core type (the GPU rows: bench_gpu.cpp).
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -23,22 +23,11 @@
 #include "cpu/kernels.hpp"
 #include "cpu/thread_pool.hpp"
 #include "cpu/trainer.hpp"
-#include "gpu/kernels.hpp"
-#include "vk/buffer.hpp"
-#include "vk/context.hpp"
-#include "vk/pipeline.hpp"
 
 extern char** environ;
 
 namespace app {
 namespace {
-
-std::vector<float> random_floats(size_t n, uint64_t seed) {
-  core::Pcg32 rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = rng.uniform(-1.0f, 1.0f);
-  return v;
-}
 
 size_t sz(long n) { return static_cast<size_t>(n); }
 
@@ -50,6 +39,13 @@ std::filesystem::path executable_dir() {
 }
 
 }  // namespace
+
+std::vector<float> random_floats(size_t n, uint64_t seed) {
+  core::Pcg32 rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = rng.uniform(-1.0f, 1.0f);
+  return v;
+}
 
 long GemmCase::M() const { return form == "backward_weight" ? OC : B; }
 long GemmCase::N() const { return form == "forward" ? OC : C; }
@@ -181,73 +177,6 @@ std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, i
     throw core::Error(core::ErrorKind::Io,
                       fmt::format("{} failed ({} of {} figures)", program, figures.size(), cases.size()));
   return figures;
-}
-
-std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, int repeats, double min_seconds) {
-  vk::Context ctx(vk::ContextOptions{device, false});
-  if (!ctx.info().timestamps)
-    throw core::Error(core::ErrorKind::Vulkan, fmt::format("{} has no timestamp queries on its compute queue",
-                                                           ctx.info().name));
-  const gpu::Kernels kernels(ctx);
-  const std::string tiling = kernels.gemm_config().name();
-  const std::string device_name = ctx.info().name + (ctx.info().software ? " [software Vulkan: runs on the CPU]" : "");
-  vk::DescriptorPool pool(ctx, static_cast<uint32_t>(cases.size()), 5);
-  vk::TimestampQueries queries(ctx, 2);
-  std::vector<BenchRow> rows;
-  using Clock = std::chrono::steady_clock;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const GemmCase& g = cases[i];
-    bench_progress("gpu", i, cases.size());
-    auto buffer = [&](size_t n, uint64_t seed, const char* name) {
-      vk::Buffer b(ctx, std::max<size_t>(n * 4, 16), vk::MemoryKind::DeviceLocal, name);
-      const auto v = random_floats(n, seed);
-      b.upload(ctx, v.data(), n * 4);
-      return b;
-    };
-    const vk::Buffer x = buffer(sz(g.B * g.C), 1, "bench inp"), w = buffer(sz(g.OC * g.C), 2, "bench weight");
-    const vk::Buffer d = buffer(sz(g.B * g.OC), 3, "bench dout"), bias = buffer(sz(g.OC), 4, "bench bias");
-    const vk::Buffer out = buffer(sz(g.M() * g.N()), 5, "bench out"), pre = buffer(sz(g.B * g.OC), 6, "bench preact");
-    // The kernel's bindings in the kernel table's order (core/kernel_table.hpp), a plain affine forward pass.
-    const core::Op op = g.form == "forward"         ? core::Op::MatmulForward
-                        : g.form == "backward_data" ? core::Op::MatmulBackwardData
-                                                    : core::Op::MatmulBackwardWeight;
-    std::vector<vk::BufferRange> r;
-    if (op == core::Op::MatmulForward) r = {{&out}, {&pre}, {&x}, {&w}, {&bias}};
-    else if (op == core::Op::MatmulBackwardData) r = {{&out}, {&d}, {&w}};
-    else r = {{&out}, {&d}, {&x}};
-    const core::PlanEntry entry{.op = op, .B = g.B, .C = g.C, .OC = g.OC};
-    const VkDescriptorSet set = pool.allocate(ctx, kernels.pipeline(entry), r);
-    const core::KernelArgs args = core::kernel_def(op).args(entry, core::StepArgs{});
-    auto dispatch = [&](VkCommandBuffer cmd) { kernels.dispatch(cmd, entry, set, args); };
-    // One submission per sample: a timestamp, the dispatch, a timestamp when the compute stage is done.
-    auto sample_ms = [&] {
-      ctx.run_one_shot([&](VkCommandBuffer cmd) {
-        queries.reset(cmd);
-        queries.write(cmd, 0, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
-        dispatch(cmd);
-        queries.write(cmd, 1);
-      });
-      return queries.read_ns(ctx, 2)[1] * 1e-6;
-    };
-    sample_ms();  // warm-up
-    std::vector<double> ms;
-    const auto start = Clock::now();
-    while (static_cast<int>(ms.size()) < repeats ||
-           (std::chrono::duration<double>(Clock::now() - start).count() < min_seconds && ms.size() < 200))
-      ms.push_back(sample_ms());
-    std::sort(ms.begin(), ms.end());
-    const size_t n = ms.size();
-    BenchRow row;
-    row.backend = "gpu";
-    row.device = device_name;
-    row.kernel = tiling;
-    row.gemm = g;
-    row.ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-    row.gflops = g.flops() / (row.ms * 1e-3) / 1e9;
-    rows.push_back(std::move(row));
-  }
-  bench_progress("gpu", cases.size(), cases.size());
-  return rows;
 }
 
 }  // namespace app

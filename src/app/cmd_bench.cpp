@@ -88,10 +88,13 @@ double load_average() {
 
 std::string threads_text(int t) { return fmt::format("{} thread{}", t, t == 1 ? "" : "s"); }
 
-void print_table(std::FILE* out, const std::vector<BenchRow>& rows, const std::vector<std::string>& cores) {
+// kernel_column: the GPU's rows, one per GEMM variant, name theirs.
+void print_table(std::FILE* out, const std::vector<BenchRow>& rows, const std::vector<std::string>& cores,
+                 bool kernel_column = false) {
   std::string header = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9} {:>9} {:>7}", "shape", "form", "M", "N", "K",
                                    "ms", "GFLOP/s", "% peak");
   for (const auto& c : cores) header += fmt::format("  {:>17} {:>6}", "OpenBLAS " + c, "ratio");
+  if (kernel_column) header += "  variant";
   fmt::print(out, "{}\n", header);
   for (const auto& r : rows) {
     std::string line = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9.3f} {:>9.1f} {:>7}", r.gemm.label,
@@ -99,6 +102,7 @@ void print_table(std::FILE* out, const std::vector<BenchRow>& rows, const std::v
                                    r.peak_gflops > 0 ? fmt::format("{:.1f}", 100.0 * r.gflops / r.peak_gflops) : "-");
     for (const auto& f : r.openblas)
       line += fmt::format("  {:>17.1f} {:>5.2f}x", f.gflops, f.gflops > 0 ? r.gflops / f.gflops : 0.0);
+    if (kernel_column) line += "  " + r.kernel;
     fmt::print(out, "{}\n", line);
   }
   fmt::print(out, "\n");
@@ -311,10 +315,14 @@ int run_bench(BenchOptions& o) {
   if (use_gpu) {
     try {
       // GPU timings on a software device are slow: fewer timed calls (still the median of at least 3).
-      const std::vector<BenchRow> rows = bench_gpu(cases, o.device, std::min(o.repeats, 3), 0.0);
-      fmt::print(out, "gpu: {} ({})\n", rows.empty() ? "" : rows[0].device, rows.empty() ? "" : rows[0].kernel);
-      fmt::print(out, "(% peak: the GPU's FMA peak is not measured yet)\n");
-      print_table(out, rows, {});
+      const std::vector<BenchRow> rows = bench_gpu(cases, o.device, std::min(o.repeats, 3));
+      if (!rows.empty()) {
+        fmt::print(out, "gpu: {}\n", rows[0].device);
+        fmt::print(out, "gpu FMA peak, fp32: {:.1f} GFLOP/s (fma_peak probe: independent fma chains, median of 3)\n",
+                   rows[0].peak_gflops);
+        report["gpu_fma_peak_gflops"] = rows[0].peak_gflops;
+      }
+      print_table(out, rows, {}, true);
       for (const auto& r : rows) all_rows.push_back(row_json(r));
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: gpu: " << e.what() << "\n";

@@ -68,7 +68,8 @@ std::vector<GemmTiles> gemm_tile_candidates() {
 bool gemm_config_fits(const GemmConfig& c, const vk::Device& device, core::Precision precision) {
   if (!fits_limits(c.tiles, device.limits())) return false;
   if (c.path == GemmPath::Texel) return texel_tiles_ok(c.tiles) && has_texel_formats(device, precision);
-  return true;
+  // Vector loads fill whole 4-groups of a tile's rows and k-slices.
+  return !c.vector_loads || (c.tiles.tile_m % 4 == 0 && c.tiles.tile_n % 4 == 0 && c.tiles.tile_k % 4 == 0);
 }
 
 GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precision) {

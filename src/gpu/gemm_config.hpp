@@ -19,10 +19,11 @@ namespace gpu {
 
 // Tile sizes, specialization constants 0..6 of the GEMM shaders: a workgroup computes tile_m x tile_n outputs with
 // (tile_m / thread_m) x (tile_n / thread_n) invocations of thread_m x thread_n outputs each. Tiled path: k-slices of
-// tile_k staged in shared memory. Texel path: tile_k is unused (the k step is the load width).
+// tile_k staged in shared memory, two of them (double buffering), rows padded by one word. Texel path: tile_k is
+// unused (the k step is the load width).
 struct GemmTiles {
   uint32_t tile_m = 64, tile_n = 64, tile_k = 16, thread_m = 4, thread_n = 4;
-  uint32_t shared_bytes() const { return (tile_m + tile_n) * tile_k * 4; }
+  uint32_t shared_bytes() const { return 2 * (tile_m + 1 + tile_n + 1) * tile_k * 4; }
   uint32_t invocations() const { return (tile_m / thread_m) * (tile_n / thread_n); }
   bool operator==(const GemmTiles&) const = default;
 };

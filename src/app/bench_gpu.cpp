@@ -1,0 +1,147 @@
+// The GPU rows of `trainscope bench` (see bench.hpp): the device's fp32 FMA peak measured with a probe shader, then
+// the Vulkan GEMM kernels of every GEMM configuration worth showing, each dispatch timed with timestamp queries.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "app/bench.hpp"
+#include "core/error.hpp"
+#include "core/kernel_table.hpp"
+#include "gpu/gemm_config.hpp"
+#include "gpu/kernels.hpp"
+#include "vk/buffer.hpp"
+#include "vk/context.hpp"
+#include "vk/pipeline.hpp"
+
+namespace app {
+namespace {
+
+size_t sz(long n) { return static_cast<size_t>(n); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Milliseconds of one submission holding `record`, from the timestamps before and after it.
+double time_ms(vk::Context& ctx, vk::TimestampQueries& queries, const std::function<void(VkCommandBuffer)>& record) {
+  ctx.run_one_shot([&](VkCommandBuffer cmd) {
+    queries.reset(cmd);
+    queries.write(cmd, 0, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+    record(cmd);
+    queries.write(cmd, 1);
+  });
+  return queries.read_ns(ctx, 2)[1] * 1e-6;
+}
+
+// The device's fp32 FMA rate in GFLOP/s: shaders/probe/fma_peak.comp (32 independent chains per invocation, 2 FLOPs
+// per fma), its iteration count raised until one dispatch takes at least 30 ms, then the median of 3 dispatches.
+double measure_gpu_fma_peak(vk::Context& ctx) {
+  struct Push {
+    uint32_t iterations;
+    float m, c;
+  };
+  const vk::ComputePipeline pipeline(ctx, "fma_peak", 1, sizeof(Push));
+  const uint32_t groups = ctx.info().software ? 256 : 4096, invocations = groups * 64;
+  const vk::Buffer out(ctx, invocations * 4, vk::MemoryKind::DeviceLocal, "fma_peak out");
+  vk::DescriptorPool pool(ctx, 1, 1);
+  const vk::BufferRange range{&out};
+  const VkDescriptorSet set = pool.allocate(ctx, pipeline, std::span(&range, 1));
+  vk::TimestampQueries queries(ctx, 2);
+  Push push{64, 0.999f, 1e-4f};
+  auto run = [&] {
+    return time_ms(ctx, queries, [&](VkCommandBuffer cmd) { vk::record_dispatch(cmd, pipeline, set, &push, groups, 1); });
+  };
+  double ms = run();
+  while (ms < 30 && push.iterations < (1u << 26)) {
+    push.iterations *= ms < 3 ? 8 : 2;
+    ms = run();
+  }
+  std::vector<double> samples{ms, run(), run()};
+  const double flops = 256.0 * double(invocations) * push.iterations;  // 32 chains x 4 fmas x 2 FLOPs
+  return flops / (median(samples) * 1e-3) / 1e9;
+}
+
+// The configurations to run: the device's default, and the other path where the device can run it.
+std::vector<gpu::GemmConfig> bench_configs(const vk::Device& dev) {
+  const gpu::GemmConfig chosen = gpu::choose_gemm_config(dev, core::Precision::FP32);
+  std::vector<gpu::GemmConfig> out{chosen};
+  for (const gpu::GemmConfig& c : gpu::gemm_configs_to_test(dev, core::Precision::FP32))
+    if (c.path != chosen.path && c.vector_loads) {
+      out.push_back(c);
+      break;
+    }
+  return out;
+}
+
+}  // namespace
+
+std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, int repeats) {
+  vk::Context ctx(vk::ContextOptions{device, false});
+  if (!ctx.info().timestamps)
+    throw core::Error(core::ErrorKind::Vulkan, fmt::format("{} has no timestamp queries on its compute queue",
+                                                           ctx.info().name));
+  const std::string device_name = ctx.info().name + (ctx.info().software ? " [software Vulkan: runs on the CPU]" : "");
+  bench_progress("gpu FMA peak", 0, 1);
+  const double peak = measure_gpu_fma_peak(ctx);
+  bench_progress("gpu FMA peak", 1, 1);
+  const std::vector<gpu::GemmConfig> configs = bench_configs(ctx);
+  std::vector<std::unique_ptr<gpu::Kernels>> kernels;
+  for (const gpu::GemmConfig& c : configs) kernels.push_back(std::make_unique<gpu::Kernels>(ctx, c));
+  vk::DescriptorPool pool(ctx, static_cast<uint32_t>(cases.size() * configs.size()), 5);
+  vk::TimestampQueries queries(ctx, 2);
+  std::vector<BenchRow> rows;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const GemmCase& g = cases[i];
+    bench_progress("gpu", i, cases.size());
+    auto buffer = [&](size_t n, uint64_t seed, const char* name) {
+      vk::Buffer b(ctx, std::max<size_t>(n * 4, 16), vk::MemoryKind::DeviceLocal, name);
+      const auto v = random_floats(n, seed);
+      b.upload(ctx, v.data(), n * 4);
+      return b;
+    };
+    const vk::Buffer x = buffer(sz(g.B * g.C), 1, "bench inp"), w = buffer(sz(g.OC * g.C), 2, "bench weight");
+    const vk::Buffer d = buffer(sz(g.B * g.OC), 3, "bench dout"), bias = buffer(sz(g.OC), 4, "bench bias");
+    const vk::Buffer out = buffer(sz(g.M() * g.N()), 5, "bench out"), pre = buffer(sz(g.B * g.OC), 6, "bench preact");
+    // The kernel's bindings in the kernel table's order (core/kernel_table.hpp), a plain affine forward pass.
+    const core::Op op = g.form == "forward"         ? core::Op::MatmulForward
+                        : g.form == "backward_data" ? core::Op::MatmulBackwardData
+                                                    : core::Op::MatmulBackwardWeight;
+    std::vector<vk::BufferRange> r;
+    if (op == core::Op::MatmulForward) r = {{&out}, {&pre}, {&x}, {&w}, {&bias}};
+    else if (op == core::Op::MatmulBackwardData) r = {{&out}, {&d}, {&w}};
+    else r = {{&out}, {&d}, {&x}};
+    const core::PlanEntry entry{.op = op, .B = g.B, .C = g.C, .OC = g.OC};
+    const core::KernelArgs args = core::kernel_def(op).args(entry, core::StepArgs{});
+    // The other path only at the model's shapes and small squares: on a software device the tiled path runs at a
+    // few GFLOP/s, and a 2048 square would take minutes.
+    const bool all_configs = g.label.rfind("square", 0) != 0 || g.M() * g.N() * g.K() <= 512L * 512 * 512;
+    for (size_t c = 0; c < configs.size() && (c == 0 || all_configs); ++c) {
+      const gpu::Kernels& k = *kernels[c];
+      const VkDescriptorSet set = pool.allocate(ctx, k.pipeline(entry), r);
+      auto sample = [&] {
+        return time_ms(ctx, queries, [&](VkCommandBuffer cmd) { k.dispatch(cmd, entry, set, args); });
+      };
+      sample();  // warm-up
+      std::vector<double> ms;
+      while (static_cast<int>(ms.size()) < repeats) ms.push_back(sample());
+      const gpu::GemmVariant v = k.gemm_variant(entry);
+      BenchRow row;
+      row.backend = "gpu";
+      row.device = device_name;
+      row.kernel = fmt::format("{}{} [{}]", gpu::to_string(v.path), v.vec4 ? "/vec4" : "/scalar", configs[c].name());
+      row.gemm = g;
+      row.ms = median(ms);
+      row.gflops = g.flops() / (row.ms * 1e-3) / 1e9;
+      row.peak_gflops = peak;
+      rows.push_back(std::move(row));
+    }
+  }
+  bench_progress("gpu", cases.size(), cases.size());
+  return rows;
+}
+
+}  // namespace app
