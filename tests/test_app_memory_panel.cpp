@@ -225,6 +225,12 @@ TEST_CASE("offscreen: the whole dashboard with fp16 and bf16 runs, at 1600x900 a
     const ui::Image img = renderer->render(
         ui::with_footer([&] { dashboard.draw(view, nullptr); }, ui::Dashboard::footer(view)), 3);
     CHECK(img.width == w);
+    // The footer takes the quick controls' row in a screenshot (they were cut in half by it); a plain frame has them.
+    CHECK(dashboard.drawn().layout.quick_bar);
+    CHECK(dashboard.drawn().bar_max.y == 0);
+    CHECK_FALSE(ui::in_footer_frame());
+    (void)renderer->render([&] { dashboard.draw(view, nullptr); }, 1);
+    CHECK(dashboard.drawn().bar_max.y > 0.9f * h);
     keep_png(img, "dashboard_" + std::to_string(w) + ".png");
   }
 }

@@ -126,6 +126,23 @@ TEST_CASE("offscreen: the footer bar covers the bottom edge with white text on n
   CHECK(footed.pixel(560, 330) == kMagenta);  // the rest of the frame is unchanged
 }
 
+TEST_CASE("offscreen: a footer longer than the frame is set smaller to fit, not cut at the right edge") {
+  const test::ValidationWatch validation;
+  auto renderer = make_renderer(800, 450);
+  if (!renderer) return;
+  std::string text;  // about 1.1x the width at the footer's usual size
+  while (text.size() < 140) text += "GPU: llvmpipe | ";
+  const ui::Image footed = renderer->render(ui::with_footer(scene, text));
+  auto light_in = [&](int x0, int x1) {
+    size_t n = 0;
+    for (int y = 420; y < 450; ++y)
+      for (int x = x0; x < x1; ++x) n += (footed.pixel(x, y) >> 24) > 200 && ((footed.pixel(x, y) >> 8) & 0xFF) > 200;
+    return n;
+  };
+  CHECK(light_in(700, 780) > 20);   // the text reaches the right part of the bar
+  CHECK(light_in(792, 800) == 0);   // and ends before the edge
+}
+
 TEST_CASE("offscreen: presentation mode rebuilds the fonts larger and turns the background light") {
   const test::ValidationWatch validation;  // the renderer enables the layer: no message may come
   auto renderer = make_renderer(640, 360);

@@ -130,7 +130,8 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
     ImGui::EndChild();
   }
 
-  if (layout.quick_bar) {
+  // In a screenshot the footer (ui::with_footer) takes the quick controls' row: buttons are no use on a slide.
+  if (layout.quick_bar && !in_footer_frame()) {
     drawn_.bar_min = ImGui::GetCursorScreenPos();
     controls.draw_quick_bar(view, controller, toast);
     drawn_.bar_max = ImVec2(drawn_.bar_min.x + ImGui::GetContentRegionAvail().x, ImGui::GetItemRectMax().y);

@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <ctime>
 #include <filesystem>
 #include <system_error>
@@ -93,13 +94,32 @@ std::string footer_text(const FooterInfo& info) {
   return text + " | " + local_time("%Y-%m-%d %H:%M");
 }
 
+namespace {
+thread_local bool footer_frame = false;
+}  // namespace
+
+bool in_footer_frame() { return footer_frame; }
+
 DrawFn with_footer(DrawFn draw, std::string text) {
   return [draw = std::move(draw), text = std::move(text)] {
-    if (draw) draw();
+    if (draw) {
+      footer_frame = true;
+      try {
+        draw();
+      } catch (...) {
+        footer_frame = false;
+        throw;
+      }
+      footer_frame = false;
+    }
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImDrawList* list = ImGui::GetForegroundDrawList();
     // Smaller than the panels' text (a caption, not content), but never below legibility.
-    const float size = std::max(12.0f, 0.75f * ImGui::GetFontSize());
+    float size = std::max(12.0f, 0.75f * ImGui::GetFontSize());
+    // A long footer (device names, model) is set smaller to fit the width rather than cut at the right edge.
+    const float natural = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, text.c_str()).x;
+    const float room = viewport->Size.x - 0.8f * size * 2;
+    if (natural > room && natural > 0) size = std::max(12.0f, size * room / natural);
     const float pad = 0.4f * size;
     const float height = size + 2 * pad;
     const ImVec2 min(viewport->Pos.x, viewport->Pos.y + viewport->Size.y - height);

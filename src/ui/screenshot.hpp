@@ -38,6 +38,11 @@ std::string footer_text(const FooterInfo& info);
 
 // `draw`, followed by a full-width bar along the bottom edge with `text`, drawn on ImGui's foreground draw list so
 // it covers every panel. The window and the offscreen renderer wrap the draw function of a captured frame with it.
+// While `draw` runs, in_footer_frame() is true: the dashboard leaves the footer's strip (its quick-control row) empty
+// in such a frame instead of drawing buttons the footer would cut in half.
 DrawFn with_footer(DrawFn draw, std::string text);
+
+// True while with_footer's draw function runs (on this thread): the frame is a screenshot with a footer.
+bool in_footer_frame();
 
 }  // namespace ui
