@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Shared set-up of scripts/run and scripts/test: installs the Debian 12 packages trainscope needs (only the missing
 # ones; through sudo when not root), then configures and builds Release into build/.
+#   setup.sh              the packages, then the Release build
+#   setup.sh --packages   the packages only (scripts/test --sanitize / --tsan build elsewhere)
+#   setup.sh --fuzz       the packages and clang-14 + libFuzzer, no build (scripts/fuzz only; CI never needs them)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mode="${1:-build}"
+case "$mode" in
+  build | --packages | --fuzz) ;;
+  *) echo "usage: scripts/setup.sh [--packages | --fuzz]" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake pkg-config
@@ -12,6 +20,7 @@ packages=(
   libopenblas-dev libopenblas0-pthread
   dataset-fashion-mnist
 )
+if [ "$mode" = --fuzz ]; then packages+=(clang-14 libfuzzer-14-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -30,6 +39,8 @@ if ((${#missing[@]})); then
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
 fi
+
+if [ "$mode" != build ]; then exit 0; fi
 
 jobs="$(nproc 2>/dev/null || echo 2)"
 cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >&2

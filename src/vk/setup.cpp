@@ -21,6 +21,20 @@ std::string size_text(VkDeviceSize bytes) {
   return mib < 1024 ? fmt::format("{:.1f} MiB", mib) : fmt::format("{:.1f} GiB", mib / 1024);
 }
 
+// The fault injection of fail_allocation_after: -1 = off, else how many allocations still succeed.
+std::atomic<long> g_allocations_before_failure{-1};
+std::atomic<long> g_allocations_made{0};
+
+// Whether this allocation is the injected failure (and then disarms the injection).
+bool injected_allocation_failure() {
+  long left = g_allocations_before_failure.load(std::memory_order_relaxed);
+  while (left >= 0) {
+    if (g_allocations_before_failure.compare_exchange_weak(left, left - 1, std::memory_order_relaxed))
+      return left == 0;
+  }
+  return false;
+}
+
 std::atomic<int> g_validation_errors{0};
 std::atomic<int> g_validation_warnings{0};
 std::mutex g_validation_mutex;
@@ -218,15 +232,21 @@ Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint3
   ai.allocationSize = size;
   ai.memoryTypeIndex = type_index;
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  const VkResult r = vkAllocateMemory(device, &ai, nullptr, &memory);
+  const VkResult r = injected_allocation_failure() ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                                                   : vkAllocateMemory(device, &ai, nullptr, &memory);
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
     throw Error(Failure::OutOfMemory,
                 fmt::format("Vulkan: out of {} memory allocating {} for {} on {}",
                             r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "GPU" : "host", size_text(size), what, device_name),
                 r, size);
   check(r, ("vkAllocateMemory (" + what + ")").c_str());
+  g_allocations_made.fetch_add(1, std::memory_order_relaxed);
   return Handle<VkDeviceMemory>(memory, [device](VkDeviceMemory m) { vkFreeMemory(device, m, nullptr); });
 }
+
+void fail_allocation_after(long k) { g_allocations_before_failure.store(k < 0 ? -1 : k, std::memory_order_relaxed); }
+
+long allocations_made() { return g_allocations_made.load(std::memory_order_relaxed); }
 
 Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family) {
   VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};

@@ -60,6 +60,14 @@ Handle<VkBuffer> create_buffer(VkDevice device, VkDeviceSize bytes, VkBufferUsag
 Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const std::string& what,
                                        const std::string& device_name);
 
+// Test-only fault injection (tests/test_run_faults.cpp): after fail_allocation_after(k), the next k calls of
+// allocate_memory in this process succeed and the (k+1)-th fails as a real out-of-memory would (vk::Error
+// OutOfMemory, "Vulkan: out of GPU memory allocating ..."), once; k < 0 disarms it (the default: never fails).
+// allocations_made() counts the successful calls, so a test can find how many buffers a step of work allocates.
+// The cost in a normal run is one relaxed atomic load and one increment per allocation (set-up time only).
+void fail_allocation_after(long k);
+long allocations_made();
+
 // A command pool whose buffers can be reset one by one.
 Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family);
 
