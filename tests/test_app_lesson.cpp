@@ -160,6 +160,20 @@ TEST_CASE("a malformed lesson is refused naming the file, the step and the field
   }
 }
 
+TEST_CASE("a lesson nested hundreds of thousands of levels deep is refused, not a crash") {
+  // Under the 1 MiB cap: 500,000 '[' then as many ']'. Before the fix the error message's excerpt of the value
+  // (a recursive dump) overflowed the stack: SIGSEGV instead of exit 2. Found while writing the lesson fuzz target.
+  const int depth = 500000;
+  for (const std::string& text : {std::string(depth, '[') + std::string(depth, ']'),
+                                  R"({"title": "t", "steps": )" + std::string(depth, '[') + std::string(depth, ']') +
+                                      "}"}) {
+    const std::string error = parse_error(text);
+    CHECK_MESSAGE(error.find("l.json: nested more than 32 levels deep") != std::string::npos, error);
+  }
+  // The nesting a lesson really uses is read.
+  CHECK(parse_error(R"({"title": "t", "steps": [{"set": {"batch": 64}}, {"quit": true}]})").empty());
+}
+
 TEST_CASE("lesson files: unreadable ones, unwritable screenshot paths, batch sizes beyond the data") {
   const fs::path dir = fs::temp_directory_path() / ("trainscope_test_lesson_" + std::to_string(getpid()));
   fs::create_directories(dir / "folder");

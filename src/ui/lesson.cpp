@@ -20,6 +20,8 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr int kMaxLessonDepth = 32;  // JSON nesting levels a lesson file may use (it needs 5)
+
 // Where a value sits, for messages: "lesson.json: step 3".
 struct Where {
   std::string file, step;
@@ -308,7 +310,16 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
   Where w{file, ""};
   json root;
   try {
-    root = json::parse(contents);
+    // A lesson nests 5 levels deep; far deeper nesting is refused while parsing (nlohmann parses iteratively, but a
+    // value 500,000 levels deep would overflow the stack when an error message shows it).
+    root = json::parse(contents, [&](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxLessonDepth)
+        throw core::Error(core::ErrorKind::InvalidArgument,
+                          fmt::format("{}: nested more than {} levels deep; a lesson is an object {{\"title\": ..., "
+                                      "\"steps\": [...]}}",
+                                      file, kMaxLessonDepth));
+      return true;
+    });
   } catch (const json::parse_error& e) {
     // nlohmann's message ends with the byte position; say it in our words.
     throw core::Error(core::ErrorKind::InvalidArgument,
