@@ -115,6 +115,18 @@ fs::path default_settings_path() {
   return {};
 }
 
+Settings parse_settings(std::string_view text, std::string& why) {
+  why.clear();
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  try {
+    if (j.is_discarded()) throw Corrupt{"not valid JSON"};
+    return from_json(j);
+  } catch (const Corrupt& c) {
+    why = c.why;
+    return Settings{};
+  }
+}
+
 LoadedSettings load_settings(const fs::path& path) noexcept {
   LoadedSettings loaded;
   try {
@@ -129,14 +141,9 @@ LoadedSettings load_settings(const fs::path& path) noexcept {
       loaded.warning = fmt::format("{}; using the defaults", e.what());
       return loaded;
     }
-    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    try {
-      if (j.is_discarded()) throw Corrupt{"not valid JSON"};
-      loaded.settings = from_json(j);
-    } catch (const Corrupt& c) {
-      loaded.settings = Settings{};
-      loaded.warning = set_aside(path, c.why);
-    }
+    std::string why;
+    loaded.settings = parse_settings(text, why);
+    if (!why.empty()) loaded.warning = set_aside(path, why);
   } catch (const std::exception& e) {
     loaded.settings = Settings{};
     loaded.warning = fmt::format("cannot read settings file {} ({}); using the defaults", path.string(), e.what());

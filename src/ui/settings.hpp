@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "ui/style.hpp"
 
@@ -33,6 +34,11 @@ struct LoadedSettings {
 // $XDG_CONFIG_HOME/trainscope/settings.json when XDG_CONFIG_HOME is an absolute path, else
 // $HOME/.config/trainscope/settings.json; empty when neither variable is set.
 std::filesystem::path default_settings_path();
+
+// The settings in `text` (a settings file's contents), with out-of-range values clamped and unknown fields ignored.
+// Text that is not a JSON object, or has a field of the wrong type, gives the defaults and says why in `why` (e.g.
+// "not valid JSON", "\"tab\" is a number"); `why` is empty otherwise. Throws only std::bad_alloc.
+Settings parse_settings(std::string_view text, std::string& why);
 
 // Reads `path`. A missing file gives the defaults and no warning. Only a regular file of at most 1 MiB is read
 // (core::read_regular_file): a FIFO, a device, a directory or a larger file gives the defaults and a warning
