@@ -123,6 +123,7 @@ TEST_CASE("a malformed lesson is refused naming the file, the step and the field
   const std::string head = R"({"title": "t", "steps": [)";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"not json at all", "l.json: not valid JSON at byte"},
+      {head + R"({"at": 1e309, "quit": true}]})", "l.json: not valid JSON: a number is too large"},
       {R"({"steps": [{"quit": true}]})", "l.json: \"title\": missing"},
       {R"({"title": "t"})", "\"steps\": missing"},
       {R"({"title": "t", "steps": []})", "\"steps\": must be a non-empty list"},

@@ -326,6 +326,11 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
                       fmt::format("{}: not valid JSON at byte {}; a lesson is an object {{\"title\": ..., \"steps\": "
                                   "[...]}}",
                                   file, e.byte));
+  } catch (const json::out_of_range&) {
+    // nlohmann reports a number beyond a double's range (1e309) as out_of_range 406, not as a parse error (found by
+    // fuzz/fuzz_lesson: it left parse_lesson as an "unexpected error", exit 1 instead of 2).
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("{}: not valid JSON: a number is too large (beyond 1.8e308)", file));
   }
   only_keys(w, root, "", {"title", "description", "settings", "window", "steps"});
   Lesson l;
