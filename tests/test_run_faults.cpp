@@ -5,15 +5,13 @@
 // same steps in the same order.
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
+#include "eventually.hpp"
 #include "gpu_test_util.hpp"
 #include "run/data.hpp"
 #include "run/session.hpp"
@@ -21,16 +19,7 @@
 
 namespace {
 
-using namespace std::chrono_literals;
-
-// Polls until pred holds (every 5 ms, at most 60 s).
-bool eventually(const std::function<bool()>& pred) {
-  for (int i = 0; i < 12000; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return false;
-}
+using test::eventually;
 
 core::TrainConfig fault_config() {
   core::TrainConfig cfg;

@@ -16,6 +16,7 @@
 #include "cpu/trainer.hpp"
 #include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
+#include "eventually.hpp"
 #include "gpu_test_util.hpp"
 #include "run/data.hpp"
 #include "run/session.hpp"
@@ -67,14 +68,7 @@ std::vector<std::pair<std::string, run::TrainerFactory>> live_backends() {
   return backends;
 }
 
-// Polls until pred holds (every 5 ms, at most 60 s).
-bool eventually(const std::function<bool()>& pred) {
-  for (int i = 0; i < 12000; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return false;
-}
+using test::eventually;
 
 core::TrainConfig live_config() {
   core::TrainConfig cfg;
