@@ -20,3 +20,10 @@ foreach(kernel matmul_forward matmul_backward_data matmul_backward_weight)
   trainscope_shader(${kernel}_texel_fp16 ${kernel} GEMM_TEXEL=1 DTYPE_FP16=1)
   trainscope_shader(${kernel}_texel_bf16 ${kernel} GEMM_TEXEL=1 DTYPE_BF16=1)
 endforeach()
+
+# The probes of `trainscope peaks` (gpu/peak_probe): not training kernels, so no storage-type variants.
+trainscope_shader(peak_copy peaks/peak_copy)
+trainscope_shader(peak_fma peaks/peak_fma)
+trainscope_shader(peak_fma_vec4 peaks/peak_fma VEC4=1)
+trainscope_shader(peak_fma_fp16 peaks/peak_fma FP16=1)
+trainscope_shader(peak_empty peaks/peak_empty)

@@ -22,85 +22,21 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.hpp"
 #include "gpu_test_util.hpp"
 #include "vk/devices.hpp"
-
-extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-fs::path scratch_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("trainscope_test_cli_" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Starts the binary with `args`, stdout and stderr going to files (no shell, no quoting); returns its pid.
-pid_t start_cli(const std::vector<std::string>& args) {
-  const char* binary = std::getenv("TRAINSCOPE_BINARY");
-  REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
-  const std::string out_path = (scratch_dir() / "stdout.txt").string();
-  const std::string err_path = (scratch_dir() / "stderr.txt").string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv{const_cast<char*>(binary)};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, binary, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE_MESSAGE(rc == 0, "cannot start " << binary);
-  return pid;
-}
-
-// Waits for the process start_cli started; a death by a signal reads as 128 + the signal, as in a shell.
-Result finish_cli(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(scratch_dir() / "stdout.txt");
-  r.err = slurp(scratch_dir() / "stderr.txt");
-  return r;
-}
-
-// Runs the binary with `args` to its end.
-Result run_cli(const std::vector<std::string>& args) { return finish_cli(start_cli(args)); }
-
-std::string joined(const std::vector<std::string>& args) {
-  std::string s;
-  for (const auto& a : args) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-// Exit code 2 and exactly one line on stderr: "trainscope: error: ..." naming `mention`.
-void check_bad_input(const std::vector<std::string>& args, const std::string& mention) {
-  const Result r = run_cli(args);
-  INFO("trainscope " << joined(args) << "\nstderr: " << r.err);
-  CHECK(r.code == 2);
-  CHECK(r.err.rfind("trainscope: error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.find(mention) != std::string::npos);
-}
+using test::check_bad_input;
+using test::finish_cli;
+using test::joined;
+using test::Result;
+using test::run_cli;
+using test::scratch_dir;
+using test::start_cli;
+using test::slurp;
 
 }  // namespace
 

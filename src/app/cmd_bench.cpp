@@ -7,10 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "app/bench.hpp"
@@ -18,12 +18,14 @@
 #include "app/option_checks.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
-#include "core/files.hpp"
+#include "core/measure.hpp"
+#include "core/peaks.hpp"
 #include "core/report.hpp"
 #include "cpu/fma_probe.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/simd.hpp"
 #include "cpu/trainer.hpp"
+#include "run/peaks.hpp"
 
 namespace app {
 namespace {
@@ -76,14 +78,6 @@ std::vector<std::string> parse_names(const std::string& text) {
     start = comma + 1;
   }
   return names;
-}
-
-// The 1-minute load average (/proc/loadavg), or -1 where it cannot be read.
-double load_average() {
-  std::ifstream in("/proc/loadavg");
-  double load = -1;
-  in >> load;
-  return in ? load : -1;
 }
 
 std::string threads_text(int t) { return fmt::format("{} thread{}", t, t == 1 ? "" : "s"); }
@@ -235,7 +229,7 @@ int run_bench(BenchOptions& o) {
                return s + fmt::format("-{}", classes);
              }(),
              o.preset == "seed-mlp" ? "preset seed-mlp" : o.dataset, cfg.batch, cases.size());
-  const double load_before = load_average();
+  const double load_before = core::load_average();
   const unsigned hardware_threads = std::max(1u, std::thread::hardware_concurrency());
   if (load_before >= 0)
     fmt::print(out, "machine: {} hardware threads, load average {:.2f} before the bench{}\n", hardware_threads,
@@ -251,19 +245,39 @@ int run_bench(BenchOptions& o) {
   int failures = 0;
 
   if (use_cpu) {
-    // The FMA peak per thread count: at the width the GEMM runs (the active SIMD level) and at the widest.
-    std::cerr << "bench: measuring the CPU's FMA peak (independent FMA chains)...\n";
+    // The FMA peak per thread count: at the width the GEMM runs (the active SIMD level) and at the widest. Taken from
+    // the peaks cache (`trainscope peaks`: 1 thread and all) where it has the figure, else measured now.
+    const run::PeaksLookup lookup =
+        run::lookup_peaks("cpu", -1, run::PeaksPolicy::CachedOnly, core::default_peaks_path());
+    if (!lookup.warning.empty()) std::cerr << "trainscope: warning: " << lookup.warning << "\n";
+    const std::optional<core::DevicePeaks> cached =
+        lookup.cached ? std::optional<core::DevicePeaks>(lookup.peaks) : std::nullopt;
     std::map<long, double> peak_of_threads;
     nlohmann::json peaks = nlohmann::json::array();
     for (long t : threads)
       for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2}) {
         if (level > cpu::cpu_simd_level()) continue;
-        const cpu::FmaPeak p = cpu::measure_fma_peak(level, static_cast<int>(t));
+        const std::string id = fmt::format("fma_{}_{}", level == cpu::SimdLevel::AVX512 ? "avx512" : "avx2",
+                                           t == 1 ? "1t" : "nt");
+        const core::PeakFigure* f =
+            cached && (t == 1 || t == static_cast<long>(hardware_threads)) ? cached->find(id) : nullptr;
+        cpu::FmaPeak p;
+        if (f && f->value > 0) {
+          p.level = level;
+          p.threads = static_cast<int>(t);
+          p.gflops = f->value;
+          p.samples = f->samples;
+        } else {
+          std::cerr << "bench: measuring the CPU's FMA peak (independent FMA chains), " << cpu::to_string(level) << ", "
+                    << threads_text(static_cast<int>(t)) << "...\n";
+          p = cpu::measure_fma_peak(level, static_cast<int>(t));
+        }
         if (level == cpu::active_simd_level() && cpu::active_micro_kernel()) peak_of_threads[t] = p.gflops;
-        fmt::print(out, "cpu FMA peak, {} {}, {}: {:.1f} GFLOP/s (median of {})\n", cpu::to_string(level), p.width,
-                   threads_text(static_cast<int>(t)), p.gflops, p.samples.size());
-        peaks.push_back({{"simd", cpu::to_string(level)}, {"width", p.width}, {"threads", t}, {"gflops", p.gflops},
-                         {"samples", p.samples}, {"chains", p.chains}});
+        fmt::print(out, "cpu FMA peak, {}, {}: {:.1f} GFLOP/s (median of {}{})\n", cpu::to_string(level),
+                   threads_text(static_cast<int>(t)), p.gflops, p.samples.size(),
+                   f ? ", from the peaks cache, measured " + cached->measured_at : "");
+        peaks.push_back({{"simd", cpu::to_string(level)}, {"threads", t}, {"gflops", p.gflops},
+                         {"samples", p.samples}, {"cached", f != nullptr}});
       }
     report["cpu_fma_peaks"] = peaks;
     const char* l2_env = std::getenv("OPENBLAS_L2_SIZE");
@@ -335,7 +349,7 @@ int run_bench(BenchOptions& o) {
   report["seconds"] = seconds;
   report["hardware_threads"] = hardware_threads;
   report["load_average_before"] = load_before;
-  report["load_average_after"] = load_average();
+  report["load_average_after"] = core::load_average();
   if (!o.report.empty()) {
     try {
       core::write_json_atomically(o.report, report);

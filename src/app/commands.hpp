@@ -85,6 +85,21 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& options);
 // could not be written. Throws core::Error(InvalidArgument) for bad options.
 int run_bench(BenchOptions& options);
 
+// What `trainscope peaks` collects from the command line (app/cmd_peaks.cpp).
+struct PeaksOptions {
+  std::string backend = "gpu,cpu";
+  int device = -1;
+  bool remeasure = false;
+  int repeats = 5;
+  int stream_mib = 0;  // 0: cpu::stream_array_bytes()
+  std::string report;
+};
+
+CLI::App* add_peaks_command(CLI::App& parent, PeaksOptions& options);
+// Shows the cached peaks of each device, measuring (and caching) those missing, or all with --remeasure. Returns 0,
+// or 1 if a device could not be measured or the report not written. Throws core::Error(InvalidArgument).
+int run_peaks(PeaksOptions& options);
+
 CLI::App* add_devices_command(CLI::App& parent);
 int run_devices();
 

@@ -52,14 +52,18 @@ int main(int argc, char** argv) {
   CLI::App* dashboard = app::add_dashboard_command(cli, dashboard_train_options, dashboard_options);
   app::BenchOptions bench_options;
   CLI::App* bench = app::add_bench_command(cli, bench_options);
+  app::PeaksOptions peaks_options;
+  CLI::App* peaks = app::add_peaks_command(cli, peaks_options);
   CLI::App* devices = app::add_devices_command(cli);
 
   // No subcommand (no arguments, or options only): `dashboard`.
   std::vector<std::string> args(argv + 1, argv + argc);
   const bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
   if (args.empty() || (args[0].size() > 1 && args[0][0] == '-' && !help)) args.insert(args.begin(), "dashboard");
-  if (!help && args[0] != "train" && args[0] != "devices" && args[0] != "dashboard" && args[0] != "bench")
-    return fail(fmt::format("{}: unknown command (allowed: dashboard, train, bench, devices); see trainscope --help",
+  if (!help && args[0] != "train" && args[0] != "devices" && args[0] != "dashboard" && args[0] != "bench" &&
+      args[0] != "peaks")
+    return fail(fmt::format("{}: unknown command (allowed: dashboard, train, bench, peaks, devices); "
+                            "see trainscope --help",
                             args[0]),
                 2);
   std::vector<const char*> arg_ptrs{argv[0]};
@@ -70,6 +74,7 @@ int main(int argc, char** argv) {
     if (dashboard->parsed()) return std::string("trainscope dashboard");
     if (devices->parsed()) return std::string("trainscope devices");
     if (bench->parsed()) return std::string("trainscope bench");
+    if (peaks->parsed()) return std::string("trainscope peaks");
     return std::string("trainscope");
   };
   cli.failure_message([&](const CLI::App*, const CLI::Error& e) { return one_line(e, help_command()) + "\n"; });
@@ -87,6 +92,7 @@ int main(int argc, char** argv) {
     if (dashboard->parsed()) return app::run_dashboard(dashboard_train_options, dashboard_options);
     if (devices->parsed()) return app::run_devices();
     if (bench->parsed()) return app::run_bench(bench_options);
+    if (peaks->parsed()) return app::run_peaks(peaks_options);
   } catch (const core::Error& e) {  // with the command-line hint of a Vulkan failure
     return fail(run::explain(e), e.kind() == core::ErrorKind::InvalidArgument ? 2 : 1);
   } catch (const std::exception& e) {

@@ -99,11 +99,25 @@ struct PrecisionRow {
   double bytes = 0;     // summed compulsory bytes of those steps (StepPlan::total_bytes() per step)
   double flops = 0;     // summed analytic FLOPs
   long skipped = 0;     // steps whose optimizer update was skipped (fp16 overflow)
+  KernelTable kernels;  // the per-kernel timings of this configuration (its first step left out, as above)
 
   double mean_step_ms() const { return steps > 0 ? step_ms / steps : 0; }
   double gbps() const { return step_ms > 0 ? bytes / (step_ms * 1e6) : 0; }    // GB/s (1e9 bytes/s)
   double gflops() const { return step_ms > 0 ? flops / (step_ms * 1e6) : 0; }  // GFLOP/s
   double samples_per_s() const { return step_ms > 0 ? steps * double(batch) / (step_ms * 1e-3) : 0; }
+};
+
+// One training step as the CSV export lists it (steps.csv): what it measured and the settings it ran with.
+struct StepRow {
+  long step = 0;
+  float step_ms = 0;     // StepRecord::step_ms (GPU: first to last timestamp; CPU: wall clock)
+  float kernel_ms = 0;   // the sum of its kernel times
+  float loss = 0;
+  float lr = 0;
+  float loss_scale = 0;  // fp16 only, else 0
+  int batch = 0;
+  Precision precision = Precision::FP32;
+  bool skipped = false;  // fp16: the optimizer update was skipped after an overflow
 };
 
 // Everything one backend produced in a run; the session keeps it up to date between steps.
@@ -114,6 +128,7 @@ struct BackendRun {
   std::vector<EpochRecord> epochs;
   std::vector<float> step_losses;   // every training step's mean loss, in step order
   std::vector<float> step_seconds;  // training seconds (pauses excluded) at which each step finished
+  std::vector<StepRow> step_rows;   // every training step, in step order (the CSV export)
   std::vector<Marker> markers;
   KernelTable kernels;         // since the last change of batch size, threads or optimizer
   std::string error;           // why the backend stopped early; empty if it did not

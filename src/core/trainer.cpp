@@ -1,7 +1,24 @@
-// The analytic fp32 memory figure of a model (core::fp32_reference_memory), beside the trainers' measured ones.
+// The analytic fp32 memory figure of a model (core::fp32_reference_memory), beside the trainers' measured ones; the
+// names of the host phases and the steady clock of the step timeline.
 #include "core/trainer.hpp"
 
+#include <chrono>
+
 namespace core {
+
+const char* to_string(HostPhase phase) {
+  switch (phase) {
+    case HostPhase::Record: return "record";
+    case HostPhase::Submit: return "submit";
+    case HostPhase::FenceWait: return "fence wait";
+    case HostPhase::ReadBack: return "read-back";
+  }
+  return "?";
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 MemoryUsage fp32_reference_memory(const StepPlan& plan, size_t train_count, size_t test_count,
                                   size_t readback_interval) {

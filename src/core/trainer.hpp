@@ -15,6 +15,30 @@
 
 namespace core {
 
+// The host's part of a GPU step, for the step timeline: recording the command buffer, submitting it, waiting for the
+// fence, reading back losses and timestamps.
+enum class HostPhase { Record, Submit, FenceWait, ReadBack };
+const char* to_string(HostPhase phase);  // "record", "submit", "fence wait", "read-back"
+
+// A span of host time, in seconds on the steady clock (core::steady_seconds()).
+struct HostSpan {
+  HostPhase phase = HostPhase::Record;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+// When one CPU pool thread worked on one plan entry: from the start of its first chunk to the end of its last
+// (cpu::ThreadPool's span recording), seconds on the steady clock. thread 0 is the calling thread.
+struct ThreadSpan {
+  int thread = 0;
+  int entry = 0;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+// Seconds on std::chrono::steady_clock (CLOCK_MONOTONIC on Linux): the one clock of every timeline span.
+double steady_seconds();
+
 // One finished training step: its mean cross-entropy loss and the measured time of every plan entry.
 struct StepRecord {
   long step = 0;                   // global step index, from 0
@@ -25,6 +49,14 @@ struct StepRecord {
   // overflowed so that the optimizer update was skipped (weights and optimizer state unchanged). 0 / false otherwise.
   float loss_scale = 0;
   bool skipped = false;
+  // Where the time went, for the step timeline and the trace (core/timeline.hpp); all optional (empty / 0: not
+  // recorded). start_s: when the step's first kernel started, steady seconds (GPU: its first timestamp on the host's
+  // clock). kernel_start_ms: per plan entry, its start after start_s (GPU: from the timestamps, so gaps between
+  // dispatches show; CPU: from the clock); empty: the kernels back to back from start_s.
+  double start_s = 0;
+  std::vector<double> kernel_start_ms;
+  std::vector<HostSpan> host;        // GPU: the host phases of this step (fence wait and read-back: of its batch)
+  std::vector<ThreadSpan> threads;   // CPU: per pool thread and plan entry
 };
 
 struct EvalResult {

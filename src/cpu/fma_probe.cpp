@@ -10,6 +10,7 @@
 
 #include <time.h>
 
+#include "core/measure.hpp"
 #include "cpu/gemm_micro.hpp"
 
 namespace cpu {
@@ -83,10 +84,7 @@ FmaPeak measure_fma_peak(SimdLevel level, int threads, int repeats, double secon
     for (double s : timed_run(loop, threads, iterations)) gflops += flops_per_thread / s / 1e9;
     peak.samples.push_back(gflops);
   }
-  std::vector<double> sorted = peak.samples;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  peak.gflops = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  peak.gflops = core::median(peak.samples);
   return peak;
 }
 

@@ -6,8 +6,12 @@
 //   - the environment variable TRAINSCOPE_CPU_SIMD=avx512|avx2|portable, read once at the first use;
 //   - cpu::set_simd_level() from code (the tests run every path this way).
 #pragma once
+#include <string>
 
 namespace cpu {
+
+// The CPU's model name from /proc/cpuinfo ("AMD EPYC 9B14"), or "unknown CPU".
+std::string cpu_model_name();
 
 // Ordered: a higher level can run everything a lower one runs.
 enum class SimdLevel { Portable, AVX2, AVX512 };

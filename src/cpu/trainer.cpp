@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstddef>
 #include <fstream>
+#include <initializer_list>
 #include <numeric>
 #include <thread>
 #include <utility>
@@ -27,6 +28,7 @@
 #include "cpu/gemm.hpp"
 #include "cpu/kernel_calls.hpp"
 #include "cpu/kernels16.hpp"
+#include "cpu/simd.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace cpu {
@@ -351,18 +353,8 @@ std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const 
 
 std::string cpu_description(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::string model = "unknown CPU";
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const auto begin = line.find_first_not_of(" \t", colon + 1);
-    if (begin != std::string::npos) model = line.substr(begin);
-    break;
-  }
   const std::string simd = gemm_kernel_name();  // the GEMM micro-kernel that runs, e.g. "AVX-512 6x32"
-  return model + " (" + std::to_string(threads) + (threads == 1 ? " thread, " : " threads, ") + simd + ")";
+  return cpu_model_name() + " (" + std::to_string(threads) + (threads == 1 ? " thread, " : " threads, ") + simd + ")";
 }
 
 }  // namespace cpu

@@ -250,9 +250,14 @@ void Worker::account_step(const core::StepRecord& r, const core::StepPlan& plan,
       return row.precision == plan.precision && row.batch == plan.batch;
     });
     if (it == run_.precisions.end()) {
-      run_.precisions.push_back({plan.precision, plan.batch});
+      core::PrecisionRow row;
+      row.precision = plan.precision;
+      row.batch = plan.batch;
+      row.kernels = core::KernelTable(0);  // this step is already past the trainer's warm-up step
+      run_.precisions.push_back(std::move(row));
       it = std::prev(run_.precisions.end());
     }
+    it->kernels.add(plan, r);
     it->steps += 1;
     it->step_ms += r.step_ms;
     it->bytes += plan.total_bytes();

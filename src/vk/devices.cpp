@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "core/error.hpp"
@@ -32,6 +34,8 @@ DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
   DeviceInfo d;
   d.index = index;
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+  driver.pNext = &id;
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   subgroup.pNext = &driver;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
@@ -39,6 +43,8 @@ DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
   vkGetPhysicalDeviceProperties2(physical, &props);
   const auto& p = props.properties;
   d.name = p.deviceName;
+  std::copy(std::begin(id.deviceUUID), std::end(id.deviceUUID), d.uuid.begin());
+  d.driver_version = p.driverVersion;
   d.type = type_name(p.deviceType);
   d.driver = fmt::format("{} ({})", driver.driverName, driver.driverInfo);
   d.api_version = fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion),

@@ -1,5 +1,6 @@
 // Listing the Vulkan devices of this machine (trainscope devices) and choosing one.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@ struct MemoryHeapInfo {
 struct DeviceInfo {
   int index = 0;
   std::string name;
+  std::array<unsigned char, 16> uuid{};  // deviceUUID (VkPhysicalDeviceIDProperties): the same device across runs
+  uint32_t driver_version = 0;           // VkPhysicalDeviceProperties::driverVersion (vendor-specific encoding)
   std::string type;          // "discrete GPU" | "integrated GPU" | "virtual GPU" | "CPU" | "other"
   bool software = false;     // lavapipe/llvmpipe, SwiftShader: runs on the CPU, label it so
   std::string driver;        // driver name and info, e.g. "llvmpipe / Mesa 22.3.6 (LLVM 15.0.6)"

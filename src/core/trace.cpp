@@ -1,0 +1,78 @@
+// Chrome trace-event JSON from step timelines (trace.hpp).
+#include "core/trace.hpp"
+
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "core/files.hpp"
+
+namespace core {
+namespace {
+
+// Microseconds from `origin` rounded to whole nanoseconds, as a double: ts and ts + dur of consecutive events stay
+// exactly ordered after rounding (both ends are rounded, and dur is their difference).
+long long to_ns(double seconds, double origin) { return std::llround((seconds - origin) * 1e9); }
+double ns_to_us(long long ns) { return static_cast<double>(ns) / 1e3; }
+
+nlohmann::json metadata(const char* name, int pid, int tid, nlohmann::json args) {
+  return {{"name", name}, {"ph", "M"}, {"ts", 0}, {"dur", 0}, {"pid", pid}, {"tid", tid}, {"args", std::move(args)}};
+}
+
+}  // namespace
+
+nlohmann::json trace_json(const std::vector<BackendTimeline>& timelines, const nlohmann::json& other_data) {
+  double origin = std::numeric_limits<double>::infinity();
+  for (const auto& t : timelines)
+    if (!t.tracks.empty() && !t.empty()) origin = std::min(origin, t.start_s);
+  if (!std::isfinite(origin)) origin = 0;
+
+  nlohmann::json events = nlohmann::json::array();
+  for (size_t b = 0; b < timelines.size(); ++b) {
+    const BackendTimeline& t = timelines[b];
+    const int pid = static_cast<int>(b) + 1;
+    std::unordered_map<long, size_t> step_index;  // step -> its StepBreakdown
+    for (size_t i = 0; i < t.steps.size(); ++i) step_index[t.steps[i].step] = i;
+    const std::string process = (t.backend == "gpu" ? "GPU: " : t.backend == "cpu" ? "CPU: " : t.backend + ": ") +
+                                t.device;
+    events.push_back(metadata("process_name", pid, 0, {{"name", process}}));
+    events.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", pid}}));
+    for (size_t k = 0; k < t.tracks.size(); ++k) {
+      const TimelineTrack& track = t.tracks[k];
+      const int tid = static_cast<int>(k) + 1;
+      events.push_back(metadata("thread_name", pid, tid, {{"name", track.name}}));
+      events.push_back(metadata("thread_sort_index", pid, tid, {{"sort_index", tid}}));
+      for (const TimelineEvent& e : track.events) {
+        const long long start = to_ns(e.start_s, origin), end = to_ns(e.end_s, origin);
+        nlohmann::json args = {{"step", e.step}};
+        if (const auto s = step_index.find(e.step); s != step_index.end()) {
+          args["batch"] = t.steps[s->second].batch;
+          args["precision"] = to_string(t.steps[s->second].precision);
+        }
+        if (e.entry >= 0) {
+          args["label"] = e.label;
+          args["flops"] = e.flops;
+          args["bytes"] = e.bytes;
+        }
+        events.push_back({{"name", e.name},
+                          {"cat", e.entry >= 0 ? "kernel" : "host"},
+                          {"ph", "X"},
+                          {"ts", ns_to_us(start)},
+                          {"dur", ns_to_us(std::max(0LL, end - start))},
+                          {"pid", pid},
+                          {"tid", tid},
+                          {"args", std::move(args)}});
+      }
+    }
+  }
+  nlohmann::json j = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+  if (!other_data.is_null()) j["otherData"] = other_data;
+  return j;
+}
+
+void write_trace(const std::string& path, const std::vector<BackendTimeline>& timelines,
+                 const nlohmann::json& other_data) {
+  write_file_atomically(path, trace_json(timelines, other_data).dump() + "\n", "the trace");
+}
+
+}  // namespace core

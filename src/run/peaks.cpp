@@ -1,0 +1,49 @@
+// Cached or measured device peaks (peaks.hpp).
+#include "run/peaks.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "cpu/peak_probe.hpp"
+#include "gpu/peak_probe.hpp"
+#include "vk/devices.hpp"
+
+namespace run {
+
+std::string peaks_key(const std::string& backend, int device) {
+  if (backend == "cpu") return cpu::cpu_peaks_key();
+  if (backend != "gpu") throw core::Error(core::ErrorKind::InvalidArgument, "no peaks for backend " + backend);
+  const std::vector<vk::DeviceInfo> devices = vk::list_devices();
+  const int index = device < 0 ? vk::pick_best_device(devices) : device;
+  if (index >= static_cast<int>(devices.size()))
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("--device {}: there are {} Vulkan devices (see trainscope devices)", device,
+                                  devices.size()));
+  return gpu::gpu_peaks_key(devices[static_cast<size_t>(index)]);
+}
+
+PeaksLookup lookup_peaks(const std::string& backend, int device, PeaksPolicy policy,
+                         const std::filesystem::path& cache, const core::PeakProgress& progress, int repeats,
+                         size_t stream_bytes) {
+  PeaksLookup out;
+  if (policy != PeaksPolicy::Remeasure) {
+    if (auto cached = core::find_cached_peaks(cache, peaks_key(backend, device), &out.warning)) {
+      out.peaks = std::move(*cached);
+      out.cached = true;
+      return out;
+    }
+    if (policy == PeaksPolicy::CachedOnly) return out;
+  }
+  out.peaks = backend == "gpu" ? gpu::measure_gpu_peaks(device, repeats, progress)
+                               : cpu::measure_cpu_peaks(repeats, progress, stream_bytes);
+  if (!cache.empty()) {
+    try {
+      core::save_peaks(cache, out.peaks);
+    } catch (const core::Error& e) {
+      out.warning = e.what();
+    }
+  }
+  return out;
+}
+
+}  // namespace run

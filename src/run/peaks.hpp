@@ -1,0 +1,36 @@
+// The measured peaks of the devices a run trains on, from the per-device cache (core/peaks.hpp) or measured once and
+// cached: `trainscope peaks`, `train` (its report's roofline), the dashboard (rooflines, bandwidth shares and its
+// re-measure button) and `bench` (% of peak) all go through here, so a device is measured at most once per cache.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "core/peaks.hpp"
+
+namespace run {
+
+struct PeaksLookup {
+  core::DevicePeaks peaks;  // empty figures when neither cached nor measured
+  bool cached = false;      // read from the cache (false: measured now, or missing)
+  std::string warning;      // a cache that could not be read or written, else ""
+};
+
+enum class PeaksPolicy {
+  CachedOnly,        // the cached figures or none: never measures (where something may be running)
+  MeasureIfMissing,  // the cached figures, or measured now and cached
+  Remeasure,         // measured now and cached, whatever the cache holds
+};
+
+// The peaks of backend "gpu" (Vulkan device `device`, -1: the best) or "cpu" (all hardware threads; the 1-thread
+// figures are in the same entry). `cache`: the cache file (core::default_peaks_path(); empty: none). Measuring takes
+// seconds to tens of seconds and must not overlap training. Throws core::Error (e.g. Vulkan: no device) only when it
+// has to measure and cannot; a cache problem is a warning. repeats, stream_bytes: as cpu::measure_cpu_peaks.
+PeaksLookup lookup_peaks(const std::string& backend, int device, PeaksPolicy policy,
+                         const std::filesystem::path& cache, const core::PeakProgress& progress = {},
+                         int repeats = 5, size_t stream_bytes = 0);
+
+// The cache key of backend "gpu" (device `device`) or "cpu", without measuring. Throws core::Error(Vulkan) when
+// the GPU device cannot be listed.
+std::string peaks_key(const std::string& backend, int device);
+
+}  // namespace run
