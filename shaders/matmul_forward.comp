@@ -1,5 +1,6 @@
 // matmul_forward: out (B,OC) = act(inp (B,C) · weight (OC,C)ᵀ + bias (OC)); preact (B,OC) keeps the value before the
-// activation for act_backward (hidden layers only). GEMM with M = B, N = OC, K = C.
+// activation for act_backward (hidden layers only). GEMM with M = B, N = OC, K = C. With add_bias 0 (--unfused) the
+// epilogue does nothing: out = the plain sums, and bias_add and act_forward follow as kernels of their own.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
@@ -42,7 +43,8 @@ void main() {
     [[unroll]] for (uint j = 0; j < THREAD_N; ++j) {
       uint o = gemm_col(j);
       if (o >= p.OC) continue;
-      float v = acc[i * THREAD_N + j] + load_t(bias[o]);
+      float v = acc[i * THREAD_N + j];
+      if (p.add_bias != 0) v += load_t(bias[o]);
       if (p.apply_act != 0) {
         preact[b * p.OC + o] = store_t(v);
         v = act_forward(v, p.act);

@@ -78,13 +78,15 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
       break;
     case Op::MatmulForward:
       for (const GemmShape& s : gemm_shapes())
-        for (int mode = 0; mode < 3; ++mode) {  // logits, ReLU, GELU
-          KernelCase c{shape_label(s.B, s.C, s.OC) + (mode == 0 ? " linear" : mode == 1 ? " relu" : " gelu"),
+        for (int mode = 0; mode < 4; ++mode) {  // logits, ReLU, GELU, --unfused (no epilogue: the plain sums)
+          const char* name = mode == 0 ? " linear" : mode == 1 ? " relu" : mode == 2 ? " gelu" : " unfused";
+          KernelCase c{shape_label(s.B, s.C, s.OC) + name,
                        {},
                        {},
                        {size_t(s.B * s.OC), size_t(s.B * s.OC), size_t(s.B * s.C), size_t(s.OC * s.C), size_t(s.OC)},
                        {}};
-          c.entry = {.op = op, .activation = mode > 0, .B = s.B, .C = s.C, .OC = s.OC};
+          c.entry = {.op = op, .activation = mode == 1 || mode == 2, .epilogue = mode < 3, .B = s.B, .C = s.C,
+                     .OC = s.OC};
           c.step.activation = mode == 2 ? core::Activation::GELU : core::Activation::ReLU;
           add(c);
         }
@@ -133,6 +135,28 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
           if (N == 1000) c.alias_of_first = 1;  // as the GPU trainer runs it: dpreact overwrites dout
           c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
             if (b == "preact")
+              for (auto& x : v) x = uniform(rng, -3, 3);
+          };
+          add(c);
+        }
+      break;
+    case Op::BiasAdd:
+      for (const GemmShape& s : gemm_shapes()) {
+        KernelCase c{shape_label(s.B, s.OC, s.OC) + " in place", {}, {}, {size_t(s.B * s.OC), size_t(s.OC)}, {}};
+        c.entry = {.op = op, .B = s.B, .OC = s.OC};
+        add(c);
+      }
+      break;
+    case Op::ActForward:
+      for (auto act : {core::Activation::ReLU, core::Activation::GELU})
+        for (size_t N : {size_t{7}, size_t{1000}, size_t{70000}}) {
+          KernelCase c{std::string(core::to_string(act)) + " N=" + std::to_string(N) + " in place", {}, {}, {N, N}, {}};
+          c.entry.N = N;
+          c.entry.B = 1;
+          c.entry.OC = static_cast<long>(N);
+          c.step.activation = act;
+          c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+            if (b == "out")
               for (auto& x : v) x = uniform(rng, -3, 3);
           };
           add(c);

@@ -393,3 +393,54 @@ TEST_CASE("batch changes at the last steps of an epoch, many times: applied betw
     CHECK(run().error.empty());
   }
 }
+
+TEST_CASE("live teaching toggles: in settings() at once, each backend rebuilds with them, marked, weights kept") {
+  for (const auto& [name, factory] : live_backends()) {
+    CAPTURE(name);
+    core::TrainConfig cfg = live_config();
+    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+    Tracker tracker;
+    run::Observer observer;
+    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    session.start();
+    auto run = [&] { return session.snapshot().at(0); };
+    REQUIRE(eventually([&] { return run().step_losses.size() >= 5; }));
+    using T = core::Execution::Toggle;
+    for (auto [toggle, label] : {std::pair{T::Unfused, "unfused on"}, {T::SyncEveryStep, "sync every step on"},
+                                 {T::SubmitPerKernel, "submit per kernel on"}}) {
+      CAPTURE(std::string(label));
+      session.post(run::Command(run::Command::Kind::Pause));
+      REQUIRE(eventually([&] { return run().paused; }));
+      std::vector<float> before;
+      {
+        std::lock_guard lock(tracker.mutex);
+        before = tracker.last->parameters();
+      }
+      run::Command c(run::Command::Kind::SetToggle);
+      c.toggle = toggle;
+      c.on = true;
+      session.post(c);
+      CHECK(session.settings().execution[toggle]);  // the one truth, before any backend applied it
+      REQUIRE(eventually([&] { return run().running.execution[toggle]; }));
+      {
+        std::lock_guard lock(tracker.mutex);
+        CHECK(tracker.last->parameters() == before);
+        CHECK(tracker.last->plan().unfused == session.settings().execution.unfused);
+      }
+      const auto r = run();
+      REQUIRE_FALSE(r.markers.empty());
+      CHECK(r.markers.back().label == label);
+      CHECK(r.running.unfused == r.config.execution.unfused);
+      const size_t steps = r.step_losses.size();
+      session.post(run::Command(run::Command::Kind::Resume));
+      REQUIRE(eventually([&] { return run().step_losses.size() >= steps + 5; }));
+    }
+    // The counts of the trainer in use, read back with its steps: per-kernel submissions on the GPU.
+    const auto r = run();
+    CHECK(r.counts.steps > 0);
+    if (name == "gpu") CHECK(r.counts.submits == r.counts.steps * static_cast<long>(tracker.last_plan.entries.size()));
+    session.request_stop();
+    session.wait();
+    CHECK(run().error.empty());
+  }
+}

@@ -31,6 +31,7 @@ struct MatmulForwardParams {
   uint OC;
   uint apply_act;  // 1: a hidden layer (the activation, and preact kept), 0: the logits
   uint act;        // ACT_RELU (0) | ACT_GELU (1), shaders/common/activation.glsl
+  uint add_bias;   // 1: the fused epilogue adds the bias; 0 (--unfused): the plain sums, bias_add follows
 };
 
 // matmul_backward_weight (dweight (OC,C) = doutᵀ · inp) and matmul_backward_data (dinp (B,C) = dout · weight).
@@ -57,6 +58,18 @@ struct LossReduceParams {
 
 // act_backward: dpreact (N) = dout (N) * act'(preact (N)).
 struct ActBackwardParams {
+  uint N;
+  uint act;
+};
+
+// bias_add (--unfused): out (B,OC) += bias (OC), in place.
+struct BiasAddParams {
+  uint B;
+  uint OC;
+};
+
+// act_forward (--unfused): preact (N) = out (N); out (N) = act(out (N)), in place.
+struct ActForwardParams {
   uint N;
   uint act;
 };
@@ -133,11 +146,13 @@ struct ScaleHistoryEntry {
   static_assert(sizeof(T) == 4 * (members) && offsetof(T, last) == 4 * ((members) - 1) && alignof(T) == 4, \
                 #T " must be " #members " 32-bit members in a row, as std430 lays it out in GLSL")
 TRAINSCOPE_PARAMS_LAYOUT(GatherBatchParams, 3, first);
-TRAINSCOPE_PARAMS_LAYOUT(MatmulForwardParams, 5, act);
+TRAINSCOPE_PARAMS_LAYOUT(MatmulForwardParams, 6, add_bias);
 TRAINSCOPE_PARAMS_LAYOUT(MatmulBackwardParams, 3, OC);
 TRAINSCOPE_PARAMS_LAYOUT(SoftmaxXentParams, 5, out_offset);
 TRAINSCOPE_PARAMS_LAYOUT(LossReduceParams, 2, slot);
 TRAINSCOPE_PARAMS_LAYOUT(ActBackwardParams, 2, act);
+TRAINSCOPE_PARAMS_LAYOUT(BiasAddParams, 2, OC);
+TRAINSCOPE_PARAMS_LAYOUT(ActForwardParams, 2, act);
 TRAINSCOPE_PARAMS_LAYOUT(BiasBackwardParams, 2, OC);
 TRAINSCOPE_PARAMS_LAYOUT(AdamWParams, 9, t);
 TRAINSCOPE_PARAMS_LAYOUT(SgdParams, 5, t);

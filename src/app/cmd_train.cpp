@@ -70,7 +70,7 @@ void check_device(const core::TrainConfig& cfg, const std::optional<std::vector<
 void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
   const core::ModelShape shape = run::model_shape(cfg, data);
   const core::StepPlan plan =
-      core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision);
+      core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision, cfg.execution.unfused);
   const int steps = core::steps_per_epoch(data.train.count, cfg.batch);
   fmt::print("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
              data.test.count, data.train.features, data.train.classes);
@@ -86,6 +86,8 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
                "optimizer state{}\n",
                core::to_string(cfg.precision),
                plan.loss_scaling() ? fmt::format("; dynamic loss scaling from {:g}", cfg.loss_scale_init) : "");
+  if (cfg.execution.any())
+    fmt::print("teaching toggles: {} ({} kernels per step)\n", core::to_string(cfg.execution), plan.entries.size());
   std::string backends;
   for (const auto& b : cfg.backends) backends += (backends.empty() ? "" : ", ") + b;
   fmt::print("run:   {}{}\n\n", backends,
@@ -199,6 +201,19 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
       ->type_name("N")->check(checked(core::rules::readback))->group("Execution");
   t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation; slow)")
       ->group("Execution");
+  // The teaching toggles (core::Execution): the same math, run another way; the dashboard switches them live.
+  t->add_flag("--unfused", c.execution.unfused,
+              "Teaching: bias add and activation as kernels of their own after each GEMM (bias_add, act_forward) "
+              "instead of the fused epilogue: more launches, every layer's output read and written again")
+      ->group("Teaching toggles");
+  t->add_flag("--sync-every-step", c.execution.sync_every_step,
+              "Teaching: the GPU waits for every step and reads its loss back at once (the loss.item() pitfall) "
+              "instead of every --readback steps")
+      ->group("Teaching toggles");
+  t->add_flag("--submit-per-kernel", c.execution.submit_per_kernel,
+              "Teaching: the GPU submits and waits for every kernel on its own instead of one command buffer per "
+              "step (the launch-overhead lesson); the CPU already waits for each kernel's thread-pool dispatch")
+      ->group("Teaching toggles");
 }
 
 CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {

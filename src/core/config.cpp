@@ -63,7 +63,7 @@ void validate_against_data(const TrainConfig& c, const DataSplit& data) {
                      train_count, train_count));
   // The sizes alone, before any allocation (a ModelShape only holds offsets).
   const ModelShape shape = model_shape(c, data);
-  const StepPlan plan = build_step_plan(shape, c.batch, c.activation, c.optimizer);
+  const StepPlan plan = build_step_plan(shape, c.batch, c.activation, c.optimizer, Precision::FP32, c.execution.unfused);
   MemoryUsage m = fp32_reference_memory(plan, 0, 0, static_cast<size_t>(c.readback_interval));
   const double bytes = static_cast<double>(m.total());
   if (bytes > kMaxTrainingBytes)
@@ -98,6 +98,22 @@ std::vector<int> parse_hidden(const std::string& text) {
     start = end + 1;
   }
   return sizes;
+}
+
+const char* to_string(Execution::Toggle t) {
+  switch (t) {
+    case Execution::Toggle::Unfused: return "unfused";
+    case Execution::Toggle::SyncEveryStep: return "sync every step";
+    case Execution::Toggle::SubmitPerKernel: return "submit per kernel";
+  }
+  return "?";
+}
+
+std::string to_string(const Execution& e) {
+  std::string s;
+  for (auto t : {Execution::Toggle::Unfused, Execution::Toggle::SyncEveryStep, Execution::Toggle::SubmitPerKernel})
+    if (e[t]) s += (s.empty() ? "" : ", ") + std::string(to_string(t));
+  return s.empty() ? "fused" : s;
 }
 
 }  // namespace core

@@ -16,6 +16,32 @@ inline constexpr float kOptimizerWeightDecay = -1.0f;
 // TrainConfig::epochs meaning "train until stopped" (the dashboard without --epochs).
 inline constexpr int kUntilStopped = 0;
 
+// The teaching toggles: the same math run another way, to show what an execution choice costs. Each is a real change
+// of what runs (the losses stay bit-identical in fp32; see README "Teaching toggles").
+struct Execution {
+  // Bias add and activation as kernels of their own after the GEMM (bias_add, act_forward), each reading and writing
+  // the layer's whole output again, instead of matmul_forward's fused epilogue.
+  bool unfused = false;
+  // GPU: wait for the device and read the loss back after every step (PyTorch's `loss.item()` in the loop) instead
+  // of reading back every readback_interval steps. CPU: its loss is on the host after every step anyway.
+  bool sync_every_step = false;
+  // GPU: one queue submission and host wait per kernel instead of one command buffer per step. CPU: every kernel is
+  // already its own thread-pool dispatch that the trainer waits for (it has no loops fused across kernels).
+  bool submit_per_kernel = false;
+
+  enum class Toggle { Unfused, SyncEveryStep, SubmitPerKernel };
+  bool& operator[](Toggle t) {
+    if (t == Toggle::Unfused) return unfused;
+    return t == Toggle::SyncEveryStep ? sync_every_step : submit_per_kernel;
+  }
+  bool operator[](Toggle t) const { return const_cast<Execution&>(*this)[t]; }
+  bool any() const { return unfused || sync_every_step || submit_per_kernel; }
+  bool operator==(const Execution&) const = default;
+};
+const char* to_string(Execution::Toggle t);  // "unfused", "sync every step", "submit per kernel"
+// "fused", "unfused, sync every step, submit per kernel", ...: the toggles that are on ("fused" when none is).
+std::string to_string(const Execution& e);
+
 struct TrainConfig {
   // Data
   std::string dataset = "fashion-mnist";  // fashion-mnist | spiral
@@ -54,6 +80,7 @@ struct TrainConfig {
   int device = -1;              // Vulkan device index, -1: best (discrete > integrated > virtual > cpu)
   int readback_interval = 10;   // GPU: losses and timestamps are read back every N steps (and at epoch end)
   bool validation = false;      // enable VK_LAYER_KHRONOS_validation
+  Execution execution;          // the teaching toggles (--unfused, --sync-every-step, --submit-per-kernel)
 
   float effective_weight_decay() const;
 };

@@ -59,14 +59,19 @@ std::vector<KernelDef> make_table() {
                sizeof(MatmulForwardParams), Grid::Gemm, 0, false,
                [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), uint64_t(e.OC)}; },
                [](const PlanEntry& e, const StepArgs& s) {
-                 const uint32_t apply_act = e.activation ? 1u : 0u;
-                 return KernelArgs::of(MatmulForwardParams{u32(e.B), u32(e.C), u32(e.OC), apply_act, act_code(s.activation)});
+                 const uint32_t apply_act = e.epilogue && e.activation ? 1u : 0u;
+                 return KernelArgs::of(MatmulForwardParams{u32(e.B), u32(e.C), u32(e.OC), apply_act,
+                                                           act_code(s.activation), e.epilogue ? 1u : 0u});
                },
-               // multiply-adds plus the bias; the activation is not counted
-               [](const PlanEntry& e, Precision) { return 2.0 * e.B * e.C * e.OC + e.B * e.OC; },
-               [](const PlanEntry& e, Precision p) { return (e.B * e.C + e.OC * e.C + e.OC) * e_of(p); },
-               // out, and preact for act_backward
-               [](const PlanEntry& e, Precision p) { return e.B * e.OC * e_of(p) * (e.activation ? 2 : 1); }});
+               // multiply-adds plus the bias (without the epilogue: the multiply-adds); the activation is not counted
+               [](const PlanEntry& e, Precision) { return 2.0 * e.B * e.C * e.OC + (e.epilogue ? e.B * e.OC : 0); },
+               [](const PlanEntry& e, Precision p) {
+                 return (e.B * e.C + e.OC * e.C + (e.epilogue ? e.OC : 0)) * e_of(p);
+               },
+               // out, and preact for act_backward (fused hidden layers)
+               [](const PlanEntry& e, Precision p) {
+                 return e.B * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1);
+               }});
 
   t.push_back({Op::SoftmaxXentForwardBackward, "softmax_xent_forward_backward",
                {{"losses", A::Write, E::F32, R::Losses},
@@ -212,6 +217,28 @@ std::vector<KernelDef> make_table() {
                [](const PlanEntry&, Precision) { return 1.0; },
                [](const PlanEntry&, Precision) { return 16.0; },          // the scaler state
                [](const PlanEntry&, Precision) { return 16.0 + 8.0; }});  // the state, this step's history entry
+
+  // --unfused: the epilogue of matmul_forward as two kernels. Each reads back the (B,OC) output the GEMM just wrote
+  // and writes it again: the extra traffic that fusing saves.
+  t.push_back({Op::BiasAdd, "bias_add",
+               {{"out", A::ReadWrite, E::Storage, R::Act}, {"bias", A::Read, E::Storage, R::Bias}},
+               sizeof(BiasAddParams), Grid::Elements, 256, false,
+               [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B * e.OC), 1}; },
+               [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(BiasAddParams{u32(e.B), u32(e.OC)}); },
+               [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
+               [](const PlanEntry& e, Precision p) { return (e.B * e.OC + e.OC) * e_of(p); },
+               [](const PlanEntry& e, Precision p) { return e.B * e.OC * e_of(p); }});
+
+  t.push_back({Op::ActForward, "act_forward",
+               {{"preact", A::Write, E::Storage, R::Preact}, {"out", A::ReadWrite, E::Storage, R::Act}},
+               sizeof(ActForwardParams), Grid::Elements, 256, false,
+               [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.N), 1}; },
+               [](const PlanEntry& e, const StepArgs& s) {
+                 return KernelArgs::of(ActForwardParams{static_cast<uint32_t>(e.N), act_code(s.activation)});
+               },
+               [](const PlanEntry&, Precision) { return 0.0; },  // the activation is not counted (as matmul_forward)
+               [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); },
+               [](const PlanEntry& e, Precision p) { return 2.0 * n_of(e) * e_of(p); }});  // preact and out
   return t;
 }
 

@@ -163,7 +163,10 @@ struct BackendRun {
     Optimizer optimizer = Optimizer::AdamW;
     Precision precision = Precision::FP32;
     float lr = 0;
+    bool unfused = false;  // the plan's bias_add / act_forward (StepPlan::unfused)
+    Execution execution;   // the teaching toggles of the trainer in use (its config's)
   } running;
+  ExecutionCounts counts;  // Trainer::execution_counts() of the trainer in use, at the latest read-back
   long steps_since_change = 0;  // steps read back from the trainer in use (since the last start or change)
   long generation = 0;          // 1 for the first run, +1 at every Reset: which run this record belongs to
 

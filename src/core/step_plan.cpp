@@ -21,6 +21,9 @@ std::string PlanEntry::label() const {
       return fmt::format("{} L{} (dinp {}x{})", kernel(), layer + 1, B, C);
     case Op::BiasBackward:
       return fmt::format("{} L{} (db {})", kernel(), layer + 1, OC);
+    case Op::BiasAdd:
+      return fmt::format("{} L{} ({}x{} + {})", kernel(), layer + 1, B, OC, OC);
+    case Op::ActForward:
     case Op::ActBackward:
       return fmt::format("{} L{} ({} values)", kernel(), layer + 1, N);
     case Op::AdamWUpdate:
@@ -46,8 +49,10 @@ double StepPlan::total_bytes() const {
   return s;
 }
 
-StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt, Precision precision) {
+StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt, Precision precision,
+                         bool unfused) {
   StepPlan plan;
+  plan.unfused = unfused;
   plan.precision = precision;
   plan.bytes_per_element = storage_bytes(precision);
   plan.shape = shape;
@@ -67,9 +72,17 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
 
   // gather the batch's rows of the training set (kept on the device) into the layer-1 input
   add({.op = Op::GatherBatch, .B = B, .C = shape.inputs()});
-  for (int l = 0; l < L; ++l)
-    add({.op = Op::MatmulForward, .layer = l, .activation = l < L - 1, .B = B, .C = shape.fan_in(l),
-         .OC = shape.fan_out(l)});
+  for (int l = 0; l < L; ++l) {
+    const bool hidden = l < L - 1;
+    const long OC = shape.fan_out(l);
+    if (!unfused) {
+      add({.op = Op::MatmulForward, .layer = l, .activation = hidden, .B = B, .C = shape.fan_in(l), .OC = OC});
+      continue;
+    }
+    add({.op = Op::MatmulForward, .layer = l, .epilogue = false, .B = B, .C = shape.fan_in(l), .OC = OC});
+    add({.op = Op::BiasAdd, .layer = l, .B = B, .OC = OC});
+    if (hidden) add({.op = Op::ActForward, .layer = l, .B = B, .OC = OC, .N = static_cast<size_t>(B * OC)});
+  }
   add({.op = Op::SoftmaxXentForwardBackward, .B = B, .C = shape.classes()});
   add({.op = Op::LossReduce, .B = B});
   for (int l = L - 1; l >= 0; --l) {

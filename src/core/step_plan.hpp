@@ -24,6 +24,9 @@ enum class Op {
   // fp16 only (dynamic loss scaling, core/loss_scaler.hpp): the optimizer update runs between these two.
   CheckFiniteGrads,            // found_inf = any grads (N) is inf or NaN
   UpdateLossScale,             // the loss scale backs off after an overflow, grows after growth_interval clean steps
+  // --unfused only (TrainConfig::execution.unfused): the matmul_forward epilogue as kernels of their own.
+  BiasAdd,                     // out (B,OC) += bias (OC), after a matmul_forward without epilogue
+  ActForward,                  // preact (N) = out (N); out (N) = act(out (N)) (hidden layers)
 };
 
 const char* kernel_name(Op op);  // "matmul_forward", ... : the same name as the shader, the CPU function, the table row
@@ -32,6 +35,7 @@ struct PlanEntry {
   Op op;
   int layer = -1;      // model layer, -1 where the kernel is not per layer
   bool activation = false;  // MatmulForward: apply the activation (hidden layers) and keep preact
+  bool epilogue = true;     // MatmulForward: add the bias (and the activation) in the GEMM; false: --unfused
   long B = 0;          // rows (batch size)
   long C = 0;          // input features / K classes for softmax
   long OC = 0;         // output features
@@ -41,6 +45,16 @@ struct PlanEntry {
   double bytes_written = 0; // each tensor written once
 
   const char* kernel() const { return kernel_name(op); }
+  // A kernel of the forward pass through the layers (matmul_forward, and bias_add, act_forward when unfused): what
+  // evaluation runs on each batch of the test set.
+  bool layer_forward() const { return op == Op::MatmulForward || op == Op::BiasAdd || op == Op::ActForward; }
+  // The same entry on `rows` rows of the batch (evaluation's last, partial batch): B, and N of act_forward.
+  PlanEntry with_rows(long rows) const {
+    PlanEntry e = *this;
+    e.B = rows;
+    if (op == Op::ActForward) e.N = static_cast<size_t>(rows * OC);
+    return e;
+  }
   std::string label() const;  // "matmul_forward L2 (128x256 · 128x256ᵀ)" for tooltips and traces
   double bytes() const { return bytes_read + bytes_written; }
   double arithmetic_intensity() const { return bytes() > 0 ? flops / bytes() : 0; }  // FLOP/byte, for the roofline
@@ -52,6 +66,7 @@ struct StepPlan {
   Activation activation = Activation::ReLU;
   Optimizer optimizer = Optimizer::AdamW;
   Precision precision = Precision::FP32;
+  bool unfused = false;          // bias add and activation as kernels of their own (--unfused)
   size_t bytes_per_element = 4;  // bytes of a stored tensor element: storage_bytes(precision)
   bool loss_scaling() const { return precision == Precision::FP16; }
   std::vector<PlanEntry> entries;
@@ -66,7 +81,10 @@ struct StepPlan {
 //   [check_finite_grads]; adamw_update | sgd_update over the flat parameter buffer; [update_loss_scale].
 // precision: the storage type of activations, weights as read and gradients (the byte counts follow it); fp16 adds the
 // two loss-scaling entries. The optimizer's master weights and state are fp32 in every precision.
+// unfused (--unfused): each matmul_forward is the plain GEMM (no epilogue), followed by bias_add and, in hidden
+// layers, act_forward: the same math in fp32 (the same roundings, so bit-identical losses), with more launches and
+// every (B,OC) output read and written again; in 16-bit the GEMM's sums are rounded to storage before the bias.
 StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt,
-                         Precision precision = Precision::FP32);
+                         Precision precision = Precision::FP32, bool unfused = false);
 
 }  // namespace core

@@ -59,6 +59,19 @@ struct StepRecord {
   std::vector<ThreadSpan> threads;   // CPU: per pool thread and plan entry
 };
 
+// What a trainer's training steps cost the host, counted since its construction (evaluation, parameters() and
+// state export/import not included): the teaching toggles change these (tests/test_execution_toggles.cpp).
+//   GPU: kernels = compute dispatches recorded; submits = vkQueueSubmit calls carrying command buffers; host_waits =
+//        fence waits (a read-back of finished steps, or one per kernel with --submit-per-kernel).
+//   CPU: kernels = kernel calls; submits = hand-offs of work to the thread pool's workers (a parallel_for that wakes
+//        them); host_waits = the same hand-offs, since the training thread waits for each one to finish.
+struct ExecutionCounts {
+  long steps = 0;
+  long kernels = 0;
+  long submits = 0;
+  long host_waits = 0;
+};
+
 struct EvalResult {
   double loss = 0;      // mean cross-entropy over the test set
   double accuracy = 0;  // fraction of argmax(logits) == label
@@ -165,6 +178,9 @@ class Trainer {
   // Empty when this trainer's device can run `precision`, else why not (e.g. "no 16-bit storage buffers
   // (storageBuffer16BitAccess)"). The dashboard disables what is unsupported, with the reason.
   virtual std::string unsupported_reason(Precision precision) const = 0;
+
+  // The host's cost of the training steps so far (see ExecutionCounts); a trainer that does not count returns zeros.
+  virtual ExecutionCounts execution_counts() const { return {}; }
 };
 
 }  // namespace core

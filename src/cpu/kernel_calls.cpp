@@ -86,21 +86,49 @@ void gather_ref(RefBindings b, const KernelArgs& a, Precision) {
 // ---- matmul_forward: out, preact, inp, weight, bias ----
 void forward_cpu(Bindings b, const KernelArgs& a, const KernelContext& c) {
   const auto p = a.as<core::MatmulForwardParams>();
-  const bool act = p.apply_act != 0;
+  const bool act = p.apply_act != 0, bias = p.add_bias != 0;  // without the bias (--unfused): the plain GEMM
   if (fp32(c))
     matmul_forward(at<float>(b, 0), act ? at<float>(b, 1) : nullptr, at<float>(b, 2), at<float>(b, 3),
-                   at<float>(b, 4), p.B, p.C, p.OC, act, activation_of(p.act), c.pool);
+                   bias ? at<float>(b, 4) : nullptr, p.B, p.C, p.OC, act, activation_of(p.act), c.pool);
   else
     matmul_forward16(at<uint16_t>(b, 0), act ? at<uint16_t>(b, 1) : nullptr, at<uint16_t>(b, 2), at<uint16_t>(b, 3),
-                     at<uint16_t>(b, 4), p.B, p.C, p.OC, act, activation_of(p.act), s16(c), c.workspace, c.pool);
+                     bias ? at<uint16_t>(b, 4) : nullptr, p.B, p.C, p.OC, act, activation_of(p.act), s16(c),
+                     c.workspace, c.pool);
 }
 void forward_ref(RefBindings b, const KernelArgs& a, Precision) {
   const auto p = a.as<core::MatmulForwardParams>();
-  reference::matmul_forward(d(b, 0), d(b, 1), d(b, 2), d(b, 3), d(b, 4), p.B, p.C, p.OC, p.apply_act != 0,
-                            activation_of(p.act));
+  reference::matmul_forward(d(b, 0), d(b, 1), d(b, 2), d(b, 3), p.add_bias != 0 ? d(b, 4) : nullptr, p.B, p.C, p.OC,
+                            p.apply_act != 0, activation_of(p.act));
 }
 size_t forward_ws(const core::PlanEntry& e) {
-  return floats_for({e.B * e.C, e.OC * e.C, e.OC, e.B * e.OC, e.activation ? e.B * e.OC : 0});
+  return floats_for({e.B * e.C, e.OC * e.C, e.epilogue ? e.OC : 0, e.B * e.OC,
+                     e.epilogue && e.activation ? e.B * e.OC : 0});
+}
+
+// ---- bias_add (--unfused): out, bias ----
+void bias_add_cpu(Bindings b, const KernelArgs& a, const KernelContext& c) {
+  const auto p = a.as<core::BiasAddParams>();
+  if (fp32(c))
+    bias_add(at<float>(b, 0), at<float>(b, 1), p.B, p.OC, c.pool);
+  else
+    bias_add16(at<uint16_t>(b, 0), at<uint16_t>(b, 1), p.B, p.OC, s16(c), c.pool);
+}
+void bias_add_ref(RefBindings b, const KernelArgs& a, Precision) {
+  const auto p = a.as<core::BiasAddParams>();
+  reference::bias_add(d(b, 0), d(b, 1), p.B, p.OC);
+}
+
+// ---- act_forward (--unfused): preact, out ----
+void act_forward_cpu(Bindings b, const KernelArgs& a, const KernelContext& c) {
+  const auto p = a.as<core::ActForwardParams>();
+  if (fp32(c))
+    act_forward(at<float>(b, 0), at<float>(b, 1), p.N, activation_of(p.act), c.pool);
+  else
+    act_forward16(at<uint16_t>(b, 0), at<uint16_t>(b, 1), p.N, activation_of(p.act), s16(c), c.pool);
+}
+void act_forward_ref(RefBindings b, const KernelArgs& a, Precision) {
+  const auto p = a.as<core::ActForwardParams>();
+  reference::act_forward(d(b, 0), d(b, 1), p.N, activation_of(p.act));
 }
 
 // ---- softmax_xent_forward_backward: losses, dlogits, correct, logits, labels [, scaler] ----
@@ -303,6 +331,8 @@ const Row kRows[] = {
     {"sgd_update", sgd_cpu, sgd_ref, no_ws},
     {"check_finite_grads", check_finite_cpu, check_finite_ref, no_ws},
     {"update_loss_scale", update_scale_cpu, update_scale_ref, no_ws},
+    {"bias_add", bias_add_cpu, bias_add_ref, no_ws},
+    {"act_forward", act_forward_cpu, act_forward_ref, no_ws},
 };
 
 const Row& row(core::Op op, Precision precision, size_t bindings) {

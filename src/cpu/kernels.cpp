@@ -162,6 +162,7 @@ void matmul_nn(T* out, const T* a, long a_is, long a_ks, const T* bm, long I, lo
 template <typename T>
 void forward_epilogue(T* out, T* preact, const T* bias, long OC, long b0, long width, long o0, long o1, bool apply_act,
                       Activation act) {
+  if (bias == nullptr) return;  // --unfused: the plain sums; bias_add and act_forward follow
   const long n = o1 - o0;
   const T* bs = bias + o0;
   for (long j = 0; j < width; ++j) {
@@ -209,7 +210,7 @@ void matmul_forward(T* out, T* preact, const T* inp, const T* weight, const T* b
       const GemmEpilogue epilogue = [&](long m0, long m1, long n0, long n1) {
         forward_epilogue(out, preact, bias, OC, m0, m1 - m0, n0, n1, apply_act, act);
       };
-      gemm(apply_act ? preact : out, OC, {inp, C, 1}, {weight, 1, C}, B, OC, C, pool, &epilogue);
+      gemm(apply_act ? preact : out, OC, {inp, C, 1}, {weight, 1, C}, B, OC, C, pool, bias ? &epilogue : nullptr);
       return;
     }
   }
@@ -285,6 +286,29 @@ T loss_reduce(const T* losses, long B) {
   double sum = 0;
   for (long b = 0; b < B; ++b) sum += static_cast<double>(losses[b]);
   return static_cast<T>(B > 0 ? sum / static_cast<double>(B) : 0.0);
+}
+
+template <typename T>
+void bias_add(T* out, const T* bias, long B, long OC, ThreadPool& pool) {
+  pool.parallel_for(static_cast<size_t>(B), grain_for(static_cast<double>(OC)), [=](size_t b0, size_t b1) {
+    for (size_t b = b0; b < b1; ++b) {
+      T* row = out + b * static_cast<size_t>(OC);
+      for (long o = 0; o < OC; ++o) row[o] += bias[o];
+    }
+  });
+}
+
+template <typename T>
+void act_forward(T* preact, T* out, size_t N, Activation act, ThreadPool& pool) {
+  const double work = act == Activation::ReLU ? 1.0 : 30.0;  // GELU: a tanh per element
+  pool.parallel_for(N, grain_for(work), [=](size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; ++i) preact[i] = out[i];
+    if (act == Activation::ReLU) {
+      for (size_t i = i0; i < i1; ++i) out[i] = preact[i] > T(0) ? preact[i] : T(0);
+    } else {
+      for (size_t i = i0; i < i1; ++i) out[i] = preact[i] * gelu_sigmoid(preact[i]);
+    }
+  });
 }
 
 template <typename T>
@@ -380,6 +404,8 @@ void sgd_update(T* params, T* momentum_buf, const T* grads, size_t N, float lr, 
   template void softmax_xent_forward_backward<T>(T*, T*, int32_t*, const T*, const int32_t*, long, long, T,           \
                                                  ThreadPool&);                                                        \
   template T loss_reduce<T>(const T*, long);                                                                          \
+  template void bias_add<T>(T*, const T*, long, long, ThreadPool&);                                                  \
+  template void act_forward<T>(T*, T*, size_t, Activation, ThreadPool&);                                              \
   template void act_backward<T>(T*, const T*, const T*, size_t, Activation, ThreadPool&);                             \
   template void matmul_backward_weight<T>(T*, const T*, const T*, long, long, long, ThreadPool&);                     \
   template void bias_backward<T>(T*, const T*, long, long, ThreadPool&);                                              \

@@ -21,6 +21,7 @@ void gather_batch(T* x_out, int32_t* y_out, const float* x, const int32_t* y, co
 
 // out (B,OC) = act(inp (B,C) · weight (OC,C)ᵀ + bias (OC)). With apply_act, preact (B,OC) receives the value before
 // the activation (needed by act_backward); without it preact may be null and out is the affine result (logits).
+// bias null (--unfused): out = the plain sums inp · weightᵀ (apply_act must be false), bias_add and act_forward follow.
 template <typename T>
 void matmul_forward(T* out, T* preact, const T* inp, const T* weight, const T* bias, long B, long C, long OC,
                     bool apply_act, core::Activation act, ThreadPool& pool);
@@ -39,6 +40,14 @@ T loss_reduce(const T* losses, long B);
 // dpreact (N) = dout (N) * act'(preact (N)). ReLU: 1 where preact > 0. GELU (tanh approximation): its derivative.
 template <typename T>
 void act_backward(T* dpreact, const T* dout, const T* preact, size_t N, core::Activation act, ThreadPool& pool);
+
+// --unfused: out (B,OC) += bias (OC), in place (the same fp32 addition as matmul_forward's epilogue).
+template <typename T>
+void bias_add(T* out, const T* bias, long B, long OC, ThreadPool& pool);
+
+// --unfused: preact (N) = out (N); out (N) = act(out (N)), in place (the same formula as matmul_forward's epilogue).
+template <typename T>
+void act_forward(T* preact, T* out, size_t N, core::Activation act, ThreadPool& pool);
 
 // dweight (OC,C) = dout (B,OC)ᵀ · inp (B,C)  (overwrites, no accumulation)
 template <typename T>

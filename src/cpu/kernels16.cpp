@@ -141,10 +141,13 @@ void matmul_forward16(uint16_t* out, uint16_t* preact, const uint16_t* inp, cons
                       const uint16_t* bias, long B, long C, long OC, bool apply_act, core::Activation act, Storage16 s,
                       Workspace16& ws, ThreadPool& pool) {
   float* r[5];  // inp, weight, bias, out, preact
-  const size_t sizes[5] = {sz(B * C), sz(OC * C), sz(OC), sz(B * OC), apply_act ? sz(B * OC) : 0};
+  const size_t sizes[5] = {sz(B * C), sz(OC * C), bias ? sz(OC) : 0, sz(B * OC), apply_act ? sz(B * OC) : 0};
   ws.carve(r, sizes, 5);
-  widen_all({{r[0], inp, sizes[0]}, {r[1], weight, sizes[1]}, {r[2], bias, sizes[2]}}, s, pool);
-  matmul_forward(r[3], apply_act ? r[4] : nullptr, r[0], r[1], r[2], B, C, OC, apply_act, act, pool);
+  if (bias)
+    widen_all({{r[0], inp, sizes[0]}, {r[1], weight, sizes[1]}, {r[2], bias, sizes[2]}}, s, pool);
+  else
+    widen_all({{r[0], inp, sizes[0]}, {r[1], weight, sizes[1]}}, s, pool);
+  matmul_forward(r[3], apply_act ? r[4] : nullptr, r[0], r[1], bias ? r[2] : nullptr, B, C, OC, apply_act, act, pool);
   if (apply_act) narrow_all({{out, r[3], sizes[3]}, {preact, r[4], sizes[4]}}, s, pool);
   else narrow_all({{out, r[3], sizes[3]}}, s, pool);
 }
@@ -164,6 +167,36 @@ void softmax_xent_forward_backward16(float* losses, uint16_t* dlogits, int32_t* 
       softmax_xent_forward_backward(losses + r0, d, correct ? correct + r0 : nullptr, z, labels + r0,
                                     static_cast<long>(rows), K, dloss_scale, inline_pool());
       if (d) narrow(dlogits + r0 * sz(K), d, n, s);
+    }
+  });
+}
+
+void bias_add16(uint16_t* out, const uint16_t* bias, long B, long OC, Storage16 s, ThreadPool& pool) {
+  pool.parallel_for(static_cast<size_t>(B), std::max<size_t>(1, kChunk16 / std::max<size_t>(1, sz(OC))),
+                    [&](size_t b0, size_t b1) {
+                      float* bs = chunk_buffer(0, sz(OC));
+                      float* row = chunk_buffer(1, sz(OC));
+                      widen(bs, bias, sz(OC), s);
+                      for (size_t b = b0; b < b1; ++b) {
+                        uint16_t* o = out + b * sz(OC);
+                        widen(row, o, sz(OC), s);
+                        for (size_t c = 0; c < sz(OC); ++c) row[c] += bs[c];
+                        narrow(o, row, sz(OC), s);
+                      }
+                    });
+}
+
+void act_forward16(uint16_t* preact, uint16_t* out, size_t N, core::Activation act, Storage16 s, ThreadPool& pool) {
+  const size_t grain = act == core::Activation::ReLU ? 32 * kChunk16 : 4 * kChunk16;  // GELU: a tanh per element
+  pool.parallel_for(N, grain, [&](size_t i0, size_t i1) {
+    float* p = chunk_buffer(0, kChunk16);
+    float* o = chunk_buffer(1, kChunk16);
+    for (size_t c0 = i0; c0 < i1; c0 += kChunk16) {
+      const size_t n = std::min(kChunk16, i1 - c0);
+      std::copy(out + c0, out + c0 + n, preact + c0);  // the stored value is the pre-activation: copied as it is
+      widen(p, out + c0, n, s);
+      for (size_t i = 0; i < n; ++i) o[i] = activation(p[i], act);
+      narrow(out + c0, o, n, s);
     }
   });
 }

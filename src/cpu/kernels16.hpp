@@ -34,7 +34,7 @@ constexpr size_t kChunk16 = 1024;
 
 // Grow-only fp32 scratch for the kernels that widen whole operands. One arena, carved per call into one region per
 // operand (each rounded up to 16 floats = 64 bytes). Memory held: bytes() = 4 bytes x the largest call's total,
-//   matmul_forward16:          B·C + OC·C + OC + B·OC (+ B·OC with apply_act)
+//   matmul_forward16:          B·C + OC·C + OC (0 without bias) + B·OC (+ B·OC with apply_act)
 //   matmul_backward_weight16:  B·OC + B·C + OC·C
 //   matmul_backward_data16:    B·OC + OC·C + B·C
 //   bias_backward16:           B·OC + OC
@@ -66,7 +66,8 @@ void gather_batch16(uint16_t* x_out, int32_t* y_out, const float* x, const int32
                     long B, long C, Storage16 s, ThreadPool& pool);
 
 // out (B,OC) = act(inp (B,C) · weight (OC,C)ᵀ + bias (OC)), all 16-bit; with apply_act, preact (B,OC) receives
-// round(the fp32 value before the activation) and out = round(act(that fp32 value)).
+// round(the fp32 value before the activation) and out = round(act(that fp32 value)). bias null (--unfused): out =
+// round(the plain sums).
 void matmul_forward16(uint16_t* out, uint16_t* preact, const uint16_t* inp, const uint16_t* weight,
                       const uint16_t* bias, long B, long C, long OC, bool apply_act, core::Activation act, Storage16 s,
                       Workspace16& ws, ThreadPool& pool);
@@ -75,6 +76,12 @@ void matmul_forward16(uint16_t* out, uint16_t* preact, const uint16_t* inp, cons
 void softmax_xent_forward_backward16(float* losses, uint16_t* dlogits, int32_t* correct, const uint16_t* logits,
                                      const int32_t* labels, long B, long K, float dloss_scale, Storage16 s,
                                      ThreadPool& pool);
+
+// --unfused: out (B,OC) += bias (OC), all 16-bit: out = round(out + bias) in fp32.
+void bias_add16(uint16_t* out, const uint16_t* bias, long B, long OC, Storage16 s, ThreadPool& pool);
+
+// --unfused: preact (N) = out (N); out (N) = round(act(out (N))), all 16-bit.
+void act_forward16(uint16_t* preact, uint16_t* out, size_t N, core::Activation act, Storage16 s, ThreadPool& pool);
 
 // dpreact (N) = dout (N) * act'(preact (N)), all 16-bit.
 void act_backward16(uint16_t* dpreact, const uint16_t* dout, const uint16_t* preact, size_t N, core::Activation act,

@@ -37,7 +37,7 @@ void matmul_forward(double* out, double* preact, const double* inp, const double
                     long C, long OC, bool apply_act, core::Activation act) {
   for (long b = 0; b < B; ++b) {
     for (long o = 0; o < OC; ++o) {
-      double sum = bias[o];
+      double sum = bias ? bias[o] : 0.0;  // no bias: --unfused's plain GEMM
       for (long c = 0; c < C; ++c) sum += inp[b * C + c] * weight[o * C + c];
       if (apply_act) {
         preact[b * OC + o] = sum;
@@ -73,6 +73,18 @@ double loss_reduce(const double* losses, long B) {
   double sum = 0;
   for (long b = 0; b < B; ++b) sum += losses[b];
   return B > 0 ? sum / static_cast<double>(B) : 0;
+}
+
+void bias_add(double* out, const double* bias, long B, long OC) {
+  for (long b = 0; b < B; ++b)
+    for (long o = 0; o < OC; ++o) out[b * OC + o] += bias[o];
+}
+
+void act_forward(double* preact, double* out, long N, core::Activation act) {
+  for (long i = 0; i < N; ++i) {
+    preact[i] = out[i];
+    out[i] = activation(out[i], act);
+  }
 }
 
 void act_backward(double* dpreact, const double* dout, const double* preact, long N, core::Activation act) {

@@ -34,6 +34,10 @@ void softmax_xent_forward_backward(double* losses, double* dlogits, int32_t* cor
 double loss_reduce(const double* losses, long B);
 
 // dpreact (N) = dout (N) * act'(preact (N)).
+// --unfused: out (B,OC) += bias (OC).
+void bias_add(double* out, const double* bias, long B, long OC);
+// --unfused: preact (N) = out (N); out (N) = act(out (N)).
+void act_forward(double* preact, double* out, long N, core::Activation act);
 void act_backward(double* dpreact, const double* dout, const double* preact, long N, core::Activation act);
 
 // dweight (OC,C) = dout (B,OC)ᵀ · inp (B,C).

@@ -20,6 +20,10 @@ class ThreadPool {
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
+  // parallel_for calls so far that handed work to the workers and waited for them (one that runs inline, with one
+  // thread or a single chunk, is not counted): the CPU's "submissions" (core::ExecutionCounts).
+  unsigned long dispatches() const { return generation_.load(std::memory_order_relaxed); }
+
   // Calls fn(begin, end) on disjoint chunks covering [0, n), chunks of at least `grain` items, spread over all
   // threads; returns when every chunk is done. Not re-entrant (fn must not call parallel_for).
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);

@@ -77,6 +77,7 @@ class CpuTrainer final : public core::Trainer {
   // Every precision runs: the 16-bit conversions use F16C where the build targets it and portable bit manipulation
   // otherwise (core/half.cpp's scalar fallback; bf16 needs no instruction set support at all).
   std::string unsupported_reason(core::Precision) const override { return {}; }
+  core::ExecutionCounts execution_counts() const override { return counts_; }
 
  private:
   bool sixteen_bit() const { return plan_.precision != core::Precision::FP32; }
@@ -101,6 +102,7 @@ class CpuTrainer final : public core::Trainer {
   std::vector<uint32_t> order_;      // reserved for the whole training set at construction
   std::vector<uint32_t> eval_rows_;  // evaluate(): the test rows of one batch
   std::vector<core::StepRecord> records_;
+  core::ExecutionCounts counts_;  // of step() only (ExecutionCounts: submits = host waits = the pool's hand-offs)
 
   std::vector<float> params_, state1_, state2_;  // fp32 masters; AdamW m, v (SGD: momentum buffer in state1_)
   Tensor weights16_;                             // 16-bit only: round(params_), the weights the kernels read
@@ -116,7 +118,8 @@ class CpuTrainer final : public core::Trainer {
 CpuTrainer::CpuTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, const std::vector<float>& init_params)
     : cfg_(cfg), data_(data), pool_(cfg.threads) {
   shape_ = core::model_shape(cfg, data);
-  plan_ = core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision);
+  plan_ = core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision,
+                                cfg.execution.unfused);
   L_ = shape_.layers();
   if (init_params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "cpu trainer: " + std::to_string(init_params.size()) +
@@ -216,6 +219,7 @@ void CpuTrainer::step(size_t first) {
   if (first + static_cast<size_t>(plan_.batch) > order_.size())
     throw core::Error(core::ErrorKind::Internal, "cpu trainer: step past the end of the epoch's order");
   const core::StepArgs args = core::step_args(cfg_, t_ + 1, first);  // fp16: t from the scaler's clock
+  const unsigned long pool_before = pool_.dispatches();
   core::StepRecord rec;
   rec.step = step_index_++;
   rec.kernel_ms.reserve(plan_.entries.size());
@@ -223,6 +227,7 @@ void CpuTrainer::step(size_t first) {
   for (const auto& entry : plan_.entries) {
     const auto start = Clock::now();
     run(entry, args, false);
+    ++counts_.kernels;
     rec.kernel_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   }
   rec.step_ms = std::chrono::duration<double, std::milli>(Clock::now() - step_start).count();
@@ -234,6 +239,10 @@ void CpuTrainer::step(size_t first) {
   } else {
     ++t_;
   }
+  ++counts_.steps;
+  const long handoffs = static_cast<long>(pool_.dispatches() - pool_before);
+  counts_.submits += handoffs;
+  counts_.host_waits += handoffs;
   records_.push_back(std::move(rec));
 }
 
@@ -250,11 +259,8 @@ core::EvalResult CpuTrainer::evaluate() {
     const long n = std::min(B, N - start);
     std::iota(eval_rows_.begin(), eval_rows_.begin() + n, static_cast<uint32_t>(start));
     run({.op = Op::GatherBatch, .B = n, .C = shape_.inputs()}, args, true);
-    for (core::PlanEntry entry : plan_.entries)
-      if (entry.op == Op::MatmulForward) {
-        entry.B = n;
-        run(entry, args, true);
-      }
+    for (const core::PlanEntry& entry : plan_.entries)
+      if (entry.layer_forward()) run(entry.with_rows(n), args, true);
     run({.op = Op::SoftmaxXentForwardBackward, .B = n, .C = shape_.classes()}, args, true);
     for (long b = 0; b < n; ++b) {
       loss += losses_[static_cast<size_t>(b)];

@@ -1,5 +1,7 @@
 // gpu::Trainer: a training step recorded as one command buffer of dispatches, one timestamp after each; losses and
 // timestamps read back every readback_interval steps, so the GPU never waits for the host inside a step.
+// The teaching toggles (core::Execution): --sync-every-step waits for each step and reads its loss at once;
+// --submit-per-kernel records, submits and waits for every kernel on its own; --unfused is in the plan itself.
 // Mixed precision (cfg.precision fp16/bf16): activations, gradients and the weights the kernels read are 16-bit
 // buffers; the optimizer keeps fp32 master weights and state and writes the 16-bit weights copy. fp16 adds dynamic
 // loss scaling entirely on the device (check_finite_grads, skip in the optimizer, update_loss_scale), so a step never
@@ -53,6 +55,7 @@ class VulkanTrainer final : public core::Trainer {
     std::string why;
     return precision_supported(ctx_.info(), p, &why) ? std::string() : why;
   }
+  core::ExecutionCounts execution_counts() const override { return counts_; }
 
   // Summed size() of every buffer member, walked one by one: the tests' independent check of memory_usage().
   size_t buffer_bytes() const;
@@ -96,6 +99,12 @@ class VulkanTrainer final : public core::Trainer {
   BufferRange resolve(core::Role role, int l, bool evaluation) const;
   VkDescriptorSet make_set(const core::PlanEntry& e, bool evaluation);  // e's bindings, in the table's order
   void record_step(Slot& slot, size_t first, uint32_t slot_index);
+  // --submit-per-kernel: each entry of the step recorded into the slot's command buffer alone, submitted, waited for.
+  void run_step_per_kernel(Slot& slot, size_t first, uint32_t slot_index);
+  // Entry i of the plan: its dispatch, then the timestamp that ends its interval.
+  void record_entry(VkCommandBuffer cmd, Slot& slot, size_t i, const core::StepArgs& args);
+  void submit(VkCommandBuffer cmd, VkFence fence);  // one vkQueueSubmit of cmd, counted
+  void wait_fence();                                // waits for fence_ and resets it, counted
   // Parameter tensors start at multiples of ModelShape::kParamAlign elements: 256 bytes in 16-bit, 512 in fp32, so
   // every offset meets any minStorageBufferOffsetAlignment (at most 256 bytes by the Vulkan spec).
   BufferRange weight(int l) const {
@@ -143,6 +152,7 @@ class VulkanTrainer final : public core::Trainer {
   vk::Handle<VkFence> fence_;
   uint32_t pending_ = 0;        // steps submitted since the last flush
   long next_step_ = 0;          // global step counter (the next StepRecord::step)
+  core::ExecutionCounts counts_;
   long t_ = 0;                  // optimizer updates taken (AdamW's t of the next update is t_ + 1)
   std::vector<core::StepRecord> ready_;  // records collected by an automatic flush, not yet returned
   core::MemoryUsage memory_;             // bytes of the buffers made by make(), by category
@@ -154,7 +164,8 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
     : cfg_(cfg),
       data_(data),
       shape_(core::model_shape(cfg, data)),
-      plan_(core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision)),
+      plan_(core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision,
+                                  cfg.execution.unfused)),
       device_(cache.device(vk::ContextOptions{cfg.device, cfg.validation})),
       ctx_(device_->context),
       kernels_owner_(cache.kernels(device_, cfg.precision)),
@@ -339,9 +350,7 @@ void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
   slot.queries.write(cmd, 0);
   const core::StepArgs args = core::step_args(cfg_, t_ + 1, first, slot_index);  // fp16: t on the device
   for (size_t i = 0; i < plan_.entries.size(); ++i) {
-    const core::PlanEntry& e = plan_.entries[i];
-    kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
-    slot.queries.write(cmd, static_cast<uint32_t>(i + 1));
+    record_entry(cmd, slot, i, args);
     // Within a step each kernel reads what an earlier one wrote (RAW): gather_batch -> x_batch -> matmul_forward
     // layer by layer -> logits -> softmax_xent -> losses (loss_reduce) and dlogits -> backward kernels -> grads ->
     // optimizer update; act_backward also overwrites (WAR) the gradient buffer that matmul_backward_data just wrote.
@@ -352,29 +361,77 @@ void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
   vk::check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
 }
 
+void VulkanTrainer::record_entry(VkCommandBuffer cmd, Slot& slot, size_t i, const core::StepArgs& args) {
+  const core::PlanEntry& e = plan_.entries[i];
+  kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
+  slot.queries.write(cmd, static_cast<uint32_t>(i + 1));
+  ++counts_.kernels;
+}
+
+void VulkanTrainer::run_step_per_kernel(Slot& slot, size_t first, uint32_t slot_index) {
+  // The launch-overhead lesson: every kernel pays a recording, a submission and a wait for the device, and the device
+  // idles in between. The timestamps stay on one queue, so each kernel's interval (from the end of the previous one)
+  // now includes that idle time, and the step's time is the whole of it.
+  const core::StepArgs args = core::step_args(cfg_, t_ + 1, first, slot_index);
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  for (size_t i = 0; i < plan_.entries.size(); ++i) {
+    vk::check(vkBeginCommandBuffer(slot.cmd, &bi), "vkBeginCommandBuffer");
+    if (i == 0) {
+      slot.queries.reset(slot.cmd);
+      slot.queries.write(slot.cmd, 0);
+    }
+    // The previous kernel (or step) finished before this submission (its fence was waited for); the barrier makes its
+    // writes visible to this dispatch (RAW) and orders the timestamp as in record_step.
+    vk::compute_barrier(slot.cmd);
+    record_entry(slot.cmd, slot, i, args);
+    vk::check(vkEndCommandBuffer(slot.cmd), "vkEndCommandBuffer");
+    submit(slot.cmd, fence_.get());
+    wait_fence();
+  }
+}
+
+void VulkanTrainer::submit(VkCommandBuffer cmd, VkFence fence) {
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  vk::check(vkQueueSubmit(ctx_.queue(), 1, &si, fence), "vkQueueSubmit (training step)");
+  ++counts_.submits;
+}
+
+void VulkanTrainer::wait_fence() {
+  VkFence fence = fence_.get();
+  vk::check(vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (readback)");
+  vk::check(vkResetFences(ctx_.device(), 1, &fence), "vkResetFences");
+  ++counts_.host_waits;
+}
+
 void VulkanTrainer::step(size_t first) {
   if (first + static_cast<size_t>(plan_.batch) > static_cast<size_t>(data_.train.count))
     throw core::Error(core::ErrorKind::Internal, "gpu::Trainer::step: batch runs past the training set");
   if (pending_ == slots_.size()) flush_into_ready();
   Slot& slot = slots_[pending_];
   slot.step = next_step_;
-  record_step(slot, first, pending_);
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &slot.cmd;
-  vk::check(vkQueueSubmit(ctx_.queue(), 1, &si, VK_NULL_HANDLE), "vkQueueSubmit (training step)");
+  if (cfg_.execution.submit_per_kernel) {
+    run_step_per_kernel(slot, first, pending_);
+  } else {
+    record_step(slot, first, pending_);
+    submit(slot.cmd, VK_NULL_HANDLE);
+  }
   ++pending_;
   ++next_step_;
   ++t_;
+  ++counts_.steps;
+  // The `.item()` pitfall: wait for this step and read its loss before queueing the next, so that the device idles
+  // while the host reads and records.
+  if (cfg_.execution.sync_every_step) flush_into_ready();
 }
 
 void VulkanTrainer::flush_into_ready() {
   if (pending_ == 0) return;
   // A submit without command buffers signals the fence once all earlier submissions have completed.
-  VkFence fence = fence_.get();
-  vk::check(vkQueueSubmit(ctx_.queue(), 0, nullptr, fence), "vkQueueSubmit (fence)");
-  vk::check(vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (readback)");
-  vk::check(vkResetFences(ctx_.device(), 1, &fence), "vkResetFences");
+  vk::check(vkQueueSubmit(ctx_.queue(), 0, nullptr, fence_.get()), "vkQueueSubmit (fence)");
+  wait_fence();
   const auto* history = static_cast<const float*>(loss_history_.mapped());
   const auto* scales = static_cast<const core::ScaleHistoryEntry*>(loss_scaling() ? scale_history_.mapped() : nullptr);
   const uint32_t n = static_cast<uint32_t>(plan_.entries.size()) + 1;
@@ -416,9 +473,8 @@ core::EvalResult VulkanTrainer::evaluate() {
       kernels_.dispatch(cmd, gather, gather_test_set_, core::kernel_def(gather.op).args(gather, args));
       vk::compute_barrier(cmd);  // RAW: x_batch, y_batch
       for (size_t i = 0; i < plan_.entries.size(); ++i) {
-        core::PlanEntry e = plan_.entries[i];
-        if (e.op != core::Op::MatmulForward) continue;
-        e.B = count;
+        if (!plan_.entries[i].layer_forward()) continue;
+        const core::PlanEntry e = plan_.entries[i].with_rows(count);
         kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
         vk::compute_barrier(cmd);  // RAW: this layer's output is the next layer's input (or the logits)
       }

@@ -18,6 +18,7 @@ struct Command {
     SetOptimizer,     // optimizer: parameters kept, the new optimizer's state starts fresh
     SetThreads,       // value: CPU threads (the GPU backend ignores it)
     SetPrecision,     // precision: the 16-bit copies are made from the fp32 master weights; training state kept
+    SetToggle,        // toggle, on: one teaching toggle (--unfused, ...); a rebuild keeping the training state
     Reset,            // start again from `init_params` with `config` on `data` (a new model or dataset, or the same)
   };
 
@@ -29,6 +30,8 @@ struct Command {
   float lr = 0;
   core::Optimizer optimizer = core::Optimizer::AdamW;
   core::Precision precision = core::Precision::FP32;
+  core::Execution::Toggle toggle = core::Execution::Toggle::Unfused;
+  bool on = false;
   // Reset only: prepared once (off the UI thread) and shared by every backend, so that all start identical.
   std::shared_ptr<const core::TrainConfig> config;
   std::shared_ptr<const core::DataSplit> data;

@@ -80,6 +80,7 @@ void Session::post(const Command& command) {
       case K::SetOptimizer: settings_.optimizer = command.optimizer; break;
       case K::SetThreads: settings_.threads = command.value; break;
       case K::SetPrecision: settings_.precision = command.precision; break;
+      case K::SetToggle: settings_.execution[command.toggle] = command.on; break;
       case K::SingleStep: case K::Reset: break;
     }
     for (auto& w : workers_) w->post(command);  // under the lock: in order with a reset being posted
@@ -95,6 +96,8 @@ void Session::on_refused(const Command& c, const core::TrainConfig& running) {
   if (c.kind == K::SetOptimizer && settings_.optimizer == c.optimizer) settings_.optimizer = running.optimizer;
   if (c.kind == K::SetThreads && settings_.threads == c.value) settings_.threads = running.threads;
   if (c.kind == K::SetPrecision && settings_.precision == c.precision) settings_.precision = running.precision;
+  if (c.kind == K::SetToggle && settings_.execution[c.toggle] == c.on)
+    settings_.execution[c.toggle] = running.execution[c.toggle];
 }
 
 core::TrainConfig Session::settings() const {

@@ -216,6 +216,7 @@ void Worker::collect() {
   {
     std::lock_guard lock(run_mutex_);
     const core::StepPlan& plan = trainer_->plan();
+    run_.counts = trainer_->execution_counts();
     for (size_t i = 0; i < records.size(); ++i) {
       run_.kernels.add(plan, records[i]);
       run_.step_losses.push_back(records[i].loss);
@@ -403,6 +404,13 @@ Worker::Next Worker::handle(const Command& c) {
       core::TrainConfig next = cfg_;
       next.precision = c.precision;
       rebuild(c, next, label);
+      return Next::Train;
+    }
+    case K::SetToggle: {
+      if (cfg_.execution[c.toggle] == c.on) return Next::Train;
+      core::TrainConfig next = cfg_;
+      next.execution[c.toggle] = c.on;
+      rebuild(c, next, fmt::format("{} {}", core::to_string(c.toggle), c.on ? "on" : "off"));
       return Next::Train;
     }
     case K::SetThreads: {

@@ -95,7 +95,10 @@ std::string Worker::publish_trainer_info() {
   running.optimizer = plan.optimizer;
   running.precision = plan.precision;
   running.lr = trainer_->learning_rate();
+  running.unfused = plan.unfused;
+  running.execution = cfg_.execution;
   std::lock_guard lock(run_mutex_);
+  run_.counts = trainer_->execution_counts();
   run_.running = std::move(running);
   run_.steps_since_change = 0;
   run_.config = cfg_;

@@ -195,7 +195,8 @@ LessonStep step_of(const Where& w, const json& v) {
   }
   if (v.contains("set")) {
     const json& o = v["set"];
-    only_keys(w, o, "set", {"batch", "lr", "optimizer", "precision", "threads"});
+    only_keys(w, o, "set",
+              {"batch", "lr", "optimizer", "precision", "threads", "unfused", "sync_every_step", "submit_per_kernel"});
     using K = run::Command::Kind;
     if (o.contains("batch")) {
       run::Command c(K::SetBatch);
@@ -222,6 +223,15 @@ LessonStep step_of(const Where& w, const json& v) {
       c.value = static_cast<int>(integer(w, o["threads"], "set.threads", core::rules::threads));
       s.commands.push_back(c);
     }
+    using T = core::Execution::Toggle;
+    for (auto [key, toggle] : {std::pair{"unfused", T::Unfused}, {"sync_every_step", T::SyncEveryStep},
+                               {"submit_per_kernel", T::SubmitPerKernel}})
+      if (o.contains(key)) {
+        run::Command c(K::SetToggle);
+        c.toggle = toggle;
+        c.on = boolean(w, o[key], std::string("set.") + key);
+        s.commands.push_back(c);
+      }
     if (s.commands.empty()) w.fail("set", "names no setting");
   }
   if (v.contains("do")) {

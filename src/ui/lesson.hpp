@@ -17,7 +17,8 @@
 //       "applied": true            every backend's trainer runs the settings shown (nothing pending or being built)
 //       "speedup": true|false      the GPU/CPU speedup is shown (both train the same settings) or not
 // Actions:
-//   "set": {"batch": N, "lr": X, "optimizer": "sgd"|"adamw", "precision": "fp32"|"fp16"|"bf16", "threads": N}
+//   "set": {"batch": N, "lr": X, "optimizer": "sgd"|"adamw", "precision": "fp32"|"fp16"|"bf16", "threads": N,
+//           "unfused": B, "sync_every_step": B, "submit_per_kernel": B}    (B: true | false, the teaching toggles)
 //   "do": "pause" | "resume" | "single_step" | "reset"      (reset: with the settings shown)
 //   "model": {"dataset": ..., "hidden": [N, ...] | "N,N", "activation": "relu"|"gelu"}   (resets training)
 //   "view": {"tab": "controls"|"kernels"|"memory"|"bandwidth", "x_axis": "steps"|"seconds",

@@ -95,6 +95,7 @@ void Controls::draw(const DashboardView& view, Controller* controller) {
   ImGui::BeginDisabled(controller == nullptr || !view.live);
   if (!quick_bar_shown_) draw_run_buttons(view, c);  // else they are in the quick bar, always in view
   draw_training(view, c);
+  draw_toggles(view, c);
   draw_backends(view);
   ImGui::Separator();
   draw_model(view, c);
@@ -177,6 +178,38 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   }
   same_line_if_fits(ImGui::CalcTextSize("CPU threads").x);
   ImGui::TextUnformatted("CPU threads");
+}
+
+void Controls::draw_toggles(const DashboardView& view, Controller& c) {
+  // The teaching toggles: each a rebuild of both trainers with the same weights, marked on the plots.
+  struct Item {
+    core::Execution::Toggle toggle;
+    const char* label;
+    const char* help;
+  };
+  using T = core::Execution::Toggle;
+  static const Item items[] = {
+      {T::Unfused, "unfused",
+       "Bias add and activation as kernels of their own after each GEMM (bias_add, act_forward), instead of the\n"
+       "GEMM's fused epilogue: more launches, and every layer's output read and written again (see the Kernels tab)."},
+      {T::SyncEveryStep, "sync every step",
+       "GPU: wait for every step and read its loss back at once (PyTorch's loss.item() in the loop), instead of\n"
+       "reading back every few steps: the GPU idles while the host waits. The CPU's loss is on the host anyway."},
+      {T::SubmitPerKernel, "submit per kernel",
+       "GPU: one queue submission and wait per kernel instead of one command buffer per step: every launch pays\n"
+       "the host's overhead. The CPU already waits for each kernel's thread-pool dispatch."}};
+  const core::Execution& shown = view.config.execution;
+  for (const Item& item : items) {
+    bool on = shown[item.toggle];
+    if (&item != items) same_line_if_fits(ImGui::CalcTextSize(item.label).x + ImGui::GetFrameHeight() * 1.5f);
+    if (ImGui::Checkbox(item.label, &on)) {
+      run::Command cmd(run::Command::Kind::SetToggle);
+      cmd.toggle = item.toggle;
+      cmd.on = on;
+      c.post(cmd);
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", item.help);
+  }
 }
 
 void Controls::draw_precision_combo(const DashboardView& view, Controller& c, float width) {

@@ -48,6 +48,7 @@ std::string backend_state_line(const DashboardView& view, const core::BackendRun
   if (!pending.empty()) return stale + "pending: " + pending;
   const core::TrainConfig& c = run.config;
   state = fmt::format("{} · batch {} · {}", precision_text(run), c.batch, core::to_string(c.optimizer));
+  if (c.execution.any()) state += " · " + core::to_string(c.execution);
   if (run.paused) state = "paused · " + state;
   return stale + state;
 }
