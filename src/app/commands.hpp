@@ -100,6 +100,21 @@ CLI::App* add_peaks_command(CLI::App& parent, PeaksOptions& options);
 // or 1 if a device could not be measured or the report not written. Throws core::Error(InvalidArgument).
 int run_peaks(PeaksOptions& options);
 
+// What `trainscope sweep` collects (app/cmd_sweep.cpp): train's data, model and execution options, and the sweep's.
+struct SweepOptions {
+  TrainOptions train;
+  std::string batches = "1,2,4,8,16,32,64,128,256,512,1024,2048,4096";  // the default stops at the training set
+  std::string threads = "0";  // CPU thread counts, one CPU series each
+  int steps = 5;              // timed steps per point
+  int warmup = 2;
+  std::string report;         // JSON, "-": stdout
+  std::string csv;            // directory for sweep.csv
+};
+
+CLI::App* add_sweep_command(CLI::App& parent, SweepOptions& options);
+// Runs the sweep and prints its table and crossover; returns 0. Throws core::Error for bad options or data.
+int run_sweep(SweepOptions& options);
+
 CLI::App* add_devices_command(CLI::App& parent);
 int run_devices();
 

@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
   CLI::App* bench = app::add_bench_command(cli, bench_options);
   app::PeaksOptions peaks_options;
   CLI::App* peaks = app::add_peaks_command(cli, peaks_options);
+  app::SweepOptions sweep_options;
+  CLI::App* sweep = app::add_sweep_command(cli, sweep_options);
   CLI::App* devices = app::add_devices_command(cli);
 
   // No subcommand (no arguments, or options only): `dashboard`.
@@ -61,8 +63,8 @@ int main(int argc, char** argv) {
   const bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
   if (args.empty() || (args[0].size() > 1 && args[0][0] == '-' && !help)) args.insert(args.begin(), "dashboard");
   if (!help && args[0] != "train" && args[0] != "devices" && args[0] != "dashboard" && args[0] != "bench" &&
-      args[0] != "peaks")
-    return fail(fmt::format("{}: unknown command (allowed: dashboard, train, bench, peaks, devices); "
+      args[0] != "peaks" && args[0] != "sweep")
+    return fail(fmt::format("{}: unknown command (allowed: dashboard, train, sweep, bench, peaks, devices); "
                             "see trainscope --help",
                             args[0]),
                 2);
@@ -75,6 +77,7 @@ int main(int argc, char** argv) {
     if (devices->parsed()) return std::string("trainscope devices");
     if (bench->parsed()) return std::string("trainscope bench");
     if (peaks->parsed()) return std::string("trainscope peaks");
+    if (sweep->parsed()) return std::string("trainscope sweep");
     return std::string("trainscope");
   };
   cli.failure_message([&](const CLI::App*, const CLI::Error& e) { return one_line(e, help_command()) + "\n"; });
@@ -93,6 +96,7 @@ int main(int argc, char** argv) {
     if (devices->parsed()) return app::run_devices();
     if (bench->parsed()) return app::run_bench(bench_options);
     if (peaks->parsed()) return app::run_peaks(peaks_options);
+    if (sweep->parsed()) return app::run_sweep(sweep_options);
   } catch (const core::Error& e) {  // with the command-line hint of a Vulkan failure
     return fail(run::explain(e), e.kind() == core::ErrorKind::InvalidArgument ? 2 : 1);
   } catch (const std::exception& e) {
