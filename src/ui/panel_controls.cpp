@@ -95,7 +95,6 @@ void Controls::draw(const DashboardView& view, Controller* controller) {
   ImGui::BeginDisabled(controller == nullptr || !view.live);
   if (!quick_bar_shown_) draw_run_buttons(view, c);  // else they are in the quick bar, always in view
   draw_training(view, c);
-  draw_toggles(view, c);
   draw_backends(view);
   ImGui::Separator();
   draw_model(view, c);
@@ -164,6 +163,8 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("SGD with momentum or AdamW (torch semantics). The weights are kept; the new optimizer's\n"
                       "state (momentum, moments) starts from zero.");
+  same_line_if_fits(w);
+  draw_toggles(view, c, w);
 
   draw_precision_combo(view, c, w);
   same_line_if_fits(w);
@@ -180,8 +181,9 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   ImGui::TextUnformatted("CPU threads");
 }
 
-void Controls::draw_toggles(const DashboardView& view, Controller& c) {
-  // The teaching toggles: each a rebuild of both trainers with the same weights, marked on the plots.
+void Controls::draw_toggles(const DashboardView& view, Controller& c, float width) {
+  // The teaching toggles in one combo (the Controls have no row to spare on a projector): each a rebuild of both
+  // trainers with the same weights, marked on the plots. The preview names what is on ("fused": none).
   struct Item {
     core::Execution::Toggle toggle;
     const char* label;
@@ -199,17 +201,26 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c) {
        "GPU: one queue submission and wait per kernel instead of one command buffer per step: every launch pays\n"
        "the host's overhead. The CPU already waits for each kernel's thread-pool dispatch."}};
   const core::Execution& shown = view.config.execution;
-  for (const Item& item : items) {
-    bool on = shown[item.toggle];
-    if (&item != items) same_line_if_fits(ImGui::CalcTextSize(item.label).x + ImGui::GetFrameHeight() * 1.5f);
-    if (ImGui::Checkbox(item.label, &on)) {
-      run::Command cmd(run::Command::Kind::SetToggle);
-      cmd.toggle = item.toggle;
-      cmd.on = on;
-      c.post(cmd);
+  const std::string preview = core::to_string(shown);
+  ImGui::SetNextItemWidth(width);
+  if (ImGui::BeginCombo("##execution", preview.c_str())) {
+    for (const Item& item : items) {
+      bool on = shown[item.toggle];
+      if (ImGui::Checkbox(item.label, &on)) {
+        run::Command cmd(run::Command::Kind::SetToggle);
+        cmd.toggle = item.toggle;
+        cmd.on = on;
+        c.post(cmd);
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", item.help);
     }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", item.help);
+    ImGui::EndCombo();
   }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Teaching toggles (%s): the same math run another way; the losses stay the same.\n"
+                      "unfused: bias add and activation as kernels of their own; sync every step: wait for the\n"
+                      "GPU after every step; submit per kernel: one submission and wait per kernel.",
+                      preview.c_str());
 }
 
 void Controls::draw_precision_combo(const DashboardView& view, Controller& c, float width) {
