@@ -43,7 +43,16 @@ Result run(const std::string& prefix, const std::string& args) {
   const char* binary = std::getenv("TRAINSCOPE_BINARY");
   REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
   const fs::path log = scratch() / "output.txt";
-  const std::string cmd = "XDG_CONFIG_HOME='" + (scratch() / "config").string() + "' " + prefix + " '" + binary +
+  // xvfb-run with an X authority file of our own: by default it makes a temporary directory for one and, about one
+  // now and then on a busy machine it fails to remove it afterwards ("problem while cleaning up temporary directory",
+  // exit 5), which replaced trainscope's exit code.
+  std::string with_auth = prefix;
+  if (const size_t at = with_auth.find("xvfb-run -a"); at != std::string::npos) {
+    const fs::path auth = scratch() / "Xauthority";
+    std::ofstream{auth};  // xauth warns about a file that does not exist
+    with_auth.insert(at + std::string("xvfb-run -a").size(), " -f '" + auth.string() + "'");
+  }
+  const std::string cmd = "XDG_CONFIG_HOME='" + (scratch() / "config").string() + "' " + with_auth + " '" + binary +
                           "' " + args + " > '" + log.string() + "' 2>&1";
   const int status = std::system(cmd.c_str());
   Result r;
