@@ -199,6 +199,7 @@ TEST_CASE("CSV: one row per step and backend, quoted fields, a kernel table per 
   for (long s = 0; s < 5; ++s) {
     core::StepRow row;
     row.step = s;
+    row.wall_ms = 3.0f;
     row.step_ms = 2.5f;
     row.kernel_ms = 2.0f;
     row.loss = 0.5f;
@@ -215,9 +216,10 @@ TEST_CASE("CSV: one row per step and backend, quoted fields, a kernel table per 
   std::vector<std::string> rows;
   for (std::string line; std::getline(lines, line);) rows.push_back(line);
   REQUIRE(rows.size() == 1 + 5 + 4);
-  CHECK(rows[0] == "backend,step,wall_seconds,kernel_seconds,loss,batch,precision,lr,loss_scale,skipped\r");
-  CHECK(rows[1] == "gpu,0,0.0025,0.002,0.5,64,fp32,0.001,,0\r");
-  CHECK(rows[5] == "gpu,4,0.0025,0.002,0.5,64,fp16,0.001,65536,1\r");
+  CHECK(rows[0] ==
+        "backend,step,wall_seconds,step_seconds,kernel_seconds,loss,batch,precision,lr,loss_scale,skipped\r");
+  CHECK(rows[1] == "gpu,0,0.003,0.0025,0.002,0.5,64,fp32,0.001,,0\r");
+  CHECK(rows[5] == "gpu,4,0.003,0.0025,0.002,0.5,64,fp16,0.001,65536,1\r");
   CHECK(rows[6].rfind("cpu,0,", 0) == 0);
 
   core::PrecisionRow pr;

@@ -14,13 +14,17 @@
 #include "app/progress.hpp"
 #include "app/summary.hpp"
 #include "core/batches.hpp"
+#include "core/csv_export.hpp"
 #include "core/dataset.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/report.hpp"
 #include "core/step_plan.hpp"
+#include "core/timeline.hpp"
+#include "core/trace.hpp"
 #include "run/data.hpp"
 #include "run/interrupt.hpp"
+#include "run/peaks.hpp"
 #include "run/session.hpp"
 #include "vk/device.hpp"
 #include "vk/devices.hpp"
@@ -124,6 +128,52 @@ void apply_preset(TrainOptions& o) {
   c.random_features = 1024;
   c.random_classes = 10;
   c.random_samples = 10240;
+}
+
+constexpr core::IntRule kTraceSteps{"--trace-steps", "the number of steps in the trace", 1, 10000};
+
+// --trace and --csv at the end of a run: the trace of each backend's last steps, the CSV tables with the cached peaks
+// of the devices (never measured here: `trainscope peaks` does that). Returns 0, or 1 after printing what failed.
+int write_exports(const TrainOptions& o, const std::vector<core::BackendRun>& runs) {
+  int code = 0;
+  if (!o.trace.empty()) {
+    std::vector<core::BackendTimeline> timelines;
+    for (const auto& r : runs)
+      if (r.timeline) timelines.push_back(*r.timeline);
+    const nlohmann::json about = {{"producer", "trainscope train"},
+                                  {"config", core::config_json(o.config)},
+                                  {"trace_steps", o.trace_steps}};
+    try {
+      core::write_trace(o.trace, timelines, about);
+      fmt::print("trace: {} (the last {} steps of each backend; open it in Perfetto or chrome://tracing)\n", o.trace,
+                 o.trace_steps);
+    } catch (const core::Error& e) {
+      std::cerr << "trainscope: error: " << e.what() << "\n";
+      code = 1;
+    }
+  }
+  if (!o.csv.empty()) {
+    std::vector<core::DevicePeaks> peaks;
+    for (const auto& r : runs) {
+      try {
+        const run::PeaksLookup found =
+            run::lookup_peaks(r.name, o.config.device, run::PeaksPolicy::CachedOnly, core::default_peaks_path());
+        if (found.cached) peaks.push_back(found.peaks);
+      } catch (const core::Error&) {  // no Vulkan device to name: no GPU peaks row
+      }
+    }
+    try {
+      core::write_csv_dir(o.csv, runs, peaks);
+      fmt::print("csv: {}/{{steps,kernels,peaks}}.csv{}\n", o.csv,
+                 peaks.size() < runs.size() ? " (peaks.csv: only devices in the peaks cache; trainscope peaks measures "
+                                              "the others)"
+                                            : "");
+    } catch (const core::Error& e) {
+      std::cerr << "trainscope: error: " << e.what() << "\n";
+      code = 1;
+    }
+  }
+  return code;
 }
 
 // While alive, what is printed to standard output goes to standard error (the real stdout is kept aside).
@@ -234,6 +284,21 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
                 "At the end, render the dashboard offscreen (no window, no display) to a PNG file")
       ->type_name("FILE.png")->default_str("none")->group("Output");
   t->add_option("--size", o.size, "Size of the --screenshot PNG, pixels")->type_name("WxH")->group("Output");
+  t->add_option("--trace", o.trace,
+                "Write the last --trace-steps steps of each backend as a Chrome trace (JSON trace-event format, as "
+                "PyTorch's profiler exports; opens in Perfetto and chrome://tracing): one process per backend, one "
+                "track per GPU queue, host and CPU pool thread, one event per kernel and per host phase (record, "
+                "submit, fence wait, read-back) with its FLOPs, bytes, batch and precision; written atomically, the "
+                "path checked before training")
+      ->type_name("FILE.json")->default_str("none")->group("Output");
+  t->add_option("--trace-steps", o.trace_steps, "The steps per backend in the --trace (the last ones), 1..10000")
+      ->type_name("N")->check(checked(kTraceSteps))->group("Output");
+  t->add_option("--csv", o.csv,
+                "Write steps.csv (one row per step and backend: wall, step and kernel seconds, loss, batch, precision, "
+                "lr, loss scale, skipped), kernels.csv (the kernel table per backend, precision and batch) and "
+                "peaks.csv (the devices' cached peaks) into DIR (created if missing), atomically; checked before "
+                "training")
+      ->type_name("DIR")->default_str("none")->group("Output");
   return t;
 }
 
@@ -272,6 +337,9 @@ int run_train(TrainOptions& o) {
     bad_input("--epochs 0: train needs a number of epochs, 1..10000 (only the dashboard trains until stopped)");
   // Output paths that cannot be written are refused now, not after the training.
   if (!o.report.empty()) core::check_output_path(o.report, "--report");
+  core::check(kTraceSteps, o.trace_steps);
+  if (!o.trace.empty()) core::check_output_path(o.trace, "--trace");
+  if (!o.csv.empty()) core::check_csv_dir(o.csv, "--csv");
   int width = 0, height = 0;
   if (!o.screenshot.empty()) {
     core::check_output_path(o.screenshot, "--screenshot");
@@ -286,7 +354,12 @@ int run_train(TrainOptions& o) {
   Progress progress(cfg);
   std::vector<core::BackendRun> runs;
   {
-    run::Session training(cfg, data, run::backends_from_config(cfg), progress);
+    run::SessionOptions options;
+    options.timeline_steps = static_cast<size_t>(o.trace_steps);
+    // data outlives the session: a shared_ptr that never deletes it (the aliasing constructor).
+    run::Session training(cfg, std::shared_ptr<const core::DataSplit>(std::shared_ptr<void>(), &data),
+                          run::backends_from_config(cfg),
+                          progress, options);
     {
       std::lock_guard lock(session_mutex);
       session = &training;
@@ -296,7 +369,7 @@ int run_train(TrainOptions& o) {
     training.wait();
     std::lock_guard lock(session_mutex);
     session = nullptr;
-    runs = training.snapshot();
+    runs = training.snapshot(!o.csv.empty());
   }
   progress.finish();
   if (interrupt.signal())
@@ -324,6 +397,7 @@ int run_train(TrainOptions& o) {
       code = 1;
     }
   }
+  if (write_exports(o, runs) != 0) code = 1;
   // Every message of the validation layer once, with its count, and the totals (trainers and offscreen renderer).
   if (cfg.validation) fmt::print("\n{}", vk::describe_validation(vk::validation_totals()));
   if (!o.report.empty()) {

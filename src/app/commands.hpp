@@ -25,6 +25,9 @@ struct TrainOptions {
   std::string screenshot;         // train: PNG of the dashboard rendered offscreen at the end; empty: none
   std::string size = "1600x900";  // of that PNG (and of the dashboard window)
   std::string preset = "none";    // train: "seed-mlp" (apply_preset)
+  std::string trace;              // train: Chrome trace JSON of the last trace_steps steps; empty: none
+  int trace_steps = 20;           // train: the steps per backend the trace keeps (the last ones)
+  std::string csv;                // train: folder for steps.csv, kernels.csv, peaks.csv; empty: none
   CLI::App* command = nullptr;    // the subcommand the options were registered on (to see which were given)
 };
 

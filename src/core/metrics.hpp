@@ -1,6 +1,7 @@
 // Per-kernel timing statistics (KernelTable) and the record of one backend's training run (BackendRun): what the
 // terminal tables, the report and (later) the dashboard read.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,8 @@
 #include "core/trainer.hpp"
 
 namespace core {
+
+struct BackendTimeline;  // core/timeline.hpp
 
 // One row of a timing table. Units: ms per call; GFLOP/s = analytic FLOPs / measured time / 1e9;
 // GB/s = compulsory bytes (StepPlan) / measured time / 1e9; pct_of_step = share of the summed step time, in percent.
@@ -110,7 +113,10 @@ struct PrecisionRow {
 // One training step as the CSV export lists it (steps.csv): what it measured and the settings it ran with.
 struct StepRow {
   long step = 0;
-  float step_ms = 0;     // StepRecord::step_ms (GPU: first to last timestamp; CPU: wall clock)
+  float wall_ms = 0;     // from the end of the previous step to the end of this one on the backend's own clock (GPU:
+                         // its queue, from the timestamps; CPU: the training thread), gaps between steps included;
+                         // the first step after a start or a change: step_ms
+  float step_ms = 0;     // StepRecord::step_ms (GPU: first to last timestamp; CPU: wall clock of its kernels)
   float kernel_ms = 0;   // the sum of its kernel times
   float loss = 0;
   float lr = 0;
@@ -128,7 +134,12 @@ struct BackendRun {
   std::vector<EpochRecord> epochs;
   std::vector<float> step_losses;   // every training step's mean loss, in step order
   std::vector<float> step_seconds;  // training seconds (pauses excluded) at which each step finished
-  std::vector<StepRow> step_rows;   // every training step, in step order (the CSV export)
+  // Every training step, in step order (the CSV export): filled only by run::Session::snapshot(with_step_rows), the
+  // exports' snapshot; the dashboard's per-frame snapshots leave it empty.
+  std::vector<StepRow> step_rows;
+  // The last few steps on their tracks (run::SessionOptions::timeline_steps), rebuilt at each read-back; null
+  // before the first. Shared, never changed once made: a snapshot copies the pointer.
+  std::shared_ptr<const BackendTimeline> timeline;
   std::vector<Marker> markers;
   KernelTable kernels;         // since the last change of batch size, threads or optimizer
   std::string error;           // why the backend stopped early; empty if it did not

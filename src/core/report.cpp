@@ -19,6 +19,8 @@ double as_double(float value) {
   return std::strtod(text, nullptr);
 }
 
+}  // namespace
+
 nlohmann::json config_json(const TrainConfig& c) {
   return {
       {"dataset", c.dataset},
@@ -50,6 +52,8 @@ nlohmann::json config_json(const TrainConfig& c) {
       {"validation", c.validation},
   };
 }
+
+namespace {
 
 nlohmann::json backend_json(const BackendRun& run) {
   nlohmann::json epochs = nlohmann::json::array();

@@ -35,6 +35,9 @@ inline constexpr size_t kReportStepLosses = 50;
 // Units as in core::KernelRow; accuracy is a fraction in [0, 1].
 nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs, bool interrupted = false);
 
+// The "config" object of the report (every TrainConfig field by name), also the trace's otherData.
+nlohmann::json config_json(const TrainConfig& config);
+
 // Writes report_json() to `path` with core::write_file_atomically (a temporary file beside it, fsync, rename; a
 // device, FIFO or "-" written directly, a symlink kept), so that a reader never sees half a report. Throws
 // core::Error(Io) naming the path, the reason and what to do when it cannot be written.

@@ -18,7 +18,7 @@ namespace core {
 struct TimelineEvent {
   std::string name;        // the kernel ("matmul_forward") or the host phase ("fence wait")
   std::string label;       // kernels: PlanEntry::label(); host phases: ""
-  double start_s = 0;      // steady seconds (core::steady_seconds())
+  double start_s = 0;      // seconds on core::monotonic_seconds()'s clock
   double end_s = 0;
   long step = 0;           // the training step it belongs to
   int entry = -1;          // plan entry index, -1 for a host phase

@@ -1,8 +1,6 @@
 // The analytic fp32 memory figure of a model (core::fp32_reference_memory), beside the trainers' measured ones; the
-// names of the host phases and the steady clock of the step timeline.
+// names of the host phases of the step timeline.
 #include "core/trainer.hpp"
-
-#include <chrono>
 
 namespace core {
 
@@ -14,10 +12,6 @@ const char* to_string(HostPhase phase) {
     case HostPhase::ReadBack: return "read-back";
   }
   return "?";
-}
-
-double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 MemoryUsage fp32_reference_memory(const StepPlan& plan, size_t train_count, size_t test_count,

@@ -20,7 +20,7 @@ namespace core {
 enum class HostPhase { Record, Submit, FenceWait, ReadBack };
 const char* to_string(HostPhase phase);  // "record", "submit", "fence wait", "read-back"
 
-// A span of host time, in seconds on the steady clock (core::steady_seconds()).
+// A span of host time, in seconds on the steady clock (core::monotonic_seconds(), core/metrics.hpp).
 struct HostSpan {
   HostPhase phase = HostPhase::Record;
   double start_s = 0;
@@ -36,9 +36,6 @@ struct ThreadSpan {
   double end_s = 0;
 };
 
-// Seconds on std::chrono::steady_clock (CLOCK_MONOTONIC on Linux): the one clock of every timeline span.
-double steady_seconds();
-
 // One finished training step: its mean cross-entropy loss and the measured time of every plan entry.
 struct StepRecord {
   long step = 0;                   // global step index, from 0
@@ -50,9 +47,10 @@ struct StepRecord {
   float loss_scale = 0;
   bool skipped = false;
   // Where the time went, for the step timeline and the trace (core/timeline.hpp); all optional (empty / 0: not
-  // recorded). start_s: when the step's first kernel started, steady seconds (GPU: its first timestamp on the host's
-  // clock). kernel_start_ms: per plan entry, its start after start_s (GPU: from the timestamps, so gaps between
-  // dispatches show; CPU: from the clock); empty: the kernels back to back from start_s.
+  // recorded). start_s: when the step's first kernel started, in seconds on the steady clock (GPU: its first
+  // timestamp moved onto the host's clock, see gpu/trainer.cpp). kernel_start_ms: per plan entry, its start after
+  // start_s (GPU: from the timestamps, so gaps between dispatches show; CPU: from the clock); empty: the kernels back
+  // to back from start_s.
   double start_s = 0;
   std::vector<double> kernel_start_ms;
   std::vector<HostSpan> host;        // GPU: the host phases of this step (fence wait and read-back: of its batch)

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/metrics.hpp"
+
 namespace cpu {
 namespace {
 
@@ -29,7 +31,30 @@ bool poll_briefly(Pred done) {
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   workers_.reserve(static_cast<size_t>(threads - 1));
+  spans_.resize(static_cast<size_t>(threads));
   for (int i = 0; i + 1 < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+}
+
+void ThreadPool::record_spans(bool on) {
+  std::lock_guard lock(mutex_);
+  record_ = on;
+}
+
+void ThreadPool::take_spans(std::vector<Span>& out) {
+  out.assign(spans_.begin(), spans_.end());
+  std::fill(spans_.begin(), spans_.end(), Span{});
+}
+
+void ThreadPool::run_chunk(const std::function<void(size_t, size_t)>& fn, size_t begin, size_t end, size_t index) {
+  if (!record_) {
+    fn(begin, end);
+    return;
+  }
+  const double start = core::monotonic_seconds();
+  fn(begin, end);
+  Span& s = spans_[index];
+  if (s.start_s == 0) s.start_s = start;
+  s.end_s = core::monotonic_seconds();
 }
 
 ThreadPool::~ThreadPool() {
@@ -47,7 +72,7 @@ void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(s
   const size_t threads = static_cast<size_t>(size());
   const size_t max_chunks = (n + grain - 1) / grain;
   if (threads == 1 || max_chunks == 1) {
-    fn(0, n);
+    run_chunk(fn, 0, n, 0);
     return;
   }
   // Up to 4 chunks per thread: enough to even out unequal speeds, few enough to keep the locking cheap.
@@ -70,7 +95,7 @@ void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(s
   while (next_chunk_ < chunks_) {
     const size_t c = next_chunk_++;
     lock.unlock();
-    fn(c * chunk, std::min(n, (c + 1) * chunk));
+    run_chunk(fn, c * chunk, std::min(n, (c + 1) * chunk), 0);
     lock.lock();
     ++finished_;
   }
@@ -84,7 +109,7 @@ void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(s
   job_ = nullptr;
 }
 
-void ThreadPool::worker_loop(int /*index*/) {
+void ThreadPool::worker_loop(int index) {
   unsigned long seen = 0;
   for (;;) {
     poll_briefly([&] { return generation_.load(std::memory_order_acquire) != seen; });
@@ -98,7 +123,7 @@ void ThreadPool::worker_loop(int /*index*/) {
       const auto* job = job_;
       const size_t n = job_n_, chunk = chunk_;
       lock.unlock();
-      (*job)(c * chunk, std::min(n, (c + 1) * chunk));
+      run_chunk(*job, c * chunk, std::min(n, (c + 1) * chunk), static_cast<size_t>(index) + 1);
       lock.lock();
       if (++finished_ == chunks_) done_.notify_one();
     }

@@ -1,4 +1,5 @@
-// cpu::ThreadPool: a fixed set of worker threads that run parallel_for ranges; the calling thread takes part.
+// cpu::ThreadPool: a fixed set of worker threads that run parallel_for ranges; the calling thread takes part. For the
+// step timeline it can note, per thread, when it worked (record_spans / take_spans).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -28,8 +29,23 @@ class ThreadPool {
   // threads; returns when every chunk is done. Not re-entrant (fn must not call parallel_for).
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
 
+  // When one thread worked, in seconds on the steady clock (core::monotonic_seconds): from the start of its first
+  // chunk to the end of its last chunk since the previous take_spans(). start_s == 0: it took no chunk.
+  struct Span {
+    double start_s = 0;
+    double end_s = 0;
+  };
+  // While on, every chunk costs two steady-clock reads (tens of nanoseconds; a chunk is at least `grain` items).
+  // Call from the calling thread, not during a parallel_for.
+  void record_spans(bool on);
+  // The spans since the last call, one per thread (index 0: the calling thread, 1..size()-1: the workers), and
+  // starts anew. Call from the calling thread between parallel_for calls; empty spans when not recording.
+  void take_spans(std::vector<Span>& out);
+
  private:
   void worker_loop(int index);
+  // Runs fn on [begin, end) as thread `index`, noting its span when recording.
+  void run_chunk(const std::function<void(size_t, size_t)>& fn, size_t begin, size_t end, size_t index);
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
@@ -40,6 +56,8 @@ class ThreadPool {
   std::atomic<size_t> finished_{0};          // written under mutex_; read without it while spinning
   std::atomic<unsigned long> generation_{0};  // likewise: one more per parallel_for
   bool stop_ = false;
+  bool record_ = false;     // written by the calling thread between jobs; read by workers under mutex_
+  std::vector<Span> spans_;  // one per thread; element i written only by thread i, read after the job is done
 };
 
 }  // namespace cpu

@@ -103,6 +103,7 @@ class CpuTrainer final : public core::Trainer {
   std::vector<uint32_t> eval_rows_;  // evaluate(): the test rows of one batch
   std::vector<core::StepRecord> records_;
   core::ExecutionCounts counts_;  // of step() only (ExecutionCounts: submits = host waits = the pool's hand-offs)
+  std::vector<ThreadPool::Span> spans_;  // step(): the pool threads' spans of one kernel
 
   std::vector<float> params_, state1_, state2_;  // fp32 masters; AdamW m, v (SGD: momentum buffer in state1_)
   Tensor weights16_;                             // 16-bit only: round(params_), the weights the kernels read
@@ -121,6 +122,7 @@ CpuTrainer::CpuTrainer(const core::TrainConfig& cfg, const core::DataSplit& data
   plan_ = core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision,
                                 cfg.execution.unfused);
   L_ = shape_.layers();
+  pool_.record_spans(true);  // the step timeline's per-thread spans (step() takes them after each kernel)
   if (init_params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "cpu trainer: " + std::to_string(init_params.size()) +
                                                      " initial parameters given, the model " + shape_.describe() +
@@ -223,12 +225,23 @@ void CpuTrainer::step(size_t first) {
   core::StepRecord rec;
   rec.step = step_index_++;
   rec.kernel_ms.reserve(plan_.entries.size());
+  rec.kernel_start_ms.reserve(plan_.entries.size());
+  // The timeline: the step's start and each kernel's on the steady clock, and per pool worker when it worked on each
+  // kernel (ThreadPool span recording: two clock reads per chunk).
+  pool_.take_spans(spans_);  // drops spans of work outside a step (evaluate, a weight copy)
   const auto step_start = Clock::now();
-  for (const auto& entry : plan_.entries) {
+  rec.start_s = std::chrono::duration<double>(step_start.time_since_epoch()).count();
+  for (size_t i = 0; i < plan_.entries.size(); ++i) {
     const auto start = Clock::now();
-    run(entry, args, false);
+    run(plan_.entries[i], args, false);
     ++counts_.kernels;
-    rec.kernel_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    const auto end = Clock::now();
+    rec.kernel_start_ms.push_back(std::chrono::duration<double, std::milli>(start - step_start).count());
+    rec.kernel_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    pool_.take_spans(spans_);
+    for (size_t t = 1; t < spans_.size(); ++t)
+      if (spans_[t].start_s > 0)
+        rec.threads.push_back({static_cast<int>(t), static_cast<int>(i), spans_[t].start_s, spans_[t].end_s});
   }
   rec.step_ms = std::chrono::duration<double, std::milli>(Clock::now() - step_start).count();
   rec.loss = loss_;

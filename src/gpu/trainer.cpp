@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/half.hpp"
+#include "core/metrics.hpp"
 #include "gpu/device_cache.hpp"
 #include "gpu/kernels.hpp"
 #include "vk/buffer.hpp"
@@ -65,6 +66,7 @@ class VulkanTrainer final : public core::Trainer {
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     vk::TimestampQueries queries;
     long step = 0;
+    std::vector<core::HostSpan> host;  // the step timeline: when the host recorded and submitted this step
   };
 
   // Every buffer the trainer keeps is made here, counted in the MemoryUsage category it belongs to (e.g.
@@ -155,6 +157,14 @@ class VulkanTrainer final : public core::Trainer {
   core::ExecutionCounts counts_;
   long t_ = 0;                  // optimizer updates taken (AdamW's t of the next update is t_ + 1)
   std::vector<core::StepRecord> ready_;  // records collected by an automatic flush, not yet returned
+  // The device's timestamp clock moved onto the host's steady clock: host seconds = timestamp seconds + this. Vulkan
+  // gives no common clock without VK_EXT_calibrated_timestamps, so it is estimated from each read-back: the last
+  // timestamp of the steps read back was taken before the fence wait returned, so the offset is at most (fence
+  // return - last timestamp); the smallest such bound seen is kept (the two clocks run at the same rate), and a step
+  // is never placed before the host submitted it. On the timeline the GPU's kernels may thus sit late by the
+  // fence's wake-up time (microseconds to a millisecond); their durations are the timestamps' own.
+  double clock_offset_s_ = 0;
+  bool clock_offset_known_ = false;
   core::MemoryUsage memory_;             // bytes of the buffers made by make(), by category
   core::MemoryUsage memory_fp32_;        // the same buffers counted as fp32 training would hold them
 };
@@ -412,11 +422,18 @@ void VulkanTrainer::step(size_t first) {
   if (pending_ == slots_.size()) flush_into_ready();
   Slot& slot = slots_[pending_];
   slot.step = next_step_;
+  slot.host.clear();
+  const double record_start = core::monotonic_seconds();
   if (cfg_.execution.submit_per_kernel) {
+    // Record, submit and wait per kernel: one host span for all of it (the waits are what this mode shows).
     run_step_per_kernel(slot, first, pending_);
+    slot.host.push_back({core::HostPhase::Submit, record_start, core::monotonic_seconds()});
   } else {
     record_step(slot, first, pending_);
+    const double submit_start = core::monotonic_seconds();
     submit(slot.cmd, VK_NULL_HANDLE);
+    slot.host.push_back({core::HostPhase::Record, record_start, submit_start});
+    slot.host.push_back({core::HostPhase::Submit, submit_start, core::monotonic_seconds()});
   }
   ++pending_;
   ++next_step_;
@@ -430,8 +447,10 @@ void VulkanTrainer::step(size_t first) {
 void VulkanTrainer::flush_into_ready() {
   if (pending_ == 0) return;
   // A submit without command buffers signals the fence once all earlier submissions have completed.
+  const double wait_start = core::monotonic_seconds();
   vk::check(vkQueueSubmit(ctx_.queue(), 0, nullptr, fence_.get()), "vkQueueSubmit (fence)");
   wait_fence();
+  const double wait_end = core::monotonic_seconds();
   const auto* history = static_cast<const float*>(loss_history_.mapped());
   const auto* scales = static_cast<const core::ScaleHistoryEntry*>(loss_scaling() ? scale_history_.mapped() : nullptr);
   const uint32_t n = static_cast<uint32_t>(plan_.entries.size()) + 1;
@@ -443,12 +462,34 @@ void VulkanTrainer::flush_into_ready() {
       r.loss_scale = scales[s].loss_scale;
       r.skipped = scales[s].found_inf != 0;
     }
-    std::vector<double> ns = slots_[s].queries.read_ns(ctx_, n);
+    double first_ns = 0;
+    std::vector<double> ns = slots_[s].queries.read_ns(ctx_, n, &first_ns);
     r.kernel_ms.resize(plan_.entries.size());
-    for (size_t i = 0; i < plan_.entries.size(); ++i) r.kernel_ms[i] = (ns[i + 1] - ns[i]) * 1e-6;
+    r.kernel_start_ms.resize(plan_.entries.size());
+    for (size_t i = 0; i < plan_.entries.size(); ++i) {
+      r.kernel_ms[i] = (ns[i + 1] - ns[i]) * 1e-6;
+      r.kernel_start_ms[i] = ns[i] * 1e-6;
+    }
     r.step_ms = ns.back() * 1e-6;
+    r.start_s = first_ns * 1e-9;  // on the device's clock until the offset below is added
+    r.host = std::move(slots_[s].host);
     ready_.push_back(std::move(r));
   }
+  // The device clock onto the host's (see clock_offset_s_): bounded above by the fence's return after the last step.
+  core::StepRecord& last = ready_.back();
+  const double upper = wait_end - (last.start_s + last.step_ms * 1e-3);
+  if (!clock_offset_known_ || upper < clock_offset_s_) clock_offset_s_ = upper;
+  clock_offset_known_ = true;
+  const size_t first_new = ready_.size() - pending_;
+  for (size_t k = first_new; k < ready_.size(); ++k) {
+    core::StepRecord& r = ready_[k];
+    double offset = clock_offset_s_;
+    for (const core::HostSpan& h : r.host)  // never before its submission started
+      if (h.phase == core::HostPhase::Submit) offset = std::max(offset, h.start_s - r.start_s);
+    r.start_s += offset;
+  }
+  last.host.push_back({core::HostPhase::FenceWait, wait_start, wait_end});
+  last.host.push_back({core::HostPhase::ReadBack, wait_end, core::monotonic_seconds()});
   pending_ = 0;
 }
 

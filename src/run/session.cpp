@@ -29,7 +29,7 @@ Session::Session(core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> d
   auto refused = [this](const Command& c, const core::TrainConfig& running) { on_refused(c, running); };
   for (const auto& spec : specs_)
     workers_.push_back(std::make_unique<Worker>(spec, cfg_, data_, init, observer_, stop_, keep_alive,
-                                                options_.lower_priority, refused));
+                                                options_.lower_priority, options_.timeline_steps, refused));
 }
 
 Session::~Session() {
@@ -59,10 +59,10 @@ void Session::request_stop() {
   for (auto& w : workers_) w->wake();
 }
 
-std::vector<core::BackendRun> Session::snapshot() const {
+std::vector<core::BackendRun> Session::snapshot(bool with_step_rows) const {
   std::vector<core::BackendRun> runs;
   runs.reserve(workers_.size());
-  for (const auto& w : workers_) runs.push_back(w->snapshot());
+  for (const auto& w : workers_) runs.push_back(w->snapshot(with_step_rows));
   return runs;
 }
 

@@ -62,6 +62,9 @@ struct SessionOptions {
   // driver's workers) run at nice +10, so that the UI thread is scheduled first and never freezes, also when the
   // trainers keep every core busy. Training still gets all the CPU the UI leaves.
   bool lower_priority = false;
+  // The steps each backend's step timeline keeps (BackendRun::timeline): the dashboard's Timeline tab, train's
+  // --trace-steps. At least 1.
+  size_t timeline_steps = 8;
 };
 
 // Owns the worker threads of one training run: one per backend, or one running the backends in turn
@@ -85,7 +88,9 @@ class Session {
 
   // A copy of every backend's record, consistent per backend; safe from any thread at any time (a dashboard calls it
   // once per frame).
-  std::vector<core::BackendRun> snapshot() const;
+  // with_step_rows: also every step's row (BackendRun::step_rows, for the CSV export; it grows with the run, so the
+  // dashboard's per-frame snapshots leave it out).
+  std::vector<core::BackendRun> snapshot(bool with_step_rows = false) const;
 
   // Sends a command to every backend (not Reset: use request_reset, which prepares the data and weights), and makes
   // it part of settings(): each backend applies it at its next step boundary.

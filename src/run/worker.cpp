@@ -42,7 +42,8 @@ int steps_per_readback(double seconds_per_step, int ring) {
 
 Worker::Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data,
                std::shared_ptr<const std::vector<float>> init_params, Observer& observer,
-               const std::atomic<bool>& stop, bool keep_alive, bool lower_priority, RefusalFn on_refused)
+               const std::atomic<bool>& stop, bool keep_alive, bool lower_priority, size_t timeline_steps,
+               RefusalFn on_refused)
     : spec_(std::move(spec)),
       observer_(observer),
       stop_(stop),
@@ -51,14 +52,17 @@ Worker::Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const co
       on_refused_(std::move(on_refused)),
       cfg_(std::move(cfg)),
       data_(std::move(data)),
-      init_params_(std::move(init_params)) {
+      init_params_(std::move(init_params)),
+      timeline_(std::max<size_t>(1, timeline_steps)) {
   run_.name = spec_.name;
   run_.config = cfg_;
 }
 
-core::BackendRun Worker::snapshot() const {
+core::BackendRun Worker::snapshot(bool with_step_rows) const {
   std::lock_guard lock(run_mutex_);
-  return run_;
+  core::BackendRun copy = run_;
+  if (with_step_rows) copy.step_rows = step_rows_;
+  return copy;
 }
 
 void Worker::post(const Command& command) {
@@ -212,11 +216,40 @@ void Worker::collect() {
   double rate = 0;
   if (rate_window_.size() >= 2 && now > rate_window_.front().first)
     rate = static_cast<double>(samples_total_ - rate_window_.front().second) / (now - rate_window_.front().first);
+  // The step timeline and the CSV rows, made outside the lock (only this thread writes run_.device).
+  const core::StepPlan& plan = trainer_->plan();
+  const float lr = trainer_->learning_rate();
+  std::vector<core::StepRow> rows;
+  rows.reserve(records.size());
+  for (const core::StepRecord& r : records) {
+    timeline_.add(plan, r);
+    core::StepRow row;
+    row.step = r.step;
+    row.step_ms = static_cast<float>(r.step_ms);
+    double kernel_ms = 0;
+    for (double k : r.kernel_ms) kernel_ms += k;
+    row.kernel_ms = static_cast<float>(kernel_ms);
+    const double end_s = r.start_s > 0 ? r.start_s + r.step_ms * 1e-3 : 0;
+    row.wall_ms = static_cast<float>(end_s > 0 && last_step_end_s_ > 0 && end_s > last_step_end_s_
+                                         ? (end_s - last_step_end_s_) * 1e3
+                                         : r.step_ms);
+    last_step_end_s_ = end_s;
+    row.loss = r.loss;
+    row.lr = lr;  // a change of learning rate reads back the steps before it first
+    row.loss_scale = r.loss_scale;
+    row.batch = plan.batch;
+    row.precision = plan.precision;
+    row.skipped = r.skipped;
+    rows.push_back(row);
+  }
+  auto timeline = std::make_shared<const core::BackendTimeline>(timeline_.timeline(spec_.name, run_.device));
   int step_in_epoch = 0, steps = 0;
   {
     std::lock_guard lock(run_mutex_);
     const core::StepPlan& plan = trainer_->plan();
     run_.counts = trainer_->execution_counts();
+    run_.timeline = std::move(timeline);
+    step_rows_.insert(step_rows_.end(), rows.begin(), rows.end());
     for (size_t i = 0; i < records.size(); ++i) {
       run_.kernels.add(plan, records[i]);
       run_.step_losses.push_back(records[i].loss);

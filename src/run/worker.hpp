@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/metrics.hpp"
+#include "core/timeline.hpp"
 #include "core/trainer.hpp"
 #include "run/command.hpp"
 #include "run/session.hpp"
@@ -52,12 +53,12 @@ class Worker {
   // lower_priority: see SessionOptions. on_refused: called on the worker's thread; may be empty.
   Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> data,
          std::shared_ptr<const std::vector<float>> init_params, Observer& observer, const std::atomic<bool>& stop,
-         bool keep_alive, bool lower_priority = false, RefusalFn on_refused = {});
+         bool keep_alive, bool lower_priority = false, size_t timeline_steps = 8, RefusalFn on_refused = {});
 
   void run();  // the thread body: never throws
   void post(const Command& command);
   void wake();  // after the session's stop flag is set: ends a pause or an idle wait
-  core::BackendRun snapshot() const;
+  core::BackendRun snapshot(bool with_step_rows = false) const;  // see Session::snapshot
   const std::string& name() const { return spec_.name; }
 
  private:
@@ -112,12 +113,16 @@ class Worker {
   long skip_run_first_step_ = 0;
   double skip_run_seconds_ = 0;
   float skip_run_first_scale_ = 0;
+  core::TimelineRecorder timeline_;  // the last few steps, for BackendRun::timeline
+  double last_step_end_s_ = 0;       // when the previous step read back ended (StepRow::wall_ms); 0: none since a
+                                     // start or a change
   Command pending_reset_;
   long generation_ = 0;  // runs started (BackendRun::generation)
 
   // Shared with other threads.
-  mutable std::mutex run_mutex_;  // guards run_
+  mutable std::mutex run_mutex_;  // guards run_ and step_rows_
   core::BackendRun run_;
+  std::vector<core::StepRow> step_rows_;  // every step of this run (BackendRun::step_rows of an export snapshot)
   std::mutex queue_mutex_;        // guards queue_
   std::condition_variable queue_cv_;
   std::deque<Command> queue_;

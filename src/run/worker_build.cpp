@@ -48,6 +48,8 @@ void Worker::start_fresh() {
   trainer_.reset();
   clock_.reset();
   rate_window_.clear();
+  timeline_.clear();
+  last_step_end_s_ = 0;
   samples_total_ = 0;
   paused_ = false;
   step_budget_ = 0;
@@ -60,6 +62,7 @@ void Worker::start_fresh() {
     std::lock_guard lock(run_mutex_);
     const std::string name = run_.name;
     run_ = core::BackendRun{};
+    step_rows_.clear();
     run_.name = name;
     run_.config = cfg_;
     run_.generation = ++generation_;
@@ -141,6 +144,7 @@ void Worker::rebuild(const Command& c, const core::TrainConfig& next, const std:
   trainer_ = std::move(fresh);
   cfg_ = next;
   steps_since_build_ = 0;
+  last_step_end_s_ = 0;  // the rebuild's time is no step's
   // The new trainer's pace is not known yet: read back after its first step. Its rate window starts empty, so that
   // no samples/s (and no speedup) ever mixes two settings.
   in_flight_ = 0;

@@ -156,7 +156,7 @@ void TimestampQueries::write(VkCommandBuffer cmd, uint32_t index, VkPipelineStag
   vkCmdWriteTimestamp(cmd, stage, pool_.get(), index);
 }
 
-std::vector<double> TimestampQueries::read_ns(Context& ctx, uint32_t count) const {
+std::vector<double> TimestampQueries::read_ns(Context& ctx, uint32_t count, double* first_ns) const {
   std::vector<uint64_t> ticks(count);
   check(vkGetQueryPoolResults(ctx.device(), pool_.get(), 0, count, count * sizeof(uint64_t), ticks.data(),
                               sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
@@ -166,6 +166,7 @@ std::vector<double> TimestampQueries::read_ns(Context& ctx, uint32_t count) cons
   const double period = ctx.info().timestamp_period_ns;
   std::vector<double> ns(count);
   for (uint32_t i = 0; i < count; ++i) ns[i] = static_cast<double>((ticks[i] - ticks[0]) & mask) * period;
+  if (first_ns) *first_ns = count > 0 ? static_cast<double>(ticks[0] & mask) * period : 0;
   return ns;
 }
 

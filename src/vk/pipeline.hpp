@@ -81,8 +81,9 @@ class TimestampQueries {
   // Written when every earlier command of the queue has finished `stage` (the compute-shader stage by default).
   void write(VkCommandBuffer cmd, uint32_t index, VkPipelineStageFlagBits stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
   // Waits for nothing: call after the fence of the command buffer. ns[i] = (t[i] - t[0]) * timestampPeriod,
-  // masked to timestampValidBits.
-  std::vector<double> read_ns(Context& ctx, uint32_t count) const;
+  // masked to timestampValidBits. first_ns (if given): t[0] * timestampPeriod itself, on the device's timestamp
+  // clock, so that several command buffers can be placed relative to each other.
+  std::vector<double> read_ns(Context& ctx, uint32_t count, double* first_ns = nullptr) const;
   uint32_t capacity() const { return count_; }
 
  private:
