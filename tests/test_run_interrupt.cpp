@@ -15,8 +15,11 @@ namespace {
 
 // Forks a child that installs a watch, reports "ready" and "first signal seen" through a pipe, then either ends
 // cleanly with the watch's exit code or (slow_shutdown) sleeps as a long clean-up would. The parent sends `signals`,
-// waiting for the child's report after the first, and returns the child's wait status.
-int run_child(const std::vector<int>& signals, bool slow_shutdown) {
+// waiting for the child's report after the first and `gap` between the others; with `kill_after` > 0 it then ends
+// the child with SIGKILL after that long. Returns the child's wait status.
+int run_child(const std::vector<int>& signals, bool slow_shutdown,
+              std::chrono::milliseconds gap = std::chrono::milliseconds(600),
+              std::chrono::milliseconds kill_after = std::chrono::milliseconds(0)) {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
   const pid_t pid = ::fork();
@@ -34,13 +37,17 @@ int run_child(const std::vector<int>& signals, bool slow_shutdown) {
   REQUIRE(::read(fds[0], &c, 1) == 1);
   CHECK(c == 'R');
   for (size_t i = 0; i < signals.size(); ++i) {
-    // Later signals 0.6 s apart: copies of one request arriving together (within 0.5 s) count once.
-    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    // By default later signals 0.6 s apart: copies of one request arriving together (within 0.5 s) count once.
+    if (i > 0) std::this_thread::sleep_for(gap);
     ::kill(pid, signals[i]);
     if (i == 0) {
       REQUIRE(::read(fds[0], &c, 1) == 1);
       CHECK(c == 'F');
     }
+  }
+  if (kill_after.count() > 0) {
+    std::this_thread::sleep_for(kill_after);
+    ::kill(pid, SIGKILL);
   }
   ::close(fds[0]);
   int status = 0;
@@ -67,29 +74,7 @@ TEST_CASE("a second signal ends the process at once, during a slow clean shutdow
 
 TEST_CASE("a second signal within 0.5 s of the first is the same request: the clean shutdown goes on") {
   // The slow shutdown is 60 s; the child is ended with SIGKILL after 2 s, which shows it was not cut short.
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    run::InterruptWatch watch([&](int) { [[maybe_unused]] auto n = ::write(fds[1], "F", 1); });
-    [[maybe_unused]] auto n = ::write(fds[1], "R", 1);
-    while (!watch.signal()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::this_thread::sleep_for(std::chrono::seconds(60));
-    ::_exit(watch.exit_code());
-  }
-  ::close(fds[1]);
-  char c = 0;
-  REQUIRE(::read(fds[0], &c, 1) == 1);
-  ::kill(pid, SIGINT);
-  REQUIRE(::read(fds[0], &c, 1) == 1);
-  ::kill(pid, SIGINT);
-  std::this_thread::sleep_for(std::chrono::seconds(2));
-  ::kill(pid, SIGKILL);
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const int status = run_child({SIGINT, SIGINT}, true, std::chrono::milliseconds(0), std::chrono::seconds(2));
   CHECK(WIFSIGNALED(status));  // still in its clean shutdown when killed
 }
 
