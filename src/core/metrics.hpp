@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/boundary.hpp"
 #include "core/config.hpp"
 #include "core/step_plan.hpp"
 #include "core/trainer.hpp"
@@ -178,6 +179,12 @@ struct BackendRun {
     Execution execution;   // the teaching toggles of the trainer in use (its config's)
   } running;
   ExecutionCounts counts;  // Trainer::execution_counts() of the trainer in use, at the latest read-back
+  // 2-D data only: the class the current weights predict over the plane (refreshed by the worker a few times a
+  // second, Trainer::predict on the backend's own device), with up to kBoundaryPoints training points to draw on it.
+  struct Boundary : DecisionBoundary {
+    std::vector<float> points;    // (x, y) per point
+    std::vector<int32_t> labels;  // their classes
+  } boundary;
   long steps_since_change = 0;  // steps read back from the trainer in use (since the last start or change)
   long generation = 0;          // 1 for the first run, +1 at every Reset: which run this record belongs to
 

@@ -23,7 +23,9 @@
 #include <thread>
 #include <utility>
 
+#include "core/boundary.hpp"
 #include "core/error.hpp"
+#include "core/half.hpp"
 #include "core/kernel_table.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/kernel_calls.hpp"
@@ -78,6 +80,7 @@ class CpuTrainer final : public core::Trainer {
   // otherwise (core/half.cpp's scalar fallback; bf16 needs no instruction set support at all).
   std::string unsupported_reason(core::Precision) const override { return {}; }
   core::ExecutionCounts execution_counts() const override { return counts_; }
+  std::vector<int32_t> predict(std::span<const float> x, size_t count) override;
 
  private:
   bool sixteen_bit() const { return plan_.precision != core::Precision::FP32; }
@@ -102,6 +105,8 @@ class CpuTrainer final : public core::Trainer {
   std::vector<uint32_t> order_;      // reserved for the whole training set at construction
   std::vector<uint32_t> eval_rows_;  // evaluate(): the test rows of one batch
   std::vector<core::StepRecord> records_;
+  const float* predict_x_ = nullptr;    // predict(): its inputs as the evaluation's dataset (null otherwise)
+  const int32_t* predict_y_ = nullptr;  // and zero labels for gather_batch to copy
   core::ExecutionCounts counts_;  // of step() only (ExecutionCounts: submits = host waits = the pool's hand-offs)
   std::vector<ThreadPool::Span> spans_;  // step(): the pool threads' spans of one kernel
 
@@ -176,8 +181,12 @@ void* CpuTrainer::resolve(Role role, int l, bool evaluation) {
                                 : reinterpret_cast<std::byte*>(params_.data());
   auto* grads = static_cast<std::byte*>(grads_.data());
   switch (role) {
-    case Role::DataX: return const_cast<float*>((evaluation ? data_.test : data_.train).x.data());
-    case Role::DataY: return const_cast<int32_t*>((evaluation ? data_.test : data_.train).y.data());
+    case Role::DataX:
+      if (evaluation && predict_x_) return const_cast<float*>(predict_x_);
+      return const_cast<float*>((evaluation ? data_.test : data_.train).x.data());
+    case Role::DataY:
+      if (evaluation && predict_y_) return const_cast<int32_t*>(predict_y_);
+      return const_cast<int32_t*>((evaluation ? data_.test : data_.train).y.data());
     case Role::Order: return evaluation ? eval_rows_.data() : order_.data();
     case Role::XBatch: return x_batch_.data();
     case Role::YBatch: return y_batch_.data();
@@ -282,6 +291,43 @@ core::EvalResult CpuTrainer::evaluate() {
   }
   if (N == 0) return {};
   return {loss / static_cast<double>(N), static_cast<double>(right) / static_cast<double>(N)};
+}
+
+std::vector<int32_t> CpuTrainer::predict(std::span<const float> x, size_t count) {
+  const long F = shape_.inputs(), K = shape_.classes(), B = plan_.batch;
+  if (x.size() != count * static_cast<size_t>(F))
+    throw core::Error(core::ErrorKind::Internal, "cpu trainer: predict() needs count x features inputs");
+  // The points as the dataset evaluation reads (gather_batch then the forward kernels), batch by batch.
+  const std::vector<int32_t> labels(count, 0);
+  predict_x_ = x.data();
+  predict_y_ = labels.data();
+  core::StepArgs args = core::step_args(cfg_, t_ + 1);
+  args.evaluation = true;
+  std::vector<float> z(count * static_cast<size_t>(K));
+  try {
+    for (size_t start = 0; start < count; start += static_cast<size_t>(B)) {
+      const long n = static_cast<long>(std::min<size_t>(static_cast<size_t>(B), count - start));
+      std::iota(eval_rows_.begin(), eval_rows_.begin() + n, static_cast<uint32_t>(start));
+      run({.op = Op::GatherBatch, .B = n, .C = F}, args, true);
+      for (const core::PlanEntry& entry : plan_.entries)
+        if (entry.layer_forward()) run(entry.with_rows(n), args, true);
+      float* dst = z.data() + start * static_cast<size_t>(K);
+      const size_t values = static_cast<size_t>(n * K);
+      if (!sixteen_bit())
+        std::copy_n(out_[L_ - 1].as<float>(), values, dst);
+      else if (cfg_.precision == core::Precision::FP16)
+        core::from_fp16(dst, out_[L_ - 1].as<uint16_t>(), values);
+      else
+        core::from_bf16(dst, out_[L_ - 1].as<uint16_t>(), values);
+    }
+  } catch (...) {
+    predict_x_ = nullptr;
+    predict_y_ = nullptr;
+    throw;
+  }
+  predict_x_ = nullptr;
+  predict_y_ = nullptr;
+  return core::argmax_rows(z, count, static_cast<size_t>(K));
 }
 
 core::TrainerState CpuTrainer::export_state() {

@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <memory>
 
+#include "core/boundary.hpp"
 #include "core/error.hpp"
 #include "core/half.hpp"
 #include "core/metrics.hpp"
@@ -57,6 +59,7 @@ class VulkanTrainer final : public core::Trainer {
     return precision_supported(ctx_.info(), p, &why) ? std::string() : why;
   }
   core::ExecutionCounts execution_counts() const override { return counts_; }
+  std::vector<int32_t> predict(std::span<const float> x, size_t count) override;
 
   // Summed size() of every buffer member, walked one by one: the tests' independent check of memory_usage().
   size_t buffer_bytes() const;
@@ -535,6 +538,82 @@ core::EvalResult VulkanTrainer::evaluate() {
     right += correct[i];
   }
   return {N ? loss / N : 0.0, N ? right / N : 0.0};
+}
+
+std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t count) {
+  flush_into_ready();
+  const long F = shape_.inputs(), K = shape_.classes(), B = plan_.batch;
+  if (x.size() != count * static_cast<size_t>(F))
+    throw core::Error(core::ErrorKind::Internal, "gpu trainer: predict() needs count x features inputs");
+  if (count == 0) return {};
+  // Short-lived buffers (not part of memory_usage()): the points as a dataset of their own, read through the same
+  // gather_batch and forward kernels as evaluation, and the logits of every chunk copied out after its forward pass.
+  Buffer points(ctx_, std::max<VkDeviceSize>(x.size_bytes(), 16), MemoryKind::DeviceLocal, "predict_points");
+  points.upload(ctx_, x.data(), x.size_bytes());
+  std::vector<uint32_t> iota(count);
+  for (size_t i = 0; i < count; ++i) iota[i] = static_cast<uint32_t>(i);
+  Buffer order(ctx_, count * 4, MemoryKind::DeviceLocal, "predict_order");
+  order.upload(ctx_, iota.data(), count * 4);
+  Buffer labels(ctx_, count * 4, MemoryKind::DeviceLocal, "predict_labels");
+  labels.zero(ctx_);
+  const VkDeviceSize row_bytes = VkDeviceSize(K) * kE_;
+  Buffer logits(ctx_, count * row_bytes, MemoryKind::HostVisible, "predict_logits");
+  const core::KernelDef& gather_def = core::kernel_def(core::Op::GatherBatch);
+  std::vector<BufferRange> ranges;
+  for (const core::BindingDef& b : gather_def.bindings) {
+    if (!core::present(b.when, cfg_.precision)) continue;
+    if (b.role == core::Role::DataX) ranges.push_back({&points});
+    else if (b.role == core::Role::DataY) ranges.push_back({&labels});
+    else if (b.role == core::Role::Order) ranges.push_back({&order});
+    else ranges.push_back(resolve(b.role, -1, false));
+  }
+  vk::DescriptorPool pool(ctx_, 1, gather_def.binding_count(cfg_.precision));
+  const VkDescriptorSet gather_set = pool.allocate(ctx_, kernels_.pipeline(core::Op::GatherBatch), ranges);
+  core::StepArgs args = core::step_args(cfg_, t_ + 1);
+  args.evaluation = true;
+  const Buffer& out = act_[static_cast<size_t>(shape_.layers() - 1)];
+  ctx_.run_one_shot([&](VkCommandBuffer cmd) {
+    vk::compute_barrier(cmd);  // RAW: the last step's update wrote the weights the forward pass reads
+    for (size_t start = 0; start < count; start += static_cast<size_t>(B)) {
+      const long n = static_cast<long>(std::min<size_t>(static_cast<size_t>(B), count - start));
+      args.first = static_cast<uint32_t>(start);
+      const core::PlanEntry gather{.op = core::Op::GatherBatch, .B = n, .C = F};
+      kernels_.dispatch(cmd, gather, gather_set, gather_def.args(gather, args));
+      vk::compute_barrier(cmd);  // RAW: x_batch
+      for (size_t i = 0; i < plan_.entries.size(); ++i) {
+        if (!plan_.entries[i].layer_forward()) continue;
+        const core::PlanEntry e = plan_.entries[i].with_rows(n);
+        kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
+        vk::compute_barrier(cmd);  // RAW: each layer's output is the next one's input
+      }
+      // The logits (n x K) out to their rows; the next chunk's kernels overwrite them only after the copy (WAR).
+      VkMemoryBarrier to_copy{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      to_copy.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      to_copy.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &to_copy, 0,
+                           nullptr, 0, nullptr);
+      const VkBufferCopy region{0, start * row_bytes, VkDeviceSize(n) * row_bytes};
+      vkCmdCopyBuffer(cmd, out.handle(), logits.handle(), 1, &region);
+      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, nullptr, 0,
+                           nullptr, 0, nullptr);
+    }
+    VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0,
+                         nullptr);
+  });
+  std::vector<float> z(count * static_cast<size_t>(K));
+  if (sixteen_bit()) {
+    const auto* bits = static_cast<const uint16_t*>(logits.mapped());
+    if (cfg_.precision == core::Precision::FP16)
+      core::from_fp16(z.data(), bits, z.size());
+    else
+      core::from_bf16(z.data(), bits, z.size());
+  } else {
+    std::memcpy(z.data(), logits.mapped(), z.size() * sizeof(float));
+  }
+  return core::argmax_rows(z, count, static_cast<size_t>(K));
 }
 
 std::vector<float> VulkanTrainer::parameters() {

@@ -163,10 +163,13 @@ void Worker::train_until_done() {
       // flight, so a command is applied within a step or two, and the figures on screen stay fresh.
       ++in_flight_;
       if (paused_ || in_flight_ >= in_flight_limit_ ||
-          core::monotonic_seconds() - last_collect_s_ >= kReadbackSeconds)
+          core::monotonic_seconds() - last_collect_s_ >= kReadbackSeconds) {
         collect();
+        update_boundary(paused_);
+      }
     }
     collect();
+    update_boundary(true);
     clock_.stop();
     if (next == Next::Stop || stop_) return;  // a partial epoch is not an epoch
     if (next == Next::Restart) {
@@ -380,6 +383,40 @@ std::string refusal(const Rule& rule, T value) {
 }
 
 }  // namespace
+
+void Worker::prepare_boundary() {
+  boundary_inputs_.clear();
+  const core::Dataset& train = data_->train;
+  if (train.features != 2 || train.count == 0) return;
+  boundary_grid_ = core::boundary_grid(train);
+  boundary_inputs_ = core::grid_points(boundary_grid_);
+  core::BackendRun::Boundary b;
+  b.grid = boundary_grid_;
+  const int every = std::max(1, train.count / core::kBoundaryPoints);
+  for (int i = 0; i < train.count; i += every) {
+    b.points.insert(b.points.end(), train.row(i), train.row(i) + 2);
+    b.labels.push_back(train.y[static_cast<size_t>(i)]);
+  }
+  std::lock_guard lock(run_mutex_);
+  run_.boundary = std::move(b);
+}
+
+void Worker::update_boundary(bool now) {
+  if (boundary_inputs_.empty() || !trainer_) return;
+  const double t = core::monotonic_seconds();
+  if (!now && t - last_boundary_s_ < std::max(core::kBoundarySeconds, 4 * boundary_cost_s_)) return;
+  clock_.stop();
+  std::vector<int32_t> classes = trainer_->predict(boundary_inputs_, boundary_inputs_.size() / 2);
+  last_boundary_s_ = core::monotonic_seconds();
+  boundary_cost_s_ = last_boundary_s_ - t;
+  if (classes.empty()) {  // this trainer cannot predict: no map
+    boundary_inputs_.clear();
+    return;
+  }
+  std::lock_guard lock(run_mutex_);
+  run_.boundary.classes = std::move(classes);
+  run_.boundary.step = static_cast<long>(run_.step_losses.size());
+}
 
 Worker::Next Worker::handle(const Command& c) {
   using K = Command::Kind;

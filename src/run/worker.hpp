@@ -24,6 +24,7 @@ namespace run {
 // figures on screen are never much older than this, and a command waits at most for the steps in flight.
 inline constexpr double kReadbackSeconds = 0.25;
 
+
 // How many steps a worker queues between read-backs: as many as take about kReadbackSeconds at `seconds_per_step`
 // (the wall time of a recent step), at least 1 (a slow step is read back as soon as it is done) and at most `ring`
 // (the trainer's read-back capacity, TrainConfig::readback_interval). seconds_per_step <= 0 (not known yet): 1.
@@ -71,6 +72,10 @@ class Worker {
   void rebuild(const Command& c, const core::TrainConfig& next, const std::string& label);
   void refuse(const Command& c, const std::string& message);
   void collect();
+  // 2-D data: the decision boundary of the current weights into run_.boundary, at most every kBoundarySeconds unless
+  // `now`; the training clock stands still meanwhile (its time is not training time).
+  void update_boundary(bool now = false);
+  void prepare_boundary();  // the grid and the points to draw, for the data of this run (start_fresh)
   void account_step(const core::StepRecord& r, const core::StepPlan& plan, double seconds);  // under run_mutex_
   // Device, memory and supported precisions of trainer_ into run_; returns the device name.
   std::string publish_trainer_info();
@@ -100,6 +105,10 @@ class Worker {
   int in_flight_ = 0;            // steps queued since the last read-back
   int in_flight_limit_ = 1;      // steps_per_readback() of the current trainer's measured pace
   double last_collect_s_ = 0;    // core::monotonic_seconds() of the last read-back
+  std::vector<float> boundary_inputs_;  // the grid's cell centres (empty: no 2-D data, or predict() unsupported)
+  core::BoundaryGrid boundary_grid_;
+  double last_boundary_s_ = 0;
+  double boundary_cost_s_ = 0;  // how long the last map took: the next waits at least 4 times that (<= 20% of time)
   long samples_this_epoch_ = 0;
   double loss_sum_ = 0;          // this epoch's step losses, read back so far
   long losses_ = 0;

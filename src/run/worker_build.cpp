@@ -79,6 +79,8 @@ void Worker::start_fresh() {
     run_.peak_gbps = peak;
   }
   const std::string device = publish_trainer_info();
+  prepare_boundary();
+  update_boundary(true);  // the untrained model's map, before the first step
   end_build();
   observer_.on_start(spec_.name, device);
 }

@@ -15,6 +15,8 @@ const char* tab_name(Tab tab) {
     case Tab::Kernels: return "kernels";
     case Tab::Memory: return "memory";
     case Tab::Bandwidth: return "bandwidth";
+    case Tab::Sweep: return "sweep";
+    case Tab::Boundary: return "boundary";
   }
   return "controls";
 }
@@ -33,6 +35,8 @@ const char* tab_title(Tab tab) {
     case Tab::Kernels: return "Kernels";
     case Tab::Memory: return "Memory";
     case Tab::Bandwidth: return "Bandwidth";
+    case Tab::Sweep: return "Sweep";
+    case Tab::Boundary: return "Boundary";
   }
   return "";
 }
@@ -163,6 +167,8 @@ void Dashboard::draw_tab(Tab tab, const DashboardView& view, Controller* control
     case Tab::Kernels: kernels.draw(view); break;
     case Tab::Memory: memory.draw(view); break;
     case Tab::Bandwidth: bandwidth.draw(view); break;
+    case Tab::Sweep: sweep.draw(view, controller); break;
+    case Tab::Boundary: boundary.draw(view); break;
   }
 }
 

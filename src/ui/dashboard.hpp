@@ -1,5 +1,6 @@
 // ui::Dashboard: the whole window, laid out for a projector first (ui/layout.hpp): the race header on top with a fixed
-// height, the loss curves on the left, the other views as tabs on the right (Controls, Kernels, Memory, Bandwidth;
+// height, the loss curves on the left, the other views as tabs on the right (Controls, Kernels, Memory, Bandwidth,
+// Sweep, Boundary;
 // wide windows keep the Controls in a column of their own), a row of quick controls along the bottom, and a lesson's
 // caption drawn large over the plots. Each panel is a small struct with its own state and a draw(), as in Dear
 // ImGui's examples; nothing draws outside its box (long texts are shortened with an ellipsis, ui/text_fit.hpp).
@@ -10,19 +11,21 @@
 
 #include "ui/layout.hpp"
 #include "ui/panel_bandwidth.hpp"
+#include "ui/panel_boundary.hpp"
 #include "ui/panel_controls.hpp"
 #include "ui/panel_kernels.hpp"
 #include "ui/panel_loss.hpp"
 #include "ui/panel_memory.hpp"
 #include "ui/panel_race.hpp"
+#include "ui/panel_sweep.hpp"
 #include "ui/settings.hpp"
 
 namespace ui {
 
 // The views beside the plots.
-enum class Tab { Controls, Kernels, Memory, Bandwidth };
-inline constexpr Tab kTabs[] = {Tab::Controls, Tab::Kernels, Tab::Memory, Tab::Bandwidth};
-const char* tab_name(Tab tab);                       // "controls", "kernels", "memory", "bandwidth"
+enum class Tab { Controls, Kernels, Memory, Bandwidth, Sweep, Boundary };
+inline constexpr Tab kTabs[] = {Tab::Controls, Tab::Kernels, Tab::Memory, Tab::Bandwidth, Tab::Sweep, Tab::Boundary};
+const char* tab_name(Tab tab);  // "controls", "kernels", "memory", "bandwidth", "sweep", "boundary"
 std::optional<Tab> parse_tab(std::string_view name);  // the inverse; nullopt for an unknown name
 
 // The screen rectangles of the last frame's parts (for the layout test and for overlays).
@@ -58,6 +61,8 @@ class Dashboard {
   MemoryPanel memory;
   MemoryBandwidth bandwidth;
   Controls controls;
+  SweepPanel sweep;
+  BoundaryPanel boundary;
 
  private:
   void draw_tabs(const DashboardView& view, Controller* controller, bool with_controls);

@@ -16,8 +16,9 @@ LayoutMetrics layout_metrics(float width, float height) {
   m.font = ImGui::GetFontSize();
   m.text_line = ImGui::GetTextLineHeightWithSpacing();
   m.header_line = std::round(m.font * (1.0f + kHeaderLineSpacing));
-  // The tab bar (four titles, each with its frame padding, and the spacing between) and the controls' widest row
-  // (the batch field, its label and the four presets), plus the panel's padding.
+  // The tab bar (the first four titles, each with its frame padding, and the spacing between; more tabs, such as
+  // Sweep and Boundary, shrink the titles to fit: ImGuiTabBarFlags_FittingPolicyResizeDown) and the controls' widest
+  // row (the batch field, its label and the four presets), plus the panel's padding.
   float tabs = 0;
   for (const char* t : {"Controls", "Kernels", "Memory", "Bandwidth"})
     tabs += ImGui::CalcTextSize(t).x + 2 * style.FramePadding.x + style.ItemInnerSpacing.x;

@@ -99,6 +99,13 @@ std::string text(const Where& w, const json& v, const std::string& field, bool m
   return v.get<std::string>();
 }
 
+// The dashboard's tabs by name (ui::kTabs), for "view.tab" and "window.tab".
+std::vector<std::string> tab_names() {
+  std::vector<std::string> names;
+  for (Tab t : kTabs) names.push_back(tab_name(t));
+  return names;
+}
+
 std::string one_of(const Where& w, const json& v, const std::string& field, const std::vector<std::string>& names) {
   const std::string s = v.is_string() ? v.get<std::string>() : std::string();
   for (const auto& n : names)
@@ -255,7 +262,7 @@ LessonStep step_of(const Where& w, const json& v) {
     const json& o = v["view"];
     only_keys(w, o, "view", {"tab", "x_axis", "plot", "presentation", "font_size", "kernels"});
     LessonView view;
-    if (o.contains("tab")) view.tab = one_of(w, o["tab"], "view.tab", {"controls", "kernels", "memory", "bandwidth"});
+    if (o.contains("tab")) view.tab = one_of(w, o["tab"], "view.tab", tab_names());
     if (o.contains("x_axis")) view.x_seconds = one_of(w, o["x_axis"], "view.x_axis", {"steps", "seconds"}) == "seconds";
     if (o.contains("plot")) view.accuracy = one_of(w, o["plot"], "view.plot", {"loss", "accuracy"}) == "accuracy";
     if (o.contains("presentation")) view.presentation = boolean(w, o["presentation"], "view.presentation");
@@ -371,7 +378,7 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
     if (o.contains("presentation")) l.presentation = boolean(w, o["presentation"], "window.presentation");
     if (o.contains("font_size"))
       l.font_size = static_cast<float>(number(w, o["font_size"], "window.font_size", core::rules::font_size));
-    if (o.contains("tab")) l.tab = one_of(w, o["tab"], "window.tab", {"controls", "kernels", "memory", "bandwidth"});
+    if (o.contains("tab")) l.tab = one_of(w, o["tab"], "window.tab", tab_names());
   }
   if (!root.contains("steps")) w.fail("steps", "missing: a lesson has a list of steps");
   const json& steps = root["steps"];

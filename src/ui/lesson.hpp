@@ -21,7 +21,7 @@
 //           "unfused": B, "sync_every_step": B, "submit_per_kernel": B}    (B: true | false, the teaching toggles)
 //   "do": "pause" | "resume" | "single_step" | "reset"      (reset: with the settings shown)
 //   "model": {"dataset": ..., "hidden": [N, ...] | "N,N", "activation": "relu"|"gelu"}   (resets training)
-//   "view": {"tab": "controls"|"kernels"|"memory"|"bandwidth", "x_axis": "steps"|"seconds",
+//   "view": {"tab": "controls"|"kernels"|"memory"|"bandwidth"|"sweep"|"boundary", "x_axis": "steps"|"seconds",
 //            "plot": "loss"|"accuracy", "presentation": true|false, "font_size": 10..48,
 //            "kernels": "bars"|"precisions"|"tables" (what the Kernels tab shows when not all of it fits)}
 //   "caption": "text", "caption_seconds": S (default 8)   shown large over the plots, and in screenshots
