@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "ui/screenshot.hpp"
 
@@ -27,8 +28,6 @@ std::optional<Tab> parse_tab(std::string_view name) {
   return std::nullopt;
 }
 
-namespace {
-
 const char* tab_title(Tab tab) {
   switch (tab) {
     case Tab::Controls: return "Controls";
@@ -40,8 +39,6 @@ const char* tab_title(Tab tab) {
   }
   return "";
 }
-
-}  // namespace
 
 void Dashboard::load(const Settings& s) {
   tab_ = parse_tab(s.tab).value_or(Tab::Controls);
@@ -144,21 +141,38 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
 }
 
 void Dashboard::draw_tabs(const DashboardView& view, Controller* controller, bool with_controls) {
+  if (requested_tab_ && (with_controls || *requested_tab_ != Tab::Controls)) tab_ = *requested_tab_;
+  requested_tab_.reset();
   if (!with_controls && tab_ == Tab::Controls) tab_ = Tab::Kernels;  // the Controls have a column of their own
-  if (!ImGui::BeginTabBar("views_tabs", ImGuiTabBarFlags_FittingPolicyResizeDown)) return;
+  // The tab titles as a strip that wraps onto a second row when they do not fit side by side (ImGui's tab bar would
+  // shorten them to "Kern..." at projector sizes): each title whole, the selected one in the active tab's colour.
+  // Compact rows (a small vertical padding) so that a second row costs the views little height.
+  // The padding and spacing are those layout_metrics() counts.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float font = ImGui::GetFontSize();
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(kTabPaddingEm * font, std::round(0.12f * font)));
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(style.ItemInnerSpacing.x, std::round(0.15f * font)));
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  bool first = true;
   for (Tab t : kTabs) {
     if (t == Tab::Controls && !with_controls) continue;
-    const bool select = requested_tab_ && *requested_tab_ == t;
-    if (ImGui::BeginTabItem(tab_title(t), nullptr, select ? ImGuiTabItemFlags_SetSelected : 0)) {
-      if (!requested_tab_ || select) tab_ = t;
-      ImGui::BeginChild("tab_content", ImVec2(0, 0), false);  // the panel's own padding is around it already
-      draw_tab(t, view, controller);
-      ImGui::EndChild();
-      ImGui::EndTabItem();
-    }
+    const float w = ImGui::CalcTextSize(tab_title(t)).x + 2 * ImGui::GetStyle().FramePadding.x;
+    // Beside the previous title if it fits, else (no SameLine) at the start of the next row.
+    if (!first && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+    first = false;
+    const bool selected = t == tab_;
+    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetColorU32(selected ? ImGuiCol_TabActive : ImGuiCol_Tab));
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetColorU32(ImGuiCol_TabHovered));
+    ImGui::PushStyleColor(ImGuiCol_ButtonActive, ImGui::GetColorU32(ImGuiCol_TabActive));
+    // A title wider than the whole row (only at the largest font sizes) is clipped to the row.
+    if (ImGui::Button(tab_title(t), ImVec2(std::min(w, right - ImGui::GetCursorScreenPos().x), 0))) tab_ = t;
+    ImGui::PopStyleColor(3);
   }
-  requested_tab_.reset();
-  ImGui::EndTabBar();
+  ImGui::PopStyleVar(2);
+  ImGui::Separator();
+  ImGui::BeginChild("tab_content", ImVec2(0, 0), false);  // the panel's own padding is around it already
+  draw_tab(tab_, view, controller);
+  ImGui::EndChild();
 }
 
 void Dashboard::draw_tab(Tab tab, const DashboardView& view, Controller* controller) {

@@ -1,9 +1,9 @@
 // ui::Dashboard: the whole window, laid out for a projector first (ui/layout.hpp): the race header on top with a fixed
-// height, the loss curves on the left, the other views as tabs on the right (Controls, Kernels, Memory, Bandwidth,
-// Sweep, Boundary;
-// wide windows keep the Controls in a column of their own), a row of quick controls along the bottom, and a lesson's
-// caption drawn large over the plots. Each panel is a small struct with its own state and a draw(), as in Dear
-// ImGui's examples; nothing draws outside its box (long texts are shortened with an ellipsis, ui/text_fit.hpp).
+// height, the loss curves on the left, the other views as tabs on the right (kTabs; their titles wrap onto a second
+// row where they do not fit side by side; wide windows keep the Controls in a column of their own), a row of quick
+// controls along the bottom, and a lesson's caption drawn large over the plots. Each panel is a small struct with its
+// own state and a draw(), as in Dear ImGui's examples; nothing draws outside its box (long texts are shortened with
+// an ellipsis, ui/text_fit.hpp).
 #pragma once
 #include <optional>
 #include <string>
@@ -27,6 +27,7 @@ enum class Tab { Controls, Kernels, Memory, Bandwidth, Sweep, Boundary };
 inline constexpr Tab kTabs[] = {Tab::Controls, Tab::Kernels, Tab::Memory, Tab::Bandwidth, Tab::Sweep, Tab::Boundary};
 const char* tab_name(Tab tab);  // "controls", "kernels", "memory", "bandwidth", "sweep", "boundary"
 std::optional<Tab> parse_tab(std::string_view name);  // the inverse; nullopt for an unknown name
+const char* tab_title(Tab tab);                       // "Controls", "Kernels", ...: the tab's title on screen
 
 // The screen rectangles of the last frame's parts (for the layout test and for overlays).
 struct DrawnLayout {

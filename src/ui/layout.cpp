@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/dashboard.hpp"  // the tabs (kTabs, tab_title)
+
 namespace ui {
 
 LayoutMetrics layout_metrics(float width, float height) {
@@ -16,18 +18,20 @@ LayoutMetrics layout_metrics(float width, float height) {
   m.font = ImGui::GetFontSize();
   m.text_line = ImGui::GetTextLineHeightWithSpacing();
   m.header_line = std::round(m.font * (1.0f + kHeaderLineSpacing));
-  // The tab bar (the first four titles, each with its frame padding, and the spacing between; more tabs, such as
-  // Sweep and Boundary, shrink the titles to fit: ImGuiTabBarFlags_FittingPolicyResizeDown) and the controls' widest
-  // row (the batch field, its label and the four presets), plus the panel's padding.
-  float tabs = 0;
-  for (const char* t : {"Controls", "Kernels", "Memory", "Bandwidth"})
-    tabs += ImGui::CalcTextSize(t).x + 2 * style.FramePadding.x + style.ItemInnerSpacing.x;
+  // The views' tab strip: every title in one row (Dashboard::draw_tabs: each title with kTabPaddingEm of padding on
+  // either side, ItemInnerSpacing between them); where the plots cannot give that much (compute_layout keeps them at
+  // 30% of the width) the strip wraps onto a second row. The controls' widest row: the batch field, its label and the
+  // four presets, with a font size to spare. Plus the panel's padding.
+  float tabs = -style.ItemInnerSpacing.x;
+  for (Tab t : kTabs)
+    tabs += ImGui::CalcTextSize(tab_title(t)).x + 2 * kTabPaddingEm * m.font + style.ItemInnerSpacing.x;
   float batch_row = 3.5f * m.font + ImGui::CalcTextSize("batch").x + 5 * style.ItemSpacing.x;
   for (const char* b : {"32", "128", "512", "2048"}) batch_row += ImGui::CalcTextSize(b).x + 2 * style.FramePadding.x;
-  m.views_min_width = std::max(tabs, batch_row) + 2 * style.WindowPadding.x + m.font;  // a font size to spare
+  m.views_min_width = std::max(tabs, batch_row + m.font) + 2 * style.WindowPadding.x;
   m.frame_row = ImGui::GetFrameHeightWithSpacing();
   m.padding_x = style.WindowPadding.x;
   m.padding_y = style.WindowPadding.y;
+  m.spacing_x = style.ItemSpacing.x;
   m.spacing_y = style.ItemSpacing.y;
   return m;
 }
@@ -71,7 +75,7 @@ DashboardLayout compute_layout(const LayoutMetrics& m) {
     l.controls_width = std::floor(width * 0.28f);
   } else {
     // The views keep their narrowest useful width; the plots take the rest, up to 52%.
-    l.plots_width = std::floor(std::min(width * 0.52f, width - m.views_min_width - m.spacing_y));
+    l.plots_width = std::floor(std::min(width * 0.52f, width - m.views_min_width - m.spacing_x));  // SameLine's gap
     l.plots_width = std::max(l.plots_width, std::floor(width * 0.3f));
   }
   return l;

@@ -5,9 +5,10 @@
 //   - the race header has a fixed height: 4 lines, fewer (down to 2) only when the plot needs the room;
 //   - one row of quick controls along the bottom (pause, reset, batch presets, precision, screenshot), dropped only
 //     when even a 2-line header leaves the plot too little (then the Controls tab has them all);
-//   - the body: the plots on the left, the other views (Controls, Kernels, Memory, Bandwidth) as tabs on the right,
-//     at least as wide as their tab bar and the controls' rows need (the plots give way); wide windows (at least
-//     kThreeColumnsEm font sizes wide) keep the Controls in a column of their own.
+//   - the body: the plots on the left, the other views (ui::kTabs) as tabs on the right, as wide as their titles
+//     in one row and the controls' rows need (the plots give way down to 30% of the width, then the titles wrap
+//     onto a second row); wide windows (at least kThreeColumnsEm font sizes wide) keep the Controls in a column of
+//     their own.
 // The accuracy plot is shown under the loss plot when both fit (each at least kMinAccuracyLines lines), else the
 // plot panel switches between them.
 #pragma once
@@ -17,6 +18,7 @@ namespace ui {
 inline constexpr float kMinPlotShare = 0.40f;
 inline constexpr float kThreeColumnsEm = 92.0f;
 inline constexpr float kMinAccuracyLines = 7.0f;
+inline constexpr float kTabPaddingEm = 0.25f;       // font sizes of padding either side of a tab's title
 inline constexpr float kHeaderLineSpacing = 0.12f;  // font sizes between the header's lines (tighter than ImGui's)
 
 // The sizes the layout depends on, in pixels (ImGui's current font and style; see layout_metrics()).
@@ -25,10 +27,10 @@ struct LayoutMetrics {
   float font = 0;               // ImGui::GetFontSize()
   float text_line = 0;          // ImGui::GetTextLineHeightWithSpacing()
   float header_line = 0;        // a line of the race header (kHeaderLineSpacing apart)
-  float views_min_width = 0;    // the tabbed views' narrowest useful width (their tab bar, the controls' rows)
+  float views_min_width = 0;    // the tabbed views' narrowest useful width (the tab titles in one row, the controls' rows)
   float frame_row = 0;          // ImGui::GetFrameHeightWithSpacing(): one row of buttons or fields
   float padding_x = 0, padding_y = 0;  // WindowPadding
-  float spacing_y = 0;                 // ItemSpacing.y
+  float spacing_x = 0, spacing_y = 0;  // ItemSpacing
 };
 
 // The current ImGui context's metrics for a window of width x height.
