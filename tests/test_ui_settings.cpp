@@ -110,6 +110,24 @@ TEST_CASE("settings: a corrupt file is set aside with a warning and the defaults
   }
 }
 
+TEST_CASE("settings: a wrong type is named in plain English with what was expected") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"font_size\": [20]}", "\"font_size\" is an array, expected a number"},
+      {"{\"window\": {\"width\": 1.5}}", "\"width\" is a number, expected a whole number"},
+      {"{\"tab\": 5}", "\"tab\" is a number, expected a string"},
+      {"{\"presentation\": null}", "\"presentation\" is null, expected true or false"},
+      {"[1, 2, 3]", "the top level is an array, not an object"},
+  };
+  for (const auto& [text, message] : cases) {
+    CAPTURE(text);
+    fs::path dir = temp_dir("kind");
+    write(dir / "settings.json", text);
+    const ui::LoadedSettings loaded = ui::load_settings(dir / "settings.json");
+    CHECK(loaded.warning.find(message) != std::string::npos);
+    fs::remove_all(dir);
+  }
+}
+
 TEST_CASE("settings: a missing file gives the defaults, silently, and creates nothing") {
   fs::path dir = temp_dir("missing");
   ui::LoadedSettings loaded = ui::load_settings(dir / "nope" / "settings.json");

@@ -28,31 +28,43 @@ struct Corrupt {
   std::string why;
 };
 
+// A JSON type's name with its article, as a sentence says it: "an array", "a number", "null".
+std::string json_kind(const json& j) {
+  const std::string name = j.type_name();
+  if (name == "null") return name;
+  return (name == "array" || name == "object" ? "an " : "a ") + name;
+}
+
 // The field `key` of `j` into `out` when present; throws Corrupt when it has another type.
 template <typename T>
 void read_field(const json& j, const char* key, T& out) {
   auto it = j.find(key);
   if (it == j.end()) return;
   bool ok = false;
-  if constexpr (std::is_same_v<T, bool>)
+  const char* expected = "a number";
+  if constexpr (std::is_same_v<T, bool>) {
     ok = it->is_boolean();
-  else if constexpr (std::is_same_v<T, std::string>)
+    expected = "true or false";
+  } else if constexpr (std::is_same_v<T, std::string>) {
     ok = it->is_string();
-  else if constexpr (std::is_integral_v<T>)
+    expected = "a string";
+  } else if constexpr (std::is_integral_v<T>) {
     ok = it->is_number_integer();
-  else
+    expected = "a whole number";
+  } else {
     ok = it->is_number();
-  if (!ok) throw Corrupt{fmt::format("\"{}\" is a {}", key, it->type_name())};
+  }
+  if (!ok) throw Corrupt{fmt::format("\"{}\" is {}, expected {}", key, json_kind(*it), expected)};
   out = it->get<T>();
 }
 
 Settings from_json(const json& j) {
-  if (!j.is_object()) throw Corrupt{fmt::format("the top level is a {}, not an object", j.type_name())};
+  if (!j.is_object()) throw Corrupt{fmt::format("the top level is {}, not an object", json_kind(j))};
   Settings s;
   read_field(j, "font_size", s.font_size);
   read_field(j, "presentation", s.presentation);
   if (auto it = j.find("window"); it != j.end()) {
-    if (!it->is_object()) throw Corrupt{"\"window\" is not an object"};
+    if (!it->is_object()) throw Corrupt{fmt::format("\"window\" is {}, expected an object", json_kind(*it))};
     long long width = s.window_width, height = s.window_height;  // wide: a huge number is clamped, not wrapped
     read_field(*it, "width", width);
     read_field(*it, "height", height);
