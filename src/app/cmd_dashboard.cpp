@@ -354,6 +354,10 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   const ui::FrameStats stats = window->frame_stats();
   fmt::print("UI frame time: mean {:.1f} ms, p95 {:.1f} ms, max {:.1f} ms over {} frames\n", stats.mean_ms,
              stats.p95_ms, stats.max_ms, stats.frames);
+  // Where the time went (what a slow frame is made of; see Window::present_stats).
+  fmt::print("UI frame parts, mean per frame: building the UI {:.1f} ms; submit to present returned {:.1f} ms "
+             "(95th percentile {:.1f} ms: the device draws it and hands it to the display)\n",
+             window->build_stats().mean_ms, window->present_stats().mean_ms, window->present_stats().p95_ms);
   for (const auto& r : session.snapshot())
     if (!r.error.empty()) std::cerr << "trainscope: " << r.name << " stopped: " << r.error << "\n";
   if (cfg.validation) std::cerr << vk::describe_validation(vk::validation_totals());

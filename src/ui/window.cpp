@@ -274,12 +274,17 @@ void Window::frame(const DrawFn& draw) {
   ImGui_ImplGlfw_NewFrame();
   // A captured frame is for a slide: no hover tooltip or highlight where the mouse happens to be.
   if (capture) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  const auto build_start = std::chrono::steady_clock::now();
   ImGui::NewFrame();
   if (capture && !footer_.empty())
     with_footer(draw, footer_)();
   else if (draw)
     draw();
   ImGui::Render();
+  const auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
+  build_timer_.add(ms_since(build_start));
 
   const uint32_t slot_index = static_cast<uint32_t>(frame_index_ % kFramesInFlight);
   FrameSlot& slot = slots_[slot_index];
@@ -315,6 +320,7 @@ void Window::frame(const DrawFn& draw) {
   VkSemaphore done = swapchain_->render_done(image);
   // The clear/draw must not write the image before the presentation engine has released it.
   VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+  const auto submit_start = std::chrono::steady_clock::now();
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.waitSemaphoreCount = 1;
   si.pWaitSemaphores = &ready;
@@ -342,6 +348,7 @@ void Window::frame(const DrawFn& draw) {
     recreate_ = true;
   else
     vk::check(r, "vkQueuePresentKHR");
+  present_timer_.add(ms_since(submit_start));
   ++frame_index_;
 }
 

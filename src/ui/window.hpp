@@ -82,6 +82,12 @@ class Window {
   const StyleOptions& style() const { return renderer_->style(); }
 
   FrameStats frame_stats() const { return timer_.stats(); }
+  // Where a frame's time goes, milliseconds per frame: building the UI on the CPU (ImGui::NewFrame to Render), and
+  // vkQueueSubmit through vkQueuePresentKHR's return. On a software device the second holds the rasterization and,
+  // where the display has no shared memory (Xvfb: no DRI3, so Mesa's software WSI sends every image through the X
+  // socket), the copy of the whole image to the X server.
+  FrameStats build_stats() const { return build_timer_.stats(); }
+  FrameStats present_stats() const { return present_timer_.stats(); }
   double frame_ms() const { return timer_.stats().last_ms; }
   VkPresentModeKHR present_mode() const { return swapchain_->present_mode(); }
   const vk::GraphicsContext& gpu() const { return *gpu_; }
@@ -136,6 +142,8 @@ class Window {
   bool capture_bgra_ = false;
   std::optional<Image> capture_result_;
   FrameTimer timer_;
+  FrameTimer build_timer_;
+  FrameTimer present_timer_;
   std::optional<std::chrono::steady_clock::time_point> last_frame_start_;
 };
 
