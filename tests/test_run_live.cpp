@@ -231,6 +231,26 @@ TEST_CASE("reset requests in quick succession: none waits for the loader, the ne
   CHECK(session.status().empty());
 }
 
+TEST_CASE("a reset to a smaller training set trains whole epochs of it (the epoch's size is the new data's)") {
+  core::TrainConfig cfg = live_config();  // 3 x 600 training points
+  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+  Tracker tracker;
+  run::Observer observer;
+  run::Session session(cfg, data, {tracked("cpu", cpu::make_trainer, tracker)}, observer, run::SessionOptions{true});
+  session.start();
+  REQUIRE(eventually([&] { return session.snapshot().at(0).step_losses.size() >= 5; }));
+  core::TrainConfig smaller = cfg;
+  smaller.spiral_points = 100;  // 300 training points: 9 steps of 32 per epoch
+  session.request_reset(smaller);
+  REQUIRE(eventually([&] {
+    const auto r = session.snapshot().at(0);
+    return (r.generation == 2 && r.epochs.size() >= 2) || !r.error.empty();
+  }));
+  const auto r = session.snapshot().at(0);
+  CHECK(r.error.empty());  // before the fix: "cpu trainer: step past the end of the epoch's order" at step 9
+  CHECK(r.steps_per_epoch == 9);
+}
+
 TEST_CASE("live precision switch fp32 -> fp16 -> bf16 -> fp32: the masters carry over, markers and per-precision rows") {
   for (const auto& [name, factory] : live_backends()) {
     CAPTURE(name);

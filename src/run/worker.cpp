@@ -131,8 +131,8 @@ bool Worker::wait_for_reset() {
 
 void Worker::train_until_done() {
   start_fresh();
-  const int N = data_->train.count;
   for (int e = 0; (cfg_.epochs == core::kUntilStopped || e < cfg_.epochs) && !stop_;) {
+    const int N = data_->train.count;  // per epoch: a reset (Next::Restart) may have brought another dataset
     order_ = core::epoch_order(data_->train.count, cfg_.seed, e);
     trainer_->begin_epoch(order_);
     size_t pos = 0;
