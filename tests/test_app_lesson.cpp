@@ -52,11 +52,13 @@ struct FakeHost : ui::LessonHost {
   std::vector<ui::LessonView> views;
   std::vector<std::string> shots;
   std::optional<std::string> shot_result;  // what screenshot_done() returns next
+  int sweeps = 0;
   void post(const run::Command& c) override { posted.push_back(c); }
   void reset(const core::TrainConfig& c) override { resets.push_back(c); }
   void show(const ui::LessonView& v) override { views.push_back(v); }
   void screenshot(const std::string& path) override { shots.push_back(path); }
   std::optional<std::string> screenshot_done() override { return std::exchange(shot_result, std::nullopt); }
+  void start_sweep() override { ++sweeps; }
 };
 
 ui::DashboardView view_of(const core::TrainConfig& settings, std::vector<core::BackendRun> runs) {
@@ -297,6 +299,59 @@ TEST_CASE("the runner: a condition that does not hold in time fails the lesson, 
   const auto log = runner.take_log();
   REQUIRE_FALSE(log.empty());
   CHECK(log.back().find("step 1 FAILED: \"when\" did not hold within 30 s (cpu at step 40") != std::string::npos);
+}
+
+TEST_CASE("the runner: a teaching toggle counts as applied only once the trainer runs it") {
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [
+      {"set": {"unfused": true}},
+      {"when": {"both": {"steps_since_change": 2}, "applied": true}},
+      {"quit": true}]})",
+                                        "l.json");
+  ui::LessonRunner runner(l);
+  FakeHost host;
+  core::TrainConfig fused, unfused;
+  unfused.execution.unfused = true;
+  runner.update(0, view_of(fused, {run_of("gpu", fused, 50)}), host);
+  REQUIRE(host.posted.size() == 1);
+  // The settings say unfused; the GPU's trainer still runs the fused epilogue, 50 steps of it: they do not count.
+  runner.update(1, view_of(unfused, {run_of("gpu", fused, 50)}), host);
+  CHECK_FALSE(runner.finished());
+  core::BackendRun running = run_of("gpu", unfused, 2);
+  running.running.execution.unfused = true;
+  runner.update(2, view_of(unfused, {running}), host);
+  CHECK(runner.finished());
+  CHECK(ui::running_difference(run_of("gpu", fused, 1), ui::settings_of(unfused)) ==
+        "execution fused, not unfused");
+}
+
+TEST_CASE("the runner: a sweep is started and waited for; a finished sweep from before does not count") {
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [
+      {"do": "sweep", "view": {"tab": "sweep"}},
+      {"when": {"sweep_done": true}, "timeout": 600},
+      {"quit": true}]})",
+                                        "l.json");
+  ui::LessonRunner runner(l);
+  FakeHost host;
+  core::TrainConfig cfg;
+  auto view = view_of(cfg, {run_of("cpu", cfg, 40)});
+  view.sweep_status = "done";  // an earlier sweep's
+  runner.update(0, view, host);
+  CHECK(host.sweeps == 1);
+  REQUIRE(host.views.size() == 1);
+  CHECK(host.views[0].tab == "sweep");
+  runner.update(1, view, host);  // the request not yet seen running: the old "done" does not end the wait
+  CHECK_FALSE(runner.finished());
+  view.sweep_busy = true;
+  view.sweep_status = "measuring";
+  runner.update(2, view, host);
+  CHECK_FALSE(runner.finished());
+  view.sweep_busy = false;
+  view.sweep_status = "done";
+  runner.update(3, view, host);
+  CHECK(runner.finished());
+  CHECK(runner.exit_code() == 0);
+  CHECK_THROWS_WITH_AS(ui::parse_lesson(R"({"title": "t", "steps": [{"when": {"sweep_done": 1}}]})", "l.json"),
+                       doctest::Contains("sweep_done"), core::Error);
 }
 
 TEST_CASE("the runner: expect checks what the trainers run, not what the controls show") {

@@ -58,6 +58,7 @@ class SessionController final : public ui::Controller, public ui::LessonHost {
     }
   }
   void screenshot(const std::string& path) override { shot_ = Shot{path, true, std::nullopt}; }
+  void start_sweep() override { dashboard_.sweep.request_start(); }
   std::optional<std::string> screenshot_done() override {
     if (!shot_ || !shot_->result) return std::nullopt;
     std::optional<std::string> done = shot_->result;
@@ -288,6 +289,8 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     const ui::FrameStats stats = window->frame_stats();
     view.ui_frame_ms = stats.last_ms;
     view.ui_frame_p95_ms = stats.p95_ms;
+    view.sweep_busy = dashboard.sweep.busy();
+    view.sweep_status = dashboard.sweep.state().status;
     if (lesson) {
       lesson->update(view.now_s, view, controller);
       for (const auto& line : lesson->take_log()) fmt::print("lesson: {}\n", line);

@@ -97,6 +97,7 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   const DashboardLayout layout = compute_layout(layout_metrics(vp->WorkSize.x, vp->WorkSize.y));
   drawn_ = DrawnLayout{};
   drawn_.layout = layout;
+  sweep.update(view, controller);  // whichever tab is shown
   controls.set_quick_bar_shown(layout.quick_bar);
   const float gap = ImGui::GetStyle().ItemSpacing.x;
 
@@ -188,13 +189,13 @@ void Dashboard::draw_tab(Tab tab, const DashboardView& view, Controller* control
 
 void Dashboard::draw_caption(const std::string& caption) const {
   // Large, in the top right of the loss plot's data area (after the first steps a loss curve runs low and to the
-  // right, and the markers' labels start at the left), at most 70% of its width; a box that reads on both themes.
+  // right, and the markers' labels start at the left), at most 90% of its width; a box that reads on both themes.
   const Plot& plot = loss.top_plot();
   ImFont* font = ImGui::GetFont();
   const float size = 1.2f * ImGui::GetFontSize();
   const float pad = 0.4f * ImGui::GetFontSize();
   const ImVec2 area_min = plot.plot_min(), area_max = plot.plot_max();
-  const float wrap = std::max(4 * size, 0.7f * (area_max.x - area_min.x) - 2 * pad);
+  const float wrap = std::max(4 * size, 0.9f * (area_max.x - area_min.x) - 2 * pad);
   const ImVec2 text = font->CalcTextSizeA(size, FLT_MAX, wrap, caption.c_str());
   const ImVec2 max(area_max.x - pad, area_min.y + pad + text.y + 2 * pad);
   const ImVec2 min(max.x - text.x - 2 * pad, area_min.y + pad);

@@ -55,6 +55,8 @@ struct DashboardView {
   double ui_frame_ms = 0;       // the UI's own frame time
   double ui_frame_p95_ms = 0;
   std::string caption;          // a lesson's caption, shown large over the plots ("" for none)
+  bool sweep_busy = false;      // the Sweep tab's sweep is asked for or running (a lesson waits for its end)
+  std::string sweep_status;     // its run::LiveSweepState::status ("done", "stopped", "failed: ..."; "" never run)
 
   const core::BackendRun* run(const std::string& backend) const;
   // Seconds since `run`'s figures were brought up to date; 0 when unknown (no clock, or nothing measured yet).

@@ -166,7 +166,7 @@ LessonSettings settings_of(const Where& w, const json& v, const std::string& fie
 const std::vector<std::string> kBackendKeys = {"gpu", "cpu", "both"};
 
 LessonCondition condition_of(const Where& w, const json& v) {
-  only_keys(w, v, "when", {"gpu", "cpu", "both", "applied", "speedup"});
+  only_keys(w, v, "when", {"gpu", "cpu", "both", "applied", "speedup", "sweep_done"});
   LessonCondition c;
   for (const auto& b : kBackendKeys) {
     if (!v.contains(b)) continue;
@@ -183,7 +183,8 @@ LessonCondition condition_of(const Where& w, const json& v) {
   }
   if (v.contains("applied")) c.applied = boolean(w, v["applied"], "when.applied");
   if (v.contains("speedup")) c.speedup = boolean(w, v["speedup"], "when.speedup");
-  if (c.backends.empty() && !c.applied && !c.speedup) w.fail("when", "names no condition");
+  if (v.contains("sweep_done")) c.sweep_done = boolean(w, v["sweep_done"], "when.sweep_done");
+  if (c.backends.empty() && !c.applied && !c.speedup && !c.sweep_done) w.fail("when", "names no condition");
   return c;
 }
 
@@ -242,9 +243,10 @@ LessonStep step_of(const Where& w, const json& v) {
     if (s.commands.empty()) w.fail("set", "names no setting");
   }
   if (v.contains("do")) {
-    const std::string d = one_of(w, v["do"], "do", {"pause", "resume", "single_step", "reset"});
+    const std::string d = one_of(w, v["do"], "do", {"pause", "resume", "single_step", "reset", "sweep"});
     using K = run::Command::Kind;
     if (d == "reset") s.reset = true;
+    if (d == "sweep") s.sweep = true;
     if (d == "pause") s.commands.push_back(run::Command(K::Pause));
     if (d == "resume") s.commands.push_back(run::Command(K::Resume));
     if (d == "single_step") s.commands.push_back(run::Command(K::SingleStep));

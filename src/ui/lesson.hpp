@@ -16,10 +16,12 @@
 //                      N steps read back in all, N finished epochs, N steps since its last change of settings
 //       "applied": true            every backend's trainer runs the settings shown (nothing pending or being built)
 //       "speedup": true|false      the GPU/CPU speedup is shown (both train the same settings) or not
+//       "sweep_done": true         the sweep that "do": "sweep" started has ended (its points all measured)
 // Actions:
 //   "set": {"batch": N, "lr": X, "optimizer": "sgd"|"adamw", "precision": "fp32"|"fp16"|"bf16", "threads": N,
 //           "unfused": B, "sync_every_step": B, "submit_per_kernel": B}    (B: true | false, the teaching toggles)
-//   "do": "pause" | "resume" | "single_step" | "reset"      (reset: with the settings shown)
+//   "do": "pause" | "resume" | "single_step" | "reset" | "sweep"   (reset: with the settings shown; sweep: the Sweep
+//         tab's Run sweep, training paused until it ends)
 //   "model": {"dataset": ..., "hidden": [N, ...] | "N,N", "activation": "relu"|"gelu"}   (resets training)
 //   "view": {"tab": "controls"|"kernels"|"memory"|"bandwidth"|"sweep"|"boundary", "x_axis": "steps"|"seconds",
 //            "plot": "loss"|"accuracy", "presentation": true|false, "font_size": 10..48,
@@ -53,6 +55,7 @@ struct LessonSettings {
   std::optional<core::Precision> precision;
   std::optional<std::vector<int>> hidden;
   std::optional<core::Activation> activation;
+  std::optional<core::Execution> execution;  // the teaching toggles (from the settings shown; no "expect" key)
 };
 
 struct LessonBackendCondition {
@@ -64,6 +67,7 @@ struct LessonCondition {
   std::map<std::string, LessonBackendCondition> backends;  // "gpu", "cpu", "both"
   std::optional<bool> applied;
   std::optional<bool> speedup;
+  std::optional<bool> sweep_done;  // the sweep a "do": "sweep" started has ended (done, stopped or failed)
 };
 
 struct LessonExpect {
@@ -94,6 +98,7 @@ struct LessonStep {
   double timeout = 300;
   std::vector<run::Command> commands;  // "set" and "do" (not reset)
   bool reset = false;
+  bool sweep = false;  // "do": "sweep": the Sweep tab's sweep (training pauses meanwhile)
   std::optional<LessonModel> model;
   std::optional<LessonView> view;
   std::optional<std::string> caption;

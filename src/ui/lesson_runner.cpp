@@ -37,6 +37,7 @@ std::string summary(const LessonStep& s) {
   }
   if (s.reset) parts.push_back("reset");
   if (s.model) parts.push_back("new model");
+  if (s.sweep) parts.push_back("sweep");
   if (s.view) parts.push_back("view");
   if (s.caption) parts.push_back(s.caption->empty() ? "caption cleared" : "caption");
   if (s.expect) parts.push_back("expect");
@@ -58,6 +59,7 @@ LessonSettings settings_of(const core::TrainConfig& c) {
   s.precision = c.precision;
   s.hidden = c.hidden;
   s.activation = c.activation;
+  s.execution = c.execution;
   return s;
 }
 
@@ -73,6 +75,7 @@ std::string running_difference(const core::BackendRun& run, const LessonSettings
   if (s.optimizer) differs("optimizer", core::to_string(r.optimizer), core::to_string(*s.optimizer));
   if (s.precision) differs("precision", core::to_string(r.precision), core::to_string(*s.precision));
   if (s.activation) differs("activation", core::to_string(r.activation), core::to_string(*s.activation));
+  if (s.execution) differs("execution", core::to_string(r.execution), core::to_string(*s.execution));
   if (s.hidden) {
     const std::vector<int> hidden =
         r.dims.size() >= 2 ? std::vector<int>(r.dims.begin() + 1, r.dims.end() - 1) : std::vector<int>{};
@@ -134,6 +137,15 @@ bool LessonRunner::triggered(const LessonStep& step, double now_s, const Dashboa
     const bool shown = gpu && cpu && core::live_speedup(*gpu, *cpu).ok();
     if (shown != *c.speedup) holds = false;
   }
+  if (c.sweep_done) {
+    if (view.sweep_busy) sweep_pending_ = false;
+    const bool ended = !sweep_pending_ && !view.sweep_busy &&
+                       (view.sweep_status == "done" || view.sweep_status == "stopped" ||
+                        view.sweep_status.rfind("failed", 0) == 0);
+    if (ended != *c.sweep_done) holds = false;
+    state += fmt::format("{}sweep {}", state.empty() ? "" : "; ",
+                         view.sweep_status.empty() ? "not started" : view.sweep_status);
+  }
   if (!holds && now_s - waiting_since_s_ >= step.timeout)
     fail(step, fmt::format("\"when\" did not hold within {:g} s ({})", step.timeout, state.empty() ? "-" : state));
   return holds;
@@ -159,6 +171,10 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
     if (step.model->hidden) cfg.hidden = *step.model->hidden;
     if (step.model->activation) cfg.activation = *step.model->activation;
     host.reset(cfg);
+  }
+  if (step.sweep) {
+    host.start_sweep();
+    sweep_pending_ = true;  // until a frame shows it busy: "done" before that is the previous sweep's
   }
   if (step.view) host.show(*step.view);
   if (step.caption) {

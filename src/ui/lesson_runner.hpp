@@ -22,6 +22,7 @@ class LessonHost {
   // Asks for the next frame as a PNG at `path`; screenshot_done() says when it was saved (with its error, "" if none).
   virtual void screenshot(const std::string& path) = 0;
   virtual std::optional<std::string> screenshot_done() = 0;
+  virtual void start_sweep() {}  // the Sweep tab's sweep, as its Run sweep button (a lesson's "do": "sweep")
 };
 
 // Whether `run`'s trainer runs `s` (every field given), read from BackendRun::running; "" when it does, else what
@@ -59,6 +60,7 @@ class LessonRunner {
   double previous_s_ = 0;        // when the previous step ran (or the start)
   double waiting_since_s_ = -1;  // when the current "when" step began to wait
   bool waiting_for_screenshot_ = false;
+  bool sweep_pending_ = false;   // a "do": "sweep" not yet seen running
   int screenshot_step_ = 0;
   std::optional<int> pending_quit_;  // a quit waiting for its step's screenshot
   long generation_ = 0;              // after a reset: the runs before it (BackendRun::generation) count for nothing

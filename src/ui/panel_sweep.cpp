@@ -1,111 +1,143 @@
-// The Sweep tab (see panel_sweep.hpp): a sweep thread measuring points one at a time, and a log-log plot drawn with
-// ImDrawList (the plot widget has no log x-axis).
+// The Sweep tab (see panel_sweep.hpp): run::LiveSweep measures the points; here the buttons, the status, a log-log
+// plot drawn with ImDrawList (the plot widget has no log x-axis) and the speedup and crossover in words.
 #include "ui/panel_sweep.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/metrics.hpp"  // core::monotonic_seconds
 #include "run/data.hpp"
 #include "ui/dashboard_model.hpp"
+#include "ui/screenshot.hpp"
 #include "ui/text_fit.hpp"
 
 namespace ui {
+namespace {
 
-SweepPanel::~SweepPanel() {
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
+// "1k", "10k", "1M" for the decades of the y axis.
+std::string decade_label(double d) {
+  if (d >= 6) return fmt::format("{:g}M", std::pow(10.0, d - 6));
+  if (d >= 3) return fmt::format("{:g}k", std::pow(10.0, d - 3));
+  return fmt::format("{:g}", std::pow(10.0, d));
 }
 
-void SweepPanel::start(const core::TrainConfig& config) {
-  if (thread_.joinable()) thread_.join();
-  stop_ = false;
-  finished_ = false;
-  running_ = true;
-  {
-    std::lock_guard lock(mutex_);
-    result_ = {};
-    total_ = 0;
-    status_ = "loading the data";
+// The GPU/CPU speedup in words: at the smallest and the largest batch both measured, and the best.
+std::string speedup_text(const run::SweepResult& r) {
+  std::vector<int> both;
+  for (const auto& p : r.points)
+    if (p.backend == "gpu" && r.speedup(p.batch) > 0) both.push_back(p.batch);
+  if (both.empty()) return {};
+  int best = both.front();
+  for (int b : both)
+    if (r.speedup(b) > r.speedup(best)) best = b;
+  std::string s = fmt::format("GPU / CPU samples/s: {:.2g}x at batch {}", r.speedup(both.front()), both.front());
+  if (both.size() > 1) s += fmt::format(", {:.2g}x at batch {}", r.speedup(both.back()), both.back());
+  if (best != both.front() && best != both.back()) s += fmt::format(" (best {:.2g}x at batch {})", r.speedup(best), best);
+  return s + ". ";
+}
+
+}  // namespace
+
+void SweepPanel::start(const DashboardView& view, Controller& controller) {
+  run::SweepOptions o;
+  o.config = view.config;
+  o.config.validation = false;
+  run::LiveSweepHooks hooks;
+  hooks.post = [&controller](const run::Command& c) { controller.post(c); };
+  hooks.training_paused = [paused = training_paused_] { return paused->load(); };
+  hooks.training_was_paused = view.pause_requested;
+  const core::TrainConfig cfg = o.config;
+  saved_.clear();
+  sweep_.start(std::move(o), [cfg] { return run::load_data(cfg); }, run::backends_from_config(cfg), std::move(hooks),
+               /*lower_priority=*/true);
+}
+
+void SweepPanel::save(const run::LiveSweepState& s) {
+  std::string stem;
+  try {
+    stem = default_screenshot_path();
+    stem = stem.substr(0, stem.size() - 4) + "-sweep";  // "screenshots/trainscope-YYYYMMDD-HHMMSS-sweep"
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(stem).parent_path(), ec);
+    core::write_file_atomically(stem + ".json", run::sweep_json(s.options, s.result).dump(2) + "\n", "the sweep report");
+    core::write_file_atomically(stem + ".csv", run::sweep_csv(s.result), "the sweep CSV");
+    saved_ = "saved " + stem + ".json and .csv";
+  } catch (const std::exception& e) {
+    saved_ = std::string("not saved: ") + e.what();
   }
-  thread_ = std::thread([this, config] {
-    try {
-      const core::DataSplit data = run::load_data(config);
-      run::SweepOptions o;
-      o.config = config;
-      o.config.validation = false;
-      for (int b : run::default_sweep_batches())
-        if (b <= data.train.count) o.batches.push_back(b);
-      {
-        std::lock_guard lock(mutex_);
-        status_ = "measuring";
-      }
-      const run::SweepResult r = run::run_sweep(
-          o, data, run::backends_from_config(o.config),
-          [&](const run::SweepPoint& p, size_t, size_t total) {
-            std::lock_guard lock(mutex_);
-            result_.points.push_back(p);
-            run::find_crossover(result_);
-            total_ = total;
-          },
-          &stop_);
-      std::lock_guard lock(mutex_);
-      result_ = r;
-      status_ = r.stopped ? "stopped" : "done";
-    } catch (const std::exception& e) {
-      std::lock_guard lock(mutex_);
-      status_ = std::string("failed: ") + e.what();
-    }
-    finished_ = true;
-  });
+}
+
+void SweepPanel::update(const DashboardView& view, Controller* controller) {
+  bool paused = true;
+  for (const auto& r : view.runs) paused = paused && (r.paused || r.finished || !r.error.empty());
+  training_paused_->store(paused);
+  sweep_.poll();  // an ended sweep: training resumes (unless it was paused before)
+  if (start_requested_ && controller && view.live && !sweep_.running()) start(view, *controller);
+  start_requested_ = false;
 }
 
 void SweepPanel::draw(const DashboardView& view, Controller* controller) {
-  if (finished_.exchange(false)) {  // on the UI thread: the sweep ended, training may go on
-    running_ = false;
-    if (resume_after_ && controller) controller->post(run::Command(run::Command::Kind::Resume));
-    resume_after_ = false;
-  }
+  const run::LiveSweepState s = sweep_.state();
+
   ImGui::BeginDisabled(controller == nullptr || !view.live);
-  if (!running_) {
-    if (ImGui::Button("Run sweep") && controller) {
-      resume_after_ = !view.pause_requested;
-      controller->post(run::Command(run::Command::Kind::Pause));
-      start(view.config);
-    }
+  if (!s.running) {
+    if (ImGui::Button("Run sweep") && controller) start(view, *controller);
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Pauses training, then each backend trains %s from the same weights at batch sizes\n"
-                        "1, 2, 4, ... 4096 (up to the training set): 2 warm-up and 5 timed steps each.\n"
-                        "Training resumes at the end.", "the model shown");
+      ImGui::SetTooltip("Pauses training, then each backend trains the model shown from the same weights at batch\n"
+                        "sizes 1, 2, 4, ... 4096 (up to the training set): 2 warm-up and 5 timed steps each.\n"
+                        "Training resumes at the end (unless it was paused before).");
   } else if (ImGui::Button("Stop sweep")) {
-    stop_ = true;
+    sweep_.stop();
   }
   ImGui::EndDisabled();
-  run::SweepResult r;
-  size_t total = 0;
-  std::string status;
-  {
-    std::lock_guard lock(mutex_);
-    r = result_;
-    total = total_;
-    status = status_;
-  }
   ImGui::SameLine();
-  if (status.empty())
+  ImGui::BeginDisabled(s.running || s.result.points.empty());
+  if (ImGui::Button("Save")) save(s);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("Writes the points as trainscope sweep --report (JSON) and --csv do, beside the screenshots");
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (!saved_.empty())
+    text_line(saved_, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  else if (s.status.empty())
     text_line("samples/s per batch size, GPU against CPU", ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  else if (s.total > 0 && s.running)
+    text_line(fmt::format("{}: {} of {} points, {}", s.status, s.result.points.size(), s.total,
+                          format_duration(core::monotonic_seconds() - s.started_s)));
+  else if (s.total > 0)
+    text_line(fmt::format("{}: {} of {} points in {}", s.status, s.result.points.size(), s.total,
+                          format_duration(s.seconds)));
   else
-    text_line(fmt::format("{}: {} of {} points", status, r.points.size(), total));
-  const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float plot_height = std::max(4 * line, ImGui::GetContentRegionAvail().y - 2.2f * line);
-  draw_plot(r, plot_height);
+    text_line(s.status);
+
+  // Two lines of words below the plot (the full explanation of the crossover in their tooltip), so that the plot
+  // takes the height they leave.
+  const run::SweepResult& r = s.result;
+  std::string words;
   if (!r.points.empty()) {
-    const double s = r.speedup(r.points.back().batch);
-    std::string last;
-    if (s > 0) last = fmt::format("batch {}: speedup {:.2f}x. ", r.points.back().batch, s);
+    words = speedup_text(r) + "Crossover: ";
+    if (r.crossover)
+      words += fmt::format("batch {}: from there on the GPU trains more samples/s.", *r.crossover);
+    else if (r.software_gpu && r.crossover_text.rfind("none on this machine", 0) == 0)
+      words += "none here: this \"GPU\" is software Vulkan running on the same CPU cores. (?)";
+    else
+      words += r.crossover_text;
+  }
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float words_height =
+      words.empty() ? 0 : ImGui::CalcTextSize(words.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
+  const float plot_height = std::max(6 * ImGui::GetFontSize(), ImGui::GetContentRegionAvail().y - words_height);
+  draw_plot(r, plot_height);
+  if (!words.empty()) {
     ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted((last + "Crossover: " + r.crossover_text).c_str());
+    ImGui::TextUnformatted(words.c_str());
     ImGui::PopTextWrapPos();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Crossover: %s", r.crossover_text.c_str());
   }
 }
 
@@ -115,10 +147,11 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
   const float width = ImGui::GetContentRegionAvail().x;
   ImGui::Dummy(ImVec2(width, height));
   const float font = ImGui::GetFontSize();
-  // Data area: room for the y tick labels on the left, the x tick labels and the axis label below.
-  const ImVec2 lo(origin.x + 3.2f * font, origin.y + 0.5f * font);
-  const ImVec2 hi(origin.x + width - 0.5f * font, origin.y + height - 2.4f * font);
-  if (hi.x - lo.x < 2 * font || hi.y - lo.y < 2 * font) return;
+  // Data area: the y axis's title above it, its tick labels on the left, the x tick labels and title below.
+  const float y_labels = ImGui::CalcTextSize("100k").x + 0.4f * font;
+  const ImVec2 lo(origin.x + y_labels, origin.y + 1.3f * font);
+  const ImVec2 hi(origin.x + width - 0.2f * font, origin.y + height - 2.5f * font);
+  if (hi.x - lo.x < 4 * font || hi.y - lo.y < 2 * font) return;
   const ImU32 axis = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 grid = ImGui::GetColorU32(ImGuiCol_TextDisabled, 0.35f);
   dl->AddRect(lo, hi, grid);
@@ -126,7 +159,7 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
   double y_min = 1e300, y_max = 0;
   for (const auto& p : r.points)
     if (p.measured()) y_min = std::min(y_min, p.samples_per_s), y_max = std::max(y_max, p.samples_per_s);
-  if (y_max <= 0) y_min = 1, y_max = 1e6;
+  if (y_max <= 0) y_min = 100, y_max = 1e6;
   const double d0 = std::floor(std::log10(y_min)), d1 = std::max(d0 + 1, std::ceil(std::log10(y_max)));
   auto px = [&](double batch) { return lo.x + static_cast<float>(std::log2(batch) / 12.0) * (hi.x - lo.x); };
   auto py = [&](double v) { return hi.y - static_cast<float>((std::log10(v) - d0) / (d1 - d0)) * (hi.y - lo.y); };
@@ -134,37 +167,47 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
     const float x = px(std::exp2(e));
     dl->AddLine(ImVec2(x, lo.y), ImVec2(x, hi.y), grid);
     const std::string label = fmt::format("{}", 1 << e);
-    dl->AddText(ImVec2(x - ImGui::CalcTextSize(label.c_str()).x / 2, hi.y + 0.2f * font), axis, label.c_str());
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    const float at = std::clamp(x - w / 2, origin.x, hi.x - w);  // the end labels stay inside the plot's box
+    dl->AddText(ImVec2(at, hi.y + 0.15f * font), axis, label.c_str());
   }
   for (double d = d0; d <= d1; ++d) {
     const float y = py(std::pow(10.0, d));
     dl->AddLine(ImVec2(lo.x, y), ImVec2(hi.x, y), grid);
-    const std::string label = d >= 6 ? fmt::format("{:g}M", std::pow(10.0, d - 6)) : d >= 3 ? fmt::format("{:g}k", std::pow(10.0, d - 3))
-                                                                                        : fmt::format("{:g}", std::pow(10.0, d));
+    const std::string label = decade_label(d);
     dl->AddText(ImVec2(lo.x - ImGui::CalcTextSize(label.c_str()).x - 0.3f * font, y - font / 2), axis, label.c_str());
   }
-  const char* x_label = "batch size (log scale); y: samples/s (log scale)";
-  dl->AddText(ImVec2(lo.x, hi.y + 1.2f * font), axis, x_label);
-  if (r.crossover) {  // the crossover: a vertical line and its label
+  dl->AddText(ImVec2(origin.x, origin.y), axis, "samples/s (log scale)");
+  const char* x_title = "batch size (samples per step, log scale)";
+  dl->AddText(ImVec2(lo.x + std::max(0.0f, (hi.x - lo.x - ImGui::CalcTextSize(x_title).x) / 2), hi.y + 1.2f * font),
+              axis, x_title);
+  if (r.crossover) {  // the crossover: a vertical line, its label, and the GPU's side of it lightly shaded
     const float x = px(*r.crossover);
     const ImU32 mark = IM_COL32(200, 40, 40, 255);
+    dl->AddRectFilled(ImVec2(x, lo.y), hi, IM_COL32(200, 40, 40, 24));
     dl->AddLine(ImVec2(x, lo.y), ImVec2(x, hi.y), mark, 2.0f);
-    dl->AddText(ImVec2(x + 0.3f * font, lo.y + 0.2f * font), mark, fmt::format("crossover: {}", *r.crossover).c_str());
+    const std::string label = fmt::format("crossover: batch {}", *r.crossover);
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    dl->AddText(ImVec2(std::min(x + 0.3f * font, hi.x - w - 0.2f * font), hi.y - 1.2f * font), mark, label.c_str());
   }
-  float legend_y = lo.y + 0.2f * font;
-  for (const std::string& s : r.series()) {
-    const ImU32 color = backend_color(s.rfind("gpu", 0) == 0 ? "gpu" : "cpu");
+  // One line per series; the legend at the right of the title row, from the right.
+  float legend_x = origin.x + width;
+  for (const std::string& series : r.series()) {
+    const bool gpu = series.rfind("gpu", 0) == 0;
+    const ImU32 color = backend_color(gpu ? "gpu" : "cpu");
     ImVec2 prev(-1, -1);
     for (const auto& p : r.points) {
-      if (p.series != s || !p.measured()) continue;
+      if (p.series != series || !p.measured()) continue;
       const ImVec2 at(px(p.batch), py(p.samples_per_s));
       if (prev.x >= 0) dl->AddLine(prev, at, color, 2.0f);
-      dl->AddCircleFilled(at, 0.25f * font, color);
+      dl->AddCircleFilled(at, 0.22f * font, color);
       prev = at;
     }
-    const std::string name = s == "gpu" ? "GPU" : s == "cpu" ? "CPU" : s;
-    dl->AddText(ImVec2(lo.x + 0.4f * font, legend_y), color, name.c_str());
-    legend_y += font * 1.1f;
+    std::string name = series == "gpu" ? "GPU" : series == "cpu" ? "CPU" : series;
+    if (gpu && r.software_gpu) name += " (software)";
+    legend_x -= ImGui::CalcTextSize(name.c_str()).x;
+    dl->AddText(ImVec2(legend_x, origin.y), color, name.c_str());
+    legend_x -= 0.8f * font;
   }
 }
 
