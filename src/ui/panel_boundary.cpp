@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "ui/dashboard_model.hpp"
 #include "ui/text_fit.hpp"
@@ -11,35 +13,51 @@
 namespace ui {
 namespace {
 
-// Class colours: light for the map's cells, saturated for the points (up to 16 spiral arms).
-ImU32 class_color(int k, int alpha) {
-  static const ImU32 base[] = {IM_COL32(31, 119, 180, 255), IM_COL32(255, 127, 14, 255), IM_COL32(44, 160, 44, 255),
-                               IM_COL32(214, 39, 40, 255),  IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
-                               IM_COL32(227, 119, 194, 255), IM_COL32(127, 127, 127, 255)};
-  const ImU32 c = base[static_cast<size_t>(k) % (sizeof base / sizeof base[0])];
-  return (c & 0x00FFFFFFu) | (static_cast<ImU32>(alpha) << 24);
+// Class colours, none of them the backends' orange and blue (the titles above the maps use those), up to 8 arms
+// before they repeat. The map's cells are the colour mixed with the background (opaque, so that neighbouring cells
+// do not overlap into a visible grid); the points are the full colour with a dark rim.
+ImU32 class_color(int k) {
+  static const ImU32 base[] = {IM_COL32(120, 70, 200, 255), IM_COL32(20, 150, 100, 255), IM_COL32(215, 40, 70, 255),
+                               IM_COL32(190, 150, 0, 255),  IM_COL32(0, 150, 170, 255), IM_COL32(140, 86, 75, 255),
+                               IM_COL32(227, 90, 194, 255), IM_COL32(110, 110, 110, 255)};
+  return base[static_cast<size_t>(k) % (sizeof base / sizeof base[0])];
+}
+
+ImU32 cell_color(int k, ImU32 background) {
+  const ImVec4 c = ImGui::ColorConvertU32ToFloat4(class_color(k)), b = ImGui::ColorConvertU32ToFloat4(background);
+  const float t = 0.38f;  // how much of the class colour
+  return ImGui::GetColorU32(ImVec4(b.x + t * (c.x - b.x), b.y + t * (c.y - b.y), b.z + t * (c.z - b.z), 1.0f));
 }
 
 void draw_map(const core::BackendRun& run, ImVec2 lo, float side) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const core::BackendRun::Boundary& b = run.boundary;
   const ImVec2 hi(lo.x + side, lo.y + side);
+  const ImU32 background = ImGui::GetColorU32(ImGuiCol_WindowBg);
   dl->AddRectFilled(lo, hi, ImGui::GetColorU32(ImGuiCol_FrameBg));
   const int n = b.grid.n;
   if (n > 0 && b.classes.size() == static_cast<size_t>(n * n)) {
-    const float cell = side / static_cast<float>(n);
+    // Cell edges on whole pixels, shared by neighbours: no gaps, no overlaps.
+    auto edge_x = [&](int j) { return std::round(lo.x + side * static_cast<float>(j) / static_cast<float>(n)); };
+    auto edge_y = [&](int i) { return std::round(hi.y - side * static_cast<float>(i) / static_cast<float>(n)); };
     for (int i = 0; i < n; ++i)  // row 0 is the bottom of the plane: drawn at the bottom
-      for (int j = 0; j < n; ++j) {
-        const ImVec2 a(lo.x + j * cell, hi.y - (i + 1) * cell);
-        dl->AddRectFilled(a, ImVec2(a.x + cell + 0.5f, a.y + cell + 0.5f),
-                          class_color(b.classes[static_cast<size_t>(i * n + j)], 90));
-      }
-    const float r = std::max(1.5f, side / 160.0f);
+      for (int j = 0; j < n; ++j)
+        dl->AddRectFilled(ImVec2(edge_x(j), edge_y(i + 1)), ImVec2(edge_x(j + 1), edge_y(i)),
+                          cell_color(b.classes[static_cast<size_t>(i * n + j)], background));
+    const float r = std::max(2.0f, side / 150.0f);
     for (size_t p = 0; p < b.labels.size(); ++p) {
       const float x = (b.points[2 * p] - b.grid.x0) / (b.grid.x1 - b.grid.x0);
       const float y = (b.points[2 * p + 1] - b.grid.y0) / (b.grid.y1 - b.grid.y0);
-      dl->AddCircleFilled(ImVec2(lo.x + x * side, hi.y - y * side), r, class_color(b.labels[p], 255));
+      const ImVec2 at(lo.x + x * side, hi.y - y * side);
+      dl->AddCircleFilled(at, r + 1.0f, IM_COL32(20, 20, 20, 200));
+      dl->AddCircleFilled(at, r, class_color(b.labels[p]));
     }
+  } else {
+    const char* wait = "waiting for its first map";
+    const ImVec2 size = ImGui::CalcTextSize(wait);
+    if (size.x < side)
+      dl->AddText(ImVec2(lo.x + (side - size.x) / 2, lo.y + (side - size.y) / 2),
+                  ImGui::GetColorU32(ImGuiCol_TextDisabled), wait);
   }
   dl->AddRect(lo, hi, ImGui::GetColorU32(ImGuiCol_Border));
 }
@@ -59,7 +77,12 @@ void BoundaryPanel::draw(const DashboardView& view) {
     return;
   }
   const float font = ImGui::GetFontSize();
-  const float width = ImGui::GetContentRegionAvail().x, height = ImGui::GetContentRegionAvail().y;
+  // Below the maps, one line says what they show (its height is kept free).
+  const std::string legend = "shading: the class each backend's current weights predict; dots: training points";
+  const float legend_height = ImGui::CalcTextSize(legend.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y +
+                              ImGui::GetStyle().ItemSpacing.y;
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float height = ImGui::GetContentRegionAvail().y - legend_height;
   const size_t maps = view.runs.size();
   const float gap = font;
   // Side by side when they fit, else one above the other; each square, with a title line above it.
@@ -67,7 +90,7 @@ void BoundaryPanel::draw(const DashboardView& view) {
   const float title = ImGui::GetTextLineHeightWithSpacing();
   float side = row ? std::min((width - gap * (maps - 1)) / maps, height - title)
                    : std::min(width, (height - maps * title - gap * (maps - 1)) / maps);
-  side = std::max(side, 4 * font);
+  side = std::floor(std::max(side, 4 * font));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   for (size_t m = 0; m < maps; ++m) {
     const core::BackendRun& r = view.runs[m];
@@ -81,7 +104,10 @@ void BoundaryPanel::draw(const DashboardView& view) {
     draw_map(r, ImVec2(at.x, at.y + title), side);
   }
   ImGui::SetCursorScreenPos(origin);
-  ImGui::Dummy(row ? ImVec2(maps * (side + gap), side + title) : ImVec2(side, maps * (side + title + gap)));
+  ImGui::Dummy(row ? ImVec2(maps * (side + gap) - gap, side + title) : ImVec2(side, maps * (side + title + gap) - gap));
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("%s", legend.c_str());
+  ImGui::PopTextWrapPos();
 }
 
 }  // namespace ui
