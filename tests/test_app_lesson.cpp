@@ -301,6 +301,21 @@ TEST_CASE("the runner: a condition that does not hold in time fails the lesson, 
   CHECK(log.back().find("step 1 FAILED: \"when\" did not hold within 30 s (cpu at step 40") != std::string::npos);
 }
 
+TEST_CASE("the runner: a new model in the same step as a \"set\" starts with the settings set") {
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [
+      {"set": {"batch": 64, "lr": 0.01, "unfused": true}, "model": {"dataset": "spiral"}}]})",
+                                        "l.json");
+  ui::LessonRunner runner(l);
+  FakeHost host;
+  core::TrainConfig cfg;  // batch 128, lr 1e-3, fused: what the view shows before the step
+  runner.update(0, view_of(cfg, {run_of("gpu", cfg, 5)}), host);
+  REQUIRE(host.resets.size() == 1);
+  CHECK(host.resets[0].dataset == "spiral");
+  CHECK(host.resets[0].batch == 64);
+  CHECK(host.resets[0].lr == doctest::Approx(0.01f));
+  CHECK(host.resets[0].execution.unfused);
+}
+
 TEST_CASE("the runner: a teaching toggle counts as applied only once the trainer runs it") {
   const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [
       {"set": {"unfused": true}},

@@ -38,4 +38,19 @@ struct Command {
   std::shared_ptr<const std::vector<float>> init_params;
 };
 
+// The setting a Set* command changes, written into `cfg` (batch, lr, optimizer, threads, precision, a toggle); the
+// other kinds change no setting. Inline: the session's settings and the lessons' resets apply commands alike.
+inline void apply_setting(const Command& c, core::TrainConfig& cfg) {
+  using K = Command::Kind;
+  switch (c.kind) {
+    case K::SetBatch: cfg.batch = c.value; break;
+    case K::SetLearningRate: cfg.lr = c.lr; break;
+    case K::SetOptimizer: cfg.optimizer = c.optimizer; break;
+    case K::SetThreads: cfg.threads = c.value; break;
+    case K::SetPrecision: cfg.precision = c.precision; break;
+    case K::SetToggle: cfg.execution[c.toggle] = c.on; break;
+    case K::Pause: case K::Resume: case K::SingleStep: case K::Reset: break;
+  }
+}
+
 }  // namespace run

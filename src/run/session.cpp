@@ -72,17 +72,9 @@ void Session::post(const Command& command) {
     throw core::Error(core::ErrorKind::Internal, "run::Session::post: use request_reset for a Reset");
   {
     std::lock_guard lock(mutex_);
-    switch (command.kind) {
-      case K::Pause: pause_requested_ = true; break;
-      case K::Resume: pause_requested_ = false; break;
-      case K::SetBatch: settings_.batch = command.value; break;
-      case K::SetLearningRate: settings_.lr = command.lr; break;
-      case K::SetOptimizer: settings_.optimizer = command.optimizer; break;
-      case K::SetThreads: settings_.threads = command.value; break;
-      case K::SetPrecision: settings_.precision = command.precision; break;
-      case K::SetToggle: settings_.execution[command.toggle] = command.on; break;
-      case K::SingleStep: case K::Reset: break;
-    }
+    if (command.kind == K::Pause) pause_requested_ = true;
+    if (command.kind == K::Resume) pause_requested_ = false;
+    apply_setting(command, settings_);
     for (auto& w : workers_) w->post(command);  // under the lock: in order with a reset being posted
   }
 }

@@ -164,9 +164,12 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
     for (const auto& r : view.runs) newest = std::max(newest, r.generation);
     generation_ = newest + 1;
   }
-  if (step.reset) host.reset(view.config);  // with the settings the controls show
+  // A reset restarts with the settings the controls show, this step's "set" included (the view is from before it).
+  core::TrainConfig shown = view.config;
+  for (const auto& c : step.commands) run::apply_setting(c, shown);
+  if (step.reset) host.reset(shown);
   if (step.model) {
-    core::TrainConfig cfg = view.config;
+    core::TrainConfig cfg = shown;
     if (step.model->dataset) cfg.dataset = *step.model->dataset;
     if (step.model->hidden) cfg.hidden = *step.model->hidden;
     if (step.model->activation) cfg.activation = *step.model->activation;
