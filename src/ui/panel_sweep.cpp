@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -47,6 +48,9 @@ void SweepPanel::start(const DashboardView& view, Controller& controller) {
   run::SweepOptions o;
   o.config = view.config;
   o.config.validation = false;
+  // The CPU with all its hardware threads (the reference for the crossover, as training runs it) and with one:
+  // how far the CPU's speed comes from its cores.
+  if (const int hw = static_cast<int>(std::thread::hardware_concurrency()); hw > 1) o.cpu_threads = {hw, 1};
   run::LiveSweepHooks hooks;
   hooks.post = [&controller](const run::Command& c) { controller.post(c); };
   hooks.training_paused = [paused = training_paused_] { return paused->load(); };
@@ -89,7 +93,8 @@ void SweepPanel::draw(const DashboardView& view, Controller* controller) {
     if (ImGui::Button("Run sweep") && controller) start(view, *controller);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Pauses training, then each backend trains the model shown from the same weights at batch\n"
-                        "sizes 1, 2, 4, ... 4096 (up to the training set): 2 warm-up and 5 timed steps each.\n"
+                        "sizes 1, 2, 4, ... 4096 (up to the training set): 2 warm-up and 5 timed steps each;\n"
+                        "the CPU with all its threads and with one.\n"
                         "Training resumes at the end (unless it was paused before).");
   } else if (ImGui::Button("Stop sweep")) {
     sweep_.stop();
@@ -147,13 +152,35 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
   const float width = ImGui::GetContentRegionAvail().x;
   ImGui::Dummy(ImVec2(width, height));
   const float font = ImGui::GetFontSize();
-  // Data area: the y axis's title above it, its tick labels on the left, the x tick labels and title below.
-  const float y_labels = ImGui::CalcTextSize("100k").x + 0.4f * font;
-  const ImVec2 lo(origin.x + y_labels, origin.y + 1.3f * font);
-  const ImVec2 hi(origin.x + width - 0.2f * font, origin.y + height - 2.5f * font);
-  if (hi.x - lo.x < 4 * font || hi.y - lo.y < 2 * font) return;
   const ImU32 axis = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 grid = ImGui::GetColorU32(ImGuiCol_TextDisabled, 0.35f);
+
+  // The series: their legend names and colours. The first CPU series is the reference (all threads); another
+  // thread count is drawn lighter.
+  struct Series {
+    std::string key, name;
+    ImU32 color;
+  };
+  std::vector<Series> series;
+  std::string cpu_reference;
+  float legend_width = 0;
+  for (const std::string& key : r.series()) {
+    const bool gpu = key.rfind("gpu", 0) == 0;
+    if (!gpu && cpu_reference.empty()) cpu_reference = key;
+    const ImU32 alpha = gpu || key == cpu_reference ? 0xFF000000u : 0x90000000u;
+    std::string name = (gpu ? "GPU" : "CPU") + key.substr(std::min<size_t>(3, key.size()));  // "CPU 2 threads"
+    if (gpu && r.software_gpu) name += " (software)";
+    legend_width += ImGui::CalcTextSize(name.c_str()).x + (series.empty() ? 0 : 0.8f * font);
+    series.push_back({key, name, (backend_color(gpu ? "gpu" : "cpu") & 0x00FFFFFFu) | alpha});
+  }
+  // Above the data area: the y axis's title, the legend at the right of it (on a row of its own when both do not
+  // fit side by side); on the left the y tick labels; below, the x tick labels and title.
+  const char* y_title = "samples/s";
+  const bool legend_row = ImGui::CalcTextSize(y_title).x + font + legend_width > width;
+  const float y_labels = ImGui::CalcTextSize("100k").x + 0.4f * font;
+  const ImVec2 lo(origin.x + y_labels, origin.y + (legend_row ? 2.4f : 1.3f) * font);
+  const ImVec2 hi(origin.x + width - 0.2f * font, origin.y + height - 2.5f * font);
+  if (hi.x - lo.x < 4 * font || hi.y - lo.y < 2 * font) return;
   dl->AddRect(lo, hi, grid);
   // x: log2 of the batch size over 1..4096; y: log10 of samples/s over the decades the points span.
   double y_min = 1e300, y_max = 0;
@@ -177,8 +204,8 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
     const std::string label = decade_label(d);
     dl->AddText(ImVec2(lo.x - ImGui::CalcTextSize(label.c_str()).x - 0.3f * font, y - font / 2), axis, label.c_str());
   }
-  dl->AddText(ImVec2(origin.x, origin.y), axis, "samples/s (log scale)");
-  const char* x_title = "batch size (samples per step, log scale)";
+  dl->AddText(origin, axis, y_title);
+  const char* x_title = "batch size (samples per step)";
   dl->AddText(ImVec2(lo.x + std::max(0.0f, (hi.x - lo.x - ImGui::CalcTextSize(x_title).x) / 2), hi.y + 1.2f * font),
               axis, x_title);
   if (r.crossover) {  // the crossover: a vertical line, its label, and the GPU's side of it lightly shaded
@@ -190,23 +217,20 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
     const float w = ImGui::CalcTextSize(label.c_str()).x;
     dl->AddText(ImVec2(std::min(x + 0.3f * font, hi.x - w - 0.2f * font), hi.y - 1.2f * font), mark, label.c_str());
   }
-  // One line per series; the legend at the right of the title row, from the right.
+  // One line per series, and its legend entry, right-aligned.
   float legend_x = origin.x + width;
-  for (const std::string& series : r.series()) {
-    const bool gpu = series.rfind("gpu", 0) == 0;
-    const ImU32 color = backend_color(gpu ? "gpu" : "cpu");
+  const float legend_y = legend_row ? origin.y + 1.1f * font : origin.y;
+  for (const Series& s : series) {
     ImVec2 prev(-1, -1);
     for (const auto& p : r.points) {
-      if (p.series != series || !p.measured()) continue;
+      if (p.series != s.key || !p.measured()) continue;
       const ImVec2 at(px(p.batch), py(p.samples_per_s));
-      if (prev.x >= 0) dl->AddLine(prev, at, color, 2.0f);
-      dl->AddCircleFilled(at, 0.22f * font, color);
+      if (prev.x >= 0) dl->AddLine(prev, at, s.color, 2.0f);
+      dl->AddCircleFilled(at, 0.22f * font, s.color);
       prev = at;
     }
-    std::string name = series == "gpu" ? "GPU" : series == "cpu" ? "CPU" : series;
-    if (gpu && r.software_gpu) name += " (software)";
-    legend_x -= ImGui::CalcTextSize(name.c_str()).x;
-    dl->AddText(ImVec2(legend_x, origin.y), color, name.c_str());
+    legend_x -= ImGui::CalcTextSize(s.name.c_str()).x;
+    dl->AddText(ImVec2(std::max(origin.x, legend_x), legend_y), s.color, s.name.c_str());
     legend_x -= 0.8f * font;
   }
 }
