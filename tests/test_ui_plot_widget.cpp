@@ -100,6 +100,45 @@ TEST_CASE("the plot draws two series and a marker; hidden series draw fewer vert
   CHECK(plot.y_view().lo > 0);
 }
 
+TEST_CASE("many markers close together: labels stay in the top 40% of the plot, the newest keep theirs") {
+  HeadlessImGui imgui;
+  TwoCurves data;
+  const std::vector<ui::PlotSeries> series = data.series();
+  // A lesson toggling settings in quick succession: 40 labelled markers within 40 steps of 2000.
+  std::vector<ui::PlotMarker> markers;
+  for (int i = 0; i < 40; ++i)
+    markers.push_back({1000.0 + i, i % 2 ? "submit per kernel off" : "submit per kernel on", IM_COL32_WHITE});
+  ui::Plot plot("step", "loss");
+  // Glyph vertices inside the plot (the labels: textured from the font atlas), in all and below the top 40%.
+  const auto label_glyphs = [&](const std::vector<ui::PlotMarker>& ms) {
+    imgui.frame(plot, series, ms);
+    const ImDrawData* dd = ImGui::GetDrawData();
+    const ImVec2 white = ImGui::GetIO().Fonts->TexUvWhitePixel;
+    const float top = plot.plot_min().y, height = plot.plot_max().y - plot.plot_min().y;
+    REQUIRE(height > 100);
+    std::pair<int, int> n{0, 0};
+    for (int l = 0; l < dd->CmdListsCount; ++l)
+      for (const ImDrawVert& v : dd->CmdLists[l]->VtxBuffer) {
+        const bool in_plot = v.pos.x > plot.plot_min().x && v.pos.x < plot.plot_max().x && v.pos.y > top &&
+                             v.pos.y < plot.plot_max().y;
+        if (!in_plot || (v.uv.x == white.x && v.uv.y == white.y)) continue;
+        ++n.first;
+        if (v.pos.y > top + 0.4f * height + 1) ++n.second;
+      }
+    return n;
+  };
+  const auto [base, base_low] = label_glyphs({});  // the plot's own text inside its rectangle, if any
+  const auto [glyphs, low] = label_glyphs(markers);
+  CHECK(glyphs > base);    // labels are drawn
+  CHECK(low == base_low);  // none below the top 40%
+  std::vector<ui::PlotMarker> twice = markers;
+  for (int i = 0; i < 40; ++i) twice.push_back({1040.0 + i, "unfused on", IM_COL32_WHITE});
+  const auto [glyphs_twice, low_twice] = label_glyphs(twice);
+  CHECK(low_twice == base_low);
+  CHECK(glyphs_twice < glyphs + 40 * 10 * 4);  // not 40 more labels: the rows were full, older labels gave way
+  CHECK(glyphs_twice > 0);
+}
+
 TEST_CASE("a million-point series is drawn downsampled") {
   HeadlessImGui imgui;
   ui::Series big;

@@ -69,7 +69,6 @@ void Plot::set_hidden(std::string_view label, bool hide) {
 void Plot::draw(const char* id, std::span<const PlotSeries> series, std::span<const PlotMarker> markers, ImVec2 size,
                 const std::function<void()>& header_prefix) {
   ImGui::PushID(id);
-  const float font = ImGui::GetFontSize();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 total = ImGui::CalcItemSize(size, avail.x, avail.y);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -388,10 +387,14 @@ void Plot::draw_series(ImDrawList* dl, const Frame& f, const PlotSeries& s) {
 
 void Plot::draw_markers(ImDrawList* dl, const Frame& f, std::span<const PlotMarker> markers) const {
   const float font = ImGui::GetFontSize(), pad = 0.25f * font;
+  // Newest first (the rightmost marker): when labels would pile up, the latest changes keep theirs and the older
+  // ones keep only their line, so that the labels cover at most the top 40% of the plot.
   std::vector<std::size_t> order(markers.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return markers[a].x < markers[b].x; });
-  std::vector<float> row_end;  // right edge of the last label in each row: labels that would overlap go lower
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return markers[a].x > markers[b].x; });
+  const float row_height = ImGui::GetTextLineHeight() + pad;
+  const auto max_rows = static_cast<std::size_t>(std::max(1.0f, 0.4f * (f.plot_max.y - f.plot_min.y) / row_height));
+  std::vector<float> row_start;  // left edge of the leftmost label in each row: labels that would overlap go lower
   for (std::size_t i : order) {
     const PlotMarker& m = markers[i];
     if (!x_view_.contains(m.x)) continue;
@@ -406,10 +409,11 @@ void Plot::draw_markers(ImDrawList* dl, const Frame& f, std::span<const PlotMark
     float left = x + size.x + 2 * pad <= f.plot_max.x ? x + pad : x - pad - size.x;  // flip at the right edge
     left = std::clamp(left, f.plot_min.x + pad, std::max(f.plot_min.x + pad, f.plot_max.x - pad - size.x));
     std::size_t row = 0;
-    while (row < row_end.size() && row_end[row] > left - pad) ++row;
-    if (row == row_end.size()) row_end.push_back(0);
-    row_end[row] = left + size.x;
-    const ImVec2 p(left, f.plot_min.y + pad + static_cast<float>(row) * (size.y + pad));
+    while (row < row_start.size() && row_start[row] < left + size.x + 2 * pad) ++row;
+    if (row >= max_rows) continue;  // no room left: the line alone
+    if (row == row_start.size()) row_start.push_back(f.plot_max.x + pad);
+    row_start[row] = left;
+    const ImVec2 p(left, f.plot_min.y + pad + static_cast<float>(row) * row_height);
     dl->AddRectFilled(ImVec2(p.x - pad, p.y), ImVec2(p.x + size.x + pad, p.y + size.y),
                       ImGui::GetColorU32(ImGuiCol_WindowBg, 0.85f));
     dl->AddText(p, m.color, text.c_str());
