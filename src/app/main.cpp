@@ -11,6 +11,12 @@
 #include "core/error.hpp"
 #include "run/explain.hpp"
 
+#ifdef TRAINSCOPE_KEEP_LIBRARIES_LOADED
+// Sanitizer builds only (as tests/doctest_main.cpp, which says why): libraries the Vulkan loader opens stay loaded
+// until exit, so that LeakSanitizer sees the memory their globals still point to, and names who allocated.
+extern "C" int dlclose(void*) { return 0; }
+#endif
+
 namespace {
 
 // CLI11's messages, made one line in trainscope's voice, with the help command of the subcommand that failed.
