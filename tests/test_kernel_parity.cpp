@@ -322,8 +322,12 @@ void compare(const core::KernelDef& def, const test::KernelCase& c, Precision p,
 
 // Same bits (as values: the decoded outputs are exact images of the bits, NaNs aside).
 bool same(const std::vector<Values>& a, const std::vector<Values>& b) {
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(double)) != 0) return false;
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].size() != b[i].size()) return false;
+    // An empty output has no data pointer: memcmp's arguments must not be null even for 0 bytes (UBSan).
+    if (!a[i].empty() && std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(double)) != 0) return false;
+  }
   return true;
 }
 
