@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -36,6 +37,30 @@ inline fs::path scratch_dir() {
   }();
   return dir;
 }
+
+// Points XDG_CACHE_HOME at a fresh folder `name` of the scratch folder for the lifetime of the object (the spawned
+// trainscope inherits it): a test's own peaks and pipeline caches, never the user's.
+struct CacheHome {
+  explicit CacheHome(const std::string& name) {
+    path = scratch_dir() / name;
+    fs::remove_all(path);
+    fs::create_directories(path);
+    const char* old = std::getenv("XDG_CACHE_HOME");
+    saved = old ? std::optional<std::string>(old) : std::nullopt;
+    ::setenv("XDG_CACHE_HOME", path.c_str(), 1);
+  }
+  ~CacheHome() {
+    if (saved)
+      ::setenv("XDG_CACHE_HOME", saved->c_str(), 1);
+    else
+      ::unsetenv("XDG_CACHE_HOME");
+  }
+  CacheHome(const CacheHome&) = delete;
+  CacheHome& operator=(const CacheHome&) = delete;
+  fs::path cache_file() const { return path / "trainscope" / "peaks.json"; }
+  fs::path path;
+  std::optional<std::string> saved;
+};
 
 inline std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

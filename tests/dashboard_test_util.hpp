@@ -51,7 +51,6 @@ inline core::BackendRun fabricated_run(const std::string& name, core::Precision 
   run.steps_per_epoch = 117;
   run.elapsed_s = run.step_seconds.back();
   run.recent_samples_per_s = name == "gpu" ? 3400 : 10200;
-  run.peak_gbps = name == "gpu" ? 21.5 : 15.9;
   auto row = [](core::Precision prec, int batch, long n, double ms, long skipped) {
     core::PrecisionRow r;
     r.precision = prec;

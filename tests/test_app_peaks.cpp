@@ -3,7 +3,6 @@
 // software Vulkan device labelled as such. Each test uses its own cache folder (XDG_CACHE_HOME), so it never touches
 // the user's cache.
 #include <doctest/doctest.h>
-#include <stdlib.h>
 
 #include <nlohmann/json.hpp>
 
@@ -15,26 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::run_cli;
 
-// Points XDG_CACHE_HOME at a fresh folder for the lifetime of the object (the spawned trainscope inherits it).
-struct CacheHome {
-  explicit CacheHome(const std::string& name) {
-    path = test::scratch_dir() / name;
-    fs::remove_all(path);
-    fs::create_directories(path);
-    const char* old = std::getenv("XDG_CACHE_HOME");
-    saved = old ? std::optional<std::string>(old) : std::nullopt;
-    ::setenv("XDG_CACHE_HOME", path.c_str(), 1);
-  }
-  ~CacheHome() {
-    if (saved)
-      ::setenv("XDG_CACHE_HOME", saved->c_str(), 1);
-    else
-      ::unsetenv("XDG_CACHE_HOME");
-  }
-  fs::path cache_file() const { return path / "trainscope" / "peaks.json"; }
-  fs::path path;
-  std::optional<std::string> saved;
-};
+using test::CacheHome;
 
 const nlohmann::json* figure(const nlohmann::json& device, const std::string& id) {
   for (const auto& f : device["figures"])

@@ -170,8 +170,6 @@ TEST_CASE("trainers made from one DeviceCache share the device, the kernels and 
   CHECK(cache.counts().kernel_sets == 1);
   CHECK(cache.counts().datasets == 1);
   CHECK(losses(*first, data, cfg.seed, 6) == expected);  // shared parts, the same arithmetic
-  const double peak = first->measure_peak_bandwidth_gbps();
-  CHECK(peak > 0);
   const core::TrainerState state = first->export_state();
 
   // A rebuild for another batch size: nothing is made again; the state carries over.
@@ -185,7 +183,6 @@ TEST_CASE("trainers made from one DeviceCache share the device, the kernels and 
   CHECK(second->parameters() == first->parameters());
   CHECK(second->memory_usage().dataset == first->memory_usage().dataset);  // it holds the shared copy too
   CHECK(gpu::allocated_buffer_bytes(*second) == second->memory_usage().total());
-  CHECK(second->measure_peak_bandwidth_gbps() == peak);  // measured once per device
   first.reset();  // the old trainer goes; the shared parts stay with the new one
   CHECK(losses(*second, data, cfg.seed, 2).size() == 2);
 

@@ -100,7 +100,6 @@ class FakeTrainer : public core::Trainer {
   void import_state(const core::TrainerState&) override {}
   void set_learning_rate(float lr) override { lr_ = lr; }
   float learning_rate() const override { return lr_; }
-  double measure_peak_bandwidth_gbps() override { return 1.0; }
   core::MemoryUsage memory_usage() const override {
     core::MemoryUsage m;
     m.weights = plan_.shape.param_count * 4;

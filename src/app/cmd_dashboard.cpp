@@ -15,7 +15,9 @@
 #include "core/options.hpp"
 #include "run/data.hpp"
 #include "run/interrupt.hpp"
+#include "run/peaks.hpp"
 #include "run/session.hpp"
+#include "run/session_peaks.hpp"
 #include "core/metrics.hpp"
 #include "ui/dashboard.hpp"
 #include "ui/lesson_runner.hpp"
@@ -33,13 +35,14 @@ namespace {
 // screenshots) and the dashboard (views).
 class SessionController final : public ui::Controller, public ui::LessonHost {
  public:
-  SessionController(run::Session& session, ui::Window& window, ui::Dashboard& dashboard)
-      : session_(session), window_(window), dashboard_(dashboard) {}
+  SessionController(run::Session& session, run::SessionPeaks& peaks, ui::Window& window, ui::Dashboard& dashboard)
+      : session_(session), peaks_(peaks), window_(window), dashboard_(dashboard) {}
   void post(const run::Command& command) override { session_.post(command); }
   void reset(const core::TrainConfig& config) override { session_.request_reset(config); }
   void request_screenshot() override { shot_ = Shot{}; }
   void set_style(const ui::StyleOptions& style) override { window_.set_style(style); }
   ui::StyleOptions style() const override { return window_.style(); }
+  void remeasure_peaks() override { peaks_.measure(false); }
 
   void show(const ui::LessonView& v) override {
     if (v.tab)
@@ -92,6 +95,7 @@ class SessionController final : public ui::Controller, public ui::LessonHost {
     bool requested_from_window = false;
   };
   run::Session& session_;
+  run::SessionPeaks& peaks_;
   ui::Window& window_;
   ui::Dashboard& dashboard_;
   std::optional<Shot> shot_;
@@ -155,6 +159,7 @@ std::string render_dashboard_png(const core::TrainConfig& cfg, const std::vector
     view.runs = runs;
     view.model = &model;
     view.config = cfg;
+    view.peaks = run::cached_peaks(cfg.backends, cfg.device, core::default_peaks_path());
     ui::Dashboard dashboard;
     dashboard.load(settings.settings);
     const ui::Image image =
@@ -267,10 +272,14 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   run::Observer observer;  // the window reads snapshots; nothing to print
   run::Session session(cfg, data, run::backends_from_config(cfg), observer, run::SessionOptions{true, true});
   session.start();
+  // The devices' peaks from the cache. A device missing from it is measured once, now, with training paused (never
+  // under load); scripted runs (a lesson, --frames) never pause for it: they show "not measured" instead.
+  auto peaks = std::make_unique<run::SessionPeaks>(session, cfg.backends, cfg.device, core::default_peaks_path());
+  if (peaks->missing() && !lesson && d.frames == 0) peaks->measure(true);
   ui::DashboardModel model;
   ui::Dashboard dashboard;
   dashboard.load(settings);
-  SessionController controller(session, *window, dashboard);
+  SessionController controller(session, *peaks, *window, dashboard);
   std::string toast, title;
   const bool final_shot = d.frames > 0 && !d.screenshot.empty();
   bool final_requested = false, final_done = false;
@@ -291,6 +300,11 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     view.ui_frame_p95_ms = stats.p95_ms;
     view.sweep_busy = dashboard.sweep.busy();
     view.sweep_status = dashboard.sweep.state().status;
+    run::SessionPeaks::State peaks_state = peaks->state();
+    view.peaks = std::move(peaks_state.backends);
+    view.peaks_measuring = peaks_state.measuring;
+    view.peaks_stage = std::move(peaks_state.stage);
+    view.peaks_message = std::move(peaks_state.message);
     if (lesson) {
       lesson->update(view.now_s, view, controller);
       for (const auto& line : lesson->take_log()) fmt::print("lesson: {}\n", line);
@@ -340,6 +354,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
       }
     }
   }
+  peaks.reset();  // abandons a measurement at its next figure
   session.request_stop();
   session.wait();
 

@@ -153,15 +153,11 @@ int write_exports(const TrainOptions& o, const std::vector<core::BackendRun>& ru
     }
   }
   if (!o.csv.empty()) {
+    std::vector<std::string> names;
+    for (const auto& r : runs) names.push_back(r.name);
     std::vector<core::DevicePeaks> peaks;
-    for (const auto& r : runs) {
-      try {
-        const run::PeaksLookup found =
-            run::lookup_peaks(r.name, o.config.device, run::PeaksPolicy::CachedOnly, core::default_peaks_path());
-        if (found.cached) peaks.push_back(found.peaks);
-      } catch (const core::Error&) {  // no Vulkan device to name: no GPU peaks row
-      }
-    }
+    for (auto& b : run::cached_peaks(names, o.config.device, core::default_peaks_path()))
+      if (b.peaks) peaks.push_back(std::move(*b.peaks));
     try {
       core::write_csv_dir(o.csv, runs, peaks);
       fmt::print("csv: {}/{{steps,kernels,peaks}}.csv{}\n", o.csv,
@@ -277,7 +273,10 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
       ->check(CLI::IsMember({"none", "seed-mlp"}))->group("Data");
   t->add_option("--report", o.report,
                 "Write a JSON report of the run to FILE (- for standard output), atomically; the path is checked before "
-                "training")
+                "training. Its \"roofline\" gives per backend and kernel the arithmetic intensity (FLOP per compulsory "
+                "byte), achieved GFLOP/s, the binding ceiling and the % of that roof, against the devices' peaks from "
+                "the `trainscope peaks` cache; a device not in the cache is measured once after training (about 15 s) "
+                "and cached")
       ->type_name("FILE.json")
       ->default_str("none")->group("Output");
   t->add_option("--screenshot", o.screenshot,
@@ -388,6 +387,27 @@ int run_train(TrainOptions& o) {
   int code = 0;
   for (const auto& r : runs)
     if (!r.error.empty()) code = 1;
+  // The report's roofline: each device's peaks from the cache, or measured now that no trainer runs (not after an
+  // interrupt: that run must end at once). Before the screenshot, which draws against the cached peaks.
+  std::optional<std::vector<core::BackendPeaks>> peaks;
+  if (!o.report.empty()) {
+    std::vector<std::string> names;
+    for (const auto& r : runs) names.push_back(r.name);
+    if (interrupt.signal()) {
+      peaks = run::cached_peaks(names, cfg.device, core::default_peaks_path());
+    } else {
+      peaks = run::peaks_measured_if_missing(names, cfg.device, core::default_peaks_path(), [](const std::string& s) {
+        fmt::print("peaks: measuring {}...\n", s);
+        std::fflush(stdout);
+      });
+    }
+    for (const auto& b : *peaks) {
+      if (!b.peaks) fmt::print("peaks: {}: not measured ({}); the report's roofline has no ceilings\n", b.backend, b.note);
+      else if (b.source == "measured")
+        fmt::print("peaks: {}: measured in {:.1f} s for the report's roofline and cached (once per device; "
+                   "`trainscope peaks` shows them)\n", b.backend, b.peaks->seconds);
+    }
+  }
   if (!o.screenshot.empty()) {
     const std::string error = render_dashboard_png(cfg, runs, o.screenshot, width, height);
     if (error.empty()) {
@@ -403,7 +423,7 @@ int run_train(TrainOptions& o) {
   if (!o.report.empty()) {
     try {
       stdout_to_stderr.reset();  // --report -: the JSON alone goes to the real standard output
-      core::write_report_json(o.report, cfg, runs, interrupt.signal() != 0);
+      core::write_report_json(o.report, cfg, runs, interrupt.signal() != 0, &*peaks);
       if (o.report != "-") fmt::print("report: {}\n", o.report);
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: " << e.what() << "\n";

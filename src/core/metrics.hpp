@@ -154,7 +154,6 @@ struct BackendRun {
   int steps_per_epoch = 0;
   double elapsed_s = 0;        // training seconds so far, pauses and evaluation excluded
   double recent_samples_per_s = 0;  // over the last few seconds of training with the settings in force (0: not yet)
-  double peak_gbps = 0;        // measured copy bandwidth of the device (Trainer::measure_peak_bandwidth_gbps)
   MemoryUsage memory;          // Trainer::memory_usage() of the trainer in use (bytes); zeros until it exists
   MemoryUsage memory_fp32;     // Trainer::memory_usage_fp32(): the same model in fp32, for comparison
   std::vector<PrecisionRow> precisions;  // measured speed per (precision, batch) the run went through

@@ -44,6 +44,14 @@ struct DevicePeaks {
   double value(std::string_view id) const;            // 0 when absent or not measured
 };
 
+// The peaks one backend of a run is drawn against, and where they came from (the dashboard, train's report).
+struct BackendPeaks {
+  std::string backend;               // "gpu" | "cpu"
+  std::optional<DevicePeaks> peaks;  // empty: not measured (yet)
+  std::string source;                // "cached" | "measured" | "not measured" (then `note` says why)
+  std::string note;                  // why there are none, or a cache that could not be read or written; else ""
+};
+
 // Progress lines while measuring ("gpu: fp32 FMA, vec4").
 using PeakProgress = std::function<void(const std::string&)>;
 

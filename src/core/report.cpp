@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/files.hpp"
+#include "core/roofline.hpp"
 
 namespace core {
 namespace {
@@ -115,9 +116,40 @@ nlohmann::json backend_json(const BackendRun& run) {
   return j;
 }
 
+nlohmann::json roofline_json(const BackendRun& run, const std::vector<BackendPeaks>& all) {
+  const BackendPeaks* found = nullptr;
+  for (const auto& b : all)
+    if (b.backend == run.name) found = &b;
+  const DevicePeaks* p = found && found->peaks ? &*found->peaks : nullptr;
+  const RoofCeilings roof = p ? roof_ceilings(*p, run.config.threads) : RoofCeilings{};
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const RooflinePoint& k : roofline_points(roof, run.kernels.rows()))
+    kernels.push_back({{"name", k.kernel},
+                       {"intensity", k.intensity},
+                       {"gflops", k.gflops},
+                       {"gbps", k.gbps},
+                       {"bound", to_string(k.bound)},
+                       {"roof_gflops", k.roof_gflops},
+                       {"pct_of_roof", k.pct_of_roof}});
+  return {{"backend", run.name},
+          {"device", p ? p->device : run.device},
+          {"software", p ? p->software : false},
+          {"peaks", found ? found->source : std::string("not measured")},
+          {"note", found ? found->note : std::string()},
+          {"measured_at", p ? nlohmann::json(p->measured_at) : nlohmann::json(nullptr)},
+          {"load_average", p ? nlohmann::json(p->load_average) : nlohmann::json(nullptr)},
+          {"bandwidth_gbps", roof.bandwidth_gbps},
+          {"bandwidth_from", roof.bandwidth_from},
+          {"compute_gflops", roof.compute_gflops},
+          {"compute_from", roof.compute_from},
+          {"ridge_intensity", ridge_intensity(roof)},
+          {"kernels", kernels}};
+}
+
 }  // namespace
 
-nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs, bool interrupted) {
+nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs, bool interrupted,
+                           const std::vector<BackendPeaks>* peaks) {
   nlohmann::json backends = nlohmann::json::array();
   for (const auto& r : runs) backends.push_back(backend_json(r));
   const Speedup s = run_speedup(runs);
@@ -126,12 +158,17 @@ nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendR
                       {"speedup", s.ok() ? nlohmann::json(s.value) : nlohmann::json(nullptr)},
                       {"interrupted", interrupted}};
   if (!s.ok()) j["speedup_reason"] = s.reason;
+  if (peaks) {
+    nlohmann::json roofline = nlohmann::json::array();
+    for (const auto& r : runs) roofline.push_back(roofline_json(r, *peaks));
+    j["roofline"] = roofline;
+  }
   return j;
 }
 
 void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs,
-                       bool interrupted) {
-  write_json_atomically(path, report_json(config, runs, interrupted));
+                       bool interrupted, const std::vector<BackendPeaks>* peaks) {
+  write_json_atomically(path, report_json(config, runs, interrupted, peaks));
 }
 
 void write_json_atomically(const std::string& path, const nlohmann::json& json) {

@@ -7,6 +7,7 @@
 
 #include "core/config.hpp"
 #include "core/metrics.hpp"
+#include "core/peaks.hpp"
 #include "core/speedup.hpp"
 
 namespace core {
@@ -31,9 +32,20 @@ inline constexpr size_t kReportStepLosses = 50;
 //    "speedup": gpu samples/s / cpu samples/s over the finished epochs (core::run_speedup: both finished an epoch
 //               with the same model, batch size, precision and optimizer), or null,
 //    "speedup_reason": why the speedup is null (only then), e.g. "GPU did not finish an epoch",
-//    "interrupted": true when SIGINT/SIGTERM stopped the run early (the epochs are those finished before), else false}
+//    "interrupted": true when SIGINT/SIGTERM stopped the run early (the epochs are those finished before), else false,
+//    "roofline": (only when `peaks` is given) one entry per backend of `runs`, in their order (core/roofline.hpp):
+//      [{"backend", "device": the peaks' device, "software": a software Vulkan device,
+//        "peaks": "cached" | "measured" | "not measured", "note": why not measured, or a cache warning (else ""),
+//        "measured_at", "load_average" (when the peaks were measured; null without peaks),
+//        "bandwidth_gbps", "bandwidth_from", "compute_gflops", "compute_from": the ceilings (core::roof_ceilings at
+//        the backend's thread count; 0 and "" when not measured), "ridge_intensity" (FLOP/byte),
+//        "kernels": [{"name", "intensity" (FLOP per compulsory byte), "gflops" (achieved), "gbps" (achieved),
+//                     "bound": "memory" | "compute" (the ceiling that binds it), "roof_gflops" (the roof at its
+//                     intensity), "pct_of_roof" (100 x achieved / the binding ceiling; 0 without peaks)}]
+//                    one per row of "kernels", same order}]}
 // Units as in core::KernelRow; accuracy is a fraction in [0, 1].
-nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs, bool interrupted = false);
+nlohmann::json report_json(const TrainConfig& config, const std::vector<BackendRun>& runs, bool interrupted = false,
+                           const std::vector<BackendPeaks>* peaks = nullptr);
 
 // The "config" object of the report (every TrainConfig field by name), also the trace's otherData.
 nlohmann::json config_json(const TrainConfig& config);
@@ -42,7 +54,7 @@ nlohmann::json config_json(const TrainConfig& config);
 // device, FIFO or "-" written directly, a symlink kept), so that a reader never sees half a report. Throws
 // core::Error(Io) naming the path, the reason and what to do when it cannot be written.
 void write_report_json(const std::string& path, const TrainConfig& config, const std::vector<BackendRun>& runs,
-                       bool interrupted = false);
+                       bool interrupted = false, const std::vector<BackendPeaks>* peaks = nullptr);
 
 // Writes `json` (indented, with a final newline) to `path` atomically as above; throws core::Error(Io).
 void write_json_atomically(const std::string& path, const nlohmann::json& json);

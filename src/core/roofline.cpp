@@ -58,6 +58,16 @@ std::vector<RooflinePoint> roofline_points(const RoofCeilings& roof, const StepP
   return points;
 }
 
+std::vector<RooflinePoint> roofline_points(const RoofCeilings& roof, const std::vector<KernelRow>& rows) {
+  std::vector<RooflinePoint> points;
+  for (const KernelRow& r : rows) {
+    if (r.calls <= 0 || r.mean_ms <= 0) continue;
+    const double seconds = r.mean_ms * 1e-3;
+    points.push_back(roofline_point(roof, r.name, r.name, r.gflops * 1e9 * seconds, r.gbps * 1e9 * seconds, r.mean_ms));
+  }
+  return points;
+}
+
 namespace {
 
 double decade_below(double v) { return std::pow(10.0, std::floor(std::log10(v))); }

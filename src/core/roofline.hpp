@@ -51,6 +51,12 @@ RooflinePoint roofline_point(const RoofCeilings& roof, std::string kernel, std::
 // `plan`, times from table.entry_rows(). Empty when the table's entries are not the plan's (another configuration).
 std::vector<RooflinePoint> roofline_points(const RoofCeilings& roof, const StepPlan& plan, const KernelTable& table);
 
+// One point per kernel name of `rows` (KernelTable::rows(), where the plan entries of one kernel, e.g. matmul_forward
+// of every layer, are summed): per call flops = gflops x mean time and bytes = gbps x mean time, so the intensity is
+// gflops / gbps (the summed FLOPs / the summed bytes) and the achieved GFLOP/s is the row's. Rows without calls are
+// left out. The dashboard's dots and train's report (one dot per kernel per backend).
+std::vector<RooflinePoint> roofline_points(const RoofCeilings& roof, const std::vector<KernelRow>& rows);
+
 // The log-log axes of a roofline chart: decades that hold every point and the ridge, mapped to [0, 1] x [0, 1]
 // (u to the right, v upwards). Points with 0 FLOPs have no place on a log axis and are left out of the ranges.
 struct RooflineAxes {

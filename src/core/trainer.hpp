@@ -160,10 +160,6 @@ class Trainer {
   // The learning rate the next step uses (the config's, or the last set_learning_rate()).
   virtual float learning_rate() const = 0;
 
-  // Measured peak memory bandwidth of this backend's device, in GB/s (1e9 bytes/s): the best of a few large
-  // buffer copies (read + write bytes / time), timed like the kernels. The roofline's memory ceiling.
-  virtual double measure_peak_bandwidth_gbps() = 0;
-
   // The bytes this trainer holds now, by category (see MemoryUsage). Fixed from construction: a change of batch size,
   // optimizer or precision makes a new trainer.
   virtual MemoryUsage memory_usage() const = 0;

@@ -73,7 +73,6 @@ class CpuTrainer final : public core::Trainer {
   void import_state(const core::TrainerState& state) override;
   void set_learning_rate(float lr) override { cfg_.lr = lr; }
   float learning_rate() const override { return cfg_.lr; }
-  double measure_peak_bandwidth_gbps() override;
   core::MemoryUsage memory_usage() const override { return usage(false); }
   core::MemoryUsage memory_usage_fp32() const override { return usage(true); }
   // Every precision runs: the 16-bit conversions use F16C where the build targets it and portable bit manipulation
@@ -390,23 +389,6 @@ core::MemoryUsage CpuTrainer::usage(bool as_fp32) const {
   m.workspace = bytes(order_) + bytes(correct_);  // correct_: per-sample flags of evaluate() only
   if (!as_fp32) m.workspace += ws_.bytes();
   return m;
-}
-
-double CpuTrainer::measure_peak_bandwidth_gbps() {
-  // STREAM-style copy (McCalpin): 64 MiB read + 64 MiB written, split over the pool's threads; best of 5.
-  const size_t n = (64u << 20) / sizeof(float);
-  std::vector<float> src(n, 1.0f), dst(n, 0.0f);
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    const auto start = Clock::now();
-    pool_.parallel_for(n, 1 << 16, [&](size_t begin, size_t end) {
-      std::copy(src.begin() + static_cast<long>(begin), src.begin() + static_cast<long>(end),
-                dst.begin() + static_cast<long>(begin));
-    });
-    const double s = std::chrono::duration<double>(Clock::now() - start).count();
-    if (s > 0) best = std::max(best, 2.0 * static_cast<double>(n * sizeof(float)) / s / 1e9);
-  }
-  return best;
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // size, optimizer or precision, or a Reset, builds only what depends on it. Measured on lavapipe (2 cores, loaded):
 // creating the trainer for a new batch size took ~3 s alone and ~20 s beside the other trainer, nearly all of it
 // uploading the 210 MiB dataset again; the Vulkan device and the compiled pipelines cost the rest. Shared here:
-//   - the Vulkan device (vk::Context) with its pipeline cache on disk and its measured peak bandwidth,
+//   - the Vulkan device (vk::Context) with its pipeline cache on disk,
 //   - the compiled kernels of each precision,
 //   - the training and test sets on the device (kept while DataSplit::content_id stays the same).
 // One cache per run::Worker: the trainers are made and used on one thread; not thread-safe.
@@ -43,7 +43,6 @@ struct SharedDevice {
   std::string pipeline_cache_note;                  // "" or why the file on disk was not used
   std::vector<unsigned char> pipeline_cache_saved;  // the bytes on disk (read or last written)
   vk::PipelineCache pipeline_cache;                 // after the members above: made from them
-  double peak_gbps = 0;  // the measured copy bandwidth, GB/s (0: not measured yet); a property of the device
 };
 
 // The training and test sets on the device as gather_batch reads them (x as fp32, y as int32), and the identity

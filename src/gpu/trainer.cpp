@@ -51,7 +51,6 @@ class VulkanTrainer final : public core::Trainer {
   void import_state(const core::TrainerState& state) override;
   void set_learning_rate(float lr) override { cfg_.lr = lr; }
   float learning_rate() const override { return cfg_.lr; }
-  double measure_peak_bandwidth_gbps() override;
   core::MemoryUsage memory_usage() const override { return memory_; }
   core::MemoryUsage memory_usage_fp32() const override { return memory_fp32_; }
   std::string unsupported_reason(core::Precision p) const override {
@@ -694,31 +693,6 @@ void VulkanTrainer::upload_scaler(const std::optional<core::LossScalerState>& st
   device.beta2_pow = static_cast<float>(std::pow(double(cfg_.beta2), double(optimizer_steps)));
   scaler_.upload(ctx_, &device, sizeof device);
   t_ = optimizer_steps;
-}
-
-double VulkanTrainer::measure_peak_bandwidth_gbps() {
-  flush_into_ready();
-  if (device_->peak_gbps > 0) return device_->peak_gbps;  // measured once per device (a Reset does not repeat it)
-  // A device-to-device copy of 64 MiB (read + write), timed with timestamp queries; best of 5.
-  // Short-lived, so not made by make(): they are not part of memory_usage().
-  const VkDeviceSize bytes = 64u << 20;
-  Buffer src(ctx_, bytes, MemoryKind::DeviceLocal, "bandwidth_src");
-  Buffer dst(ctx_, bytes, MemoryKind::DeviceLocal, "bandwidth_dst");
-  vk::TimestampQueries queries(ctx_, 2);
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    ctx_.run_one_shot([&](VkCommandBuffer cmd) {
-      queries.reset(cmd);
-      queries.write(cmd, 0, VK_PIPELINE_STAGE_TRANSFER_BIT);
-      VkBufferCopy region{0, 0, bytes};
-      vkCmdCopyBuffer(cmd, src.handle(), dst.handle(), 1, &region);
-      queries.write(cmd, 1, VK_PIPELINE_STAGE_TRANSFER_BIT);
-    });
-    const double ns = queries.read_ns(ctx_, 2)[1];
-    if (ns > 0) best = std::max(best, 2.0 * static_cast<double>(bytes) / ns);  // bytes per ns = GB/s
-  }
-  device_->peak_gbps = best;
-  return best;
 }
 
 }  // namespace

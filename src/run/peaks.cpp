@@ -46,4 +46,44 @@ PeaksLookup lookup_peaks(const std::string& backend, int device, PeaksPolicy pol
   return out;
 }
 
+namespace {
+
+std::vector<core::BackendPeaks> backend_peaks(const std::vector<std::string>& backends, int device,
+                                              const std::filesystem::path& cache, PeaksPolicy policy,
+                                              const core::PeakProgress& progress) {
+  std::vector<core::BackendPeaks> out;
+  for (const auto& name : backends) {
+    core::BackendPeaks b;
+    b.backend = name;
+    b.source = "not measured";
+    try {
+      PeaksLookup found = lookup_peaks(name, device, policy, cache, progress);
+      if (found.cached || policy != PeaksPolicy::CachedOnly) {
+        b.peaks = std::move(found.peaks);
+        b.source = found.cached ? "cached" : "measured";
+      } else {
+        b.note = "not in the peaks cache";
+      }
+      if (!found.warning.empty()) b.note = found.warning;
+    } catch (const core::Error& e) {  // e.g. no Vulkan device: the GPU backend says so itself when it starts
+      b.note = e.what();
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<core::BackendPeaks> cached_peaks(const std::vector<std::string>& backends, int device,
+                                             const std::filesystem::path& cache) {
+  return backend_peaks(backends, device, cache, PeaksPolicy::CachedOnly, {});
+}
+
+std::vector<core::BackendPeaks> peaks_measured_if_missing(const std::vector<std::string>& backends, int device,
+                                                          const std::filesystem::path& cache,
+                                                          const core::PeakProgress& progress) {
+  return backend_peaks(backends, device, cache, PeaksPolicy::MeasureIfMissing, progress);
+}
+
 }  // namespace run

@@ -4,6 +4,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/peaks.hpp"
 
@@ -28,6 +29,17 @@ enum class PeaksPolicy {
 PeaksLookup lookup_peaks(const std::string& backend, int device, PeaksPolicy policy,
                          const std::filesystem::path& cache, const core::PeakProgress& progress = {},
                          int repeats = 5, size_t stream_bytes = 0);
+
+// The cached peaks of each of `backends` ("gpu" | "cpu"), never measuring: source "cached", or "not measured" with
+// the reason in `note` (not in the cache, no Vulkan device to name). Never throws.
+std::vector<core::BackendPeaks> cached_peaks(const std::vector<std::string>& backends, int device,
+                                             const std::filesystem::path& cache);
+
+// Every backend's peaks, each from the cache or, when missing, measured now and cached (source "measured"); one that
+// cannot be measured is "not measured" with the reason. Measuring takes seconds: call it with no trainer running.
+std::vector<core::BackendPeaks> peaks_measured_if_missing(const std::vector<std::string>& backends, int device,
+                                                          const std::filesystem::path& cache,
+                                                          const core::PeakProgress& progress = {});
 
 // The cache key of backend "gpu" (device `device`) or "cpu", without measuring. Throws core::Error(Vulkan) when
 // the GPU device cannot be listed.

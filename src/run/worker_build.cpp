@@ -73,10 +73,6 @@ void Worker::start_fresh() {
     core::ScopedProgress listen([this](std::string_view stage) { set_build_stage(stage); });
     set_build_stage("creating the trainer");
     trainer_ = spec_.make(cfg_, *data_, *init_params_);
-    set_build_stage("measuring peak bandwidth");
-    const double peak = trainer_->measure_peak_bandwidth_gbps();
-    std::lock_guard lock(run_mutex_);
-    run_.peak_gbps = peak;
   }
   const std::string device = publish_trainer_info();
   prepare_boundary();

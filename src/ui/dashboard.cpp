@@ -181,7 +181,7 @@ void Dashboard::draw_tab(Tab tab, const DashboardView& view, Controller* control
     case Tab::Controls: controls.draw(view, controller); break;
     case Tab::Kernels: kernels.draw(view); break;
     case Tab::Memory: memory.draw(view); break;
-    case Tab::Bandwidth: bandwidth.draw(view); break;
+    case Tab::Bandwidth: bandwidth.draw(view, controller); break;
     case Tab::Sweep: sweep.draw(view, controller); break;
     case Tab::Boundary: boundary.draw(view); break;
   }

@@ -43,6 +43,17 @@ const core::BackendRun* DashboardView::run(const std::string& backend) const {
   return nullptr;
 }
 
+const core::BackendPeaks* DashboardView::peaks_of(const std::string& backend) const {
+  for (const auto& p : peaks)
+    if (p.backend == backend) return &p;
+  return nullptr;
+}
+
+core::RoofCeilings DashboardView::roof(const core::BackendRun& r) const {
+  const core::BackendPeaks* p = peaks_of(r.name);
+  return p && p->peaks ? core::roof_ceilings(*p->peaks, r.config.threads) : core::RoofCeilings{};
+}
+
 double DashboardView::age(const core::BackendRun& r) const {
   if (now_s <= 0 || r.updated_s <= 0) return 0;
   return std::max(0.0, now_s - r.updated_s);

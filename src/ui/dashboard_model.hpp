@@ -10,6 +10,7 @@
 
 #include "core/config.hpp"
 #include "core/metrics.hpp"
+#include "core/peaks.hpp"
 #include "ui/plot_math.hpp"
 
 namespace ui {
@@ -57,8 +58,17 @@ struct DashboardView {
   std::string caption;          // a lesson's caption, shown large over the plots ("" for none)
   bool sweep_busy = false;      // the Sweep tab's sweep is asked for or running (a lesson waits for its end)
   std::string sweep_status;     // its run::LiveSweepState::status ("done", "stopped", "failed: ..."; "" never run)
+  // The measured peaks of the runs' devices (run::SessionPeaks; the cache for a finished run's picture): the
+  // bandwidth shares and the rooflines. While peaks_measuring, training is paused for a measurement.
+  std::vector<core::BackendPeaks> peaks;
+  bool peaks_measuring = false;
+  std::string peaks_stage;    // what is being measured ("gpu: fp32 FMA: vec4")
+  std::string peaks_message;  // the last measurement's outcome, "" before any
 
   const core::BackendRun* run(const std::string& backend) const;
+  const core::BackendPeaks* peaks_of(const std::string& backend) const;  // null when the view has none
+  // The roofline ceilings of `run`'s device at its thread count (core::roof_ceilings); zeros without peaks.
+  core::RoofCeilings roof(const core::BackendRun& run) const;
   // Seconds since `run`'s figures were brought up to date; 0 when unknown (no clock, or nothing measured yet).
   double age(const core::BackendRun& run) const;
 };

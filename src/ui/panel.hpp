@@ -23,6 +23,8 @@ class Controller {
   virtual void request_screenshot() = 0;
   virtual void set_style(const StyleOptions& style) = 0;  // applied between frames (the font atlas is rebuilt)
   virtual StyleOptions style() const = 0;
+  // Pauses training, measures every device's peaks again (run::SessionPeaks), caches them, resumes.
+  virtual void remeasure_peaks() = 0;
 };
 
 // "13 ms", "12.3 s", "4 min 05 s", "1 h 02 min".

@@ -1,0 +1,72 @@
+// run::SessionPeaks: the measured peaks of a running session's devices (the dashboard's bandwidth shares and
+// rooflines). They come from the per-device cache (run/peaks.hpp); a device missing from it, or every device when
+// the user asks to measure again, is measured on a thread of its own while the session's training is paused, so
+// that no trainer shares the cores or the memory bus with the probes, and training resumes afterwards.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/peaks.hpp"
+#include "run/peaks.hpp"
+#include "run/session.hpp"
+
+namespace run {
+
+class SessionPeaks {
+ public:
+  // Measures one backend ("gpu" | "cpu") now and caches it (as lookup_peaks); `progress` names each figure as it
+  // starts (and may throw to abandon the measurement). Throws core::Error when it cannot measure.
+  using Measure = std::function<PeaksLookup(const std::string& backend, const core::PeakProgress& progress)>;
+
+  // What the dashboard shows.
+  struct State {
+    std::vector<core::BackendPeaks> backends;  // in the session's backend order
+    bool measuring = false;                    // training is paused (or being paused) for a measurement
+    std::string stage;                         // while measuring: "pausing training", "gpu: fp32 FMA: vec4", ...
+    std::string message;                       // the last measurement's outcome ("" before any)
+  };
+
+  // The peaks of `backends` (names as TrainConfig::backends) on Vulkan device `device` (-1: the best), cached in
+  // `cache` (core::default_peaks_path(); empty: no cache). Reads the cache only; measuring starts with measure().
+  // `measure` replaces the real probes (tests); empty: run::lookup_peaks(PeaksPolicy::Remeasure).
+  SessionPeaks(Session& session, std::vector<std::string> backends, int device, std::filesystem::path cache,
+               Measure measure = {});
+  ~SessionPeaks();  // abandons a measurement at its next figure and joins the thread; destroy before the session
+  SessionPeaks(const SessionPeaks&) = delete;
+  SessionPeaks& operator=(const SessionPeaks&) = delete;
+
+  // Whether a backend has no peaks (then the dashboard measures them once at start, or says how to).
+  bool missing() const;
+  // Pauses training (unless the user paused it already), waits until every backend has stopped stepping, measures
+  // `only_missing` ? the backends without peaks : every backend, caches them, and resumes training if it paused it.
+  // Returns at once; the work runs on a thread of its own. Ignored while a measurement runs.
+  void measure(bool only_missing);
+  State state() const;
+
+  // How long measure() waits for the trainers to stop stepping (a huge batch on a software device can take seconds
+  // per step) before it gives up and says so.
+  static constexpr double kPauseTimeoutSeconds = 120;
+
+ private:
+  void run(bool only_missing);
+  bool wait_until_paused();  // false: stopped, or timed out
+  void set_stage(const std::string& stage);
+
+  Session& session_;
+  const int device_;
+  const std::filesystem::path cache_;
+  const Measure measure_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mutex_;  // guards state_
+  std::condition_variable stop_cv_;
+  State state_;
+  std::thread thread_;
+};
+
+}  // namespace run

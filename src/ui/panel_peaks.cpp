@@ -1,0 +1,100 @@
+// The peaks line of the Bandwidth and Roofline tabs (panel_peaks.hpp).
+#include "ui/panel_peaks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ui/text_fit.hpp"
+
+namespace ui {
+namespace {
+
+// Three significant figures at least, no exponent: "2.02", "19.2", "444".
+std::string figure_text(double v) {
+  if (v >= 100) return fmt::format("{:.0f}", v);
+  if (v >= 10) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.2f}", v);
+}
+
+const core::PeakFigure* figure_labelled(const core::DevicePeaks& peaks, const std::string& label) {
+  for (const auto& f : peaks.figures)
+    if (f.label == label) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string ceiling_text(const DashboardView& view, const core::BackendRun& run, const std::string& kind) {
+  const core::RoofCeilings roof = view.roof(run);
+  std::string text = backend_title(run.name);
+  if (roof.bandwidth_gbps <= 0 && roof.compute_gflops <= 0) return text + " not measured";
+  if (kind != "compute") text += fmt::format(" {} GB/s", figure_text(roof.bandwidth_gbps));
+  if (kind == "both") text += ",";
+  if (kind != "bandwidth") text += fmt::format(" {} GFLOP/s", figure_text(roof.compute_gflops));
+  return text;
+}
+
+std::string peaks_tooltip(const DashboardView& view, const core::BackendRun& run) {
+  const core::BackendPeaks* p = view.peaks_of(run.name);
+  if (!p || !p->peaks)
+    return fmt::format("{}: no measured peaks{}. Re-measure peaks pauses training and measures them (about 15 s on "
+                       "a quiet 2-core machine); `trainscope peaks` does the same from a terminal.",
+                       backend_title(run.name), p && !p->note.empty() ? " (" + p->note + ")" : "");
+  const core::DevicePeaks& peaks = *p->peaks;
+  const core::RoofCeilings roof = core::roof_ceilings(peaks, run.config.threads);
+  std::string text = fmt::format("{}: {}\n", backend_title(run.name), peaks.device);
+  if (peaks.software) text += "A software Vulkan device: these are the CPU's figures seen through the driver.\n";
+  auto ceiling = [&](const char* what, double value, const char* unit, const std::string& from) {
+    if (value <= 0) return fmt::format("\n{} ceiling: not measured\n", what);
+    const core::PeakFigure* f = figure_labelled(peaks, from);
+    return fmt::format("\n{} ceiling: {} {} ({}): {}\n", what, figure_text(value), unit, from,
+                       f ? f->method : std::string("median of the samples"));
+  };
+  text += ceiling("Memory", roof.bandwidth_gbps, "GB/s (1e9 bytes/s)", roof.bandwidth_from);
+  text += ceiling("Compute", roof.compute_gflops, "GFLOP/s (an FMA counts 2 FLOP)", roof.compute_from);
+  text += fmt::format("\n{} {} in {:.1f} s at load average {}.", p->source == "cached" ? "From the cache; measured"
+                                                                                       : "Measured",
+                      peaks.measured_at, peaks.seconds,
+                      peaks.load_average >= 0 ? fmt::format("{:.2f}", peaks.load_average) : "unknown");
+  if (!p->note.empty()) text += "\n" + p->note;
+  return text;
+}
+
+void draw_peaks_line(const DashboardView& view, const std::string& title, const std::string& kind) {
+  std::vector<std::string> pieces = {title};
+  for (const auto& run : view.runs) pieces.push_back(ceiling_text(view, run, kind));
+  const float marker = ImGui::CalcTextSize(" (?)").x;
+  ImGui::TextDisabled("%s (?)", fit_pieces(pieces, ImGui::GetContentRegionAvail().x - marker, "  ").c_str());
+  if (!ImGui::IsItemHovered()) return;
+  std::string tip = "The ceilings are measured by trainscope on this machine (never a datasheet figure), once per "
+                    "device, with no training running, and kept in the peaks cache "
+                    "($XDG_CACHE_HOME/trainscope/peaks.json). Re-measure peaks pauses training, measures again and "
+                    "resumes.";
+  for (const auto& run : view.runs) tip += "\n\n" + peaks_tooltip(view, run);
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34.0f);
+  ImGui::TextUnformatted(tip.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+void draw_remeasure_row(const DashboardView& view, Controller* controller) {
+  bool none = false;
+  for (const auto& run : view.runs) none = none || view.roof(run).bandwidth_gbps <= 0;
+  const std::string status = view.peaks_measuring ? "measuring, training paused: " + view.peaks_stage
+                             : !view.peaks_message.empty() ? view.peaks_message
+                             : none ? "not measured: press Re-measure peaks"
+                                    : "";
+  if (controller) {
+    ImGui::BeginDisabled(view.peaks_measuring || !view.live);
+    const bool clicked = ImGui::SmallButton("Re-measure peaks");
+    ImGui::EndDisabled();
+    if (clicked) controller->remeasure_peaks();
+    if (!status.empty()) ImGui::SameLine();
+  }
+  if (!status.empty())
+    text_line(status, ImGui::GetColorU32(view.peaks_measuring ? ImGuiCol_Text : ImGuiCol_TextDisabled));
+}
+
+}  // namespace ui
