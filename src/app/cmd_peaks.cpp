@@ -16,12 +16,7 @@
 namespace app {
 namespace {
 
-// "12.3" / "0.85" / "1234": three significant figures at least, no exponent.
-std::string value_text(double v) {
-  if (v >= 100) return fmt::format("{:.0f}", v);
-  if (v >= 10) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
-}
+using core::figure_text;
 
 void print_peaks(std::FILE* out, const core::DevicePeaks& p, bool cached) {
   fmt::print(out, "{}  {}\n", p.backend == "gpu" ? "GPU" : "CPU", p.device);
@@ -33,8 +28,8 @@ void print_peaks(std::FILE* out, const core::DevicePeaks& p, bool cached) {
       continue;
     }
     const auto [lo, hi] = std::minmax_element(f.samples.begin(), f.samples.end());
-    fmt::print(out, "  {:<62} {:>9} {:<8} ({}..{}, median of {})\n", f.label, value_text(f.value), f.unit,
-               value_text(*lo), value_text(*hi), f.samples.size());
+    fmt::print(out, "  {:<62} {:>9} {:<8} ({}..{}, median of {})\n", f.label, figure_text(f.value), f.unit,
+               figure_text(*lo), figure_text(*hi), f.samples.size());
   }
   fmt::print(out, "  measured {} in {:.1f} s at load average {}{}\n\n", p.measured_at, p.seconds,
              p.load_average >= 0 ? fmt::format("{:.2f}", p.load_average) : "unknown",

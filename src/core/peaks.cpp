@@ -57,6 +57,12 @@ class FileLock {
 
 }  // namespace
 
+std::string figure_text(double v) {
+  if (v >= 100) return fmt::format("{:.0f}", v);
+  if (v >= 10) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.2f}", v);
+}
+
 const PeakFigure* DevicePeaks::find(std::string_view id) const {
   for (const auto& f : figures)
     if (f.id == id) return &f;

@@ -52,6 +52,10 @@ struct BackendPeaks {
   std::string note;                  // why there are none, or a cache that could not be read or written; else ""
 };
 
+// A figure as the table and the dashboard show it: three significant figures at least, no exponent ("2.02", "19.2",
+// "444").
+std::string figure_text(double value);
+
 // Progress lines while measuring ("gpu: fp32 FMA, vec4").
 using PeakProgress = std::function<void(const std::string&)>;
 

@@ -10,12 +10,7 @@
 namespace ui {
 namespace {
 
-// Three significant figures at least, no exponent: "2.02", "19.2", "444".
-std::string figure_text(double v) {
-  if (v >= 100) return fmt::format("{:.0f}", v);
-  if (v >= 10) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
-}
+using core::figure_text;
 
 const core::PeakFigure* figure_labelled(const core::DevicePeaks& peaks, const std::string& label) {
   for (const auto& f : peaks.figures)
