@@ -146,7 +146,7 @@ TEST_CASE("a malformed lesson is refused naming the file, the step and the field
       {head + R"({"when": {"tpu": {"step": 1}}}]})", "\"when.tpu\": unknown key"},
       {head + R"({"when": {"gpu": {"steps": 1}}}]})", "\"when.gpu.steps\": unknown key"},
       {head + R"({"model": {"hidden": "64,0"}}]})", "\"model.hidden\": must be layer sizes 1..65536"},
-      {head + R"({"view": {"tab": "roofline"}}]})", "\"view.tab\": must be one of controls, kernels"},
+      {head + R"({"view": {"tab": "spreadsheet"}}]})", "\"view.tab\": must be one of controls, kernels"},
       {head + R"({"expect": {"both": {"batch": 32.5}}}]})", "\"expect.both.batch\": the batch size must be an integer"},
       {head + R"({"expect": {}}]})", "\"expect\": expects nothing"},
       {head + R"({"quit": false}]})", "\"quit\": give true"},

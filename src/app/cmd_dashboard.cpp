@@ -13,6 +13,9 @@
 #include "run/explain.hpp"
 #include "core/files.hpp"
 #include "core/options.hpp"
+#include "core/csv_export.hpp"
+#include "core/report.hpp"
+#include "core/trace.hpp"
 #include "run/data.hpp"
 #include "run/interrupt.hpp"
 #include "run/peaks.hpp"
@@ -43,6 +46,28 @@ class SessionController final : public ui::Controller, public ui::LessonHost {
   void set_style(const ui::StyleOptions& style) override { window_.set_style(style); }
   ui::StyleOptions style() const override { return window_.style(); }
   void remeasure_peaks() override { peaks_.measure(false); }
+
+  std::string export_trace() override {
+    std::vector<core::BackendTimeline> timelines;
+    for (const auto& r : session_.snapshot())
+      if (r.timeline) timelines.push_back(*r.timeline);
+    if (timelines.empty()) return "trace not saved: no step has been timed yet";
+    return write_export("trace", ui::timestamped_path(kExportFolder, "-trace.json"), [&](const std::string& path) {
+      core::write_trace(path, timelines, {{"producer", "trainscope dashboard"},
+                                          {"config", core::config_json(session_.settings())}});
+      return "trace saved: " + path + " (open it in Perfetto)";
+    });
+  }
+
+  std::string export_csv() override {
+    std::vector<core::DevicePeaks> peaks;
+    for (auto& b : peaks_.state().backends)
+      if (b.peaks) peaks.push_back(std::move(*b.peaks));
+    return write_export("CSV", ui::timestamped_path(kExportFolder, "-csv"), [&](const std::string& dir) {
+      core::write_csv_dir(dir, session_.snapshot(true), peaks);
+      return "CSV saved: " + dir + "/{steps,kernels,peaks}.csv";
+    });
+  }
 
   void show(const ui::LessonView& v) override {
     if (v.tab)
@@ -88,6 +113,23 @@ class SessionController final : public ui::Controller, public ui::LessonHost {
   }
 
  private:
+  static constexpr const char* kExportFolder = "exports";
+
+  // Makes the exports folder and runs `write`; its message, or what failed and what to do.
+  template <typename Write>
+  static std::string write_export(const char* what, const std::string& path, Write write) {
+    std::error_code ec;
+    std::filesystem::create_directories(kExportFolder, ec);
+    if (ec)
+      return fmt::format("{} not saved: cannot create the folder {}/ ({}); start trainscope in a folder you can write",
+                         what, kExportFolder, ec.message());
+    try {
+      return write(path);
+    } catch (const std::exception& e) {
+      return fmt::format("{} not saved: {}", what, e.what());
+    }
+  }
+
   struct Shot {
     std::string path;  // "" for the default name
     bool lesson = false;

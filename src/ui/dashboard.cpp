@@ -16,6 +16,8 @@ const char* tab_name(Tab tab) {
     case Tab::Kernels: return "kernels";
     case Tab::Memory: return "memory";
     case Tab::Bandwidth: return "bandwidth";
+    case Tab::Roofline: return "roofline";
+    case Tab::Timeline: return "timeline";
     case Tab::Sweep: return "sweep";
     case Tab::Boundary: return "boundary";
   }
@@ -34,6 +36,8 @@ const char* tab_title(Tab tab) {
     case Tab::Kernels: return "Kernels";
     case Tab::Memory: return "Memory";
     case Tab::Bandwidth: return "Bandwidth";
+    case Tab::Roofline: return "Roofline";
+    case Tab::Timeline: return "Timeline";
     case Tab::Sweep: return "Sweep";
     case Tab::Boundary: return "Boundary";
   }
@@ -182,6 +186,8 @@ void Dashboard::draw_tab(Tab tab, const DashboardView& view, Controller* control
     case Tab::Kernels: kernels.draw(view); break;
     case Tab::Memory: memory.draw(view); break;
     case Tab::Bandwidth: bandwidth.draw(view, controller); break;
+    case Tab::Roofline: roofline.draw(view, controller); break;
+    case Tab::Timeline: timeline.draw(view, controller); break;
     case Tab::Sweep: sweep.draw(view, controller); break;
     case Tab::Boundary: boundary.draw(view); break;
   }

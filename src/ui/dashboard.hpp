@@ -17,15 +17,19 @@
 #include "ui/panel_loss.hpp"
 #include "ui/panel_memory.hpp"
 #include "ui/panel_race.hpp"
+#include "ui/panel_roofline.hpp"
 #include "ui/panel_sweep.hpp"
+#include "ui/panel_timeline.hpp"
 #include "ui/settings.hpp"
 
 namespace ui {
 
 // The views beside the plots.
-enum class Tab { Controls, Kernels, Memory, Bandwidth, Sweep, Boundary };
-inline constexpr Tab kTabs[] = {Tab::Controls, Tab::Kernels, Tab::Memory, Tab::Bandwidth, Tab::Sweep, Tab::Boundary};
-const char* tab_name(Tab tab);  // "controls", "kernels", "memory", "bandwidth", "sweep", "boundary"
+enum class Tab { Controls, Kernels, Memory, Bandwidth, Roofline, Timeline, Sweep, Boundary };
+inline constexpr Tab kTabs[] = {Tab::Controls,  Tab::Kernels,  Tab::Memory, Tab::Bandwidth,
+                                Tab::Roofline, Tab::Timeline, Tab::Sweep,  Tab::Boundary};
+// "controls", "kernels", "memory", "bandwidth", "roofline", "timeline", "sweep", "boundary"
+const char* tab_name(Tab tab);
 std::optional<Tab> parse_tab(std::string_view name);  // the inverse; nullopt for an unknown name
 const char* tab_title(Tab tab);                       // "Controls", "Kernels", ...: the tab's title on screen
 
@@ -61,6 +65,8 @@ class Dashboard {
   KernelTimings kernels;
   MemoryPanel memory;
   MemoryBandwidth bandwidth;
+  RooflinePanel roofline;
+  TimelinePanel timeline;
   Controls controls;
   SweepPanel sweep;
   BoundaryPanel boundary;

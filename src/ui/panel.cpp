@@ -101,13 +101,7 @@ void kernel_bar_table(const char* id, const DashboardView& view,
 
 void help_marker(const char* text) {
   ImGui::TextDisabled("(?)");
-  if (ImGui::IsItemHovered()) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
+  if (ImGui::IsItemHovered()) wrapped_tooltip(text, 30.0f);
 }
 
 }  // namespace ui

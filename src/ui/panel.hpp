@@ -25,6 +25,11 @@ class Controller {
   virtual StyleOptions style() const = 0;
   // Pauses training, measures every device's peaks again (run::SessionPeaks), caches them, resumes.
   virtual void remeasure_peaks() = 0;
+  // The exports of the Timeline tab, written atomically (core/files) to a new timestamped path under exports/: the
+  // trace of each backend's last steps (core::write_trace: Chrome trace JSON for Perfetto) / the CSV tables
+  // (core::write_csv_dir). Return what to tell the user: where it went, or why it failed. Never throw.
+  virtual std::string export_trace() = 0;
+  virtual std::string export_csv() = 0;
 };
 
 // "13 ms", "12.3 s", "4 min 05 s", "1 h 02 min".

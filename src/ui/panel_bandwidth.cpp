@@ -8,7 +8,11 @@
 namespace ui {
 
 void MemoryBandwidth::draw(const DashboardView& view, Controller* controller) {
-  draw_peaks_line(view, "% of peak:", "bandwidth");
+  draw_peaks_row(view, controller, "% of peak:", "bandwidth",
+                 "Bars: each kernel's achieved bandwidth (compulsory bytes / measured time) as a share of the "
+                 "device's measured memory ceiling. Element-wise kernels (act_backward, adamw_update) are "
+                 "memory-bound: they come close to the peak. Above 100%: the kernel's data fit in the caches, which "
+                 "are faster than main memory. Matrix multiplications are compute-bound: their GB/s stays low.");
   kernel_bar_table(
       "bandwidth_bars", view, [](const core::BackendRun& run) { return std::string(backend_title(run.name)); },
       [&view](const core::BackendRun& run, const std::string& name) {
@@ -28,15 +32,6 @@ void MemoryBandwidth::draw(const DashboardView& view, Controller* controller) {
         }
         return b;
       });
-  ImGui::TextDisabled("(?) what the bars mean");
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s",
-                      "Bars: each kernel's achieved bandwidth (compulsory bytes / measured time) as a share of the "
-                      "device's measured memory ceiling (hover the line above for its method). Element-wise kernels "
-                      "(act_backward, adamw_update) are memory-bound: they come close to the peak. Above 100%: the "
-                      "kernel's data fit in the caches, which are faster than main memory. Matrix multiplications "
-                      "are compute-bound: their GB/s stays low.");
-  draw_remeasure_row(view, controller);
 }
 
 }  // namespace ui

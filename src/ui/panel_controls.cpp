@@ -58,6 +58,7 @@ std::string unsupported(const DashboardView& view, core::Precision p) {
 // The first thing worth saying in the quick bar when there is no toast: a backend applying a change, a refusal.
 std::string bar_status(const DashboardView& view) {
   if (view.peaks_measuring) return "measuring peaks, training paused: " + view.peaks_stage;
+  if (view.peaks_message.find("not measured") != std::string::npos) return view.peaks_message;
   for (const auto& r : view.runs)
     if (r.building || !r.error.empty() || (view.live && !pending_changes(r, view.config).empty()))
       return fmt::format("{}: {}", backend_title(r.name), backend_state_line(view, r));
@@ -77,6 +78,8 @@ Controller& null_controller() {
     void set_style(const StyleOptions&) override {}
     StyleOptions style() const override { return {}; }
     void remeasure_peaks() override {}
+    std::string export_trace() override { return ""; }
+    std::string export_csv() override { return ""; }
   } instance;
   return instance;
 }

@@ -56,40 +56,33 @@ std::string peaks_tooltip(const DashboardView& view, const core::BackendRun& run
   return text;
 }
 
-void draw_peaks_line(const DashboardView& view, const std::string& title, const std::string& kind) {
+void draw_peaks_row(const DashboardView& view, Controller* controller, const std::string& title,
+                    const std::string& kind, const std::string& help) {
+  if (controller) {
+    ImGui::BeginDisabled(view.peaks_measuring || !view.live);
+    const bool clicked = ImGui::SmallButton("Re-measure");
+    ImGui::EndDisabled();
+    if (clicked) controller->remeasure_peaks();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", view.peaks_measuring
+                                  ? ("Measuring the peaks, training paused: " + view.peaks_stage).c_str()
+                                  : "Re-measure peaks: pauses training, measures every device's peaks again (about "
+                                    "15 s on a quiet 2-core machine), caches them and resumes.");
+    ImGui::SameLine();
+  }
   std::vector<std::string> pieces = {title};
   for (const auto& run : view.runs) pieces.push_back(ceiling_text(view, run, kind));
   const float marker = ImGui::CalcTextSize(" (?)").x;
   ImGui::TextDisabled("%s (?)", fit_pieces(pieces, ImGui::GetContentRegionAvail().x - marker, "  ").c_str());
   if (!ImGui::IsItemHovered()) return;
-  std::string tip = "The ceilings are measured by trainscope on this machine (never a datasheet figure), once per "
-                    "device, with no training running, and kept in the peaks cache "
-                    "($XDG_CACHE_HOME/trainscope/peaks.json). Re-measure peaks pauses training, measures again and "
-                    "resumes.";
+  std::string tip = help.empty() ? "" : help + "\n\n";
+  tip += "The ceilings are measured by trainscope on this machine (never a datasheet figure), once per device, with no "
+         "training running, and kept in the peaks cache ($XDG_CACHE_HOME/trainscope/peaks.json); Re-measure pauses "
+         "training, measures again and resumes.";
+  if (view.peaks_measuring) tip += "\nMeasuring now: " + view.peaks_stage;
+  else if (!view.peaks_message.empty()) tip += "\nLast measurement: " + view.peaks_message;
   for (const auto& run : view.runs) tip += "\n\n" + peaks_tooltip(view, run);
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34.0f);
-  ImGui::TextUnformatted(tip.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
-}
-
-void draw_remeasure_row(const DashboardView& view, Controller* controller) {
-  bool none = false;
-  for (const auto& run : view.runs) none = none || view.roof(run).bandwidth_gbps <= 0;
-  const std::string status = view.peaks_measuring ? "measuring, training paused: " + view.peaks_stage
-                             : !view.peaks_message.empty() ? view.peaks_message
-                             : none ? "not measured: press Re-measure peaks"
-                                    : "";
-  if (controller) {
-    ImGui::BeginDisabled(view.peaks_measuring || !view.live);
-    const bool clicked = ImGui::SmallButton("Re-measure peaks");
-    ImGui::EndDisabled();
-    if (clicked) controller->remeasure_peaks();
-    if (!status.empty()) ImGui::SameLine();
-  }
-  if (!status.empty())
-    text_line(status, ImGui::GetColorU32(view.peaks_measuring ? ImGuiCol_Text : ImGuiCol_TextDisabled));
+  wrapped_tooltip(tip);
 }
 
 }  // namespace ui

@@ -1,6 +1,6 @@
 // The measured peaks as the Bandwidth and Roofline tabs show them: one line with each backend's ceilings (hover: each
-// figure's unit, method, when and at what load it was measured, cached or not), and a "Re-measure peaks" button that
-// pauses training while the probes run (run::SessionPeaks). Without peaks it says so and what to press.
+// figure's unit, method, when and at what load it was measured, cached or not) after a "Re-measure" button that
+// pauses training while the probes run (run::SessionPeaks). Without peaks it says "not measured".
 #pragma once
 #include <string>
 
@@ -16,12 +16,10 @@ std::string ceiling_text(const DashboardView& view, const core::BackendRun& run,
 // figures came from (cached / measured now, when, the load average then); or why there are none.
 std::string peaks_tooltip(const DashboardView& view, const core::BackendRun& run);
 
-// `title` and each backend's ceilings of `kind` (ceiling_text), hover: what the ceilings are and every backend's
-// peaks_tooltip.
-void draw_peaks_line(const DashboardView& view, const std::string& title, const std::string& kind);
-
-// The re-measure button and the measurement's stage or outcome ("not measured: press Re-measure peaks"). controller:
-// null for a finished run's picture (then only a missing measurement is said).
-void draw_remeasure_row(const DashboardView& view, Controller* controller);
+// One row: the "Re-measure" button (controller: null for a finished run's picture, then no button), `title` and each
+// backend's ceilings of `kind` (ceiling_text), shortened to the row; hover: `help`, what the ceilings are, the last
+// measurement's outcome and every backend's peaks_tooltip. The measurement's progress also shows in the quick bar.
+void draw_peaks_row(const DashboardView& view, Controller* controller, const std::string& title,
+                    const std::string& kind, const std::string& help = "");
 
 }  // namespace ui

@@ -67,13 +67,16 @@ std::string write_png(const Image& image, const std::string& path) noexcept {
   }
 }
 
-std::string default_screenshot_path(const std::string& folder) {
+std::string timestamped_path(const std::string& folder, const std::string& suffix) {
   const std::string stem = "trainscope-" + local_time("%Y%m%d-%H%M%S");
   std::error_code ec;
-  fs::path path = fs::path(folder) / (stem + ".png");
-  for (int n = 2; fs::exists(path, ec) && n < 1000; ++n) path = fs::path(folder) / fmt::format("{}-{}.png", stem, n);
+  fs::path path = fs::path(folder) / (stem + suffix);
+  for (int n = 2; fs::exists(path, ec) && n < 1000; ++n)
+    path = fs::path(folder) / fmt::format("{}-{}{}", stem, n, suffix);
   return path.string();
 }
+
+std::string default_screenshot_path(const std::string& folder) { return timestamped_path(folder, ".png"); }
 
 SavedScreenshot save_screenshot(const Image& image, const std::string& path) noexcept {
   SavedScreenshot saved;

@@ -15,7 +15,10 @@ namespace ui {
 // 1600x900 on a 2-core machine (move it off the UI thread if that hitch matters).
 std::string write_png(const Image& image, const std::string& path) noexcept;
 
-// "<folder>/trainscope-YYYYMMDD-HHMMSS.png" in local time; "-2", "-3", ... appended when that file already exists.
+// "<folder>/trainscope-YYYYMMDD-HHMMSS<suffix>" in local time; "-2", "-3", ... before the suffix when that path
+// already exists. suffix: ".png", "-trace.json", "-csv" (a folder), ...
+std::string timestamped_path(const std::string& folder, const std::string& suffix);
+// timestamped_path(folder, ".png").
 std::string default_screenshot_path(const std::string& folder = "screenshots");
 
 struct SavedScreenshot {

@@ -74,13 +74,15 @@ void text_line(const std::string& text, ImU32 color, float width) {
   if (color != 0) ImGui::PushStyleColor(ImGuiCol_Text, color);
   ImGui::TextUnformatted(shown.c_str());
   if (color != 0) ImGui::PopStyleColor();
-  if (shown != text && ImGui::IsItemHovered()) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
-    ImGui::TextUnformatted(text.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
+  if (shown != text && ImGui::IsItemHovered()) wrapped_tooltip(text, 30.0f);
+}
+
+void wrapped_tooltip(const std::string& text, float width_em) {
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * width_em);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
 }
 
 }  // namespace ui

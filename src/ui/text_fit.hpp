@@ -33,4 +33,7 @@ float checkbox_width(const char* label);
 // never wraps; when it was shortened, hovering it shows the whole text.
 void text_line(const std::string& text, ImU32 color = 0, float width = 0);
 
+// A tooltip of `text` wrapped at `width_em` font sizes (call it when the item it explains is hovered).
+void wrapped_tooltip(const std::string& text, float width_em = 34.0f);
+
 }  // namespace ui

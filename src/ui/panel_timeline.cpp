@@ -1,0 +1,199 @@
+// The Timeline tab (panel_timeline.hpp), drawn with ImDrawList.
+#include "ui/panel_timeline.hpp"
+
+#include <fmt/format.h>
+#include <imgui_internal.h>  // ImGui::SetItemUsingMouseWheel
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "core/timeline.hpp"
+#include "ui/text_fit.hpp"
+
+namespace ui {
+namespace {
+
+// A colour per kernel name (the same in every frame and on both backends), from a palette that reads on dark and
+// light themes; host phases in greys, so that the kernels stand out.
+ImU32 event_color(const core::TimelineEvent& e) {
+  if (e.entry < 0) {
+    if (e.name == "fence wait") return IM_COL32(150, 150, 150, 255);
+    return IM_COL32(110, 110, 110, 255);
+  }
+  static constexpr ImU32 palette[] = {IM_COL32(78, 121, 167, 255),  IM_COL32(242, 142, 43, 255),
+                                      IM_COL32(225, 87, 89, 255),   IM_COL32(118, 183, 178, 255),
+                                      IM_COL32(89, 161, 79, 255),   IM_COL32(237, 201, 72, 255),
+                                      IM_COL32(176, 122, 161, 255), IM_COL32(255, 157, 167, 255),
+                                      IM_COL32(156, 117, 95, 255),  IM_COL32(148, 103, 189, 255)};
+  return palette[std::hash<std::string>{}(e.name) % std::size(palette)];
+}
+
+std::string ms_text(double seconds) { return fmt::format("{:.3g} ms", seconds * 1e3); }
+
+std::string event_tooltip(const core::TimelineEvent& e) {
+  std::string text = fmt::format("{}\nstep {} · {}", e.label.empty() ? e.name : e.label, e.step + 1,
+                                 ms_text(e.seconds()));
+  if (e.entry >= 0)
+    text += fmt::format("\n{} FLOP, {} bytes (the whole kernel's)", format_value(e.flops), format_value(e.bytes));
+  else
+    text += "\nhost work: the GPU's kernels wait for it or it waits for them";
+  return text;
+}
+
+// The steps' mean split into kernel time and overhead, as a bar with its figures; each step's split on hover.
+void draw_breakdown(const core::BackendTimeline& t, ImU32 color) {
+  double wall = 0, kernels = 0;
+  for (const auto& s : t.steps) wall += s.wall_s, kernels += s.kernel_s;
+  if (wall <= 0 || t.steps.empty()) return;
+  const double n = static_cast<double>(t.steps.size());
+  const float share = static_cast<float>(std::min(1.0, kernels / wall));
+  const ImVec2 min = ImGui::GetCursorScreenPos();
+  const float width = ImGui::GetContentRegionAvail().x, height = ImGui::GetTextLineHeight();
+  ImGui::InvisibleButton("breakdown", ImVec2(width, height));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(min, ImVec2(min.x + width, min.y + height), IM_COL32(110, 110, 110, 255));
+  dl->AddRectFilled(min, ImVec2(min.x + share * width, min.y + height), color);
+  const std::string text =
+      fmt::format("{}/step: kernels {:.0f}%, overhead {} ({:.2f}x)", ms_text(wall / n), 100 * kernels / wall,
+                  ms_text((wall - kernels) / n), kernels > 0 ? wall / kernels : 0.0);
+  const std::string shown = fit_text(text, width - 0.4f * ImGui::GetFontSize());
+  dl->AddText(ImVec2(min.x + 0.2f * ImGui::GetFontSize(), min.y), IM_COL32(255, 255, 255, 255), shown.c_str());
+  if (!ImGui::IsItemHovered()) return;
+  std::string tip = "Per step: its wall time on the backend's own track (from the end of the step before), the sum of "
+                    "its kernel times, and the rest: launches, submits, fence waits, read-backs, scheduling.\n";
+  for (const auto& s : t.steps)
+    tip += fmt::format("\nstep {}: {} = kernels {} + overhead {} ({:.2f}x)", s.step + 1, ms_text(s.wall_s),
+                       ms_text(s.kernel_s), ms_text(s.overhead_s()), s.ratio());
+  wrapped_tooltip(tip);
+}
+
+}  // namespace
+
+void TimelinePanel::draw(const DashboardView& view, Controller* controller) {
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  // Height: per backend a title, a time axis and a breakdown bar; the export row; the rest shared by the tracks.
+  int tracks = 0, shown = 0;
+  for (const auto& run : view.runs)
+    if (run.timeline && !run.timeline->empty()) tracks += static_cast<int>(run.timeline->tracks.size()), ++shown;
+  const float fixed = static_cast<float>(view.runs.size()) * 3 * line + ImGui::GetFrameHeightWithSpacing();
+  const float lane = tracks > 0 ? std::clamp((ImGui::GetContentRegionAvail().y - fixed) / static_cast<float>(tracks),
+                                             0.35f * ImGui::GetFontSize(), 1.4f * line)
+                                : line;
+  for (const auto& run : view.runs) {
+    ImGui::PushID(run.name.c_str());
+    draw_backend(run, lane);
+    ImGui::PopID();
+  }
+  if (!controller) return;
+  if (ImGui::SmallButton("Export trace")) export_message_ = controller->export_trace();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The last steps of each backend as a Chrome trace (JSON trace events, as PyTorch's profiler "
+                      "exports): open it in Perfetto (ui.perfetto.dev) or chrome://tracing. Saved under exports/.");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Export CSV")) export_message_ = controller->export_csv();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("steps.csv (every step of this run), kernels.csv (the kernel table) and peaks.csv (the measured "
+                      "peaks) in a new folder under exports/.");
+  if (!export_message_.empty()) {
+    ImGui::SameLine();
+    text_line(export_message_, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  }
+}
+
+void TimelinePanel::draw_backend(const core::BackendRun& run, float lane_height) {
+  const ImU32 color = backend_color(run.name);
+  const float font = ImGui::GetFontSize();
+  const core::BackendTimeline* t = run.timeline ? run.timeline.get() : nullptr;
+  if (!t || t->empty() || t->end_s <= t->start_s) {
+    text_line(fmt::format("{}: no steps yet", backend_title(run.name)), color);
+    return;
+  }
+  Range& view = zoom_[run.name];
+  if (!(view.span() > 0)) view = Range{0, 1};
+  const double extent = t->end_s - t->start_s;
+  const double lo = t->start_s + view.lo * extent, hi = t->start_s + view.hi * extent;
+  const std::string title = fmt::format("{}  last {} steps · batch {} · {}{}", backend_title(run.name),
+                                        t->steps.size(), t->batch, core::to_string(t->precision),
+                                        view == Range{0, 1} ? "" : " · zoomed");
+  const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x;
+  text_line(title, color, ImGui::GetContentRegionAvail().x - help);
+  ImGui::SameLine();
+  help_marker("Each span is one kernel (coloured by kernel) or one host phase (grey: record, submit, fence wait, "
+              "read-back) on the track that ran it; empty track is time that track did nothing. Hover a span for its "
+              "figures. Mouse wheel: zoom about the cursor; drag: pan; double-click: the whole window again. The bar "
+              "below: the mean step's wall time split into kernel time and overhead (step time / summed kernel "
+              "times); hover it for every step.");
+
+  // The lanes: track names on the left, spans on the right.
+  float names = 0;
+  for (const auto& track : t->tracks) names = std::max(names, ImGui::CalcTextSize(track.name.c_str()).x);
+  names = std::min(names + 0.5f * font, 0.3f * ImGui::GetContentRegionAvail().x);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float height = lane_height * static_cast<float>(t->tracks.size());
+  if (width <= 0 || height <= 0) return;
+  ImGui::InvisibleButton("lanes", ImVec2(width, height));
+  const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive();
+  const ImVec2 area_min(origin.x + names, origin.y), area_max(origin.x + width, origin.y + height);
+  const float area_w = area_max.x - area_min.x;
+  auto x_of = [&](double s) { return area_min.x + static_cast<float>((s - lo) / (hi - lo)) * area_w; };
+
+  // Zoom and pan (in fractions of the window, so the view stays put while new steps slide in).
+  const ImGuiIO& io = ImGui::GetIO();
+  if (hovered) ImGui::SetItemUsingMouseWheel();
+  if (hovered && io.MouseWheel != 0 && io.MousePos.x >= area_min.x) {
+    const double anchor = view.lo + (io.MousePos.x - area_min.x) / area_w * view.span();
+    view = zoom(view, anchor, std::pow(0.8, io.MouseWheel), false);
+  }
+  if (active && io.MouseDelta.x != 0) view = pan(view, -io.MouseDelta.x / area_w, false);
+  if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) view = Range{0, 1};
+  view.lo = std::max(0.0, view.lo), view.hi = std::min(1.0, view.hi);
+  if (view.hi - view.lo < 1e-4) view = Range{0, 1};
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const core::TimelineEvent* under_mouse = nullptr;
+  for (size_t i = 0; i < t->tracks.size(); ++i) {
+    const auto& track = t->tracks[i];
+    const float y0 = origin.y + lane_height * static_cast<float>(i), y1 = y0 + lane_height - 2;
+    if (lane_height >= font) {
+      const std::string name = fit_text(track.name, names - 0.3f * font);
+      dl->AddText(ImVec2(origin.x, y0 + (lane_height - font) / 2), ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
+    }
+    dl->AddRectFilled(ImVec2(area_min.x, y0), ImVec2(area_max.x, y1), ImGui::GetColorU32(ImGuiCol_FrameBg));
+    dl->PushClipRect(ImVec2(area_min.x, y0), ImVec2(area_max.x, y1), true);
+    for (const auto& e : track.events) {
+      if (e.end_s < lo || e.start_s > hi) continue;
+      const float a = x_of(e.start_s), b = std::max(x_of(e.end_s), a + 1.0f);  // at least a pixel
+      dl->AddRectFilled(ImVec2(a, y0), ImVec2(b, y1), event_color(e));
+      const ImVec2 ts = ImGui::CalcTextSize(e.name.c_str());
+      if (b - a > ts.x + 0.4f * font && lane_height >= font)
+        dl->AddText(ImVec2(a + 0.2f * font, y0 + (y1 - y0 - ts.y) / 2), IM_COL32(0, 0, 0, 255), e.name.c_str());
+      if (hovered && io.MousePos.y >= y0 && io.MousePos.y < y1 && io.MousePos.x >= a && io.MousePos.x < b)
+        under_mouse = &e;
+    }
+    dl->PopClipRect();
+  }
+  if (under_mouse) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(event_tooltip(*under_mouse).c_str());
+    ImGui::EndTooltip();
+  }
+
+  // The time axis: ms from the start of the view.
+  const ImVec2 axis = ImGui::GetCursorScreenPos();
+  ImGui::Dummy(ImVec2(width, ImGui::GetTextLineHeight()));
+  const Range ms{0, (hi - lo) * 1e3};
+  for (const Tick& tick : linear_ticks(ms, std::max(2, static_cast<int>(area_w / (6 * font))))) {
+    const float x = area_min.x + static_cast<float>(tick.value / ms.hi) * area_w;
+    const std::string label = tick.value == 0 ? "0 ms" : tick.label;
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    dl->AddLine(ImVec2(x, area_max.y - 2), ImVec2(x, area_max.y + 0.25f * font),
+                ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    dl->AddText(ImVec2(std::clamp(x - w / 2, area_min.x, area_max.x - w), axis.y),
+                ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+  }
+  draw_breakdown(*t, color);
+}
+
+}  // namespace ui
