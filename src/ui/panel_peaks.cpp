@@ -64,10 +64,9 @@ void draw_peaks_row(const DashboardView& view, Controller* controller, const std
     ImGui::EndDisabled();
     if (clicked) controller->remeasure_peaks();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("%s", view.peaks_measuring
-                                  ? ("Measuring the peaks, training paused: " + view.peaks_stage).c_str()
-                                  : "Re-measure peaks: pauses training, measures every device's peaks again (about "
-                                    "15 s on a quiet 2-core machine), caches them and resumes.");
+      wrapped_tooltip(view.peaks_measuring ? "Measuring the peaks, training paused: " + view.peaks_stage
+                                           : "Re-measure peaks: pauses training, measures every device's peaks "
+                                             "again (about 15 s on a quiet 2-core machine), caches them and resumes.");
     ImGui::SameLine();
   }
   std::vector<std::string> pieces = {title};

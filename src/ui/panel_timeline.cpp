@@ -88,13 +88,14 @@ void TimelinePanel::draw(const DashboardView& view, Controller* controller) {
   if (!controller) return;
   if (ImGui::SmallButton("Export trace")) export_message_ = controller->export_trace();
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("The last steps of each backend as a Chrome trace (JSON trace events, as PyTorch's profiler "
-                      "exports): open it in Perfetto (ui.perfetto.dev) or chrome://tracing. Saved under exports/.");
+    wrapped_tooltip("The last steps of each backend as a Chrome trace (JSON trace events, as PyTorch's profiler "
+                    "exports): open it in Perfetto (ui.perfetto.dev) or chrome://tracing. Saved under exports/ in the "
+                    "folder trainscope was started from.");
   ImGui::SameLine();
   if (ImGui::SmallButton("Export CSV")) export_message_ = controller->export_csv();
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("steps.csv (every step of this run), kernels.csv (the kernel table) and peaks.csv (the measured "
-                      "peaks) in a new folder under exports/.");
+    wrapped_tooltip("steps.csv (every step of this run), kernels.csv (the kernel table) and peaks.csv (the measured "
+                    "peaks) in a new folder under exports/ in the folder trainscope was started from.");
   if (!export_message_.empty()) {
     ImGui::SameLine();
     text_line(export_message_, ImGui::GetColorU32(ImGuiCol_TextDisabled));
