@@ -227,3 +227,15 @@ TEST_CASE("compute_layout: the plot's share first, then the header, then the qui
   CHECK(l.controls_column);
   CHECK(l.plots_width + l.controls_width < 1920);
 }
+
+TEST_CASE("visible_tabs: every title when all fit; else the first ones, the selected one always, and a More button") {
+  const std::vector<float> w = {100, 80, 90, 120, 100};  // 490 px with no gaps, 530 with gaps of 10
+  CHECK(ui::visible_tabs(w, 0, 530, 10, 60) == std::vector<int>{0, 1, 2, 3, 4});
+  // 400 px: the More button (60 + a gap) leaves 330: the first three (100 + 80 + 90 + 2 gaps = 290).
+  CHECK(ui::visible_tabs(w, 1, 400, 10, 60) == std::vector<int>{0, 1, 2});
+  // The selected title is always shown: in the last place, the titles before it giving way.
+  CHECK(ui::visible_tabs(w, 4, 400, 10, 60) == std::vector<int>{0, 1, 4});
+  CHECK(ui::visible_tabs(w, 3, 300, 10, 60) == std::vector<int>{0, 3});
+  // A row narrower than any title: the selected one alone (the caller clips it).
+  CHECK(ui::visible_tabs(w, 2, 50, 10, 60) == std::vector<int>{2});
+}

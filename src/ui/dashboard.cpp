@@ -149,29 +149,52 @@ void Dashboard::draw_tabs(const DashboardView& view, Controller* controller, boo
   if (requested_tab_ && (with_controls || *requested_tab_ != Tab::Controls)) tab_ = *requested_tab_;
   requested_tab_.reset();
   if (!with_controls && tab_ == Tab::Controls) tab_ = Tab::Kernels;  // the Controls have a column of their own
-  // The tab titles as a strip that wraps onto a second row when they do not fit side by side (ImGui's tab bar would
-  // shorten them to "Kern..." at projector sizes): each title whole, the selected one in the active tab's colour.
-  // Compact rows (a small vertical padding) so that a second row costs the views little height.
-  // The padding and spacing are those layout_metrics() counts.
+  // The tab titles as one row of whole titles (ImGui's tab bar would shorten them to "Kern..." at projector sizes),
+  // the selected one in the active tab's colour; those that do not fit are listed by a "More" button at the row's end
+  // (visible_tabs), so that the views never lose a row of height to the titles. The padding and spacing are those
+  // layout_metrics() counts.
   const ImGuiStyle& style = ImGui::GetStyle();
   const float font = ImGui::GetFontSize();
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(kTabPaddingEm * font, std::round(0.12f * font)));
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(style.ItemInnerSpacing.x, std::round(0.15f * font)));
-  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
-  bool first = true;
+  const float pad = ImGui::GetStyle().FramePadding.x, gap = ImGui::GetStyle().ItemSpacing.x;
+  const float row = ImGui::GetContentRegionAvail().x;
+  std::vector<Tab> tabs;
+  std::vector<float> widths;
+  int selected = -1;
   for (Tab t : kTabs) {
     if (t == Tab::Controls && !with_controls) continue;
-    const float w = ImGui::CalcTextSize(tab_title(t)).x + 2 * ImGui::GetStyle().FramePadding.x;
-    // Beside the previous title if it fits, else (no SameLine) at the start of the next row.
-    if (!first && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
-    first = false;
-    const bool selected = t == tab_;
-    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetColorU32(selected ? ImGuiCol_TabActive : ImGuiCol_Tab));
+    if (t == tab_) selected = static_cast<int>(tabs.size());
+    tabs.push_back(t);
+    widths.push_back(ImGui::CalcTextSize(tab_title(t)).x + 2 * pad);
+  }
+  const std::string widest_more = fmt::format("More ({})", tabs.size());
+  const float more = ImGui::CalcTextSize(widest_more.c_str()).x + 2 * pad;
+  const std::vector<int> shown = visible_tabs(widths, selected, row, gap, more);
+  const float keep = shown.size() < tabs.size() ? gap + more : 0;  // room kept for the More button
+  for (size_t k = 0; k < shown.size(); ++k) {
+    const Tab t = tabs[static_cast<size_t>(shown[k])];
+    if (k) ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetColorU32(t == tab_ ? ImGuiCol_TabActive : ImGuiCol_Tab));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetColorU32(ImGuiCol_TabHovered));
     ImGui::PushStyleColor(ImGuiCol_ButtonActive, ImGui::GetColorU32(ImGuiCol_TabActive));
     // A title wider than the whole row (only at the largest font sizes) is clipped to the row.
-    if (ImGui::Button(tab_title(t), ImVec2(std::min(w, right - ImGui::GetCursorScreenPos().x), 0))) tab_ = t;
+    const float w = std::max(font, std::min(widths[static_cast<size_t>(shown[k])], ImGui::GetContentRegionAvail().x - keep));
+    if (ImGui::Button(tab_title(t), ImVec2(w, 0))) tab_ = t;
     ImGui::PopStyleColor(3);
+  }
+  if (shown.size() < tabs.size()) {
+    if (!shown.empty()) ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetColorU32(ImGuiCol_Tab));
+    if (ImGui::Button(fmt::format("More ({})", tabs.size() - shown.size()).c_str())) ImGui::OpenPopup("more_tabs");
+    ImGui::PopStyleColor();
+    if (ImGui::BeginPopup("more_tabs")) {
+      for (size_t i = 0; i < tabs.size(); ++i)
+        if (std::find(shown.begin(), shown.end(), static_cast<int>(i)) == shown.end() &&
+            ImGui::Selectable(tab_title(tabs[i])))
+          tab_ = tabs[i];
+      ImGui::EndPopup();
+    }
   }
   ImGui::PopStyleVar(2);
   ImGui::Separator();

@@ -81,4 +81,33 @@ DashboardLayout compute_layout(const LayoutMetrics& m) {
   return l;
 }
 
+std::vector<int> visible_tabs(const std::vector<float>& widths, int selected, float row, float gap, float more) {
+  const int n = static_cast<int>(widths.size());
+  std::vector<int> shown;
+  float used = 0;  // the shown titles and the gaps between them
+  auto room = [&](float w) { return used + (shown.empty() ? 0 : gap) + w; };
+  for (int i = 0; i < n; ++i) {
+    if (room(widths[static_cast<size_t>(i)]) > row) break;
+    used = room(widths[static_cast<size_t>(i)]);
+    shown.push_back(i);
+  }
+  if (static_cast<int>(shown.size()) == n) return shown;
+  // Not all fit: make room for the More button, then for the selected title.
+  const float limit = row - gap - more;
+  auto width_of = [&](const std::vector<int>& s) {
+    float w = 0;
+    for (size_t k = 0; k < s.size(); ++k) w += widths[static_cast<size_t>(s[k])] + (k ? gap : 0);
+    return w;
+  };
+  while (!shown.empty() && width_of(shown) > limit) shown.pop_back();
+  const bool has_selected = std::find(shown.begin(), shown.end(), selected) != shown.end();
+  if (!has_selected && selected >= 0 && selected < n) {
+    std::vector<int> with = shown;
+    with.push_back(selected);
+    while (with.size() > 1 && width_of(with) > limit) with.erase(with.end() - 2);
+    shown = with;
+  }
+  return shown;
+}
+
 }  // namespace ui

@@ -6,12 +6,13 @@
 //   - one row of quick controls along the bottom (pause, reset, batch presets, precision, screenshot), dropped only
 //     when even a 2-line header leaves the plot too little (then the Controls tab has them all);
 //   - the body: the plots on the left, the other views (ui::kTabs) as tabs on the right, as wide as their titles
-//     in one row and the controls' rows need (the plots give way down to 30% of the width, then the titles wrap
-//     onto a second row); wide windows (at least kThreeColumnsEm font sizes wide) keep the Controls in a column of
+//     in one row and the controls' rows need (the plots give way down to 30% of the width; titles that still do
+//     not fit go into a "More" menu at the row's end, visible_tabs); wide windows (at least kThreeColumnsEm font sizes wide) keep the Controls in a column of
 //     their own.
 // The accuracy plot is shown under the loss plot when both fit (each at least kMinAccuracyLines lines), else the
 // plot panel switches between them.
 #pragma once
+#include <vector>
 
 namespace ui {
 
@@ -50,5 +51,11 @@ struct DashboardLayout {
 
 // The layout for `m`, following the rules above. A pure function.
 DashboardLayout compute_layout(const LayoutMetrics& m);
+
+// The tab titles shown in one row of `row` pixels: `widths` are the titles' widths in their order, `gap` the space
+// between two, `more` the width of the "More" button that lists the others. All of them when they fit; else the
+// first ones that fit beside the More button, the selected one (index `selected`) always among them (in the last
+// place when it would not be). Returns the indices shown, in the order to draw them. A pure function.
+std::vector<int> visible_tabs(const std::vector<float>& widths, int selected, float row, float gap, float more);
 
 }  // namespace ui
