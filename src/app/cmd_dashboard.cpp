@@ -218,6 +218,15 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
   CLI::App* c = parent.add_subcommand(
       "dashboard", "Open the live window: both backends train side by side while loss curves, kernel timings and "
                    "memory bandwidth update; change batch size, learning rate, optimizer or model while it runs");
+  c->footer(
+      "Tabs beside the loss curves: Controls, Kernels (time per kernel), Memory (bytes by kind), Bandwidth (each\n"
+      "kernel's GB/s as a share of the measured memory peak), Roofline (each kernel's GFLOP/s against its FLOP per\n"
+      "byte under the devices' measured ceilings), Timeline (the last 8 steps per backend on the GPU queue, host and\n"
+      "CPU threads; Export trace / Export CSV write exports/trainscope-*-trace.json and exports/trainscope-*-csv/),\n"
+      "Sweep (samples/s against the batch size) and Boundary (the spiral's decision boundary).\n"
+      "Peaks (GB/s, GFLOP/s): from the per-device cache of `trainscope peaks` ($XDG_CACHE_HOME/trainscope/peaks.json);\n"
+      "a device missing from it is measured once when the window opens, with training paused (not with --script or\n"
+      "--frames: those say \"not measured\"); the Re-measure button pauses training, measures again and resumes.");
   add_training_options(c, o);
   c->get_option("--epochs")
       ->description("Stop after N epochs, 1..10000 (without it the dashboard trains until stopped)")
