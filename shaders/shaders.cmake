@@ -11,8 +11,6 @@ foreach(src ${kernel_sources})
   trainscope_shader(${kernel}_fp16 ${kernel} DTYPE_FP16=1)
   trainscope_shader(${kernel}_bf16 ${kernel} DTYPE_BF16=1)
 endforeach()
-# Probes of `trainscope bench` (not training kernels): the FMA peak of the device.
-trainscope_shader(fma_peak probe/fma_peak)
 # The GEMM kernels' texel variant for software devices (shaders/common/gemm_texel.glsl, gpu/gemm_config.hpp):
 #   <kernel>_texel, <kernel>_texel_fp16, <kernel>_texel_bf16
 foreach(kernel matmul_forward matmul_backward_data matmul_backward_weight)
@@ -21,7 +19,8 @@ foreach(kernel matmul_forward matmul_backward_data matmul_backward_weight)
   trainscope_shader(${kernel}_texel_bf16 ${kernel} GEMM_TEXEL=1 DTYPE_BF16=1)
 endforeach()
 
-# The probes of `trainscope peaks` (gpu/peak_probe): not training kernels, so no storage-type variants.
+# The probes of `trainscope peaks` (gpu/peak_probe; bench takes its FMA peak from peak_fma_vec4): not training
+# kernels, so no storage-type variants.
 trainscope_shader(peak_copy peaks/peak_copy)
 trainscope_shader(peak_fma peaks/peak_fma)
 trainscope_shader(peak_fma_vec4 peaks/peak_fma VEC4=1)

@@ -332,7 +332,7 @@ int run_bench(BenchOptions& o) {
       const std::vector<BenchRow> rows = bench_gpu(cases, o.device, std::min(o.repeats, 3));
       if (!rows.empty()) {
         fmt::print(out, "gpu: {}\n", rows[0].device);
-        fmt::print(out, "gpu FMA peak, fp32: {:.1f} GFLOP/s (fma_peak probe: independent fma chains, median of 3)\n",
+        fmt::print(out, "gpu FMA peak, fp32: {:.1f} GFLOP/s (the peak_fma probe of trainscope peaks: independent vec4 fma chains, median of 3)\n",
                    rows[0].peak_gflops);
         report["gpu_fma_peak_gflops"] = rows[0].peak_gflops;
       }
