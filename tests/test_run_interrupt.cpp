@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <thread>
@@ -26,9 +27,15 @@ int run_child(const std::vector<int>& signals, bool slow_shutdown,
   REQUIRE(pid >= 0);
   if (pid == 0) {
     ::close(fds[0]);
-    run::InterruptWatch watch([&](int) { [[maybe_unused]] auto n = ::write(fds[1], "F", 1); });
+    // The child goes on once its report of the first signal is written: watch.signal() becomes true before
+    // on_first runs, and an _exit in between closed the pipe unwritten (seen as a failed read under load).
+    std::atomic<bool> reported{false};
+    run::InterruptWatch watch([&](int) {
+      [[maybe_unused]] auto n = ::write(fds[1], "F", 1);
+      reported = true;
+    });
     [[maybe_unused]] auto n = ::write(fds[1], "R", 1);
-    while (!watch.signal()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (!reported) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     if (slow_shutdown) std::this_thread::sleep_for(std::chrono::seconds(60));  // a second signal must cut this
     ::_exit(watch.exit_code());
   }
