@@ -1,15 +1,12 @@
 // The sweep beside a live training (see live_sweep.hpp).
 #include "run/live_sweep.hpp"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <utility>
 
 #include "core/metrics.hpp"  // core::monotonic_seconds
+#include "run/worker.hpp"   // run::lower_this_thread_priority
 
 namespace run {
 
@@ -41,8 +38,7 @@ bool LiveSweep::start(SweepOptions options, std::function<core::DataSplit()> loa
 }
 
 void LiveSweep::run(std::function<core::DataSplit()> load, std::vector<BackendSpec> backends, bool lower_priority) {
-  // Linux's nice value is per thread and inherited by the threads this one creates (thread pool, driver workers).
-  if (lower_priority) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+  if (lower_priority) lower_this_thread_priority();  // as the training threads
   std::string note;
   try {
     // Every backend paused first: a training step running beside a timed point would slow both.

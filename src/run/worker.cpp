@@ -83,9 +83,10 @@ void Worker::set_status(const std::string& message) {
   run_.status = message;
 }
 
+void lower_this_thread_priority() { setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10); }
+
 void Worker::run() {
-  // Linux's nice value is per thread and inherited by the threads this one creates (thread pool, driver workers).
-  if (lower_priority_) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+  if (lower_priority_) lower_this_thread_priority();
   for (;;) {
     // Nothing may escape a worker thread (std::terminate); whatever stops this backend is recorded and reported.
     std::string error;
