@@ -132,24 +132,33 @@ float fp16_round(float x) { return fp16_to_float(float_to_fp16_rne(x)); }
 vec4 bf16x4_to_float(uvec4 b) {
   return vec4(bf16_to_float(b.x), bf16_to_float(b.y), bf16_to_float(b.z), bf16_to_float(b.w));
 }
+// And the other way, for the memory-bound kernels' 4-wide stores: `STORE_VEC4 store4_t(vec4 x)`, each lane rounded as
+// store_t rounds it (the same bits).
+vec4 fp16_round4(vec4 x) { return vec4(fp16_round(x.x), fp16_round(x.y), fp16_round(x.z), fp16_round(x.w)); }
+uvec4 float_to_bf16x4(vec4 x) {
+  return uvec4(float_to_bf16(x.x), float_to_bf16(x.y), float_to_bf16(x.z), float_to_bf16(x.w));
+}
 #if defined(DTYPE_FP16)
 #define STORE_T float16_t
 #define load_t(v) float(v)
 #define store_t(x) float16_t(fp16_round(x))
 #define STORE_VEC4 f16vec4
 #define load4_t(v) vec4(v)
+#define store4_t(x) f16vec4(fp16_round4(x))
 #elif defined(DTYPE_BF16)
 #define STORE_T uint16_t
 #define load_t(v) bf16_to_float(uint(v))
 #define store_t(x) uint16_t(float_to_bf16(x))
 #define STORE_VEC4 u16vec4
 #define load4_t(v) bf16x4_to_float(uvec4(v))
+#define store4_t(x) u16vec4(float_to_bf16x4(x))
 #else
 #define STORE_T float
 float load_t(float v) { return v; }
 float store_t(float x) { return x; }
 #define STORE_VEC4 vec4
 #define load4_t(v) (v)
+#define store4_t(x) (x)
 #endif
 
 #endif  // TRAINSCOPE_DTYPE_GLSL
