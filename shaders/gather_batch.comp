@@ -1,5 +1,6 @@
 // gather_batch: x_out (B,C), y_out (B) <- rows order[first + b] of the dataset x (N,C), y (N) kept on the device.
-// One invocation per output value; a grid-stride loop covers any B*C.
+// A grid-stride loop covers any B*C. When C % 4 == 0 (every row then starts at a multiple of 4) one invocation copies
+// 4 values at a time; else one value at a time.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
@@ -7,16 +8,28 @@
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) writeonly buffer XOut { STORE_T x_out[]; };
+layout(std430, binding = 0) writeonly buffer XOut4 { STORE_VEC4 x_out4[]; };  // the same buffer, 4 at a time
 layout(std430, binding = 1) writeonly buffer YOut { int y_out[]; };
 layout(std430, binding = 2) readonly buffer X { float x[]; };
+layout(std430, binding = 2) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 3) readonly buffer Y { int y[]; };
 layout(std430, binding = 4) readonly buffer Order { uint order[]; };
 
 layout(push_constant) uniform Push { GatherBatchParams p; };
 
 void main() {
-  uint total = p.B * p.C;
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  if (p.C % 4 == 0) {
+    uint c4s = p.C / 4, total4 = p.B * c4s;
+    for (uint i = gl_GlobalInvocationID.x; i < total4; i += stride) {
+      uint b = i / c4s, c4 = i % c4s;
+      uint row = order[p.first + b];
+      x_out4[i] = store4_t(x4[row * c4s + c4]);
+      if (c4 == 0) y_out[b] = y[row];
+    }
+    return;
+  }
+  uint total = p.B * p.C;
   for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
     uint b = i / p.C, c = i % p.C;
     uint row = order[p.first + b];

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/half.hpp"
@@ -60,7 +61,8 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
   };
   switch (op) {
     case Op::GatherBatch:
-      for (auto [B, C] : {std::pair{1L, 5L}, {7L, 13L}, {33L, 70L}, {1000L, 100L}}) {  // the last: split over threads
+      // C % 4 == 0 takes the GPU's 4-wide copy (2 x 8, 1000 x 100); the last: split over threads
+      for (auto [B, C] : {std::pair{1L, 5L}, {2L, 8L}, {7L, 13L}, {33L, 70L}, {1000L, 100L}}) {
         const long N = B + 17, first = 9;
         KernelCase c{"B=" + std::to_string(B) + " C=" + std::to_string(C) + " first=9", {}, {},
                      {size_t(B * C), size_t(B), size_t(N * C), size_t(N), size_t(first + N)}, {}};
@@ -92,26 +94,30 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
         }
       break;
     case Op::SoftmaxXentForwardBackward:
-      for (long B : {1L, 7L, 33L, 260L})
-        for (long K : {3L, 10L, 270L})
-          for (bool eval : {false, true}) {
-            if ((eval && B != 7) || (K == 270) != (B == 260)) continue;  // 260 x 270: split over threads
-            const long off = eval ? 3 : 0;  // evaluation writes at out_offset
-            KernelCase c{"B=" + std::to_string(B) + " K=" + std::to_string(K) + (eval ? " evaluation" : ""), {}, {},
-                         {size_t(B + off), size_t(B * K), size_t(B + off), size_t(B * K), size_t(B), 1}, {}};
-            c.entry.B = B;
-            c.entry.C = K;
-            c.step.evaluation = eval;
-            c.step.out_offset = static_cast<uint32_t>(off);
-            c.fill = [K](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
-              if (b == "logits")
-                for (auto& x : v) x = uniform(rng, -4, 4);
-              if (b == "labels")
-                for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 7 + 3) % static_cast<size_t>(K));
-              if (b == "scaler") scaler_before_step(v, 4.0f, 1, false, 0.9f, 0.999f);  // dlogits times 4
-            };
-            add(c);
-          }
+      // (B, K, evaluation). The GPU holds a row of up to 16 classes in registers, read 4-wide when K % 4 == 0 (4, 16),
+      // and reads wider rows twice from memory (17, 270); 130 rows: several workgroups, the last one partial.
+      // 260 x 270: split over the CPU's threads.
+      for (auto [B, K, eval] : {std::tuple{1L, 3L, false}, {1L, 10L, false}, {7L, 3L, false}, {7L, 10L, false},
+                                {33L, 3L, false}, {33L, 10L, false}, {7L, 3L, true}, {7L, 10L, true},
+                                {5L, 4L, false}, {130L, 10L, false}, {130L, 16L, true}, {70L, 16L, false},
+                                {70L, 17L, false}, {260L, 270L, false}}) {
+        const long off = eval ? 3 : 0;  // evaluation writes at out_offset
+        KernelCase c{"B=" + std::to_string(B) + " K=" + std::to_string(K) + (eval ? " evaluation" : ""), {}, {},
+                     {size_t(B + off), size_t(B * K), size_t(B + off), size_t(B * K), size_t(B), 1}, {}};
+        c.entry.B = B;
+        c.entry.C = K;
+        c.step.evaluation = eval;
+        c.step.out_offset = static_cast<uint32_t>(off);
+        const size_t classes = static_cast<size_t>(K);
+        c.fill = [classes](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+          if (b == "logits")
+            for (auto& x : v) x = uniform(rng, -4, 4);
+          if (b == "labels")
+            for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 7 + 3) % classes);
+          if (b == "scaler") scaler_before_step(v, 4.0f, 1, false, 0.9f, 0.999f);  // dlogits times 4
+        };
+        add(c);
+      }
       break;
     case Op::LossReduce:
       for (long B : {1L, 7L, 300L}) {
@@ -127,12 +133,12 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
       break;
     case Op::ActBackward:
       for (auto act : {core::Activation::ReLU, core::Activation::GELU})
-        for (size_t N : {size_t{7}, size_t{1000}, size_t{70000}}) {
-          KernelCase c{std::string(core::to_string(act)) + " N=" + std::to_string(N) + (N == 1000 ? " in place" : ""),
+        for (size_t N : {size_t{1}, size_t{7}, size_t{1002}, size_t{70000}}) {  // GPU: 4 at a time, N % 4 one by one
+          KernelCase c{std::string(core::to_string(act)) + " N=" + std::to_string(N) + (N == 1002 ? " in place" : ""),
                        {}, {}, {N, N, N}, {}};
           c.entry.N = N;
           c.step.activation = act;
-          if (N == 1000) c.alias_of_first = 1;  // as the GPU trainer runs it: dpreact overwrites dout
+          if (N == 1002) c.alias_of_first = 1;  // as the GPU trainer runs it: dpreact overwrites dout
           c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
             if (b == "preact")
               for (auto& x : v) x = uniform(rng, -3, 3);
@@ -149,7 +155,7 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
       break;
     case Op::ActForward:
       for (auto act : {core::Activation::ReLU, core::Activation::GELU})
-        for (size_t N : {size_t{7}, size_t{1000}, size_t{70000}}) {
+        for (size_t N : {size_t{1}, size_t{7}, size_t{1002}, size_t{70000}}) {  // GPU: 4 at a time, N % 4 one by one
           KernelCase c{std::string(core::to_string(act)) + " N=" + std::to_string(N) + " in place", {}, {}, {N, N}, {}};
           c.entry.N = N;
           c.entry.B = 1;
@@ -177,7 +183,7 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
       break;
     case Op::AdamWUpdate:
     case Op::SgdUpdate:
-      for (size_t N : {size_t{7}, size_t{777}, size_t{40000}})
+      for (size_t N : {size_t{1}, size_t{7}, size_t{777}, size_t{40000}})  // GPU: 4 at a time, N % 4 one by one
         for (long t : {1L, 3L})
           for (bool overflow : {false, true}) {  // overflow: fp16's check_finite_grads found an inf (skip)
             if (overflow && (N != 777 || t != 3)) continue;
@@ -204,7 +210,8 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
           }
       break;
     case Op::CheckFiniteGrads: {
-      const size_t N = 300000;  // more than one grid-stride pass of 256 x 1172 groups, several CPU chunks
+      // Several CPU chunks; on the GPU 4 at a time, the last 2 one by one (the non-finite at N - 1 is one of them).
+      const size_t N = 300002;
       const double bad_values[] = {INFINITY, -INFINITY, NAN};
       for (int bad = -1; bad < 3; ++bad)
         for (size_t at : {size_t{0}, size_t{12345}, N - 1}) {

@@ -18,3 +18,11 @@ float act_derivative(float x, uint act) {
   float du = GELU_SCALE * (1.0 + 3.0 * 0.044715 * x * x);
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du;
 }
+
+// The same, four elements at a time (the 4-wide memory-bound kernels): each lane exactly as the scalar function.
+vec4 act_forward(vec4 x, uint act) {
+  return vec4(act_forward(x.x, act), act_forward(x.y, act), act_forward(x.z, act), act_forward(x.w, act));
+}
+vec4 act_derivative(vec4 x, uint act) {
+  return vec4(act_derivative(x.x, act), act_derivative(x.y, act), act_derivative(x.z, act), act_derivative(x.w, act));
+}

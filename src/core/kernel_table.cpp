@@ -21,6 +21,9 @@ constexpr double kIdx = 4;  // int32 labels, uint32 indices
 uint32_t u32(long v) { return static_cast<uint32_t>(v); }
 uint32_t act_code(Activation a) { return a == Activation::ReLU ? 0u : 1u; }  // ACT_RELU, ACT_GELU (activation.glsl)
 double n_of(const PlanEntry& e) { return static_cast<double>(e.N); }
+// The work items of a 4-wide element-wise kernel over n elements: one per group of four (the shader's grid-stride loop
+// and scalar tail cover any n with that many invocations, rounded up to whole workgroups).
+std::array<uint64_t, 2> quads(long n) { return {static_cast<uint64_t>(n + 3) / 4, 1}; }
 bool scaled(Precision p) { return p == Precision::FP16; }  // fp16 trains with loss scaling
 // The optimizers' traffic: `tensors` fp32 tensors (params and the optimizer state) read and written; grads read in the
 // storage type (with loss scaling also the scaler's scale and found_inf, 16 bytes); in 16-bit the weights copy written.
@@ -41,7 +44,7 @@ std::vector<KernelDef> make_table() {
                 {"y", A::Read, E::I32, R::DataY},
                 {"order", A::Read, E::U32, R::Order}},
                sizeof(GatherBatchParams), Grid::Elements, 256, false,
-               [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B * e.C), 1}; },
+               [](const PlanEntry& e) { return quads(e.B * e.C); },
                [](const PlanEntry& e, const StepArgs& s) {
                  return KernelArgs::of(GatherBatchParams{u32(e.B), u32(e.C), s.first});
                },
@@ -90,7 +93,8 @@ std::vector<KernelDef> make_table() {
                },
                // max, exp, sum, divide, subtract per logit (an estimate of the element-wise work)
                [](const PlanEntry& e, Precision) { return 5.0 * e.B * e.C; },
-               [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p) + e.B * kIdx; },
+               // logits once, labels; with loss scaling the scale
+               [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p) + e.B * kIdx + (scaled(p) ? 4 : 0); },
                // dlogits; per-sample losses (fp32 in every precision)
                [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p) + e.B * 4.0; }});
 
@@ -108,7 +112,7 @@ std::vector<KernelDef> make_table() {
                 {"dout", A::Read, E::Storage, R::DAct},
                 {"preact", A::Read, E::Storage, R::Preact}},
                sizeof(ActBackwardParams), Grid::Elements, 256, false,
-               [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.N), 1}; },
+               [](const PlanEntry& e) { return quads(e.N); },
                [](const PlanEntry& e, const StepArgs& s) {
                  return KernelArgs::of(ActBackwardParams{static_cast<uint32_t>(e.N), act_code(s.activation)});
                },
@@ -164,7 +168,7 @@ std::vector<KernelDef> make_table() {
                 {"weights16", A::Write, E::Storage, R::Weights16, When::SixteenBit},
                 {"scaler", A::Read, E::LossScaler, R::Scaler, When::LossScaling}},
                sizeof(AdamWParams), Grid::Elements, 256, false,
-               [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.N), 1}; },
+               [](const PlanEntry& e) { return quads(e.N); },
                [](const PlanEntry& e, const StepArgs& s) {
                  // torch.optim.AdamW's bias corrections for step t, in double as torch computes them in Python floats.
                  const float bc1 = static_cast<float>(1.0 - std::pow(double(s.beta1), double(s.t)));
@@ -184,7 +188,7 @@ std::vector<KernelDef> make_table() {
                 {"weights16", A::Write, E::Storage, R::Weights16, When::SixteenBit},
                 {"scaler", A::Read, E::LossScaler, R::Scaler, When::LossScaling}},
                sizeof(SgdParams), Grid::Elements, 256, false,
-               [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.N), 1}; },
+               [](const PlanEntry& e) { return quads(e.N); },
                [](const PlanEntry& e, const StepArgs& s) {
                  return KernelArgs::of(SgdParams{static_cast<uint32_t>(e.N), s.lr, s.momentum, s.weight_decay,
                                                  static_cast<uint32_t>(s.t)});
@@ -197,7 +201,7 @@ std::vector<KernelDef> make_table() {
   t.push_back({Op::CheckFiniteGrads, "check_finite_grads",
                {{"scaler", A::ReadWrite, E::LossScaler, R::Scaler}, {"grads", A::Read, E::Storage, R::Grads}},
                sizeof(CheckFiniteParams), Grid::Elements, 256, true,
-               [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.N), 1}; },
+               [](const PlanEntry& e) { return quads(e.N); },
                [](const PlanEntry& e, const StepArgs&) {
                  return KernelArgs::of(CheckFiniteParams{static_cast<uint32_t>(e.N)});
                },
@@ -223,7 +227,7 @@ std::vector<KernelDef> make_table() {
   t.push_back({Op::BiasAdd, "bias_add",
                {{"out", A::ReadWrite, E::Storage, R::Act}, {"bias", A::Read, E::Storage, R::Bias}},
                sizeof(BiasAddParams), Grid::Elements, 256, false,
-               [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B * e.OC), 1}; },
+               [](const PlanEntry& e) { return quads(e.B * e.OC); },
                [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(BiasAddParams{u32(e.B), u32(e.OC)}); },
                [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
                [](const PlanEntry& e, Precision p) { return (e.B * e.OC + e.OC) * e_of(p); },
@@ -232,7 +236,7 @@ std::vector<KernelDef> make_table() {
   t.push_back({Op::ActForward, "act_forward",
                {{"preact", A::Write, E::Storage, R::Preact}, {"out", A::ReadWrite, E::Storage, R::Act}},
                sizeof(ActForwardParams), Grid::Elements, 256, false,
-               [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.N), 1}; },
+               [](const PlanEntry& e) { return quads(e.N); },
                [](const PlanEntry& e, const StepArgs& s) {
                  return KernelArgs::of(ActForwardParams{static_cast<uint32_t>(e.N), act_code(s.activation)});
                },

@@ -87,9 +87,12 @@ struct BindingDef {
   bool writes() const { return access != Access::Read; }
 };
 
-// How the invocations of a dispatch cover its work (GPU), from the plan entry's shape.
+// How the invocations of a dispatch cover its work (GPU), from the plan entry's shape. The memory-bound kernels read
+// and write 4 elements at a time through a vec4 view of each binding (the shaders' *4 blocks), so a binding must start
+// at a multiple of 16 bytes: the trainers bind whole buffers and parameter tensors at multiples of 256 bytes.
 enum class Grid : uint8_t {
-  Elements,  // one invocation per element, grid-stride loop (group count capped at 65535): size[0] elements
+  Elements,  // grid-stride loop over size[0] work items (group count capped at 65535); 4-wide kernels: an item is
+             // a group of four elements
   Rows,      // one invocation per row: size[0] rows, no loop
   Gemm,      // shared-memory tiles of the output, size = {M rows, N columns} (gemm.glsl, tiling gpu::GemmTiles)
   Single,    // one workgroup
@@ -146,7 +149,7 @@ struct KernelDef {
   Grid grid;
   uint32_t local_size;               // the shader's local_size_x (Elements, Rows, Single); Gemm: from the tiling
   bool fp16_only = false;            // exists only with loss scaling (check_finite_grads, update_loss_scale)
-  // Grid size from the entry's shape: {elements or rows, 1}, or {M, N} of a GEMM's output.
+  // Grid size from the entry's shape: {work items or rows, 1}, or {M, N} of a GEMM's output.
   std::array<uint64_t, 2> (*grid_size)(const PlanEntry& e);
   // The push constants of one dispatch of the entry.
   KernelArgs (*args)(const PlanEntry& e, const StepArgs& step);
