@@ -266,16 +266,23 @@ void softmax_xent_forward_backward(T* losses, T* dlogits, int32_t* correct, cons
       for (long k = 1; k < K; ++k)
         if (z[k] > z[argmax]) argmax = k;
       const T zmax = z[argmax];
+      // Each exp once: in training kept in the row's dlogits (a vectorized loop) for the gradient, then summed in
+      // order (the same sum as without keeping them).
+      T* d = dlogits ? dlogits + b * static_cast<size_t>(K) : nullptr;
       T sum = 0;
-      for (long k = 0; k < K; ++k) sum += exp_of(z[k] - zmax);
+      if (d) {
+        for (long k = 0; k < K; ++k) d[k] = exp_of(z[k] - zmax);
+        for (long k = 0; k < K; ++k) sum += d[k];
+      } else {
+        for (long k = 0; k < K; ++k) sum += exp_of(z[k] - zmax);
+      }
       const long label = labels[b];
       // -log(exp(z_label - max) / sum), in the stable form
       losses[b] = std::log(sum) - (z[label] - zmax);
       if (correct) correct[b] = argmax == label ? 1 : 0;
-      if (dlogits) {
-        T* d = dlogits + b * static_cast<size_t>(K);
+      if (d) {
         const T inv_sum = T(1) / sum;
-        for (long k = 0; k < K; ++k) d[k] = (exp_of(z[k] - zmax) * inv_sum - (k == label ? T(1) : T(0))) * dloss_scale;
+        for (long k = 0; k < K; ++k) d[k] = (d[k] * inv_sum - (k == label ? T(1) : T(0))) * dloss_scale;
       }
     }
   });
@@ -301,12 +308,20 @@ void bias_add(T* out, const T* bias, long B, long OC, ThreadPool& pool) {
 template <typename T>
 void act_forward(T* preact, T* out, size_t N, Activation act, ThreadPool& pool) {
   const double work = act == Activation::ReLU ? 1.0 : 30.0;  // GELU: a tanh per element
+  // One pass: each element read once, both outputs written from the register.
   pool.parallel_for(N, grain_for(work), [=](size_t i0, size_t i1) {
-    for (size_t i = i0; i < i1; ++i) preact[i] = out[i];
     if (act == Activation::ReLU) {
-      for (size_t i = i0; i < i1; ++i) out[i] = preact[i] > T(0) ? preact[i] : T(0);
+      for (size_t i = i0; i < i1; ++i) {
+        const T x = out[i];
+        preact[i] = x;
+        out[i] = x > T(0) ? x : T(0);
+      }
     } else {
-      for (size_t i = i0; i < i1; ++i) out[i] = preact[i] * gelu_sigmoid(preact[i]);
+      for (size_t i = i0; i < i1; ++i) {
+        const T x = out[i];
+        preact[i] = x;
+        out[i] = x * gelu_sigmoid(x);
+      }
     }
   });
 }
