@@ -21,7 +21,7 @@ vec4 biases_of(uint i) {
   uint o = (4 * i) % p.OC;
   if (p.OC % 4 == 0) return load4_t(bias4[o / 4]);
   vec4 b;
-  for (uint j = 0; j < 4; ++j) {
+  [[unroll]] for (uint j = 0; j < 4; ++j) {
     b[j] = load_t(bias[o]);
     o = o + 1 == p.OC ? 0 : o + 1;
   }

@@ -95,8 +95,8 @@ std::vector<KernelDef> make_table() {
                [](const PlanEntry& e, Precision) { return 5.0 * e.B * e.C; },
                // logits once, labels; with loss scaling the scale
                [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p) + e.B * kIdx + (scaled(p) ? 4 : 0); },
-               // dlogits; per-sample losses (fp32 in every precision)
-               [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p) + e.B * 4.0; }});
+               // dlogits; per-sample losses (fp32 in every precision) and correct flags (int32)
+               [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p) + e.B * 4.0 + e.B * kIdx; }});
 
   t.push_back({Op::LossReduce, "loss_reduce",
                {{"loss_history", A::Write, E::F32, R::LossHistory}, {"losses", A::Read, E::F32, R::Losses}},
