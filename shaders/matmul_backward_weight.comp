@@ -1,10 +1,17 @@
 // matmul_backward_weight: dweight (OC,C) = dout (B,OC)ᵀ · inp (B,C). GEMM with M = OC, N = C, K = B.
+// SPLIT_K (the _splitk variants, gpu/gemm_config.hpp's choose_split_k): workgroup layer z sums only the batch rows
+// [z * k_slice, (z + 1) * k_slice) and writes its fp32 partial product to binding 0, partials[z][OC][C]; the
+// reduce (shaders/splitk/split_k_reduce.comp) then adds the layers in order and rounds once into dweight.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
 #include "kernel_params.h"
 
+#if SPLIT_K
+layout(std430, binding = 0) writeonly buffer Partials { float partials[]; };
+#else
 layout(std430, binding = 0) writeonly buffer Dweight { STORE_T dweight[]; };
+#endif
 layout(push_constant) uniform Push { MatmulBackwardParams p; };
 
 #define A_K_FAST 0
@@ -30,13 +37,24 @@ layout(std430, binding = 2) readonly buffer Inp4 { STORE_VEC4 inp4[]; };
 #endif
 
 void main() {
+#if SPLIT_K
+  const uint k_begin = gl_WorkGroupID.z * p.k_slice;
+  gemm_tile_range(p.OC, p.C, k_begin, min(p.B, k_begin + p.k_slice));
+  const uint layer = gl_WorkGroupID.z * p.OC * p.C;
+#else
   gemm_tile(p.OC, p.C, p.B);
+#endif
   [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
     uint o = gemm_row(i);
     if (o >= p.OC) continue;
     [[unroll]] for (uint j = 0; j < THREAD_N; ++j) {
       uint c = gemm_col(j);
-      if (c < p.C) dweight[o * p.C + c] = store_t(acc[i * THREAD_N + j]);
+      if (c >= p.C) continue;
+#if SPLIT_K
+      partials[layer + o * p.C + c] = acc[i * THREAD_N + j];
+#else
+      dweight[o * p.C + c] = store_t(acc[i * THREAD_N + j]);
+#endif
     }
   }
 }

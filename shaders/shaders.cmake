@@ -19,6 +19,21 @@ foreach(kernel matmul_forward matmul_backward_data matmul_backward_weight)
   trainscope_shader(${kernel}_texel_bf16 ${kernel} GEMM_TEXEL=1 DTYPE_BF16=1)
 endforeach()
 
+# Split-K for matmul_backward_weight (gpu/gemm_config.hpp, choose_split_k): the GEMM pass writing fp32 partial
+# products, on both GEMM paths, and the reduce that sums them into dweight; every storage precision.
+foreach(suffix "" _fp16 _bf16)
+  if(suffix STREQUAL "_fp16")
+    set(dtype DTYPE_FP16=1)
+  elseif(suffix STREQUAL "_bf16")
+    set(dtype DTYPE_BF16=1)
+  else()
+    set(dtype "")
+  endif()
+  trainscope_shader(matmul_backward_weight_splitk${suffix} matmul_backward_weight SPLIT_K=1 ${dtype})
+  trainscope_shader(matmul_backward_weight_splitk_texel${suffix} matmul_backward_weight SPLIT_K=1 GEMM_TEXEL=1 ${dtype})
+  trainscope_shader(split_k_reduce${suffix} splitk/split_k_reduce ${dtype})
+endforeach()
+
 # The probes of `trainscope peaks` (gpu/peak_probe; bench takes its FMA peak from peak_fma_vec4): not training
 # kernels, so no storage-type variants.
 trainscope_shader(peak_copy peaks/peak_copy)

@@ -1,5 +1,6 @@
 // One parity test for every kernel of the kernel table (core/kernel_table.hpp), in the manner of ggml's
-// test-backend-ops: every kernel x every precision x every GPU variant (each GEMM tiling the device fits) x the odd
+// test-backend-ops: every kernel x every precision x every GPU variant (each GEMM tiling the device fits, and
+// matmul_backward_weight split-K on both paths: K cut into gpu::kTestSplitK slices, not a multiple of them) x the odd
 // shapes of tests/kernel_cases.hpp; the GPU shader and the tuned CPU twin each against the plain reference in double
 // (cpu/reference.hpp), with the table's tolerance per precision (core::tolerance), the validation layer on and not
 // one message allowed. Inputs are made on the host and rounded to each binding's type first, so what remains is each
@@ -183,6 +184,7 @@ struct Gpu {
   std::vector<Values> run(const gpu::Kernels& k, const core::KernelDef& def, const test::KernelCase& c,
                           const std::vector<Values>& in) {
     const Precision p = k.precision();
+    const core::PlanEntry e = k.with_split_k(c.entry);  // a split-K configuration cuts matmul_backward_weight's K
     std::vector<std::unique_ptr<vk::Buffer>> buffers(in.size());
     std::vector<const vk::Buffer*> bound(in.size(), nullptr);  // the buffer binding i sees (an alias shares one)
     for (size_t i = 0; i < in.size(); ++i) {
@@ -196,10 +198,17 @@ struct Gpu {
     std::vector<vk::BufferRange> ranges;
     for (const vk::Buffer* b : bound)
       if (b) ranges.push_back({b});
-    vk::DescriptorPool pool(*ctx, 1, static_cast<uint32_t>(ranges.size()));
-    VkDescriptorSet set = pool.allocate(*ctx, k.pipeline(c.entry), ranges);
-    const core::KernelArgs args = def.args(c.entry, c.step);
-    ctx->run_one_shot([&](VkCommandBuffer cmd) { k.dispatch(cmd, c.entry, set, args); });
+    std::unique_ptr<vk::Buffer> partials;  // split-K's, filled with NaN: a slice the reduce reads unwritten shows
+    if (e.split_k > 1) {
+      partials = std::make_unique<vk::Buffer>(*ctx, gpu::split_k_partials_bytes(e), vk::MemoryKind::DeviceLocal,
+                                              "split_k_partials");
+      const std::vector<float> nan(partials->size() / sizeof(float), std::nanf(""));
+      partials->upload(*ctx, nan.data(), partials->size());
+    }
+    vk::DescriptorPool pool(*ctx, 2, static_cast<uint32_t>(ranges.size()));
+    const gpu::EntrySets sets = k.allocate_sets(pool, e, ranges, {partials.get()});
+    const core::KernelArgs args = def.args(e, c.step);
+    ctx->run_one_shot([&](VkCommandBuffer cmd) { k.dispatch(cmd, e, sets, args); });
     std::vector<Values> out(in.size());
     for (size_t i = 0; i < in.size(); ++i) {
       if (!bound[i]) continue;
@@ -378,8 +387,10 @@ TEST_CASE("every kernel of the table: GPU and tuned CPU against the plain refere
           const gpu::Kernels& k = gpu.get(p, g);
           std::string who = "gpu";
           if (def.grid == core::Grid::Gemm) {  // "gpu texel/vec4 [texel 8x64, 8x8 per invocation]"
-            const gpu::GemmVariant v = k.gemm_variant(c.entry);
-            who += std::string(" ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") + " [" + g.name() + "]";
+            const core::PlanEntry e = k.with_split_k(c.entry);
+            const gpu::GemmVariant v = k.gemm_variant(e);
+            who += std::string(" ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") +
+                   (v.split ? "/split-K" : "") + " [" + g.name() + "]";
           }
           compare(def, c, p, gpu.run(k, def, c, in), ref, who);
         }

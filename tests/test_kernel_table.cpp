@@ -88,6 +88,32 @@ TEST_CASE("every compiled shader variant declares the table's bindings and the s
   CHECK(texel_variants == 9);  // three GEMM kernels in three precisions
 }
 
+TEST_CASE("split-K's shaders: the GEMM pass binds as matmul_backward_weight, the reduce as SplitKReduceParams says") {
+  auto find = [](const std::string& name) -> const vk::EmbeddedShader* {
+    for (const auto& s : vk::embedded_shaders())
+      if (s.name == name) return &s;
+    return nullptr;
+  };
+  const core::KernelDef& def = core::kernel_def(core::Op::MatmulBackwardWeight);
+  for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16}) {
+    const std::string suffix = p == Precision::FP32 ? "" : std::string("_") + core::to_string(p);
+    for (const char* path : {"", "_texel"}) {
+      const std::string name = std::string(def.name) + "_splitk" + path + suffix;
+      CAPTURE(name);
+      const vk::EmbeddedShader* shader = find(name);
+      REQUIRE(shader != nullptr);
+      const Reflection r = reflect(shader->spirv);
+      CHECK(r.bindings == std::set<uint32_t>{0, 1, 2});  // partials where dweight was, dout, inp
+      REQUIRE(r.push_members * 4 == def.params_bytes);
+    }
+    const vk::EmbeddedShader* reduce = find("split_k_reduce" + suffix);
+    REQUIRE(reduce != nullptr);
+    const Reflection r = reflect(reduce->spirv);
+    CHECK(r.bindings == std::set<uint32_t>{0, 1});  // dweight, partials
+    CHECK(r.push_members * 4 == sizeof(core::SplitKReduceParams));
+  }
+}
+
 TEST_CASE("precision_supported: fp32 always, 16-bit storage variants only with storageBuffer16BitAccess") {
   vk::DeviceInfo d;
   d.name = "test device";

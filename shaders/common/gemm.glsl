@@ -3,7 +3,9 @@
 //   A_AT(m, k), B_AT(k, n)    : loads from its buffers (called only inside the bounds M, N, K)
 //   A_AT4(m, k), B_AT4(k, n)  : 4 consecutive elements along the contiguous dimension, as a vec4 (VEC = 4 only)
 //   A_K_FAST, B_N_FAST        : 1 when consecutive k (for A) / n (for B) are consecutive in memory
-// and after including calls gemm_tile(M, N, K) and reads acc[] for the outputs (gemm_row(i), gemm_col(j)).
+// and after including calls gemm_tile(M, N, K) and reads acc[] for the outputs (gemm_row(i), gemm_col(j)); or
+// gemm_tile_range(M, N, k_begin, k_end) for the sum over k_begin <= k < k_end only (split-K: k_begin a multiple of 4,
+// so that 4-wide loads along k stay whole).
 //
 // Tile sizes are specialization constants chosen by the host from the device's limits: a workgroup computes a
 // TILE_M x TILE_N block of the output with (TILE_M/THREAD_M) x (TILE_N/THREAD_N) invocations, each owning THREAD_M x
@@ -103,17 +105,18 @@ void store_slice(uint buf, uint tid) {
   }
 }
 
-void gemm_tile(uint M, uint N, uint K) {
+// Loads check k against k_end (as the end of K), so a range ends exactly.
+void gemm_tile_range(uint M, uint N, uint k_begin, uint k_end) {
   const uint tid = gl_LocalInvocationID.y * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
   [[unroll]] for (uint i = 0; i < THREAD_M * THREAD_N; ++i) acc[i] = 0.0;
-  load_slice(M, N, K, 0, tid);
+  load_slice(M, N, k_end, k_begin, tid);
   store_slice(0, tid);
   // RAW on the first slice: every invocation's stores must be visible before any invocation reads them.
   barrier();
   uint buf = 0;
-  for (uint k0 = 0; k0 < K; k0 += TILE_K) {
-    const bool more = k0 + TILE_K < K;
-    if (more) load_slice(M, N, K, k0 + TILE_K, tid);  // in flight while this slice is multiplied
+  for (uint k0 = k_begin; k0 < k_end; k0 += TILE_K) {
+    const bool more = k0 + TILE_K < k_end;
+    if (more) load_slice(M, N, k_end, k0 + TILE_K, tid);  // in flight while this slice is multiplied
     for (uint k = 0; k < TILE_K; ++k) {
       float a[THREAD_M];
       float b[THREAD_N];
@@ -132,3 +135,5 @@ void gemm_tile(uint M, uint N, uint K) {
     buf ^= 1u;
   }
 }
+
+void gemm_tile(uint M, uint N, uint K) { gemm_tile_range(M, N, 0, K); }

@@ -21,7 +21,8 @@
 // With VEC = 4 (RGBA views) the host guarantees (gpu::Kernels): A_LD and B_LD multiples of 4, K a multiple of 4
 // where an operand is k-fast, M a multiple of 4 where A is m-fast, N where B is n-fast. Edges are exact: reads are
 // clamped into the matrix (their products land in outputs that are never stored), outputs outside are skipped.
-// It offers what gemm.glsl offers: gemm_tile(M, N, K), acc[], gemm_row(i), gemm_col(j), THREAD_M, THREAD_N.
+// It offers what gemm.glsl offers: gemm_tile(M, N, K), gemm_tile_range(M, N, k_begin, k_end) (k_begin a multiple of
+// VEC), acc[], gemm_row(i), gemm_col(j), THREAD_M, THREAD_N.
 
 layout(constant_id = 0) const uint TILE_M = 8;   // = local_size_y * THREAD_M
 layout(constant_id = 1) const uint TILE_N = 64;  // = local_size_x * THREAD_N
@@ -91,7 +92,7 @@ void gemm_step(uint k, const uint S) {
         acc[i * THREAD_N + j] = fma(a[i * 4 + s], b[s * THREAD_N + j], acc[i * THREAD_N + j]);
 }
 
-void gemm_tile(uint M, uint N, uint K) {
+void gemm_tile_range(uint M, uint N, uint k_begin, uint k_end) {
   [[unroll]] for (uint i = 0; i < THREAD_M * THREAD_N; ++i) acc[i] = 0.0;
 #if A_K_FAST
   [[unroll]] for (uint i = 0; i < THREAD_M; ++i) a_base[i] = min(gemm_row(i), M - 1) * (A_LD / VEC);
@@ -103,8 +104,10 @@ void gemm_tile(uint M, uint N, uint K) {
 #else
   [[unroll]] for (uint j = 0; j < THREAD_N; ++j) b_base[j] = min(gemm_col(j), N - 1) * (B_LD / VEC);
 #endif
-  uint k = 0;
-  for (; k + VEC <= K; k += VEC) gemm_step(k, VEC);
+  uint k = k_begin;
+  for (; k + VEC <= k_end; k += VEC) gemm_step(k, VEC);
   // K % VEC != 0 only where no operand is k-fast (the host checks): one k at a time.
-  for (; k < K; ++k) gemm_step(k, 1);
+  for (; k < k_end; ++k) gemm_step(k, 1);
 }
+
+void gemm_tile(uint M, uint N, uint K) { gemm_tile_range(M, N, 0, K); }

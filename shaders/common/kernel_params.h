@@ -39,6 +39,15 @@ struct MatmulBackwardParams {
   uint B;
   uint C;
   uint OC;
+  uint k_slice;  // matmul_backward_weight split into K slices (core::PlanEntry::split_k): the batch rows of one slice,
+                 // workgroups z sum rows [z * k_slice, min(B, (z + 1) * k_slice)); B when not split. Backward data: B.
+};
+
+// The second pass of a split matmul_backward_weight (shaders/splitk/split_k_reduce.comp): dweight[i] = the sum of
+// partials[s * count + i] over s = 0 .. slices-1 in that order, in fp32, rounded once to the storage type.
+struct SplitKReduceParams {
+  uint count;   // outputs: OC x C
+  uint slices;  // partial products
 };
 
 // softmax_xent_forward_backward: losses (B), dlogits (B,K), correct (B) <- logits (B,K), labels (B).
@@ -147,7 +156,8 @@ struct ScaleHistoryEntry {
                 #T " must be " #members " 32-bit members in a row, as std430 lays it out in GLSL")
 TRAINSCOPE_PARAMS_LAYOUT(GatherBatchParams, 3, first);
 TRAINSCOPE_PARAMS_LAYOUT(MatmulForwardParams, 6, add_bias);
-TRAINSCOPE_PARAMS_LAYOUT(MatmulBackwardParams, 3, OC);
+TRAINSCOPE_PARAMS_LAYOUT(MatmulBackwardParams, 4, k_slice);
+TRAINSCOPE_PARAMS_LAYOUT(SplitKReduceParams, 2, slices);
 TRAINSCOPE_PARAMS_LAYOUT(SoftmaxXentParams, 5, out_offset);
 TRAINSCOPE_PARAMS_LAYOUT(LossReduceParams, 2, slot);
 TRAINSCOPE_PARAMS_LAYOUT(ActBackwardParams, 2, act);

@@ -43,6 +43,10 @@ struct BenchRow {
   GemmCase gemm;
   double ms = 0, gflops = 0;
   double peak_gflops = 0;  // the measured FMA peak it is set against (0: none measured)
+  // GPU backward_weight at the model's shapes: a row of split-K (gpu::choose_split_k) with split_k slices, timed
+  // with its reduce, and the unsplit row's ms of the same configuration in the same run (0: not a split-K row).
+  uint32_t split_k = 1;
+  double unsplit_ms = 0;
   std::vector<OpenBlasFigure> openblas;
 };
 
@@ -62,9 +66,13 @@ std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, i
 // The GPU rows on Vulkan device `device` (-1: the best), timed with timestamp queries around each dispatch, each set
 // against the device's fp32 FMA peak measured first (measure_gpu_fma_peak). Every case runs the device's default
 // GEMM configuration (gpu::choose_gemm_config); the model's shapes and squares up to 512 also run the other path
-// (tiled on a software device, texel where a GPU has the formats), each row naming its variant.
+// (tiled on a software device, texel where a GPU has the formats), each row naming its variant. The backward_weight
+// GEMMs at the model's shapes also run split-K on the default configuration, right after its unsplit row: with the
+// slices gpu::choose_split_k picks for this device, or where it picks none, kBenchSplitK slices (marked "forced"; or
+// TRAINSCOPE_SPLIT_K's), their time including the reduce, and the ratio to the unsplit row.
 // Throws core::Error(Vulkan) when there is no device.
 std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, int repeats);
+constexpr uint32_t kBenchSplitK = 4;
 
 // Uniform values in [-1, 1) from a fixed seed: the GEMMs' inputs.
 std::vector<float> random_floats(size_t n, uint64_t seed);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
 
 #include "app/bench.hpp"
 #include "core/error.hpp"
@@ -79,6 +80,33 @@ std::vector<gpu::GemmConfig> bench_configs(const vk::Device& dev) {
   return out;
 }
 
+// The split-K row of backward_weight entry `entry` beside its unsplit row `unsplit` (same kernels, same buffers r):
+// the slices choose_split_k picks here, or kBenchSplitK where it picks none; nothing where K is too short to split.
+std::optional<BenchRow> split_k_row(vk::Context& ctx, const gpu::Kernels& k, vk::DescriptorPool& pool,
+                                    vk::TimestampQueries& queries, const core::PlanEntry& entry,
+                                    const std::vector<vk::BufferRange>& r, int repeats, const BenchRow& unsplit) {
+  const uint32_t chosen = gpu::choose_split_k(k.gemm_config(), entry, ctx.info());
+  const bool forced = chosen <= 1;
+  const core::PlanEntry e = core::with_split_k(entry, forced ? kBenchSplitK : chosen, core::Precision::FP32);
+  if (e.split_k <= 1) return std::nullopt;
+  const vk::Buffer partials(ctx, gpu::split_k_partials_bytes(e), vk::MemoryKind::DeviceLocal, "bench split-K partials");
+  const gpu::EntrySets sets = k.allocate_sets(pool, e, r, {&partials});
+  const core::KernelArgs args = core::kernel_def(e.op).args(e, core::StepArgs{});
+  // One interval around both dispatches: the GEMM pass and the reduce.
+  auto sample = [&] { return time_ms(ctx, queries, [&](VkCommandBuffer cmd) { k.dispatch(cmd, e, sets, args); }); };
+  sample();  // warm-up
+  std::vector<double> ms;
+  while (static_cast<int>(ms.size()) < repeats) ms.push_back(sample());
+  BenchRow row = unsplit;
+  row.ms = median(ms);
+  row.gflops = unsplit.gemm.flops() / (row.ms * 1e-3) / 1e9;  // the GEMM's FLOPs: the reduce's additions not counted
+  row.split_k = e.split_k;
+  row.unsplit_ms = unsplit.ms;
+  row.kernel += fmt::format(", split-K {} x {} rows + reduce{}: {:.2f}x the speed of the row above", e.split_k,
+                            e.k_slice(), forced ? " (forced: this device would not split)" : "", unsplit.ms / row.ms);
+  return row;
+}
+
 }  // namespace
 
 std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, int repeats) {
@@ -93,7 +121,8 @@ std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, 
   const std::vector<gpu::GemmConfig> configs = bench_configs(ctx);
   std::vector<std::unique_ptr<gpu::Kernels>> kernels;
   for (const gpu::GemmConfig& c : configs) kernels.push_back(std::make_unique<gpu::Kernels>(ctx, c));
-  vk::DescriptorPool pool(ctx, static_cast<uint32_t>(cases.size() * configs.size()), 5);
+  // A set per case and configuration, and the split-K row's two.
+  vk::DescriptorPool pool(ctx, static_cast<uint32_t>(cases.size() * (configs.size() + 2)), 5);
   vk::TimestampQueries queries(ctx, 2);
   std::vector<BenchRow> rows;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -131,15 +160,19 @@ std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, 
       std::vector<double> ms;
       while (static_cast<int>(ms.size()) < repeats) ms.push_back(sample());
       const gpu::GemmVariant v = k.gemm_variant(entry);
+      gpu::GemmConfig shown = configs[c];
+      shown.split_k = 0;  // the rows name their split themselves
       BenchRow row;
       row.backend = "gpu";
       row.device = device_name;
-      row.kernel = fmt::format("{}{} [{}]", gpu::to_string(v.path), v.vec4 ? "/vec4" : "/scalar", configs[c].name());
+      row.kernel = fmt::format("{}{} [{}]", gpu::to_string(v.path), v.vec4 ? "/vec4" : "/scalar", shown.name());
       row.gemm = g;
       row.ms = median(ms);
       row.gflops = g.flops() / (row.ms * 1e-3) / 1e9;
       row.peak_gflops = peak;
-      rows.push_back(std::move(row));
+      rows.push_back(row);
+      if (c == 0 && op == core::Op::MatmulBackwardWeight && g.label.rfind("square", 0) != 0)
+        if (auto split = split_k_row(ctx, k, pool, queries, entry, r, repeats, row)) rows.push_back(std::move(*split));
     }
   }
   bench_progress("gpu", cases.size(), cases.size());

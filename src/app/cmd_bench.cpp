@@ -106,7 +106,9 @@ nlohmann::json row_json(const BenchRow& r) {
   nlohmann::json j = {{"backend", r.backend}, {"device", r.device}, {"kernel", r.kernel}, {"threads", r.threads},
                       {"shape", r.gemm.label}, {"form", r.gemm.form}, {"batch", r.gemm.B}, {"inputs", r.gemm.C},
                       {"outputs", r.gemm.OC}, {"M", r.gemm.M()}, {"N", r.gemm.N()}, {"K", r.gemm.K()},
-                      {"flops", r.gemm.flops()}, {"ms", r.ms}, {"gflops", r.gflops}};
+                      {"flops", r.gemm.flops()}, {"ms", r.ms}, {"gflops", r.gflops}, {"split_k", r.split_k}};
+  // A split-K row: the unsplit row's time of the same configuration in the same run, and unsplit / split.
+  j["split_k_speedup"] = r.unsplit_ms > 0 ? nlohmann::json(r.unsplit_ms / r.ms) : nlohmann::json(nullptr);
   j["peak_gflops"] = r.peak_gflops > 0 ? nlohmann::json(r.peak_gflops) : nlohmann::json(nullptr);
   j["percent_of_peak"] = r.peak_gflops > 0 ? nlohmann::json(100.0 * r.gflops / r.peak_gflops) : nlohmann::json(nullptr);
   nlohmann::json ob = nlohmann::json::array();
@@ -168,7 +170,12 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
   b->footer("OpenBLAS is the reference only: trainscope-openblas-gemm (built beside trainscope when libopenblas-dev "
             "is installed) runs it in a child process per core type, with OPENBLAS_NUM_THREADS, OPENBLAS_CORETYPE and "
             "OPENBLAS_L2_SIZE set by the bench and every other OPENBLAS_*/OMP_* variable removed. The CPU GEMM's SIMD "
-            "path can be lowered with TRAINSCOPE_CPU_SIMD=avx2|portable.");
+            "path can be lowered with TRAINSCOPE_CPU_SIMD=avx2|portable. GPU: backward_weight at the model's shapes "
+            "also runs split-K (K cut into slices summed by a second pass; the slices the device would use, else "
+            "4, marked forced), its time including the reduce and its speed as a ratio to the unsplit row above it. "
+            "GPU GEMM experiments: TRAINSCOPE_GEMM_PATH=tiled|texel, "
+            "TRAINSCOPE_GEMM_TILES=tile_m,tile_n,tile_k,thread_m,thread_n, TRAINSCOPE_SPLIT_K=N (1: never split; "
+            "N: N slices) also apply to train and the dashboard.");
   return b;
 }
 

@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   cli.option_defaults()->always_capture_default();  // --help shows every default (inherited by the subcommands)
   cli.require_subcommand(1);
   cli.footer("With no subcommand (no arguments, or options only), trainscope opens the dashboard: "
-             "`trainscope dashboard`.");
+             "`trainscope dashboard`. Environment, for experiments (README, Benchmarks): TRAINSCOPE_CPU_SIMD, "
+             "TRAINSCOPE_GEMM_PATH, TRAINSCOPE_GEMM_TILES, TRAINSCOPE_SPLIT_K.");
 
   app::TrainOptions train_options, dashboard_train_options;
   app::DashboardOptions dashboard_options;

@@ -24,6 +24,8 @@ double n_of(const PlanEntry& e) { return static_cast<double>(e.N); }
 // The work items of a 4-wide element-wise kernel over n elements: one per group of four (the shader's grid-stride loop
 // and scalar tail cover any n with that many invocations, rounded up to whole workgroups).
 std::array<uint64_t, 2> quads(long n) { return {static_cast<uint64_t>(n + 3) / 4, 1}; }
+// split-K's fp32 partial products of matmul_backward_weight, 0 when not split (PlanEntry::split_k).
+double split_partials_bytes(const PlanEntry& e) { return e.split_k > 1 ? 4.0 * e.split_k * e.OC * e.C : 0.0; }
 bool scaled(Precision p) { return p == Precision::FP16; }  // fp16 trains with loss scaling
 // The optimizers' traffic: `tensors` fp32 tensors (params and the optimizer state) read and written; grads read in the
 // storage type (with loss scaling also the scaler's scale and found_inf, 16 bytes); in 16-bit the weights copy written.
@@ -127,11 +129,17 @@ std::vector<KernelDef> make_table() {
                sizeof(MatmulBackwardParams), Grid::Gemm, 0, false,
                [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.OC), uint64_t(e.C)}; },
                [](const PlanEntry& e, const StepArgs&) {
-                 return KernelArgs::of(MatmulBackwardParams{u32(e.B), u32(e.C), u32(e.OC)});
+                 return KernelArgs::of(MatmulBackwardParams{u32(e.B), u32(e.C), u32(e.OC), u32(e.k_slice())});
                },
-               [](const PlanEntry& e, Precision) { return 2.0 * e.B * e.C * e.OC; },
-               [](const PlanEntry& e, Precision p) { return (e.B * e.OC + e.B * e.C) * e_of(p); },
-               [](const PlanEntry& e, Precision p) { return e.OC * e.C * e_of(p); }});
+               // split-K (PlanEntry::split_k > 1): the reduce adds split_k - 1 partials per output, and the fp32
+               // partials (split_k x OC x C) are written by the GEMM pass and read by the reduce
+               [](const PlanEntry& e, Precision) {
+                 return 2.0 * e.B * e.C * e.OC + (e.split_k > 1 ? (e.split_k - 1.0) * e.C * e.OC : 0.0);
+               },
+               [](const PlanEntry& e, Precision p) {
+                 return (e.B * e.OC + e.B * e.C) * e_of(p) + split_partials_bytes(e);
+               },
+               [](const PlanEntry& e, Precision p) { return e.OC * e.C * e_of(p) + split_partials_bytes(e); }});
 
   t.push_back({Op::BiasBackward, "bias_backward",
                {{"dbias", A::Write, E::Storage, R::DBias, When::Always, true},
@@ -152,7 +160,7 @@ std::vector<KernelDef> make_table() {
                sizeof(MatmulBackwardParams), Grid::Gemm, 0, false,
                [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), uint64_t(e.C)}; },
                [](const PlanEntry& e, const StepArgs&) {
-                 return KernelArgs::of(MatmulBackwardParams{u32(e.B), u32(e.C), u32(e.OC)});
+                 return KernelArgs::of(MatmulBackwardParams{u32(e.B), u32(e.C), u32(e.OC), u32(e.B)});
                },
                [](const PlanEntry& e, Precision) { return 2.0 * e.B * e.C * e.OC; },
                [](const PlanEntry& e, Precision p) { return (e.B * e.OC + e.OC * e.C) * e_of(p); },

@@ -16,6 +16,9 @@ std::string PlanEntry::label() const {
     case Op::MatmulForward:
       return fmt::format("{} L{} ({}x{} -> {}x{})", kernel(), layer + 1, B, C, B, OC);
     case Op::MatmulBackwardWeight:
+      if (split_k > 1)
+        return fmt::format("{} L{} (dW {}x{}, split-K {} x {} rows + reduce)", kernel(), layer + 1, OC, C, split_k,
+                           k_slice());
       return fmt::format("{} L{} (dW {}x{})", kernel(), layer + 1, OC, C);
     case Op::MatmulBackwardData:
       return fmt::format("{} L{} (dinp {}x{})", kernel(), layer + 1, B, C);
@@ -35,6 +38,35 @@ std::string PlanEntry::label() const {
     default:
       return fmt::format("{} ({}x{})", kernel(), B, C);
   }
+}
+
+namespace {
+// ceil(B / slices), rounded up to a multiple of kSplitKAlign.
+long slice_rows(long B, uint32_t slices) {
+  const long rows = (B + slices - 1) / slices;
+  return (rows + kSplitKAlign - 1) / kSplitKAlign * kSplitKAlign;
+}
+}  // namespace
+
+long PlanEntry::k_slice() const { return split_k > 1 ? slice_rows(B, split_k) : B; }
+
+void set_figures(PlanEntry& e, Precision precision) {
+  const KernelDef& def = kernel_def(e.op);
+  e.flops = def.flops(e, precision);
+  e.bytes_read = def.bytes_read(e, precision);
+  e.bytes_written = def.bytes_written(e, precision);
+}
+
+PlanEntry with_split_k(const PlanEntry& e, uint32_t slices, Precision precision) {
+  if (e.op != Op::MatmulBackwardWeight) return e;
+  PlanEntry out = e;
+  out.split_k = 1;
+  if (slices > 1 && e.B > 0) {
+    const long rows = slice_rows(e.B, slices);
+    out.split_k = static_cast<uint32_t>((e.B + rows - 1) / rows);
+  }
+  set_figures(out, precision);
+  return out;
 }
 
 double StepPlan::total_flops() const {
@@ -63,10 +95,7 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
   const int L = shape.layers();
   // Each entry's figures from its kernel's formulas (core/kernel_table.cpp).
   auto add = [&](PlanEntry e) {
-    const KernelDef& def = kernel_def(e.op);
-    e.flops = def.flops(e, precision);
-    e.bytes_read = def.bytes_read(e, precision);
-    e.bytes_written = def.bytes_written(e, precision);
+    set_figures(e, precision);
     plan.entries.push_back(e);
   };
 

@@ -3,6 +3,7 @@
 // GB/s from these figures in one place (core/metrics).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,12 @@ struct PlanEntry {
   double flops = 0;         // analytic floating-point operations (multiply-add = 2)
   double bytes_read = 0;    // compulsory traffic: each tensor read once
   double bytes_written = 0; // each tensor written once
+  // GPU only (gpu/gemm_config.hpp, choose_split_k): matmul_backward_weight's K (the batch) cut into split_k slices of
+  // k_slice() rows, each summed by its own workgroups into an fp32 partial product (split_k x OC x C), then a second
+  // pass adds the partials in slice order and rounds once to the storage type. 1: one GEMM over all of K (the CPU's
+  // plan always). The figures count the partials' traffic and the reduce's additions (kernel_table.cpp).
+  uint32_t split_k = 1;
+  long k_slice() const;  // rows of the batch per slice: B / split_k rounded up to a multiple of kSplitKAlign
 
   const char* kernel() const { return kernel_name(op); }
   // A kernel of the forward pass through the layers (matmul_forward, and bias_add, act_forward when unfused): what
@@ -59,6 +66,18 @@ struct PlanEntry {
   double bytes() const { return bytes_read + bytes_written; }
   double arithmetic_intensity() const { return bytes() > 0 ? flops / bytes() : 0; }  // FLOP/byte, for the roofline
 };
+
+// Split-K slices start at multiples of this many rows (every GEMM tiling's k step divides it), so that a slice
+// begins where a whole k-step or 4-wide texel begins.
+constexpr long kSplitKAlign = 16;
+
+// e's analytic figures (flops, bytes_read, bytes_written) from its kernel's formulas in `precision`'s storage type.
+void set_figures(PlanEntry& e, Precision precision);
+
+// matmul_backward_weight entry e with its K cut into at most `slices` slices of k_slice() rows (the last may be
+// shorter, none is empty: split_k becomes ceil(B / k_slice)), its figures re-derived; slices <= 1, or a K too short
+// for two slices, gives split_k = 1. Other kernels are returned unchanged.
+PlanEntry with_split_k(const PlanEntry& e, uint32_t slices, Precision precision);
 
 struct StepPlan {
   ModelShape shape;

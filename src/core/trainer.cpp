@@ -2,6 +2,8 @@
 // names of the host phases of the step timeline.
 #include "core/trainer.hpp"
 
+#include <algorithm>
+
 namespace core {
 
 const char* to_string(HostPhase phase) {
@@ -32,6 +34,10 @@ MemoryUsage fp32_reference_memory(const StepPlan& plan, size_t train_count, size
     m.activations += tensors * B * static_cast<size_t>(shape.fan_out(l)) * kF;
   }
   m.workspace = (train_count + 3 * test_count + readback_interval) * kF;
+  size_t partials = 0;  // PlanEntry::split_k: one buffer serves every split entry
+  for (const PlanEntry& e : plan.entries)
+    if (e.split_k > 1) partials = std::max(partials, size_t(e.split_k) * size_t(e.OC) * size_t(e.C) * kF);
+  m.workspace += partials;
   m.dataset = (train_count + test_count) * (inputs + 1) * kF;
   return m;
 }

@@ -118,7 +118,8 @@ struct MemoryUsage {
 //   weights = gradients = param_count x 4; master_weights = 0; optimizer_state = (AdamW 2, SGD 1) x param_count x 4;
 //   activations = B x (inputs + 3) x 4 (x_batch, labels, losses, correct flags)
 //                 + per layer B x fan_out x 4 x (3 for a hidden layer: preact, output, gradient; 2 for the logits layer);
-//   workspace = (train_count + 3 x test_count + R) x 4 (sample order, test order, evaluation losses and flags, losses);
+//   workspace = (train_count + 3 x test_count + R) x 4 (sample order, test order, evaluation losses and flags, losses)
+//               + the largest split-K partials of the plan, split_k x OC x C x 4 (a GPU plan's; the CPU's has none);
 //   dataset = (train_count + test_count) x (inputs + 1) x 4 (images as floats, labels as int32).
 // A real trainer's figure can differ by allocation rounding (GPU buffers are at least 16 bytes, and the GPU binds
 // 16-byte placeholders where a configuration has no tensor) and by its own layout (the CPU trainer keeps separate

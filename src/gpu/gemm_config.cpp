@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/kernel_table.hpp"
@@ -53,11 +54,34 @@ const char* to_string(GemmPath path) { return path == GemmPath::Texel ? "texel" 
 
 std::string GemmConfig::name() const {
   const auto& t = tiles;
+  const std::string split = split_k == 1 ? ", never split-K" : split_k > 1 ? fmt::format(", split-K {}", split_k) : "";
   if (path == GemmPath::Texel)
-    return fmt::format("texel {}x{}, {}x{} per invocation{}", t.tile_m, t.tile_n, t.thread_m, t.thread_n,
-                       vector_loads ? "" : ", scalar loads");
-  return fmt::format("tiled {}x{}x{}, {}x{} per invocation{}", t.tile_m, t.tile_n, t.tile_k, t.thread_m, t.thread_n,
-                     vector_loads ? "" : ", scalar loads");
+    return fmt::format("texel {}x{}, {}x{} per invocation{}{}", t.tile_m, t.tile_n, t.thread_m, t.thread_n,
+                       vector_loads ? "" : ", scalar loads", split);
+  return fmt::format("tiled {}x{}x{}, {}x{} per invocation{}{}", t.tile_m, t.tile_n, t.tile_k, t.thread_m, t.thread_n,
+                     vector_loads ? "" : ", scalar loads", split);
+}
+
+uint32_t busy_workgroups(const vk::DeviceInfo& device) {
+  if (device.software) {
+    if (const char* env = std::getenv("LP_NUM_THREADS")) {
+      const long n = std::strtol(env, nullptr, 10);
+      if (n > 0) return static_cast<uint32_t>(n);
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+  }
+  return device.type == "discrete GPU" ? 2 * 128 : 2 * 32;
+}
+
+uint32_t choose_split_k(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceInfo& device) {
+  if (e.op != core::Op::MatmulBackwardWeight || e.B <= 0) return 1;
+  if (config.split_k >= 1) return config.split_k;
+  const uint64_t groups = uint64_t((e.OC + config.tiles.tile_m - 1) / config.tiles.tile_m) *
+                          uint64_t((e.C + config.tiles.tile_n - 1) / config.tiles.tile_n);
+  const uint64_t busy = busy_workgroups(device);
+  const uint64_t most = uint64_t(e.B / kMinSliceRows);
+  if (groups >= busy || most < 2) return 1;
+  return static_cast<uint32_t>(std::min((busy + groups - 1) / groups, most));
 }
 
 std::vector<GemmTiles> gemm_tile_candidates() {
@@ -105,6 +129,14 @@ GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precisio
     if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.tile_m, &t.tile_n, &t.tile_k, &t.thread_m, &t.thread_n) == 5)
       forced.tiles = t;
   }
+  if (const char* env = std::getenv("TRAINSCOPE_SPLIT_K")) {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(env, &end, 10);
+    if (end != env && *end == 0 && n >= 1 && n <= 65535) {
+      forced.split_k = static_cast<uint32_t>(n);
+      c.split_k = forced.split_k;  // kept where the tiles are not
+    }
+  }
   return gemm_config_fits(forced, device, precision) ? forced : c;
 }
 
@@ -121,21 +153,24 @@ std::vector<GemmConfig> gemm_configs_to_test(const vk::Device& device, core::Pre
   add({GemmPath::Texel, kTexelTiles, true});
   add({GemmPath::Texel, kTexelTiles, false});
   add(choose_gemm_config(device, precision));
+  add({GemmPath::Tiled, gemm_tile_candidates()[device.info().software ? 0 : 1], true, kTestSplitK});
+  add({GemmPath::Texel, kTexelTiles, true, kTestSplitK});
   return out;
 }
 
 GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const VkPhysicalDeviceLimits& limits) {
   const bool aligned = e.op == core::Op::MatmulForward ? e.C % 4 == 0 : e.C % 4 == 0 && e.OC % 4 == 0;
   const bool vec4 = config.vector_loads && aligned;
+  const bool split = e.split_k > 1;
   if (config.path == GemmPath::Texel) {
     // Every operand (inp B x C, weight OC x C, dout B x OC) within the device's texel count.
     const uint64_t largest = std::max({uint64_t(e.B) * uint64_t(e.C), uint64_t(e.OC) * uint64_t(e.C),
                                        uint64_t(e.B) * uint64_t(e.OC)});
-    if (largest / (vec4 ? 4 : 1) <= limits.maxTexelBufferElements) return {GemmPath::Texel, vec4};
-    if (largest <= limits.maxTexelBufferElements) return {GemmPath::Texel, false};
-    return {GemmPath::Tiled, vec4};
+    if (largest / (vec4 ? 4 : 1) <= limits.maxTexelBufferElements) return {GemmPath::Texel, vec4, split};
+    if (largest <= limits.maxTexelBufferElements) return {GemmPath::Texel, false, split};
+    return {GemmPath::Tiled, vec4, split};
   }
-  return {GemmPath::Tiled, vec4};
+  return {GemmPath::Tiled, vec4, split};
 }
 
 std::array<uint32_t, 2> gemm_operand_bindings(core::Op op) {

@@ -39,6 +39,9 @@ struct GemmConfig {
   GemmPath path = GemmPath::Tiled;
   GemmTiles tiles;
   bool vector_loads = true;  // 4 elements per load where the entry's shape allows it (false: one, always)
+  // matmul_backward_weight's split-K (choose_split_k): 0 = chosen per shape and device; 1 = never; n >= 2 = n slices
+  // wherever K allows (the tests, the bench and TRAINSCOPE_SPLIT_K).
+  uint32_t split_k = 0;
   std::string name() const;  // e.g. "texel 8x64, 8x8 per invocation" (as the bench and the tests print it)
   bool operator==(const GemmConfig&) const = default;
 };
@@ -48,15 +51,41 @@ struct GemmConfig {
 //     where the device can read the precision's texel formats; measured in docs/benchmarks.md;
 //   others: Tiled, the first of gemm_tile_candidates() that fits maxComputeSharedMemorySize and the workgroup limits.
 // TRAINSCOPE_GEMM_TILES="tile_m,tile_n,tile_k,thread_m,thread_n" overrides the tiles, TRAINSCOPE_GEMM_PATH=tiled|texel
-// the path (for experiments and the bench's before/after); a value the device cannot run is ignored.
+// the path, TRAINSCOPE_SPLIT_K=n the split-K slices (1: never split; for experiments and the bench's before/after);
+// a value the device cannot run is ignored.
 GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precision);
+
+// Split-K, the one place that decides it. matmul_backward_weight computes dweight (OC,C) over K = the batch: at the
+// output layer M x N = OC x C is small (10 x 128, 10 x 2048) while K grows with the batch, so the unsplit dispatch,
+// one workgroup per output tile, launches G = ceil(OC / tile_m) x ceil(C / tile_n) workgroups: 2 to 32 for those
+// layers, where a GPU keeps hundreds busy. Split-K cuts K into S slices (workgroups along z, each summing its slice
+// into an fp32 partial product of OC x C), and a second dispatch adds the S partials in slice order and rounds once.
+// The rule: with W = busy_workgroups(device),
+//   S = 1                                     where G >= W (the device is already full), or K < 2 kMinSliceRows;
+//   S = min(ceil(W / G), K / kMinSliceRows)  otherwise,
+// so that S x G is about W (the partials then take at most about 2 W tiles of fp32: 8 MiB with 64x64 tiles), and a
+// slice is at least kMinSliceRows rows long, so that its partial product (written once, read once by the reduce)
+// stays small next to the operands it reads. config.split_k (>= 1) overrides the rule. Returns the requested S;
+// core::with_split_k turns it into the slices that run (aligned, none empty). Other GEMMs: 1.
+uint32_t choose_split_k(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceInfo& device);
+constexpr long kMinSliceRows = 64;
+
+// How many workgroups the device runs at once, as far as Vulkan lets us know. A software device (lavapipe) runs
+// whole workgroups on its CPU threads: LP_NUM_THREADS where set, else one per hardware thread (llvmpipe's default),
+// so G >= that many is full. Core Vulkan does not report a GPU's compute units, so for GPUs this is an assumption:
+// 2 workgroups per unit on 128 units (a large discrete GPU has 60 to 144) = 256, and 2 x 32 = 64 for integrated and
+// other GPUs. Not measured on a real GPU yet (docs/benchmarks.md).
+uint32_t busy_workgroups(const vk::DeviceInfo& device);
 
 // The Tiled path's tilings, best first.
 std::vector<GemmTiles> gemm_tile_candidates();
 
 // Every configuration the parity test runs on this device: each Tiled tiling that fits, the device's default, and
-// the Texel path (vector and scalar loads) where the device has its texel formats.
+// the Texel path (vector and scalar loads) where the device has its texel formats; then split-K forced to
+// kTestSplitK slices on the default tiling of each path (gpu::variants_to_test runs those for matmul_backward_weight
+// only: the other GEMMs never split).
 std::vector<GemmConfig> gemm_configs_to_test(const vk::Device& device, core::Precision precision);
+constexpr uint32_t kTestSplitK = 3;
 
 // Whether `config` can run on the device in this precision (limits, texel formats).
 bool gemm_config_fits(const GemmConfig& config, const vk::Device& device, core::Precision precision);
@@ -65,12 +94,14 @@ bool gemm_config_fits(const GemmConfig& config, const vk::Device& device, core::
 struct GemmVariant {
   GemmPath path = GemmPath::Tiled;
   bool vec4 = false;
+  bool split = false;  // the split-K GEMM pass (matmul_backward_weight_splitk*: fp32 partials at binding 0)
   bool operator==(const GemmVariant&) const = default;
 };
 
 // The variant that runs GEMM plan entry e under `config`. 4-wide loads need the operands' contiguous dimensions to be
 // multiples of 4 (forward: C; backward data and weight: C and OC). The Texel path also needs every operand within
 // the device's maxTexelBufferElements (in texels); where not, e runs on the Tiled path.
+// The Split flag follows the entry (e.split_k > 1).
 GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const VkPhysicalDeviceLimits& limits);
 
 // The two bindings of a GEMM kernel that hold its operands A and B (the texel variant reads them through views).

@@ -28,7 +28,14 @@ bool precision_supported(const vk::DeviceInfo& device, core::Precision precision
 std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::Device& device,
                                          core::Precision precision) {
   if (def.grid != core::Grid::Gemm) return {choose_gemm_config(device, precision)};
-  return gemm_configs_to_test(device, precision);
+  std::vector<GemmConfig> out = gemm_configs_to_test(device, precision);
+  if (def.op != core::Op::MatmulBackwardWeight)  // only it splits: the forced split-K configs would run it unsplit
+    std::erase_if(out, [](const GemmConfig& c) { return c.split_k > 1; });
+  return out;
+}
+
+VkDeviceSize split_k_partials_bytes(const core::PlanEntry& e) {
+  return e.split_k > 1 ? VkDeviceSize(e.split_k) * VkDeviceSize(e.OC) * VkDeviceSize(e.C) * sizeof(float) : 0;
 }
 
 Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precision precision,
@@ -45,6 +52,23 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precisi
     if (!def.exists_in(precision) || def.grid == core::Grid::Gemm) continue;
     pipelines_.back() = vk::ComputePipeline(ctx, def.name + suffix_, def.binding_count(precision), def.params_bytes, {}, {}, cache);
   }
+  split_reduce_ = vk::ComputePipeline(ctx, "split_k_reduce" + suffix_, 2, sizeof(core::SplitKReduceParams), {}, {}, cache);
+}
+
+core::PlanEntry Kernels::with_split_k(const core::PlanEntry& e) const {
+  return core::with_split_k(e, choose_split_k(gemm_, e, ctx_->info()), precision_);
+}
+
+EntrySets Kernels::allocate_sets(vk::DescriptorPool& pool, const core::PlanEntry& e,
+                                 std::span<const vk::BufferRange> ranges, vk::BufferRange partials) const {
+  if (e.split_k <= 1) return {pool.allocate(*ctx_, pipeline(e), ranges)};
+  if (!partials.buffer || partials.buffer->size() < partials.offset + split_k_partials_bytes(e) || ranges.empty())
+    throw core::Error(core::ErrorKind::Internal, e.label() + ": split-K without a partials buffer of its size");
+  // The GEMM pass writes the partials where the unsplit kernel writes dweight (binding 0); the reduce reads them.
+  std::vector<vk::BufferRange> gemm(ranges.begin(), ranges.end());
+  gemm[0] = {partials.buffer, partials.offset, split_k_partials_bytes(e)};
+  const std::array<vk::BufferRange, 2> reduce{ranges[0], gemm[0]};
+  return {pool.allocate(*ctx_, pipeline(e), gemm), pool.allocate(*ctx_, split_reduce_, reduce)};
 }
 
 GemmVariant Kernels::gemm_variant(const core::PlanEntry& e) const {
@@ -54,13 +78,16 @@ GemmVariant Kernels::gemm_variant(const core::PlanEntry& e) const {
 const vk::ComputePipeline& Kernels::pipeline(const core::PlanEntry& e) const {
   if (!is_gemm(e.op)) return pipeline(e.op);
   const GemmVariant v = gemm_variant(e);
-  auto [it, inserted] = gemm_pipelines_.try_emplace({e.op, v.path, v.vec4});
+  if (v.split && e.op != core::Op::MatmulBackwardWeight)
+    throw core::Error(core::ErrorKind::Internal, e.label() + ": only matmul_backward_weight runs split-K");
+  auto [it, inserted] = gemm_pipelines_.try_emplace({e.op, v.path, v.vec4, v.split});
   if (inserted) {
     try {
       const core::KernelDef& def = core::kernel_def(e.op);
       const uint32_t bindings = def.binding_count(precision_);
-      // "<kernel>_texel<suffix>" for the Texel path (shaders/shaders.cmake).
-      const std::string name = def.name + std::string(v.path == GemmPath::Texel ? "_texel" : "") + suffix_;
+      // "<kernel>[_splitk][_texel]<suffix>" (shaders/shaders.cmake).
+      const std::string name = def.name + std::string(v.split ? "_splitk" : "") +
+                               std::string(v.path == GemmPath::Texel ? "_texel" : "") + suffix_;
       const std::array<uint32_t, 8> spec = gemm_spec_constants(gemm_.tiles, v);
       const std::vector<vk::BindingKind> kinds = gemm_binding_kinds(e.op, v, precision_, bindings);
       it->second = vk::ComputePipeline(*ctx_, name, bindings, def.params_bytes, spec, kinds, cache_);
@@ -96,15 +123,23 @@ std::array<uint32_t, 2> Kernels::groups(const core::PlanEntry& e) const {
   return {1, 1};
 }
 
-void Kernels::dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, VkDescriptorSet set,
+void Kernels::dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, const EntrySets& sets,
                        const core::KernelArgs& args) const {
   const vk::ComputePipeline& p = pipeline(e);
   if (args.bytes != p.push_constant_bytes())
     throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(e.op)) + ": " +
                                                      std::to_string(args.bytes) + " bytes of arguments, its params " +
                                                      "struct has " + std::to_string(p.push_constant_bytes()));
+  const bool split = e.split_k > 1;
+  if (split && sets.reduce == VK_NULL_HANDLE)
+    throw core::Error(core::ErrorKind::Internal, e.label() + ": split-K without the reduce's descriptor set");
   const std::array<uint32_t, 2> g = groups(e);
-  vk::record_dispatch(cmd, p, set, args.data(), g[0], g[1]);
+  vk::record_dispatch(cmd, p, sets.main, args.data(), g[0], g[1], split ? e.split_k : 1);
+  if (!split) return;
+  // RAW: the reduce reads every slice's partial product.
+  vk::compute_barrier(cmd);
+  const core::SplitKReduceParams r{static_cast<uint32_t>(e.OC * e.C), e.split_k};
+  vk::record_dispatch(cmd, split_reduce_, sets.reduce, &r, std::clamp<uint32_t>(div_up(r.count, 256), 1u, 65535u));
 }
 
 }  // namespace gpu

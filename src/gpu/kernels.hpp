@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -37,6 +38,17 @@ bool precision_supported(const vk::DeviceInfo& device, core::Precision precision
 std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::Device& device,
                                          core::Precision precision);
 
+// The descriptor sets of one dispatch of a plan entry: `main` binds the kernel's bindings in the table's order. A
+// split-K entry (PlanEntry::split_k > 1) runs two dispatches: the GEMM pass, whose `main` set binds the fp32 partials
+// at binding 0 in place of dweight, and the reduce, whose `reduce` set binds dweight and the partials.
+struct EntrySets {
+  VkDescriptorSet main = VK_NULL_HANDLE;
+  VkDescriptorSet reduce = VK_NULL_HANDLE;
+};
+
+// Bytes of the fp32 partial products a split-K entry needs (split_k x OC x C floats); 0 when e is not split.
+VkDeviceSize split_k_partials_bytes(const core::PlanEntry& e);
+
 class Kernels {
  public:
   // gemm: how the GEMM kernels run (default: choose_gemm_config for this device). precision: the storage variant of
@@ -56,12 +68,26 @@ class Kernels {
   GemmVariant gemm_variant(const core::PlanEntry& e) const;
   core::Precision precision() const { return precision_; }
 
-  // Workgroup counts (x, y) of one dispatch of plan entry `e`, from its kernel's grid and this tiling.
+  // Workgroup counts (x, y) of one dispatch of plan entry `e`, from its kernel's grid and this tiling (a split-K
+  // entry: of each of its e.split_k slices, along z).
   std::array<uint32_t, 2> groups(const core::PlanEntry& e) const;
 
-  // Binds pipeline(e) and `set` (its bindings in the table's order), pushes `args` (its params struct), dispatches
-  // groups(e). Throws core::Error(Internal) when args belong to another kernel.
-  void dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, VkDescriptorSet set, const core::KernelArgs& args) const;
+  // e as this device runs it: matmul_backward_weight with the split-K slices of choose_split_k (PlanEntry::split_k,
+  // its figures re-derived in this precision); any other entry unchanged. The GPU trainer's plan holds these.
+  core::PlanEntry with_split_k(const core::PlanEntry& e) const;
+
+  // The sets of entry e from `pool` (room for 2 sets): ranges are its bindings in the table's order; for a split-K
+  // entry, partials is a buffer range of at least split_k_partials_bytes(e) (ignored otherwise).
+  EntrySets allocate_sets(vk::DescriptorPool& pool, const core::PlanEntry& e, std::span<const vk::BufferRange> ranges,
+                          vk::BufferRange partials = {}) const;
+
+  // Binds pipeline(e) and the sets, pushes `args` (its params struct), dispatches groups(e) (x e.split_k along z);
+  // a split-K entry then waits for its GEMM pass (a barrier) and dispatches the reduce, so one timestamp after this
+  // times both. Throws core::Error(Internal) when args belong to another kernel, or a split entry has no reduce set.
+  void dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, const EntrySets& sets, const core::KernelArgs& args) const;
+  void dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, VkDescriptorSet set, const core::KernelArgs& args) const {
+    dispatch(cmd, e, EntrySets{set}, args);
+  }
 
  private:
   vk::Context* ctx_;
@@ -70,8 +96,9 @@ class Kernels {
   VkPipelineCache cache_;  // not owned (gpu::DeviceCache keeps it), or VK_NULL_HANDLE
   std::string suffix_;  // of the shader names: "", "_fp16", "_bf16"
   std::vector<vk::ComputePipeline> pipelines_;  // by core::Op; empty for GEMMs and where a kernel has no variant
-  // GEMM pipelines by (op, path, vec4), made on first use.
-  mutable std::map<std::tuple<core::Op, GemmPath, bool>, vk::ComputePipeline> gemm_pipelines_;
+  // GEMM pipelines by (op, path, vec4, split), made on first use.
+  mutable std::map<std::tuple<core::Op, GemmPath, bool, bool>, vk::ComputePipeline> gemm_pipelines_;
+  vk::ComputePipeline split_reduce_;  // shaders/splitk/split_k_reduce.comp
 };
 
 }  // namespace gpu

@@ -101,7 +101,7 @@ class VulkanTrainer final : public core::Trainer {
   void build_descriptor_sets();
   // The buffer (range) a trainer role takes for layer l (kernel_table.hpp), in training or evaluation.
   BufferRange resolve(core::Role role, int l, bool evaluation) const;
-  VkDescriptorSet make_set(const core::PlanEntry& e, bool evaluation);  // e's bindings, in the table's order
+  EntrySets make_set(const core::PlanEntry& e, bool evaluation);  // e's bindings, in the table's order
   void record_step(Slot& slot, size_t first, uint32_t slot_index);
   // --submit-per-kernel: each entry of the step recorded into the slot's command buffer alone, submitted, waited for.
   void run_step_per_kernel(Slot& slot, size_t first, uint32_t slot_index);
@@ -146,11 +146,12 @@ class VulkanTrainer final : public core::Trainer {
   Buffer scaler_, scale_history_;              // fp16 only: the core::LossScalerBuffer; (scale, found_inf) per slot
   Buffer x_batch_, y_batch_, losses_, batch_correct_, loss_history_, eval_losses_, eval_correct_;
   std::vector<Buffer> preact_, act_, dact_;  // per layer l: preact_[l], act_[l] = output of layer l, dact_[l] its grad
+  Buffer split_partials_;  // split-K's fp32 partial products, shared by the split entries (they run one at a time)
 
   vk::DescriptorPool pool_;
-  std::vector<VkDescriptorSet> entry_sets_;  // one per plan entry
-  VkDescriptorSet gather_test_set_ = VK_NULL_HANDLE;
-  VkDescriptorSet softmax_eval_set_ = VK_NULL_HANDLE;
+  std::vector<EntrySets> entry_sets_;  // one per plan entry
+  EntrySets gather_test_set_;
+  EntrySets softmax_eval_set_;
 
   std::vector<Slot> slots_;
   vk::Handle<VkFence> fence_;
@@ -190,6 +191,9 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
       y_test_(dataset_->y_test),
       test_order_(dataset_->test_order) {
   scaler_options_.init_scale = cfg.loss_scale_init;
+  // The plan as this device runs it: matmul_backward_weight split into K slices where the device would idle
+  // (gpu/gemm_config.hpp, choose_split_k); the entries' figures then count the partials' traffic.
+  for (core::PlanEntry& e : plan_.entries) e = kernels_.with_split_k(e);
   if (init_params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "gpu::Trainer: init_params has the wrong size");
   if (!ctx_.info().timestamps || ctx_.timestamp_valid_bits() == 0)
@@ -270,6 +274,10 @@ void VulkanTrainer::allocate_buffers() {
     act_.push_back(make_tensor(elements, "activations", &M::activations));
     dact_.push_back(make_tensor(elements, "activation_grads", &M::activations));
   }
+  VkDeviceSize partials = 0;
+  for (const core::PlanEntry& e : plan_.entries) partials = std::max(partials, split_k_partials_bytes(e));
+  if (partials > 0)  // fp32 in every precision
+    split_partials_ = make(partials, MemoryKind::DeviceLocal, "split_k_partials", &M::workspace);
   if (loss_scaling()) {
     scaler_ = make(sizeof(core::LossScalerBuffer), MemoryKind::DeviceLocal, "loss_scaler", &M::workspace, 0,
                    &M::workspace);
@@ -282,7 +290,7 @@ size_t VulkanTrainer::buffer_bytes() const {
   size_t sum = 0;
   for (const Buffer* b : {&x_train_, &y_train_, &x_test_, &y_test_, &order_, &test_order_, &params_, &grads_,
                           &state1_, &state2_, &x_batch_, &y_batch_, &losses_, &batch_correct_, &loss_history_,
-                          &eval_losses_, &eval_correct_, &weights16_, &scaler_, &scale_history_})
+                          &eval_losses_, &eval_correct_, &weights16_, &scaler_, &scale_history_, &split_partials_})
     sum += static_cast<size_t>(b->size());  // size() is 0 for a buffer this precision does not make
   for (const auto* per_layer : {&preact_, &act_, &dact_})
     for (const Buffer& b : *per_layer) sum += static_cast<size_t>(b.size());
@@ -325,19 +333,21 @@ BufferRange VulkanTrainer::resolve(core::Role role, int l, bool evaluation) cons
   throw core::Error(core::ErrorKind::Internal, std::string("gpu trainer: no buffer for role ") + core::to_string(role));
 }
 
-VkDescriptorSet VulkanTrainer::make_set(const core::PlanEntry& e, bool evaluation) {
+EntrySets VulkanTrainer::make_set(const core::PlanEntry& e, bool evaluation) {
   const core::KernelDef& def = core::kernel_def(e.op);
   std::vector<BufferRange> ranges;
   for (const core::BindingDef& b : def.bindings)
     if (core::present(b.when, cfg_.precision)) ranges.push_back(resolve(b.role, e.layer, evaluation));
-  return pool_.allocate(ctx_, kernels_.pipeline(e), ranges);
+  return kernels_.allocate_sets(pool_, e, ranges, {&split_partials_});
 }
 
 void VulkanTrainer::build_descriptor_sets() {
   uint32_t max_bindings = 0;
   for (const core::KernelDef& def : core::kernel_table())
     max_bindings = std::max(max_bindings, def.binding_count(cfg_.precision));
-  pool_ = vk::DescriptorPool(ctx_, static_cast<uint32_t>(plan_.entries.size()) + 2, max_bindings);
+  uint32_t sets = static_cast<uint32_t>(plan_.entries.size()) + 2;
+  for (const core::PlanEntry& e : plan_.entries) sets += e.split_k > 1 ? 1 : 0;  // the reduce's set
+  pool_ = vk::DescriptorPool(ctx_, sets, max_bindings);
   for (const auto& e : plan_.entries) entry_sets_.push_back(make_set(e, false));
   // Evaluation: gather from the test set, and per-sample results into test-set-sized arrays; matmul_forward reuses
   // the training sets (the same activations and weights). Evaluation writes no gradient.

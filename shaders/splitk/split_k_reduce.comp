@@ -1,0 +1,23 @@
+// The second pass of a split-K matmul_backward_weight (gpu/gemm_config.hpp, choose_split_k): each output is the sum
+// of its `slices` fp32 partial products, added in slice order 0, 1, ... (a fixed order: the same bits on every run),
+// rounded once to the storage type, as the unsplit kernel rounds its fp32 accumulator. Not a kernel of the table: its
+// time is inside matmul_backward_weight's row (one timestamp after both dispatches).
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "dtype.glsl"
+#include "kernel_params.h"
+layout(local_size_x = 256) in;
+
+layout(std430, binding = 0) writeonly buffer Dweight { STORE_T dweight[]; };
+layout(std430, binding = 1) readonly buffer Partials { float partials[]; };
+
+layout(push_constant) uniform Push { SplitKReduceParams p; };
+
+void main() {
+  // Grid-stride loop: the group count is capped (gpu::Kernels), the outputs are not.
+  for (uint i = gl_GlobalInvocationID.x; i < p.count; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
+    float sum = 0.0;
+    for (uint s = 0; s < p.slices; ++s) sum += partials[s * p.count + i];
+    dweight[i] = store_t(sum);
+  }
+}
