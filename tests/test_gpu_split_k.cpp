@@ -102,6 +102,17 @@ std::vector<double> run_backward_weight(vk::Context& ctx, const gpu::Kernels& k,
   return decode(bytes, outputs, p);
 }
 
+// One hidden layer on the spiral, the validation layer on.
+core::TrainConfig spiral_config(int hidden, int batch) {
+  core::TrainConfig cfg;
+  cfg.dataset = "spiral";
+  cfg.hidden = {hidden};
+  cfg.batch = batch;
+  cfg.readback_interval = 5;
+  cfg.validation = true;
+  return cfg;
+}
+
 }  // namespace
 
 TEST_CASE("choose_split_k: split only where the unsplit dispatch leaves the device idle, slices of >= 64 rows") {
@@ -237,12 +248,7 @@ TEST_CASE("split-K gives the same bits on every run (the reduce adds the slices 
 
 TEST_CASE("a trainer that splits: the partials in its memory figures, one timed row per kernel, the same training") {
   if (!test::vulkan_device_or_skip("the GPU trainer with split-K")) return;
-  core::TrainConfig cfg;
-  cfg.dataset = "spiral";
-  cfg.hidden = {64};
-  cfg.batch = 200;
-  cfg.readback_interval = 5;
-  cfg.validation = true;
+  const core::TrainConfig cfg = spiral_config(64, 200);
   const core::DataSplit data = core::make_spiral(3, 400, 50, 0.1f, 1);
   const std::vector<float> params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
   const test::ValidationWatch validation;
@@ -290,10 +296,7 @@ TEST_CASE("a trainer that splits: the partials in its memory figures, one timed 
 
 TEST_CASE("the partials buffer is allocated like every other: a failed allocation refuses the trainer with its name") {
   if (!test::vulkan_device_or_skip("split-K's allocation failure")) return;
-  core::TrainConfig cfg;
-  cfg.dataset = "spiral";
-  cfg.hidden = {32};
-  cfg.batch = 128;
+  const core::TrainConfig cfg = spiral_config(32, 128);
   const core::DataSplit data = core::make_spiral(3, 100, 20, 0.1f, 1);
   const std::vector<float> params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
   setenv("TRAINSCOPE_SPLIT_K", "2", 1);
