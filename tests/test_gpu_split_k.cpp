@@ -139,6 +139,12 @@ TEST_CASE("choose_split_k: split only where the unsplit dispatch leaves the devi
   five.split_k = 5;
   CHECK(gpu::choose_split_k(never, backward_weight(2048, 128, 10), gpu) == 1);
   CHECK(gpu::choose_split_k(five, backward_weight(512, 2048, 2048), gpu) == 5);
+  // Where the driver reports its compute units (an H100's 132 SMs): 2 workgroups each.
+  vk::DeviceInfo h100 = gpu;
+  h100.compute_units = 132;
+  CHECK(gpu::busy_workgroups(h100) == 264);
+  CHECK(gpu::choose_split_k(tiled, backward_weight(512, 2048, 10), h100) == 8);   // min(ceil(264 / 32), 512 / 64)
+  CHECK(gpu::choose_split_k(tiled, backward_weight(2048, 1024, 100), h100) == 9);  // 2 x 16 workgroups: ceil(264 / 32)
   // An integrated GPU keeps fewer busy.
   vk::DeviceInfo igpu;
   igpu.type = "integrated GPU";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "app/commands.hpp"
+#include "gpu/gemm_config.hpp"
 #include "vk/devices.hpp"
 
 namespace app {
@@ -37,6 +38,9 @@ int run_devices() {
     fmt::print("      timestamps {}, max shared memory {} KiB, max workgroup {} invocations\n",
                d.timestamps ? fmt::format("{:g} ns per tick", d.timestamp_period_ns) : "not supported",
                d.max_shared_memory / 1024, d.max_workgroup_invocations);
+    fmt::print("      compute units {}; split-K counts on {} workgroups running at once\n",
+               d.compute_units > 0 ? fmt::format("{} ({})", d.compute_units, d.compute_units_from) : "not reported",
+               gpu::busy_workgroups(d));
     fmt::print("\n");
   }
   return 0;

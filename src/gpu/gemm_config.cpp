@@ -70,6 +70,7 @@ uint32_t busy_workgroups(const vk::DeviceInfo& device) {
     }
     return std::max(1u, std::thread::hardware_concurrency());
   }
+  if (device.compute_units > 0) return 2 * device.compute_units;
   return device.type == "discrete GPU" ? 2 * 128 : 2 * 32;
 }
 

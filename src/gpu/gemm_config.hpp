@@ -72,9 +72,10 @@ constexpr long kMinSliceRows = 64;
 
 // How many workgroups the device runs at once, as far as Vulkan lets us know. A software device (lavapipe) runs
 // whole workgroups on its CPU threads: LP_NUM_THREADS where set, else one per hardware thread (llvmpipe's default),
-// so G >= that many is full. Core Vulkan does not report a GPU's compute units, so for GPUs this is an assumption:
-// 2 workgroups per unit on 128 units (a large discrete GPU has 60 to 144) = 256, and 2 x 32 = 64 for integrated and
-// other GPUs. Not measured on a real GPU yet (docs/benchmarks.md).
+// so G >= that many is full. A GPU: 2 workgroups per compute unit (so that one can wait on memory while the other
+// computes), with the units the driver reports (vk::DeviceInfo::compute_units: NVIDIA and AMD extensions); core
+// Vulkan has no such query, so elsewhere an assumption: 128 units (a large discrete GPU has 60 to 144) = 256, and
+// 32 units = 64 for integrated and other GPUs. Not measured on a real GPU yet (docs/benchmarks.md).
 uint32_t busy_workgroups(const vk::DeviceInfo& device);
 
 // The Tiled path's tilings, best first.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <string>
 
@@ -30,6 +31,16 @@ static int type_rank(const std::string& type) {
   return 4;
 }
 
+bool has_extension(VkPhysicalDevice physical, const char* name) {
+  uint32_t count = 0;
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> extensions(count);
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, extensions.data());
+  for (const auto& e : extensions)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
 DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
   DeviceInfo d;
   d.index = index;
@@ -40,7 +51,27 @@ DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
   subgroup.pNext = &driver;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &subgroup;
+  // The shader cores, where a vendor extension reports them (chained only when the device has it).
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+  const bool has_nv = has_extension(physical, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  const bool has_amd = has_extension(physical, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
+  if (has_nv) {
+    nv.pNext = props.pNext;
+    props.pNext = &nv;
+  }
+  if (has_amd) {
+    amd.pNext = props.pNext;
+    props.pNext = &amd;
+  }
   vkGetPhysicalDeviceProperties2(physical, &props);
+  if (has_nv && nv.shaderSMCount > 0) {
+    d.compute_units = nv.shaderSMCount;
+    d.compute_units_from = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
+  } else if (has_amd && amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray > 0) {
+    d.compute_units = amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
+    d.compute_units_from = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
+  }
   const auto& p = props.properties;
   d.name = p.deviceName;
   std::copy(std::begin(id.deviceUUID), std::end(id.deviceUUID), d.uuid.begin());

@@ -29,6 +29,11 @@ struct DeviceInfo {
   bool timestamps = false;      // compute queue supports timestamps
   uint32_t max_shared_memory = 0;   // maxComputeSharedMemorySize, bytes
   uint32_t max_workgroup_invocations = 0;
+  // Shader cores (NVIDIA SMs, AMD compute units) where the driver reports them: VK_NV_shader_sm_builtins'
+  // shaderSMCount, or VK_AMD_shader_core_properties' engines x arrays x units; 0 where it does not (core Vulkan has no
+  // such query). Split-K sizes its workgroups from it (gpu::busy_workgroups).
+  uint32_t compute_units = 0;
+  std::string compute_units_from;  // the extension it came from, "" when 0
 };
 
 // Every physical device, in the loader's order (the index is what --device takes).
