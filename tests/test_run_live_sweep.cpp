@@ -5,6 +5,8 @@
 // Waits are for a state, bounded at 60 s (test::eventually).
 #include <doctest/doctest.h>
 
+#include <atomic>
+
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -116,8 +118,15 @@ TEST_CASE("a stopped sweep ends early; a training paused before stays paused") {
 
   run::LiveSweep sweep;
   const std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-  REQUIRE(sweep.start(sweep_options(batches), [&] { return *data; }, cpu_only(), hooks_for(session, true)));
+  // The sweep waits for training to pause before its first point: here until stop() has been called, so that a
+  // loaded machine cannot let the sweep thread measure all nine tiny points before this thread gets to stop() (it
+  // did: "9 < 9" once in a full run at load 8).
+  std::atomic<bool> stop_sent{false};
+  run::LiveSweepHooks hooks = hooks_for(session, true);
+  hooks.training_paused = [&stop_sent, paused = hooks.training_paused] { return stop_sent.load() && paused(); };
+  REQUIRE(sweep.start(sweep_options(batches), [&] { return *data; }, cpu_only(), hooks));
   sweep.stop();
+  stop_sent = true;
   REQUIRE(eventually([&] { return sweep.poll(); }));
   const run::LiveSweepState s = sweep.state();
   CHECK(s.result.stopped);
