@@ -145,8 +145,12 @@ TEST_CASE("the GEMM forms equal the plain fp32 fma loops bit for bit on every SI
 }
 
 TEST_CASE("every micro-kernel of every table, with small cache blocks, is exact and close to a double loop") {
-  // Small blocks force several slices of k (accumulation through C), several row and column blocks and edge tiles.
-  const cpu::GemmBlocking blockings[] = {{7, 13, 40}, {1, 1, 1}, {256, 192, 1024}};
+  // Small blocks force several slices of k (accumulation through C), several row and column blocks and edge tiles;
+  // the last two force the packed path and the in-place path (operands read in place wherever B's rows are
+  // contiguous, with edge tiles in both dimensions: M = 29, N = 70 are no multiple of any tile).
+  constexpr long kAlways = 1L << 40;
+  const cpu::GemmBlocking blockings[] = {
+      {7, 13, 40}, {1, 1, 1}, {256, 192, 1024, 0, 0, 0}, {256, 192, 1024, kAlways, kAlways, kAlways}};
   std::vector<const cpu::GemmMicroKernel*> kernels;
   int count = 0;
   if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX512)
@@ -174,6 +178,7 @@ TEST_CASE("every micro-kernel of every table, with small cache blocks, is exact 
     CAPTURE(name);
     for (const auto& blocking : blockings) {
       CAPTURE(blocking.kc);
+      CAPTURE(blocking.in_place_max_bytes);
       for (int threads : {1, 3}) {
         cpu::ThreadPool pool(threads);
         std::vector<float> c(M * N, -7.0f);
@@ -190,6 +195,13 @@ TEST_CASE("every micro-kernel of every table, with small cache blocks, is exact 
           for (long j = 0; j < N; ++j) bt[j * K + k] = b[k * N + j];
         cpu::gemm(ct.data(), N, {at.data(), 1, M}, {bt.data(), 1, K}, M, N, K, pool, nullptr, kernel, &blocking);
         CHECK(bit_mismatches("c from transposed views", ct, plain) == 0);
+        // A transposed, B not (the backward-weight form: in place where allowed), and the other way round.
+        std::fill(ct.begin(), ct.end(), -7.0f);
+        cpu::gemm(ct.data(), N, {at.data(), 1, M}, {b.data(), N, 1}, M, N, K, pool, nullptr, kernel, &blocking);
+        CHECK(bit_mismatches("c from A transposed", ct, plain) == 0);
+        std::fill(ct.begin(), ct.end(), -7.0f);
+        cpu::gemm(ct.data(), N, {a.data(), K, 1}, {bt.data(), 1, K}, M, N, K, pool, nullptr, kernel, &blocking);
+        CHECK(bit_mismatches("c from B transposed", ct, plain) == 0);
       }
     }
   }

@@ -104,15 +104,85 @@ const GemmMicroKernel* active_table(int& count) {
 }
 
 // The table's first kernel, or for a product narrower than its tile (the output layer: N = classes) the kernel with
-// the narrowest tile that still covers N, which computes fewer wasted columns.
-const GemmMicroKernel* kernel_for_width(long N) {
+// the narrowest tile that still covers N, which computes fewer wasted columns. Then, where that kernel's rows fit M
+// badly (more than 2% of the rows computed are padding: M = 128 on 6-row tiles wastes 4 of 132), the kernel of the
+// same width that wastes the fewest rows (8x32 for M = 128: measured in docs/benchmarks.md).
+const GemmMicroKernel* kernel_for_shape(long M, long N) {
   int count = 0;
   const GemmMicroKernel* table = active_table(count);
   if (count == 0) return nullptr;
   const GemmMicroKernel* best = &table[0];
   for (int i = 1; i < count; ++i)
     if (table[i].nr >= N && table[i].nr < best->nr) best = &table[i];
-  return best;
+  const auto waste = [M](const GemmMicroKernel* k) { return round_up(M, k->mr) - M; };
+  if (waste(best) * 50 <= round_up(M, best->mr)) return best;
+  const GemmMicroKernel* by_rows = best;
+  for (int i = 0; i < count; ++i)
+    if (table[i].nr == best->nr && waste(&table[i]) < waste(by_rows)) by_rows = &table[i];
+  return by_rows;
+}
+
+// Whether gemm() reads the operands in place instead of packing them (GemmBlocking): for products where packing
+// costs as much as the arithmetic it serves (the output layer of a classifier; measured in docs/benchmarks.md). BLIS
+// has the same idea as its "sup" (small/unpacked) code path.
+bool use_in_place(MatrixView b, long M, long N, long K, const GemmMicroKernel& uk, const GemmBlocking& blk) {
+  const double bytes = 4.0 * (static_cast<double>(M) * static_cast<double>(K) + static_cast<double>(K) * N);
+  return b.cs == 1 && K <= blk.kc && bytes <= static_cast<double>(blk.in_place_max_bytes) &&
+         (ceil_div(M, uk.mr) <= blk.in_place_max_row_tiles || K <= blk.in_place_max_k);
+}
+
+// gemm() without packing (use_in_place). A task is one column panel (NR columns) of a block of up to kRowTiles row
+// tiles (MR rows each); its whole tiles are one call of the micro-kernel from a and b in place. An edge tile (fewer
+// than MR rows or NR columns) reads its rows of A or its columns of B from a zero-padded packed copy (made once per
+// chunk of tasks where consecutive tasks share it) and is computed in a scratch tile, of which only the valid part is
+// stored.
+void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K, ThreadPool& pool,
+                   const GemmEpilogue* epilogue, const GemmMicroKernel& uk) {
+  constexpr long kRowTiles = 8;  // per task: fewer calls, and several tasks per thread for balance
+  const long MR = uk.mr, NR = uk.nr, full_rows = M / MR * MR, block = kRowTiles * MR;
+  const long n_blocks = ceil_div(M, block), n_jr = ceil_div(N, NR);
+  const size_t tasks = static_cast<size_t>(n_blocks * n_jr);
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  const size_t grain = std::clamp<size_t>(static_cast<size_t>(kMinChunkFlops * static_cast<double>(tasks) / flops),
+                                          1, tasks);
+  pool.parallel_for(tasks, grain, [&](size_t t0, size_t t1) {
+    thread_local ThreadBuffers buf;
+    thread_local AlignedBuffer edge_a, edge_b;
+    long packed_i0 = -1, packed_j0 = -1;  // the edge rows / columns whose packed copy this chunk holds
+    for (size_t t = t0; t < t1; ++t) {
+      const long m0 = static_cast<long>(t) / n_jr * block, j0 = static_cast<long>(t) % n_jr * NR;
+      const long m1 = std::min(M, m0 + block), nr = std::min(NR, N - j0);
+      const float* bp = b.p + j0;
+      long ldb = b.rs;
+      if (nr < NR) {  // columns past N would be read from outside B: the nr columns, zero-padded to NR
+        float* pb = edge_b.get(static_cast<size_t>(K * NR));
+        if (packed_j0 != j0) pack_b(pb, b, 0, K, j0, nr, uk), packed_j0 = j0;
+        bp = pb, ldb = NR;
+      }
+      const long whole_end = std::min(m1, full_rows);
+      float* e = nullptr;
+      if (nr < NR || whole_end < m1) {
+        buf.edge.resize(static_cast<size_t>(MR * NR));
+        e = buf.edge.data();
+      }
+      if (nr == NR && whole_end > m0) {
+        uk.run_in_place((whole_end - m0) / MR, K, a.p + m0 * a.rs, a.rs, a.cs, bp, ldb, c + m0 * ldc + j0, ldc);
+      } else {  // an edge panel: tile by tile through the scratch tile
+        for (long i0 = m0; i0 < whole_end; i0 += MR) {
+          uk.run_in_place(1, K, a.p + i0 * a.rs, a.rs, a.cs, bp, ldb, e, NR);
+          for (long i = 0; i < MR; ++i) std::copy_n(e + i * NR, nr, c + (i0 + i) * ldc + j0);
+        }
+      }
+      if (whole_end < m1) {  // the last rows: fewer than MR, packed zero-padded to MR
+        const long mr = m1 - whole_end;
+        float* pa = edge_a.get(static_cast<size_t>(MR * K));
+        if (packed_i0 != whole_end) pack_a(pa, a, whole_end, mr, 0, K, uk), packed_i0 = whole_end;
+        uk.run_in_place(1, K, pa, 1, MR, bp, ldb, e, NR);
+        for (long i = 0; i < mr; ++i) std::copy_n(e + i * NR, nr, c + (whole_end + i) * ldc + j0);
+      }
+      if (epilogue) (*epilogue)(m0, m1, j0, j0 + nr);
+    }
+  });
 }
 
 }  // namespace
@@ -136,10 +206,11 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
     if (epilogue) (*epilogue)(0, M, 0, N);
     return;
   }
-  if (kernel == nullptr) kernel = kernel_for_width(N);
+  if (kernel == nullptr) kernel = kernel_for_shape(M, N);
   const GemmMicroKernel& uk = *kernel;
   const long MR = uk.mr, NR = uk.nr;
   const GemmBlocking blk = blocking ? *blocking : GemmBlocking{};
+  if (use_in_place(b, M, N, K, uk, blk)) return gemm_in_place(c, ldc, a, b, M, N, K, pool, epilogue, uk);
   const long kc = std::max(1L, std::min(blk.kc, K));
   long mc = std::min(round_up(std::max(blk.mc, MR), MR), round_up(M, MR));
   long nc = std::min(round_up(std::max(blk.nc, NR), NR), round_up(N, NR));

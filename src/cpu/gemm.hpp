@@ -33,8 +33,13 @@ struct MatrixView {
 using GemmEpilogue = std::function<void(long m0, long m1, long n0, long n1)>;
 
 // The cache blocking: kc values of k per slice, mc rows and nc columns of C per task (rounded to the micro-tile).
+// Products that packing cannot pay for are computed from the operands in place (gemm.cpp, "in place"): those with
+// one slice of k (K <= kc), rows of B contiguous, operands A and B of at most in_place_max_bytes together, and either
+// B used by at most in_place_max_row_tiles row tiles of the micro-kernel (the output layer's backward weight: M =
+// classes) or K at most in_place_max_k (its backward data: K = classes). in_place_max_bytes = 0: always packed.
 struct GemmBlocking {
   long kc = 256, mc = 192, nc = 1024;
+  long in_place_max_bytes = 256 * 1024, in_place_max_row_tiles = 2, in_place_max_k = 32;
 };
 
 // c (M,N; row stride ldc) = a (M,K) · b (K,N), overwritten, with `kernel` (default: the active level's micro-kernel,

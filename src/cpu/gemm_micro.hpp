@@ -16,6 +16,12 @@ struct GemmMicroKernel {
   const char* name;  // e.g. "AVX-512 6x32": the SIMD level and the register tile, rows x columns
   int mr, nr;        // the tile: mr rows of A (broadcast), nr columns of B (nr / lanes vector registers)
   void (*run)(long kc, const float* a, const float* b, float* c, long ldc, bool accumulate);
+  // The same, for products too small for packing to pay (gemm.cpp), from operands read in place and over `tiles`
+  // tiles one below the other (rows t * mr .. t * mr + mr - 1 of A and C, t < tiles): A(i, k) = a[i * ars + k * acs]
+  // (any strides), B(k, j) = b[k * ldb + j] (rows of nr contiguous floats, any alignment), C overwritten. The same
+  // fma chains in the same order as run: the results are bit-identical.
+  void (*run_in_place)(long tiles, long kc, const float* a, long ars, long acs, const float* b, long ldb, float* c,
+                       long ldc);
   // The transposing copy of the packing at the same SIMD level: d[k * ldd + j] = s[j * lds + k] for j < rows,
   // k < cols (the packers use it for operands that are contiguous in k: A of the forward and backward-data forms,
   // B = weightᵀ of the forward form).
