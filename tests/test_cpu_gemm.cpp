@@ -251,6 +251,18 @@ TEST_CASE("the SIMD level can be forced down, never above the CPU's, and the CPU
   }
   CHECK(cpu::cpu_description(3).find(cpu::gemm_kernel_name()) != std::string::npos);
   CHECK(cpu::cpu_description(3).find("3 threads") != std::string::npos);
+  // The name lists the default tile first, then every tile gemm() may choose by shape, and no spare.
+  if (const cpu::GemmMicroKernel* table = cpu::active_micro_kernel()) {
+    int count = 0;
+    (top == cpu::SimdLevel::AVX512 ? cpu::avx512_micro_kernels(count) : cpu::avx2_micro_kernels(count));
+    const std::string name = cpu::gemm_kernel_name();
+    CHECK(name.rfind(table[0].name, 0) == 0);
+    for (int i = 1; i < count; ++i) {
+      const std::string tile = "/" + std::string(table[i].name).substr(std::string(table[i].name).rfind(' ') + 1);
+      CAPTURE(table[i].name);
+      CHECK((name.find(tile) != std::string::npos) == (table[i].role != cpu::GemmKernelRole::Spare));
+    }
+  }
 }
 
 TEST_CASE("training steps give bit-identical weights on every SIMD path and thread count (random dataset)") {

@@ -103,23 +103,22 @@ const GemmMicroKernel* active_table(int& count) {
   return nullptr;
 }
 
-// The table's first kernel, or for a product narrower than its tile (the output layer: N = classes) the kernel with
-// the narrowest tile that still covers N, which computes fewer wasted columns. Then, where that kernel's rows fit M
-// badly (more than 2% of the rows computed are padding: M = 128 on 6-row tiles wastes 4 of 132), the kernel of the
-// same width that wastes the fewest rows (8x32 for M = 128: measured in docs/benchmarks.md).
+// The kernel gemm() runs for an M x N product (GemmKernelRole): the level's default; for a product narrower than its
+// tile (the output layer: N = classes) the narrow kernel where it covers N, which computes fewer wasted columns; and
+// where the default's rows fit M badly (more than 2% of the rows computed are padding: M = 128 on 6-row tiles wastes
+// 4 of 132) the rows kernel if it wastes fewer (8x32 for M = 128: measured in docs/benchmarks.md).
 const GemmMicroKernel* kernel_for_shape(long M, long N) {
   int count = 0;
   const GemmMicroKernel* table = active_table(count);
   if (count == 0) return nullptr;
   const GemmMicroKernel* best = &table[0];
   for (int i = 1; i < count; ++i)
-    if (table[i].nr >= N && table[i].nr < best->nr) best = &table[i];
-  const auto waste = [M](const GemmMicroKernel* k) { return round_up(M, k->mr) - M; };
-  if (waste(best) * 50 <= round_up(M, best->mr)) return best;
-  const GemmMicroKernel* by_rows = best;
-  for (int i = 0; i < count; ++i)
-    if (table[i].nr == best->nr && waste(&table[i]) < waste(by_rows)) by_rows = &table[i];
-  return by_rows;
+    if (table[i].role == GemmKernelRole::Narrow && table[i].nr >= N && table[i].nr < best->nr) return &table[i];
+  const auto waste = [M](const GemmMicroKernel& k) { return round_up(M, k.mr) - M; };
+  if (waste(*best) * 50 <= round_up(M, best->mr)) return best;
+  for (int i = 1; i < count; ++i)
+    if (table[i].role == GemmKernelRole::Rows && waste(table[i]) < waste(*best)) return &table[i];
+  return best;
 }
 
 // Whether gemm() reads the operands in place instead of packing them (GemmBlocking): for products where packing
@@ -194,8 +193,18 @@ const GemmMicroKernel* active_micro_kernel() {
 }
 
 std::string gemm_kernel_name() {
-  const GemmMicroKernel* k = active_micro_kernel();
-  return k ? k->name : "portable 5x16";
+  int count = 0;
+  const GemmMicroKernel* table = active_table(count);
+  if (count == 0) return "portable 5x16";
+  std::string name = table[0].name;  // "AVX-512 6x32", then the tiles of the other roles: "AVX-512 6x32/8x32/12x16"
+  for (const GemmKernelRole role : {GemmKernelRole::Rows, GemmKernelRole::Narrow})
+    for (int i = 1; i < count; ++i)
+      if (table[i].role == role) {
+        const std::string full = table[i].name;  // "AVX-512 8x32": the tile after the space
+        name += '/';
+        name += full.substr(full.rfind(' ') + 1);
+      }
+  return name;
 }
 
 void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K, ThreadPool& pool,

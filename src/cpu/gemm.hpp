@@ -52,7 +52,8 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
 // their compiler-vectorized loops instead.
 const GemmMicroKernel* active_micro_kernel();
 
-// What runs the CPU GEMMs now, for device names and reports: "AVX-512 6x32", "AVX2 6x16" or "portable 5x16".
+// What runs the CPU GEMMs now, for device names and reports: the SIMD level and every tile gemm() may choose by
+// shape, default first: "AVX-512 6x32/8x32/12x16", "AVX2 6x16/12x8" or "portable 5x16".
 std::string gemm_kernel_name();
 
 }  // namespace cpu

@@ -12,6 +12,11 @@
 
 namespace cpu {
 
+// What gemm() uses a micro-kernel of a table for (gemm.cpp, kernel_for_shape): the level's default tile; the tile of
+// the same width for row counts the default fits badly; the narrow tile for products narrower than the default's;
+// or none (a spare, kept for measuring with gemm()'s `kernel` argument).
+enum class GemmKernelRole { Default, Rows, Narrow, Spare };
+
 struct GemmMicroKernel {
   const char* name;  // e.g. "AVX-512 6x32": the SIMD level and the register tile, rows x columns
   int mr, nr;        // the tile: mr rows of A (broadcast), nr columns of B (nr / lanes vector registers)
@@ -26,11 +31,12 @@ struct GemmMicroKernel {
   // k < cols (the packers use it for operands that are contiguous in k: A of the forward and backward-data forms,
   // B = weightᵀ of the forward form).
   void (*transpose)(float* d, long ldd, const float* s, long lds, long rows, long cols);
+  GemmKernelRole role;
 };
 
 // The kernels of each level (nullptr where the compiler or the platform lacks that instruction set). The first is
-// the one the GEMM uses (the fastest measured on the development machine); the others are alternatives kept for
-// measuring with gemm()'s `kernel` argument (test_cpu_gemm checks every one).
+// the level's default (the fastest measured on the development machine); each kernel's role says when gemm() picks
+// it; the spares are kept for measuring with gemm()'s `kernel` argument (test_cpu_gemm checks every one).
 const GemmMicroKernel* avx512_micro_kernels(int& count);
 const GemmMicroKernel* avx2_micro_kernels(int& count);
 
