@@ -131,10 +131,11 @@ bool use_in_place(MatrixView b, long M, long N, long K, const GemmMicroKernel& u
 }
 
 // gemm() without packing (use_in_place). A task is one column panel (NR columns) of a block of up to kRowTiles row
-// tiles (MR rows each); its whole tiles are one call of the micro-kernel from a and b in place. An edge tile (fewer
-// than MR rows or NR columns) reads its rows of A or its columns of B from a zero-padded packed copy (made once per
-// chunk of tasks where consecutive tasks share it) and is computed in a scratch tile, of which only the valid part is
-// stored.
+// tiles (MR rows each); its whole tiles are one call of the micro-kernel from a and b in place. Rows past the last
+// whole tile are computed as the tile of the block's last MR rows (overlapping the one above) where the block has MR
+// rows. Otherwise an edge tile (fewer than MR rows or NR columns) reads its rows of A or its columns of B from a
+// zero-padded packed copy (made once per chunk of tasks where consecutive tasks share it) and is computed in a scratch
+// tile, of which only the valid part is stored.
 void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K, ThreadPool& pool,
                    const GemmEpilogue* epilogue, const GemmMicroKernel& uk) {
   constexpr long kRowTiles = 8;  // per task: fewer calls, and several tasks per thread for balance
@@ -160,7 +161,7 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
       }
       const long whole_end = std::min(m1, full_rows);
       float* e = nullptr;
-      if (nr < NR || whole_end < m1) {
+      if (nr < NR || (whole_end < m1 && m1 - m0 < MR)) {
         buf.edge.resize(static_cast<size_t>(MR * NR));
         e = buf.edge.data();
       }
@@ -172,7 +173,11 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
           for (long i = 0; i < MR; ++i) std::copy_n(e + i * NR, nr, c + (i0 + i) * ldc + j0);
         }
       }
-      if (whole_end < m1) {  // the last rows: fewer than MR, packed zero-padded to MR
+      if (whole_end < m1 && nr == NR && m1 - m0 >= MR) {
+        // The last rows, fewer than MR, as the tile of the block's last MR rows: it recomputes rows the tile above
+        // already stored, with the same fma chains (the same bits), in this task, before its epilogue.
+        uk.run_in_place(1, K, a.p + (m1 - MR) * a.rs, a.rs, a.cs, bp, ldb, c + (m1 - MR) * ldc + j0, ldc);
+      } else if (whole_end < m1) {  // fewer than MR rows in the block: packed, zero-padded to MR
         const long mr = m1 - whole_end;
         float* pa = edge_a.get(static_cast<size_t>(MR * K));
         if (packed_i0 != whole_end) pack_a(pa, a, whole_end, mr, 0, K, uk), packed_i0 = whole_end;
