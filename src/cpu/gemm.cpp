@@ -80,6 +80,13 @@ void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, cons
 // About 5 us of work at 200 GFLOP/s (measured: a parallel_for wakes its workers in a few us).
 constexpr double kMinChunkFlops = 1e6;
 
+// The grain of a parallel_for over `tasks` equal parts of an M x N x K product: each chunk gets at least
+// kMinChunkFlops (waking a worker costs microseconds, so a small product runs on the calling thread alone).
+size_t chunk_grain(size_t tasks, long M, long N, long K) {
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  return std::clamp<size_t>(static_cast<size_t>(kMinChunkFlops * static_cast<double>(tasks) / flops), 1, tasks);
+}
+
 // Floats packed per parallel_for chunk of the packing of B, at least (about 10 us of copying).
 constexpr long kMinPackFloats = 32768;
 
@@ -141,14 +148,13 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
   constexpr long kRowTiles = 8;  // per task: fewer calls, and several tasks per thread for balance
   const long MR = uk.mr, NR = uk.nr, full_rows = M / MR * MR, block = kRowTiles * MR;
   const long n_blocks = ceil_div(M, block), n_jr = ceil_div(N, NR);
-  const size_t tasks = static_cast<size_t>(n_blocks * n_jr);
-  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  const size_t grain = std::clamp<size_t>(static_cast<size_t>(kMinChunkFlops * static_cast<double>(tasks) / flops),
-                                          1, tasks);
+  const size_t tasks = static_cast<size_t>(n_blocks * n_jr), grain = chunk_grain(tasks, M, N, K);
   pool.parallel_for(tasks, grain, [&](size_t t0, size_t t1) {
     thread_local ThreadBuffers buf;
     thread_local AlignedBuffer edge_a, edge_b;
     long packed_i0 = -1, packed_j0 = -1;  // the edge rows / columns whose packed copy this chunk holds
+    buf.edge.resize(static_cast<size_t>(MR * NR));
+    float* e = buf.edge.data();  // the scratch tile of edge tiles
     for (size_t t = t0; t < t1; ++t) {
       const long m0 = static_cast<long>(t) / n_jr * block, j0 = static_cast<long>(t) % n_jr * NR;
       const long m1 = std::min(M, m0 + block), nr = std::min(NR, N - j0);
@@ -160,11 +166,6 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
         bp = pb, ldb = NR;
       }
       const long whole_end = std::min(m1, full_rows);
-      float* e = nullptr;
-      if (nr < NR || (whole_end < m1 && m1 - m0 < MR)) {
-        buf.edge.resize(static_cast<size_t>(MR * NR));
-        e = buf.edge.data();
-      }
       if (nr == NR && whole_end > m0) {
         uk.run_in_place((whole_end - m0) / MR, K, a.p + m0 * a.rs, a.rs, a.cs, bp, ldb, c + m0 * ldc + j0, ldc);
       } else {  // an edge panel: tile by tile through the scratch tile
@@ -236,12 +237,7 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
     else break;
   }
   const long n_ic = ceil_div(M, mc), n_jc = ceil_div(N, nc);
-  // A chunk of tasks gets at least kMinChunkFlops: waking a worker costs microseconds, so a small product runs on
-  // the calling thread alone.
-  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  const size_t tasks = static_cast<size_t>(n_ic * n_jc);
-  const size_t grain = std::clamp<size_t>(static_cast<size_t>(kMinChunkFlops * static_cast<double>(tasks) / flops),
-                                          1, tasks);
+  const size_t tasks = static_cast<size_t>(n_ic * n_jc), grain = chunk_grain(tasks, M, N, K);
 
   // Phase 1: all of B packed once, shared by every task: slice pc (k in [pc, pc + kc)) at pb + pc * npad_all, its
   // micro-panel p (columns [p * NR, p * NR + NR)) at + p * kcur * NR. Units of work: one micro-panel of one slice.
