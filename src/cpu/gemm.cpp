@@ -30,16 +30,37 @@ class AlignedBuffer {
   std::vector<float> storage_;
 };
 
+// Whether a slice of kc rows `stride` floats apart is packed k by k (GemmBlocking::k_major_pack_bytes): above about
+// the L2 of one core, packing one micro-panel at a time re-reads every row of the slice (kc rows, a TLB miss and a
+// cache miss each) once per micro-panel, while k by k reads each row once. Below it the rows stay cached and
+// micro-panel order, which writes sequentially, measured faster (docs/benchmarks.md, 2026-11-23 second session).
+bool pack_k_major(long kc, long stride, long limit_bytes) {
+  return 4.0 * static_cast<double>(kc) * static_cast<double>(stride) > static_cast<double>(limit_bytes);
+}
+
 // Rows [m0, m0 + rows) and k in [k0, k0 + kc) of a, as micro-panels of mr rows: dst[(i / mr) * kc * mr + k * mr +
 // i % mr]; rows past `rows` up to a multiple of mr are zero (they only feed outputs that are never stored).
-void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, const GemmMicroKernel& uk) {
+void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, const GemmMicroKernel& uk,
+            long k_major_bytes) {
   const long mr = uk.mr;
+  if (a.rs == 1 && a.cs != 1 && pack_k_major(kc, a.cs, k_major_bytes)) {
+    // Columns contiguous (backward weight reads dout transposed), a large slice: k by k, each k's rows read as one
+    // contiguous run and spread over the micro-panels (one pass down A's rows instead of one per micro-panel).
+    const long whole = rows / mr * mr;
+    for (long k = 0; k < kc; ++k) {
+      const float* s = a.p + (k0 + k) * a.cs + m0;
+      for (long ir = 0; ir < whole; ir += mr) std::copy_n(s + ir, mr, dst + ir * kc + k * mr);
+      for (long i = 0; whole < rows && i < mr; ++i)  // the last, partial micro-panel, zero-padded
+        dst[whole * kc + k * mr + i] = whole + i < rows ? s[whole + i] : 0.0f;
+    }
+    return;
+  }
   for (long ir = 0; ir < rows; ir += mr) {
     float* d = dst + (ir / mr) * kc * mr;
     const long n = std::min(mr, rows - ir);
     if (a.cs == 1) {  // rows contiguous in k (forward, backward data): a transpose
       uk.transpose(d, mr, a.p + (m0 + ir) * a.rs + k0, a.rs, n, kc);
-    } else {  // columns contiguous (backward weight reads dout transposed: a.rs = 1), or any other strides
+    } else {  // any other strides
       for (long k = 0; k < kc; ++k) {
         const float* s = a.p + (k0 + k) * a.cs + (m0 + ir) * a.rs;
         for (long i = 0; i < n; ++i) d[k * mr + i] = s[i * a.rs];
@@ -52,12 +73,25 @@ void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, cons
 
 // k in [k0, k0 + kc) and columns [n0, n0 + cols) of b, as micro-panels of nr columns: dst[(j / nr) * kc * nr +
 // k * nr + j % nr]; columns past `cols` up to a multiple of nr are zero.
-void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, const GemmMicroKernel& uk) {
+void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, const GemmMicroKernel& uk,
+            long k_major_bytes) {
   const long nr = uk.nr;
+  if (b.cs == 1 && pack_k_major(kc, b.rs, k_major_bytes)) {
+    // Rows contiguous in n (backward data, backward weight), a large slice: k by k, each k's columns read as one
+    // contiguous run and spread over the micro-panels (one pass down B's rows instead of one per micro-panel).
+    const long whole = cols / nr * nr;
+    for (long k = 0; k < kc; ++k) {
+      const float* s = b.p + (k0 + k) * b.rs + n0;
+      for (long jr = 0; jr < whole; jr += nr) std::copy_n(s + jr, nr, dst + jr * kc + k * nr);
+      for (long j = 0; whole < cols && j < nr; ++j)  // the last, partial micro-panel, zero-padded
+        dst[whole * kc + k * nr + j] = whole + j < cols ? s[whole + j] : 0.0f;
+    }
+    return;
+  }
   for (long jr = 0; jr < cols; jr += nr) {
     float* d = dst + (jr / nr) * kc * nr;
     const long n = std::min(nr, cols - jr);
-    if (b.cs == 1) {  // rows contiguous in n (backward data, backward weight)
+    if (b.cs == 1) {  // rows contiguous in n, a small slice
       for (long k = 0; k < kc; ++k) {
         const float* s = b.p + (k0 + k) * b.rs + n0 + jr;
         float* dk = d + k * nr;
@@ -112,8 +146,8 @@ const GemmMicroKernel* active_table(int& count) {
 
 // The kernel gemm() runs for an M x N product (GemmKernelRole): the level's default; for a product narrower than its
 // tile (the output layer: N = classes) the narrow kernel where it covers N, which computes fewer wasted columns; and
-// where the default's rows fit M badly (more than 2% of the rows computed are padding: M = 128 on 6-row tiles wastes
-// 4 of 132) the rows kernel if it wastes fewer (8x32 for M = 128: measured in docs/benchmarks.md).
+// where the default's rows fit M badly (more than 2% of the rows computed are padding: M = 100 on 8-row tiles wastes
+// 4 of 104) the rows kernel if it wastes fewer (6x32 for M = 100).
 const GemmMicroKernel* kernel_for_shape(long M, long N) {
   int count = 0;
   const GemmMicroKernel* table = active_table(count);
@@ -144,7 +178,7 @@ bool use_in_place(MatrixView b, long M, long N, long K, const GemmMicroKernel& u
 // zero-padded packed copy (made once per chunk of tasks where consecutive tasks share it) and is computed in a scratch
 // tile, of which only the valid part is stored.
 void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K, ThreadPool& pool,
-                   const GemmEpilogue* epilogue, const GemmMicroKernel& uk) {
+                   const GemmEpilogue* epilogue, const GemmMicroKernel& uk, const GemmBlocking& blk) {
   constexpr long kRowTiles = 8;  // per task: fewer calls, and several tasks per thread for balance
   const long MR = uk.mr, NR = uk.nr, full_rows = M / MR * MR, block = kRowTiles * MR;
   const long n_blocks = ceil_div(M, block), n_jr = ceil_div(N, NR);
@@ -162,7 +196,7 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
       long ldb = b.rs;
       if (nr < NR) {  // columns past N would be read from outside B: the nr columns, zero-padded to NR
         float* pb = edge_b.get(static_cast<size_t>(K * NR));
-        if (packed_j0 != j0) pack_b(pb, b, 0, K, j0, nr, uk), packed_j0 = j0;
+        if (packed_j0 != j0) pack_b(pb, b, 0, K, j0, nr, uk, blk.k_major_pack_bytes), packed_j0 = j0;
         bp = pb, ldb = NR;
       }
       const long whole_end = std::min(m1, full_rows);
@@ -181,7 +215,7 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
       } else if (whole_end < m1) {  // fewer than MR rows in the block: packed, zero-padded to MR
         const long mr = m1 - whole_end;
         float* pa = edge_a.get(static_cast<size_t>(MR * K));
-        if (packed_i0 != whole_end) pack_a(pa, a, whole_end, mr, 0, K, uk), packed_i0 = whole_end;
+        if (packed_i0 != whole_end) pack_a(pa, a, whole_end, mr, 0, K, uk, blk.k_major_pack_bytes), packed_i0 = whole_end;
         uk.run_in_place(1, K, pa, 1, MR, bp, ldb, e, NR);
         for (long i = 0; i < mr; ++i) std::copy_n(e + i * NR, nr, c + (whole_end + i) * ldc + j0);
       }
@@ -202,11 +236,11 @@ std::string gemm_kernel_name() {
   int count = 0;
   const GemmMicroKernel* table = active_table(count);
   if (count == 0) return "portable 5x16";
-  std::string name = table[0].name;  // "AVX-512 6x32", then the tiles of the other roles: "AVX-512 6x32/8x32/12x16"
+  std::string name = table[0].name;  // "AVX-512 8x32", then the tiles of the other roles: "AVX-512 8x32/6x32/12x16"
   for (const GemmKernelRole role : {GemmKernelRole::Rows, GemmKernelRole::Narrow})
     for (int i = 1; i < count; ++i)
       if (table[i].role == role) {
-        const std::string full = table[i].name;  // "AVX-512 8x32": the tile after the space
+        const std::string full = table[i].name;  // "AVX-512 6x32": the tile after the space
         name += '/';
         name += full.substr(full.rfind(' ') + 1);
       }
@@ -225,7 +259,7 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
   const GemmMicroKernel& uk = *kernel;
   const long MR = uk.mr, NR = uk.nr;
   const GemmBlocking blk = blocking ? *blocking : GemmBlocking{};
-  if (use_in_place(b, M, N, K, uk, blk)) return gemm_in_place(c, ldc, a, b, M, N, K, pool, epilogue, uk);
+  if (use_in_place(b, M, N, K, uk, blk)) return gemm_in_place(c, ldc, a, b, M, N, K, pool, epilogue, uk, blk);
   const long kc = std::max(1L, std::min(blk.kc, K));
   long mc = std::min(round_up(std::max(blk.mc, MR), MR), round_up(M, MR));
   long nc = std::min(round_up(std::max(blk.nc, NR), NR), round_up(N, NR));
@@ -246,10 +280,12 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
   float* pb = shared_b.get(static_cast<size_t>(npad_all * K));
   const size_t pack_grain = static_cast<size_t>(std::max(1L, kMinPackFloats / (kc * NR)));
   pool.parallel_for(static_cast<size_t>(slices * panels), pack_grain, [&](size_t u0, size_t u1) {
-    for (size_t u = u0; u < u1; ++u) {
-      const long pc = static_cast<long>(u) / panels * kc, p = static_cast<long>(u) % panels;
+    for (long u = static_cast<long>(u0); u < static_cast<long>(u1);) {  // the chunk's panels of a slice in one call
+      const long pc = u / panels * kc, p0 = u % panels, p1 = std::min(panels, p0 + static_cast<long>(u1) - u);
       const long kcur = std::min(kc, K - pc);
-      pack_b(pb + pc * npad_all + p * kcur * NR, b, pc, kcur, p * NR, std::min(NR, N - p * NR), uk);
+      pack_b(pb + pc * npad_all + p0 * kcur * NR, b, pc, kcur, p0 * NR, std::min(p1 * NR, N) - p0 * NR, uk,
+             blk.k_major_pack_bytes);
+      u += p1 - p0;
     }
   });
 
@@ -263,7 +299,7 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
       for (long pc = 0; pc < K; pc += kc) {
         const long kcur = std::min(kc, K - pc);
         const bool accumulate = pc > 0, last = pc + kcur >= K;
-        pack_a(pa, a, m0, rows, pc, kcur, uk);
+        pack_a(pa, a, m0, rows, pc, kcur, uk, blk.k_major_pack_bytes);
         const float* b_slice = pb + pc * npad_all + (n0 / NR) * kcur * NR;
         for (long jr = 0; jr < cols; jr += NR) {
           const long nr = std::min(NR, cols - jr);

@@ -11,8 +11,10 @@
 // Blocking (Goto & van de Geijn, "Anatomy of high-performance matrix multiplication", ACM TOMS 2008): first all of
 // B is packed once, split over the threads (slices of kc values of k, micro-panels of nr columns), into a buffer
 // every thread reads; then C is cut into mc x nc blocks, one task each: a task packs its rows of A slice by slice
-// (mc x kc, micro-panels of mr rows) and runs the micro-kernel over the block, the B micro-panel staying in L1 while
-// the A slice streams from L2.
+// (mc x kc, micro-panels of mr rows) and runs the micro-kernel over the block. The default kc is large (2048: one
+// slice for every K of the models and the bench), unlike the classic L1-sized slice: each slice loads and stores the
+// whole of C once more, which at 2048 x 2048 (16 MiB of C, from memory) cost more than streaming the B micro-panel
+// from L2 instead of L1 (measured on a Zen 5 core, 1 MiB L2: docs/benchmarks.md).
 #pragma once
 #include <functional>
 #include <string>
@@ -37,9 +39,12 @@ using GemmEpilogue = std::function<void(long m0, long m1, long n0, long n1)>;
 // one slice of k (K <= kc), rows of B contiguous, operands A and B of at most in_place_max_bytes together, and either
 // B used by at most in_place_max_row_tiles row tiles of the micro-kernel (the output layer's backward weight: M =
 // classes) or K at most in_place_max_k (its backward data: K = classes). in_place_max_bytes = 0: always packed.
+// A slice of an operand contiguous across its micro-panels (A of backward weight, B of backward data and weight)
+// that spans more than k_major_pack_bytes is packed k by k instead of micro-panel by micro-panel (gemm.cpp).
 struct GemmBlocking {
-  long kc = 256, mc = 192, nc = 1024;
+  long kc = 2048, mc = 256, nc = 2048;
   long in_place_max_bytes = 256 * 1024, in_place_max_row_tiles = 2, in_place_max_k = 32;
+  long k_major_pack_bytes = 1L << 20;
 };
 
 // c (M,N; row stride ldc) = a (M,K) · b (K,N), overwritten, with `kernel` (default: the active level's micro-kernel,
@@ -53,7 +58,7 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
 const GemmMicroKernel* active_micro_kernel();
 
 // What runs the CPU GEMMs now, for device names and reports: the SIMD level and every tile gemm() may choose by
-// shape, default first: "AVX-512 6x32/8x32/12x16", "AVX2 6x16/12x8" or "portable 5x16".
+// shape, default first: "AVX-512 8x32/6x32/12x16", "AVX2 6x16/12x8" or "portable 5x16".
 std::string gemm_kernel_name();
 
 }  // namespace cpu

@@ -18,7 +18,7 @@ namespace cpu {
 enum class GemmKernelRole { Default, Rows, Narrow, Spare };
 
 struct GemmMicroKernel {
-  const char* name;  // e.g. "AVX-512 6x32": the SIMD level and the register tile, rows x columns
+  const char* name;  // e.g. "AVX-512 8x32": the SIMD level and the register tile, rows x columns
   int mr, nr;        // the tile: mr rows of A (broadcast), nr columns of B (nr / lanes vector registers)
   void (*run)(long kc, const float* a, const float* b, float* c, long ldc, bool accumulate);
   // The same, for products too small for packing to pay (gemm.cpp), from operands read in place and over `tiles`

@@ -400,7 +400,7 @@ std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const 
 
 std::string cpu_description(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const std::string simd = gemm_kernel_name();  // the GEMM micro-kernel that runs, e.g. "AVX-512 6x32"
+  const std::string simd = gemm_kernel_name();  // the GEMM micro-kernel that runs, e.g. "AVX-512 8x32/6x32/12x16"
   return cpu_model_name() + " (" + std::to_string(threads) + (threads == 1 ? " thread, " : " threads, ") + simd + ")";
 }
 

@@ -15,7 +15,7 @@ namespace cpu {
 std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const core::DataSplit& data,
                                             const std::vector<float>& init_params);
 
-// "AMD EPYC 7B13 (2 threads, AVX-512 6x32)": the CPU model from /proc/cpuinfo, the thread count and the GEMM
+// "AMD EPYC 7B13 (2 threads, AVX-512 8x32/6x32/12x16)": the CPU model from /proc/cpuinfo, the thread count and the GEMM
 // micro-kernel that runs (cpu::gemm_kernel_name(): chosen at run time, so it names what actually executes).
 std::string cpu_description(int threads);
 
