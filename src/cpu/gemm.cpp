@@ -30,31 +30,33 @@ class AlignedBuffer {
   std::vector<float> storage_;
 };
 
-// Whether a slice of kc rows `stride` floats apart is packed k by k (GemmBlocking::k_major_pack_bytes): above about
-// the L2 of one core, packing one micro-panel at a time re-reads every row of the slice (kc rows, a TLB miss and a
-// cache miss each) once per micro-panel, while k by k reads each row once. Below it the rows stay cached and
-// micro-panel order, which writes sequentially, measured faster (docs/benchmarks.md, 2026-11-23 second session).
-bool pack_k_major(long kc, long stride, long limit_bytes) {
-  return 4.0 * static_cast<double>(kc) * static_cast<double>(stride) > static_cast<double>(limit_bytes);
+// Rows of k per block of pack_rows (below).
+constexpr long kPackRowBlock = 16;
+
+// kc rows of `width` contiguous values (row k at src + k * ld) as micro-panels of w values: dst[(j / w) * kc * w +
+// k * w + j % w], zero-padded to a multiple of w. This is how an operand contiguous across its micro-panels is packed
+// (A of backward weight, B of backward data and weight). It goes kPackRowBlock rows at a time, micro-panel by
+// micro-panel within them: the block's rows stay in L1 while each micro-panel gets a contiguous run of writes. (Row
+// by row over all micro-panels writes to w-value pieces kc * w floats apart, which alias in the same L1 sets; micro-
+// panel by micro-panel over all kc rows re-reads every row, a TLB miss each, once per micro-panel. Measured at 2048:
+// backward weight 0.96x of OpenBLAS row by row, 0.98x in blocks; docs/benchmarks.md.)
+void pack_rows(float* dst, const float* src, long ld, long kc, long width, long w) {
+  const long whole = width / w * w;
+  for (long kb0 = 0; kb0 < kc; kb0 += kPackRowBlock) {
+    const long kb1 = std::min(kc, kb0 + kPackRowBlock);
+    for (long j0 = 0; j0 < whole; j0 += w)
+      for (long k = kb0; k < kb1; ++k) std::copy_n(src + k * ld + j0, w, dst + j0 * kc + k * w);
+    for (long k = kb0; whole < width && k < kb1; ++k)  // the last, partial micro-panel
+      for (long j = 0; j < w; ++j) dst[whole * kc + k * w + j] = whole + j < width ? src[k * ld + whole + j] : 0.0f;
+  }
 }
 
 // Rows [m0, m0 + rows) and k in [k0, k0 + kc) of a, as micro-panels of mr rows: dst[(i / mr) * kc * mr + k * mr +
 // i % mr]; rows past `rows` up to a multiple of mr are zero (they only feed outputs that are never stored).
-void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, const GemmMicroKernel& uk,
-            long k_major_bytes) {
+void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, const GemmMicroKernel& uk) {
   const long mr = uk.mr;
-  if (a.rs == 1 && a.cs != 1 && pack_k_major(kc, a.cs, k_major_bytes)) {
-    // Columns contiguous (backward weight reads dout transposed), a large slice: k by k, each k's rows read as one
-    // contiguous run and spread over the micro-panels (one pass down A's rows instead of one per micro-panel).
-    const long whole = rows / mr * mr;
-    for (long k = 0; k < kc; ++k) {
-      const float* s = a.p + (k0 + k) * a.cs + m0;
-      for (long ir = 0; ir < whole; ir += mr) std::copy_n(s + ir, mr, dst + ir * kc + k * mr);
-      for (long i = 0; whole < rows && i < mr; ++i)  // the last, partial micro-panel, zero-padded
-        dst[whole * kc + k * mr + i] = whole + i < rows ? s[whole + i] : 0.0f;
-    }
-    return;
-  }
+  if (a.rs == 1 && a.cs != 1)  // columns contiguous (backward weight reads dout transposed)
+    return pack_rows(dst, a.p + k0 * a.cs + m0, a.cs, kc, rows, mr);
   for (long ir = 0; ir < rows; ir += mr) {
     float* d = dst + (ir / mr) * kc * mr;
     const long n = std::min(mr, rows - ir);
@@ -73,33 +75,12 @@ void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, cons
 
 // k in [k0, k0 + kc) and columns [n0, n0 + cols) of b, as micro-panels of nr columns: dst[(j / nr) * kc * nr +
 // k * nr + j % nr]; columns past `cols` up to a multiple of nr are zero.
-void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, const GemmMicroKernel& uk,
-            long k_major_bytes) {
+void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, const GemmMicroKernel& uk) {
   const long nr = uk.nr;
-  if (b.cs == 1 && pack_k_major(kc, b.rs, k_major_bytes)) {
-    // Rows contiguous in n (backward data, backward weight), a large slice: k by k, each k's columns read as one
-    // contiguous run and spread over the micro-panels (one pass down B's rows instead of one per micro-panel).
-    const long whole = cols / nr * nr;
-    for (long k = 0; k < kc; ++k) {
-      const float* s = b.p + (k0 + k) * b.rs + n0;
-      for (long jr = 0; jr < whole; jr += nr) std::copy_n(s + jr, nr, dst + jr * kc + k * nr);
-      for (long j = 0; whole < cols && j < nr; ++j)  // the last, partial micro-panel, zero-padded
-        dst[whole * kc + k * nr + j] = whole + j < cols ? s[whole + j] : 0.0f;
-    }
-    return;
-  }
+  if (b.cs == 1) return pack_rows(dst, b.p + k0 * b.rs + n0, b.rs, kc, cols, nr);  // rows contiguous in n
   for (long jr = 0; jr < cols; jr += nr) {
     float* d = dst + (jr / nr) * kc * nr;
     const long n = std::min(nr, cols - jr);
-    if (b.cs == 1) {  // rows contiguous in n, a small slice
-      for (long k = 0; k < kc; ++k) {
-        const float* s = b.p + (k0 + k) * b.rs + n0 + jr;
-        float* dk = d + k * nr;
-        for (long j = 0; j < n; ++j) dk[j] = s[j];
-        for (long j = n; j < nr; ++j) dk[j] = 0.0f;
-      }
-      continue;
-    }
     if (b.rs == 1) {  // contiguous in k (forward: b = weightᵀ): a transpose
       uk.transpose(d, nr, b.p + (n0 + jr) * b.cs + k0, b.cs, n, kc);
     } else {  // any other strides
@@ -178,7 +159,7 @@ bool use_in_place(MatrixView b, long M, long N, long K, const GemmMicroKernel& u
 // zero-padded packed copy (made once per chunk of tasks where consecutive tasks share it) and is computed in a scratch
 // tile, of which only the valid part is stored.
 void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K, ThreadPool& pool,
-                   const GemmEpilogue* epilogue, const GemmMicroKernel& uk, const GemmBlocking& blk) {
+                   const GemmEpilogue* epilogue, const GemmMicroKernel& uk) {
   constexpr long kRowTiles = 8;  // per task: fewer calls, and several tasks per thread for balance
   const long MR = uk.mr, NR = uk.nr, full_rows = M / MR * MR, block = kRowTiles * MR;
   const long n_blocks = ceil_div(M, block), n_jr = ceil_div(N, NR);
@@ -196,7 +177,7 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
       long ldb = b.rs;
       if (nr < NR) {  // columns past N would be read from outside B: the nr columns, zero-padded to NR
         float* pb = edge_b.get(static_cast<size_t>(K * NR));
-        if (packed_j0 != j0) pack_b(pb, b, 0, K, j0, nr, uk, blk.k_major_pack_bytes), packed_j0 = j0;
+        if (packed_j0 != j0) pack_b(pb, b, 0, K, j0, nr, uk), packed_j0 = j0;
         bp = pb, ldb = NR;
       }
       const long whole_end = std::min(m1, full_rows);
@@ -215,7 +196,7 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
       } else if (whole_end < m1) {  // fewer than MR rows in the block: packed, zero-padded to MR
         const long mr = m1 - whole_end;
         float* pa = edge_a.get(static_cast<size_t>(MR * K));
-        if (packed_i0 != whole_end) pack_a(pa, a, whole_end, mr, 0, K, uk, blk.k_major_pack_bytes), packed_i0 = whole_end;
+        if (packed_i0 != whole_end) pack_a(pa, a, whole_end, mr, 0, K, uk), packed_i0 = whole_end;
         uk.run_in_place(1, K, pa, 1, MR, bp, ldb, e, NR);
         for (long i = 0; i < mr; ++i) std::copy_n(e + i * NR, nr, c + (whole_end + i) * ldc + j0);
       }
@@ -259,7 +240,7 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
   const GemmMicroKernel& uk = *kernel;
   const long MR = uk.mr, NR = uk.nr;
   const GemmBlocking blk = blocking ? *blocking : GemmBlocking{};
-  if (use_in_place(b, M, N, K, uk, blk)) return gemm_in_place(c, ldc, a, b, M, N, K, pool, epilogue, uk, blk);
+  if (use_in_place(b, M, N, K, uk, blk)) return gemm_in_place(c, ldc, a, b, M, N, K, pool, epilogue, uk);
   const long kc = std::max(1L, std::min(blk.kc, K));
   long mc = std::min(round_up(std::max(blk.mc, MR), MR), round_up(M, MR));
   long nc = std::min(round_up(std::max(blk.nc, NR), NR), round_up(N, NR));
@@ -283,8 +264,7 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
     for (long u = static_cast<long>(u0); u < static_cast<long>(u1);) {  // the chunk's panels of a slice in one call
       const long pc = u / panels * kc, p0 = u % panels, p1 = std::min(panels, p0 + static_cast<long>(u1) - u);
       const long kcur = std::min(kc, K - pc);
-      pack_b(pb + pc * npad_all + p0 * kcur * NR, b, pc, kcur, p0 * NR, std::min(p1 * NR, N) - p0 * NR, uk,
-             blk.k_major_pack_bytes);
+      pack_b(pb + pc * npad_all + p0 * kcur * NR, b, pc, kcur, p0 * NR, std::min(p1 * NR, N) - p0 * NR, uk);
       u += p1 - p0;
     }
   });
@@ -299,7 +279,7 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
       for (long pc = 0; pc < K; pc += kc) {
         const long kcur = std::min(kc, K - pc);
         const bool accumulate = pc > 0, last = pc + kcur >= K;
-        pack_a(pa, a, m0, rows, pc, kcur, uk, blk.k_major_pack_bytes);
+        pack_a(pa, a, m0, rows, pc, kcur, uk);
         const float* b_slice = pb + pc * npad_all + (n0 / NR) * kcur * NR;
         for (long jr = 0; jr < cols; jr += NR) {
           const long nr = std::min(NR, cols - jr);

@@ -39,12 +39,9 @@ using GemmEpilogue = std::function<void(long m0, long m1, long n0, long n1)>;
 // one slice of k (K <= kc), rows of B contiguous, operands A and B of at most in_place_max_bytes together, and either
 // B used by at most in_place_max_row_tiles row tiles of the micro-kernel (the output layer's backward weight: M =
 // classes) or K at most in_place_max_k (its backward data: K = classes). in_place_max_bytes = 0: always packed.
-// A slice of an operand contiguous across its micro-panels (A of backward weight, B of backward data and weight)
-// that spans more than k_major_pack_bytes is packed k by k instead of micro-panel by micro-panel (gemm.cpp).
 struct GemmBlocking {
   long kc = 2048, mc = 256, nc = 2048;
   long in_place_max_bytes = 256 * 1024, in_place_max_row_tiles = 2, in_place_max_k = 32;
-  long k_major_pack_bytes = 1L << 20;
 };
 
 // c (M,N; row stride ldc) = a (M,K) · b (K,N), overwritten, with `kernel` (default: the active level's micro-kernel,
