@@ -244,11 +244,12 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
   const long kc = std::max(1L, std::min(blk.kc, K));
   long mc = std::min(round_up(std::max(blk.mc, MR), MR), round_up(M, MR));
   long nc = std::min(round_up(std::max(blk.nc, NR), NR), round_up(N, NR));
-  // Enough tasks for every thread (at least 2 each, for balance), halving the larger side of the block.
+  // Enough tasks for every thread (at least 2 each, for balance), halving the rows of the block first: each task
+  // packs its own rows of A, so cutting N would pack the same rows again in every column block.
   const long threads = pool.size();
   while (threads > 1 && ceil_div(M, mc) * ceil_div(N, nc) < 2 * threads) {
-    if (nc > NR && (nc >= mc || mc <= MR)) nc = round_up(ceil_div(nc, 2), NR);
-    else if (mc > MR) mc = round_up(ceil_div(mc, 2), MR);
+    if (mc > MR) mc = round_up(ceil_div(mc, 2), MR);
+    else if (nc > NR) nc = round_up(ceil_div(nc, 2), NR);
     else break;
   }
   const long n_ic = ceil_div(M, mc), n_jc = ceil_div(N, nc);
