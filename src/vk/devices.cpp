@@ -4,12 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <iterator>
 #include <string>
 
 #include "core/error.hpp"
 #include "vk/context.hpp"
+#include "vk/setup.hpp"
 
 namespace vk {
 
@@ -31,16 +31,6 @@ static int type_rank(const std::string& type) {
   return 4;
 }
 
-bool has_extension(VkPhysicalDevice physical, const char* name) {
-  uint32_t count = 0;
-  vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr);
-  std::vector<VkExtensionProperties> extensions(count);
-  vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, extensions.data());
-  for (const auto& e : extensions)
-    if (std::strcmp(e.extensionName, name) == 0) return true;
-  return false;
-}
-
 DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
   DeviceInfo d;
   d.index = index;
@@ -54,8 +44,8 @@ DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
   // The shader cores, where a vendor extension reports them (chained only when the device has it).
   VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
   VkPhysicalDeviceShaderCorePropertiesAMD amd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
-  const bool has_nv = has_extension(physical, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
-  const bool has_amd = has_extension(physical, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
+  const bool has_nv = has_device_extension(physical, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  const bool has_amd = has_device_extension(physical, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
   if (has_nv) {
     nv.pNext = props.pNext;
     props.pNext = &nv;
@@ -65,11 +55,12 @@ DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
     props.pNext = &amd;
   }
   vkGetPhysicalDeviceProperties2(physical, &props);
+  const uint32_t amd_units = amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
   if (has_nv && nv.shaderSMCount > 0) {
     d.compute_units = nv.shaderSMCount;
     d.compute_units_from = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
-  } else if (has_amd && amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray > 0) {
-    d.compute_units = amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
+  } else if (has_amd && amd_units > 0) {
+    d.compute_units = amd_units;
     d.compute_units_from = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
   }
   const auto& p = props.properties;
