@@ -32,6 +32,12 @@ layout(std430, binding = 5) readonly buffer Scaler { LossScalerBuffer s; };
 
 layout(push_constant) uniform Push { SoftmaxXentParams p; };
 
+// exp of an argument <= 0 (a logit minus the row maximum), clamped at -87: exp(-87) = 1.6e-38 is still a normal
+// float (FLT_MIN = exp(-87.34)), so no result depends on whether the device flushes denormals
+// (shaderDenormFlushToZeroFloat32) or on how its exp approximates arguments far below the range of a float, and a
+// term that small leaves the row's sum (>= 1) unchanged.
+float exp_clamped(float d) { return exp(max(d, -87.0)); }
+
 float grad_scale() {
 #if LOSS_SCALING
   return p.dloss_scale * s.scale;
@@ -77,7 +83,7 @@ void row_in_registers(uint b) {
   [[unroll]] for (uint k = 0; k < KREG; ++k)
     if (k < p.K) {
       if (int(k) == label) z_label = z[k];
-      z[k] = exp(z[k] - maxv);  // each exp once: kept for the gradient
+      z[k] = exp_clamped(z[k] - maxv);  // each exp once: kept for the gradient
       sum += z[k];
     }
   write_results(b, maxv, argmax, sum, z_label, label);
@@ -102,11 +108,11 @@ void row_in_memory(uint b) {
   for (uint k = 1; k < p.K; ++k) {
     float z = load_t(logits[row + k]);
     if (z > maxv) {
-      sum = sum * exp(maxv - z) + 1.0;  // the sum so far, relative to the new maximum, plus exp(0)
+      sum = sum * exp_clamped(maxv - z) + 1.0;  // the sum so far, relative to the new maximum, plus exp(0)
       maxv = z;
       argmax = k;
     } else {
-      sum += exp(z - maxv);
+      sum += exp_clamped(z - maxv);
     }
   }
   int label = labels[b];
@@ -115,7 +121,7 @@ void row_in_memory(uint b) {
     float inv_sum = 1.0 / sum, scale = grad_scale();
     for (uint k = 0; k < p.K; ++k) {
       float target = (int(k) == label) ? 1.0 : 0.0;
-      dlogits[row + k] = store_t((exp(load_t(logits[row + k]) - maxv) * inv_sum - target) * scale);
+      dlogits[row + k] = store_t((exp_clamped(load_t(logits[row + k]) - maxv) * inv_sum - target) * scale);
     }
   }
 }

@@ -6,6 +6,7 @@
 #pragma once
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -52,6 +53,15 @@ inline void scaler_before_step(std::vector<double>& v, float scale, long t, bool
        static_cast<float>(std::pow(double(beta2), double(t - 1))), 0};
 }
 
+// Extreme inputs, where a driver's tanh or exp without a guard gives NaN or inf (issue 20): |x| up to 100, and in
+// every precision a few values near the fp16 limit (65504) and near where tanh saturates for the GELU (|u| = 9.1 at
+// |x| = 5.4, and the naive (e^2u - 1) / (e^2u + 1) overflows from |u| = 44, |x| = 9.3). `limit` caps the values near
+// the fp16 limit (a tensor that is multiplied by the loss scale must stay finite in fp16).
+inline void fill_extreme(std::vector<double>& v, core::Pcg32& rng, double limit = 65504) {
+  const double edges[] = {100, -100, limit, -limit, 0.92 * limit, -0.92 * limit, 9.3, -9.3, 5.42, -5.42, 0};
+  for (size_t i = 0; i < v.size(); ++i) v[i] = i < std::size(edges) ? edges[i] : uniform(rng, -100, 100);
+}
+
 inline std::vector<KernelCase> cases_of(core::Op op) {
   using core::Op;
   std::vector<KernelCase> out;
@@ -92,6 +102,17 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
           c.step.activation = mode == 2 ? core::Activation::GELU : core::Activation::ReLU;
           add(c);
         }
+      {  // the GELU epilogue on pre-activations far past where tanh saturates: inputs up to 100, weights up to 10
+        KernelCase c{"B=7 C=17 OC=10 gelu extreme", {}, {}, {70, 70, 119, 170, 10}, {}};
+        c.entry = {.op = op, .activation = true, .epilogue = true, .B = 7, .C = 17, .OC = 10};
+        c.step.activation = core::Activation::GELU;
+        c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+          if (b == "inp") fill_extreme(v, rng, 100);
+          if (b == "weight" || b == "bias")
+            for (auto& x : v) x = uniform(rng, -10, 10);
+        };
+        add(c);
+      }
       break;
     case Op::SoftmaxXentForwardBackward:
       // (B, K, evaluation). The GPU holds a row of up to 16 classes in registers, read 4-wide when K % 4 == 0 (4, 16),
@@ -115,6 +136,19 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
           if (b == "labels")
             for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 7 + 3) % classes);
           if (b == "scaler") scaler_before_step(v, 4.0f, 1, false, 0.9f, 0.999f);  // dlogits times 4
+        };
+        add(c);
+      }
+      for (long K : {10L, 17L}) {  // extreme logits: rows in registers and in memory
+        KernelCase c{"B=9 K=" + std::to_string(K) + " extreme", {}, {}, {9, size_t(9 * K), 9, size_t(9 * K), 9, 1}, {}};
+        c.entry.B = 9;
+        c.entry.C = K;
+        const size_t classes = static_cast<size_t>(K);
+        c.fill = [classes](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+          if (b == "logits") fill_extreme(v, rng);
+          if (b == "labels")
+            for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 7 + 3) % classes);
+          if (b == "scaler") scaler_before_step(v, 4.0f, 1, false, 0.9f, 0.999f);
         };
         add(c);
       }
@@ -145,6 +179,15 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
           };
           add(c);
         }
+      for (auto act : {core::Activation::ReLU, core::Activation::GELU}) {
+        KernelCase c{std::string(core::to_string(act)) + " N=1003 extreme", {}, {}, {1003, 1003, 1003}, {}};
+        c.entry.N = 1003;
+        c.step.activation = act;
+        c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+          if (b == "preact") fill_extreme(v, rng);
+        };
+        add(c);
+      }
       break;
     case Op::BiasAdd:
       for (const GemmShape& s : gemm_shapes()) {
@@ -167,6 +210,17 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
           };
           add(c);
         }
+      for (auto act : {core::Activation::ReLU, core::Activation::GELU}) {
+        KernelCase c{std::string(core::to_string(act)) + " N=1003 in place extreme", {}, {}, {1003, 1003}, {}};
+        c.entry.N = 1003;
+        c.entry.B = 1;
+        c.entry.OC = 1003;
+        c.step.activation = act;
+        c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+          if (b == "out") fill_extreme(v, rng);
+        };
+        add(c);
+      }
       break;
     case Op::MatmulBackwardWeight:
     case Op::BiasBackward:
@@ -208,6 +262,29 @@ inline std::vector<KernelCase> cases_of(core::Op op) {
             };
             add(c);
           }
+      {  // extreme: parameters near the fp16 limit and up to 100, gradients up to 100 (times the loss scale in fp16:
+         // 25600 stays finite), moments to match
+        const bool adamw = op == Op::AdamWUpdate;
+        const size_t N = 1003;
+        KernelCase c{"N=1003 t=3 extreme", {}, {},
+                     adamw ? std::vector<size_t>{N, N, N, N, N, 1} : std::vector<size_t>{N, N, N, N, 1}, {}};
+        c.entry.N = N;
+        c.step.t = 3;
+        c.step.lr = adamw ? 1e-2f : 0.1f;
+        c.step.weight_decay = adamw ? 0.01f : 1e-3f;
+        c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision p) {
+          const double scale = p == core::Precision::FP16 ? 256 : 1;
+          if (b == "params") fill_extreme(v, rng);
+          if (b == "grads")
+            for (auto& x : v) x = uniform(rng, -100, 100) * scale;
+          if (b == "m" || b == "momentum_buf")
+            for (auto& x : v) x = uniform(rng, -100, 100);
+          if (b == "v")
+            for (auto& x : v) x = uniform(rng, 0, 1e4);
+          if (b == "scaler") scaler_before_step(v, 256.0f, 3, false, 0.9f, 0.999f);
+        };
+        add(c);
+      }
       break;
     case Op::CheckFiniteGrads: {
       // Several CPU chunks; on the GPU 4 at a time, the last 2 one by one (the non-finite at N - 1 is one of them).

@@ -1,6 +1,8 @@
 // What `--validation` prints: every distinct message of the validation layer once, with its count, and the totals
-// (vk::validation_totals, vk::describe_validation). A real layer message is provoked on purpose: a buffer of size 0
-// (VUID-VkBufferCreateInfo-size-00912), so this suite does not use ValidationWatch.
+// (vk::validation_totals, vk::describe_validation); that any message fails the run (vk::validation_failed); that
+// synchronization validation is on; and the device extensions a portability device needs. Real layer messages are
+// provoked on purpose (a buffer of size 0, VUID-VkBufferCreateInfo-size-00912; two unordered writes of one buffer),
+// so this suite does not use ValidationWatch.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 
 #include "gpu_test_util.hpp"
 #include "vk/device.hpp"
+#include "vk/setup.hpp"
 
 TEST_CASE("describe_validation: totals, then each distinct message once with its count") {
   CHECK(vk::describe_validation({}) == "Vulkan validation: no errors, no warnings\n");
@@ -49,4 +52,53 @@ TEST_CASE("the same layer message five times is one distinct message with count 
   const std::string text = vk::describe_validation(t);
   MESSAGE(text);
   CHECK(text.find("[error] " + std::to_string(before + 5) + "x " + id + ": ") != std::string::npos);
+}
+
+TEST_CASE("--validation fails a run on any message, error or warning") {
+  std::string why;
+  CHECK_FALSE(vk::validation_failed({}, &why));
+  CHECK(why.empty());
+  vk::ValidationTotals t;
+  t.warnings = 1;
+  CHECK(vk::validation_failed(t, &why));
+  CHECK(why == "the Vulkan validation layer reported 0 errors and 1 warning (listed above); a run under --validation "
+               "fails on any message");
+  t.errors = 2;
+  CHECK(vk::validation_failed(t));
+}
+
+TEST_CASE("synchronization validation is on: two writes of one buffer without a barrier are a reported hazard") {
+  auto ctx = test::make_context("synchronization validation");
+  if (!ctx) return;
+  vk::Buffer buffer(*ctx, 256, vk::MemoryKind::DeviceLocal, "hazard");
+  const int before = ctx->validation_log().errors.load();
+  // WAW: the second fill is not ordered after the first by any barrier (the default checks cannot see this).
+  ctx->run_one_shot([&](VkCommandBuffer cmd) {
+    vkCmdFillBuffer(cmd, buffer.handle(), 0, VK_WHOLE_SIZE, 1);
+    vkCmdFillBuffer(cmd, buffer.handle(), 0, VK_WHOLE_SIZE, 2);
+  });
+  const int reported = ctx->validation_log().errors.load() - before;
+  CHECK(reported >= 1);
+  bool hazard = false;
+  for (const auto& m : vk::validation_totals().distinct) hazard |= m.id.find("SYNC-HAZARD-WRITE-AFTER-WRITE") == 0;
+  CHECK_MESSAGE(hazard, "no SYNC-HAZARD-WRITE-AFTER-WRITE among the layer's messages");
+}
+
+TEST_CASE("device extensions: the requested ones, and VK_KHR_portability_subset wherever the device exposes it") {
+  const std::vector<std::string> swapchain{"VK_KHR_swapchain"};
+  auto has = [](std::vector<std::string> exposed) {
+    return [exposed](const char* e) { return std::find(exposed.begin(), exposed.end(), e) != exposed.end(); };
+  };
+  CHECK(vk::device_extensions_to_enable(swapchain, has({"VK_KHR_swapchain"}), "GPU") == swapchain);
+  CHECK(vk::device_extensions_to_enable({}, has({"VK_KHR_portability_subset", "VK_KHR_swapchain"}), "MoltenVK") ==
+        std::vector<std::string>{"VK_KHR_portability_subset"});
+  CHECK(vk::device_extensions_to_enable(swapchain, has({"VK_KHR_portability_subset", "VK_KHR_swapchain"}), "M") ==
+        std::vector<std::string>{"VK_KHR_swapchain", "VK_KHR_portability_subset"});
+  try {
+    vk::device_extensions_to_enable(swapchain, has({}), "GPU 0");
+    FAIL("a missing extension was accepted");
+  } catch (const vk::Error& e) {
+    CHECK(e.failure() == vk::Failure::MissingExtension);
+    CHECK(std::string(e.what()) == "Vulkan: device GPU 0 lacks the extension VK_KHR_swapchain");
+  }
 }

@@ -429,7 +429,14 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
              window->build_stats().mean_ms, window->present_stats().mean_ms, window->present_stats().p95_ms);
   for (const auto& r : session.snapshot())
     if (!r.error.empty()) std::cerr << "trainscope: " << r.name << " stopped: " << r.error << "\n";
-  if (cfg.validation) std::cerr << vk::describe_validation(vk::validation_totals());
+  if (cfg.validation) {
+    const vk::ValidationTotals totals = vk::validation_totals();
+    std::cerr << vk::describe_validation(totals);
+    if (std::string error; vk::validation_failed(totals, &error)) {
+      std::cerr << "trainscope: error: " << error << "\n";
+      exit_code = 1;
+    }
+  }
   return interrupt.signal() ? interrupt.exit_code() : exit_code;
 }
 

@@ -245,7 +245,8 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
       ->type_name("N")->check(checked(core::rules::device))->group("Execution");
   t->add_option("--readback", c.readback_interval, "Read losses and GPU timestamps back every N steps, 1..1000")
       ->type_name("N")->check(checked(core::rules::readback))->group("Execution");
-  t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation; slow)")
+  t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation with synchronization validation; slow); at "
+                "the end every distinct message once with its count, and any message fails the run (exit code 1)")
       ->group("Execution");
   // The teaching toggles (core::Execution): the same math, run another way; the dashboard switches them live.
   t->add_flag("--unfused", c.execution.unfused,
@@ -418,8 +419,13 @@ int run_train(TrainOptions& o) {
     }
   }
   if (write_exports(o, runs) != 0) code = 1;
+  std::string validation_error;  // --validation: any message fails the run (said last, after the report)
   // Every message of the validation layer once, with its count, and the totals (trainers and offscreen renderer).
-  if (cfg.validation) fmt::print("\n{}", vk::describe_validation(vk::validation_totals()));
+  if (cfg.validation) {
+    const vk::ValidationTotals totals = vk::validation_totals();
+    fmt::print("\n{}", vk::describe_validation(totals));
+    if (vk::validation_failed(totals, &validation_error)) code = 1;
+  }
   if (!o.report.empty()) {
     try {
       stdout_to_stderr.reset();  // --report -: the JSON alone goes to the real standard output
@@ -430,6 +436,7 @@ int run_train(TrainOptions& o) {
       code = 1;
     }
   }
+  if (!validation_error.empty()) std::cerr << "trainscope: error: " << validation_error << "\n";
   return interrupt.signal() ? interrupt.exit_code() : code;
 }
 

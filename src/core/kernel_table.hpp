@@ -169,9 +169,25 @@ const KernelDef& kernel_def(Op op);
 
 // The tests' tolerance per precision (CONVENTIONS.md's per-dtype defaults): per element |got - ref| <= atol + rtol |ref|
 // with fp32 rtol 1.3e-6, atol 1e-5, and fp32 outputs also NMSE <= 1e-7; 16-bit storage rtol above half an ulp of the
-// type (fp16 1e-3, bf16 1.6e-2) and atol fp16's smallest normal (a device without shaderDenormPreserveFloat16 may
-// flush subnormals), and at least 99% of the outputs the nearest 16-bit value of the reference (a device that
-// truncates would match about half). The fp32 outputs of 16-bit kernels (losses, masters, state) take fp32's.
+// type (fp16 1e-3, bf16 1.6e-2), atol fp16's smallest normal (a device without shaderDenormPreserveFloat16 may
+// flush subnormals) and bf16 fp32's 1e-5 (the arithmetic is fp32, so its absolute error carries over before the
+// rounding), and at least 99% of the outputs the nearest 16-bit value of the reference (a device that truncates would
+// match about half). The fp32 outputs of 16-bit kernels (losses, masters, state) take fp32's.
+// Why the fp32 figures hold on any conformant driver (Vulkan spec, "Precision and Operation of SPIR-V Instructions";
+// SPIR-V spec, the NoContraction decoration):
+//   - add, subtract, multiply are correctly rounded (0.5 ulp = 6e-8 relative), a divide is within 2.5 ulp; without
+//     NoContraction (GLSL `precise`) a compiler may fuse a multiply and an add into one fma, which changes where a
+//     sum is rounded. A GEMM's sum of K products then differs from the double reference by up to K x 6e-8 x the sum
+//     of |terms| in the worst case (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1): the tests mark
+//     such outputs `sum` and add rtol x max|ref| to atol; typical errors (random signs) are sqrt(K) times smaller.
+//   - exp(x) is within 3 + 2|x| ulp. softmax takes exp of (logit - max) in [-87, 0]: the absolute error of a term
+//     e^d is at most (3 + 2|d|) e^d ulp(1) <= 3 ulp(1) = 3.6e-7 (largest at d = 0), so a row of 10 classes sums with
+//     an error below 3.6e-6 against a sum >= 1, and log (absolute error < 2^-21 = 4.8e-7 in [0.5, 2], 3 ulp outside)
+//     keeps the loss within 1e-5.
+//   - tanh is inherited from sinh / cosh, i.e. from exp: below |u| = 9.1 (where the GELU's tanh saturates, see
+//     shaders/common/activation.glsl) numerator and denominator carry up to 3 + 2 x 9.1 = 21 ulp each, so tanh is
+//     within about 5e-6 absolute, and the GELU 0.5 x (1 + tanh u) within 0.5 |x| 5e-6 <= 1.4e-5 at the largest x
+//     before saturation (5.4), where atol + rtol |ref| allows 1.7e-5.
 struct Tolerance {
   double nmse = 1e-7;              // fp32 outputs
   double rtol = 1.3e-6, atol = 1e-5;  // per element

@@ -380,6 +380,7 @@ void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
     // timestamp interval belongs to exactly one kernel.
     if (i + 1 < plan_.entries.size()) vk::compute_barrier(cmd);
   }
+  vk::host_read_barrier(cmd);  // RAW (device -> host): loss_history (and scale_history), read after the fence
   vk::check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
 }
 
@@ -407,6 +408,7 @@ void VulkanTrainer::run_step_per_kernel(Slot& slot, size_t first, uint32_t slot_
     // writes visible to this dispatch (RAW) and orders the timestamp as in record_step.
     vk::compute_barrier(slot.cmd);
     record_entry(slot.cmd, slot, i, args);
+    if (i + 1 == plan_.entries.size()) vk::host_read_barrier(slot.cmd);  // RAW (device -> host), as in record_step
     vk::check(vkEndCommandBuffer(slot.cmd), "vkEndCommandBuffer");
     submit(slot.cmd, fence_.get());
     wait_fence();

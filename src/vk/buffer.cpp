@@ -44,9 +44,22 @@ void Buffer::upload(Context& ctx, const void* data, VkDeviceSize bytes, VkDevice
   });
 }
 
+// A fence wait makes the device's writes available only to the device, not visible to the host ("Signaling a fence
+// and waiting on the host does not guarantee that the results of memory accesses will be visible to the host",
+// Vulkan spec, 7.3 Fences): every host read of GPU-written memory follows a barrier to the host stage.
+void host_read_barrier(VkCommandBuffer cmd) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
 void Buffer::download(Context& ctx, void* data, VkDeviceSize bytes, VkDeviceSize offset) const {
   if (bytes == 0) return;
   if (mapped_) {
+    // RAW (device -> host): whatever earlier submissions wrote here, visible to the memcpy below.
+    ctx.run_one_shot(host_read_barrier);
     std::memcpy(data, static_cast<const char*>(mapped_) + offset, bytes);
     return;
   }
@@ -60,6 +73,7 @@ void Buffer::download(Context& ctx, void* data, VkDeviceSize bytes, VkDeviceSize
                          nullptr, 0, nullptr);
     VkBufferCopy region{offset, 0, bytes};
     vkCmdCopyBuffer(cmd, buffer_.get(), staging.handle(), 1, &region);
+    host_read_barrier(cmd);  // RAW (transfer -> host): the staging copy, read by the memcpy below
   });
   std::memcpy(data, staging.mapped(), bytes);
 }

@@ -15,6 +15,10 @@ enum class MemoryKind {
   HostVisible,  // mapped, coherent: small buffers the host reads every few steps (loss history)
 };
 
+// A barrier from every earlier compute-shader and transfer write to host reads: recorded last in a command buffer
+// whose results the host reads from mapped memory after the fence.
+void host_read_barrier(VkCommandBuffer cmd);
+
 class Buffer {
  public:
   Buffer() = default;

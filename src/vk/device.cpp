@@ -45,12 +45,10 @@ Device::Device(const DeviceOptions& o) : validation_log_(std::make_unique<Valida
                 fmt::format("Vulkan: device {} has no {} queue{}", info_.name,
                             (o.queue & VK_QUEUE_GRAPHICS_BIT) ? "graphics" : "compute",
                             o.can_present ? " that can present to this display" : ""));
+  const std::vector<std::string> extension_names = device_extensions_to_enable(
+      o.device_extensions, [&](const char* e) { return has_device_extension(physical_, e); }, info_.name);
   std::vector<const char*> extensions;
-  for (const auto& e : o.device_extensions) {
-    if (!has_device_extension(physical_, e.c_str()))
-      throw Error(Failure::MissingExtension, fmt::format("Vulkan: device {} lacks the extension {}", info_.name, e));
-    extensions.push_back(e.c_str());
-  }
+  for (const auto& e : extension_names) extensions.push_back(e.c_str());
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};

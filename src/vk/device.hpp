@@ -41,6 +41,11 @@ ValidationTotals validation_totals();
 // or "Vulkan validation: no errors, no warnings". Ends with a newline.
 std::string describe_validation(const ValidationTotals& totals);
 
+// --validation is a gate: true when the layer reported anything (an error or a warning), and then *why (if given)
+// says so in one line: "the Vulkan validation layer reported 2 errors and 0 warnings: each is listed above; a run
+// under --validation fails on any message".
+bool validation_failed(const ValidationTotals& totals, std::string* why = nullptr);
+
 struct DeviceOptions {
   int device_index = -1;                         // -1: pick_best_device
   bool validation = false;                       // VK_LAYER_KHRONOS_validation; an error if it is not installed

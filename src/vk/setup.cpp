@@ -91,6 +91,15 @@ std::string describe_validation(const ValidationTotals& t) {
   return text;
 }
 
+bool validation_failed(const ValidationTotals& t, std::string* why) {
+  if (t.errors == 0 && t.warnings == 0) return false;
+  if (why)
+    *why = fmt::format("the Vulkan validation layer reported {} error{} and {} warning{} (listed above); a run under "
+                       "--validation fails on any message",
+                       t.errors, t.errors == 1 ? "" : "s", t.warnings, t.warnings == 1 ? "" : "s");
+  return true;
+}
+
 bool has_layer(const char* name) {
   uint32_t count = 0;
   vkEnumerateInstanceLayerProperties(&count, nullptr);
@@ -101,15 +110,17 @@ bool has_layer(const char* name) {
   return false;
 }
 
-bool has_instance_extension(const char* name) {
+bool has_layer_extension(const char* layer, const char* name) {
   uint32_t count = 0;
-  vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr);
+  vkEnumerateInstanceExtensionProperties(layer, &count, nullptr);
   std::vector<VkExtensionProperties> exts(count);
-  vkEnumerateInstanceExtensionProperties(nullptr, &count, exts.data());
+  vkEnumerateInstanceExtensionProperties(layer, &count, exts.data());
   for (const auto& e : exts)
     if (std::strcmp(e.extensionName, name) == 0) return true;
   return false;
 }
+
+bool has_instance_extension(const char* name) { return has_layer_extension(nullptr, name); }
 
 bool has_device_extension(VkPhysicalDevice physical, const char* name) {
   uint32_t count = 0;
@@ -119,6 +130,22 @@ bool has_device_extension(VkPhysicalDevice physical, const char* name) {
   for (const auto& e : exts)
     if (std::strcmp(e.extensionName, name) == 0) return true;
   return false;
+}
+
+std::vector<std::string> device_extensions_to_enable(const std::vector<std::string>& requested,
+                                                     const std::function<bool(const char*)>& available,
+                                                     const std::string& device_name) {
+  std::vector<std::string> out;
+  for (const auto& e : requested) {
+    if (!available(e.c_str()))
+      throw Error(Failure::MissingExtension, fmt::format("Vulkan: device {} lacks the extension {}", device_name, e));
+    out.push_back(e);
+  }
+  // A device that exposes VK_KHR_portability_subset (MoltenVK on macOS) must have it enabled
+  // (VUID-VkDeviceCreateInfo-pProperties-04451); it is not in the core headers, hence the name as a string.
+  if (available(kPortabilitySubset) && std::find(out.begin(), out.end(), kPortabilitySubset) == out.end())
+    out.emplace_back(kPortabilitySubset);
+  return out;
 }
 
 Handle<VkInstance> create_instance(bool validation, const std::vector<std::string>& extra, const char* app_name) {
@@ -134,6 +161,13 @@ Handle<VkInstance> create_instance(bool validation, const std::vector<std::strin
     extensions.push_back(e.c_str());
   }
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  // Synchronization validation besides the layer's default checks: it reports the hazards a missing barrier leaves
+  // (read-after-write, write-after-read, write-after-write between dispatches, copies and host reads), which the
+  // default checks cannot see and lavapipe, running dispatches in order, never shows.
+  const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
   if (validation) {
     if (!has_layer(kValidationLayer))
       throw Error(Failure::MissingLayer,
@@ -141,6 +175,10 @@ Handle<VkInstance> create_instance(bool validation, const std::vector<std::strin
                         "(install vulkan-validationlayers)");
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    if (has_layer_extension(kValidationLayer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME)) {
+      extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+      info.pNext = &features;
+    }
   }
   if (has_instance_extension(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
     extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);

@@ -24,10 +24,19 @@ struct ValidationLog {
 
 bool has_layer(const char* name);
 bool has_instance_extension(const char* name);
+bool has_layer_extension(const char* layer, const char* name);  // an instance extension the layer provides
 bool has_device_extension(VkPhysicalDevice physical, const char* name);
 
-// A Vulkan 1.2 instance, with portability enumeration where available. validation: VK_LAYER_KHRONOS_validation and
-// VK_EXT_debug_utils (error if the layer is not installed). extensions: further instance extensions (a window
+// The device extensions to enable: every one of `requested` (a missing one throws vk::Error(MissingExtension) naming
+// device_name), plus VK_KHR_portability_subset where `available` says the device exposes it, as the spec requires.
+inline constexpr const char* kPortabilitySubset = "VK_KHR_portability_subset";
+std::vector<std::string> device_extensions_to_enable(const std::vector<std::string>& requested,
+                                                     const std::function<bool(const char*)>& available,
+                                                     const std::string& device_name);
+
+// A Vulkan 1.2 instance, with portability enumeration where available (VK_KHR_portability_enumeration: without it
+// the loader hides portability devices such as MoltenVK's). validation: VK_LAYER_KHRONOS_validation with
+// synchronization validation (VK_EXT_validation_features) and VK_EXT_debug_utils (error if the layer is not installed). extensions: further instance extensions (a window
 // system's), each required. Throws core::Error(Vulkan) when there is no driver or something is missing.
 Handle<VkInstance> create_instance(bool validation, const std::vector<std::string>& extensions = {},
                                    const char* app_name = "trainscope");
