@@ -15,11 +15,11 @@ namespace {
 // Two matmul_forward entries (layers 1, 2) sharing one name, and one loss_reduce.
 core::StepPlan small_plan() {
   core::StepPlan plan;
-  core::PlanEntry a{core::Op::MatmulForward};
+  core::PlanEntry a{core::Op::matmul_forward};
   a.layer = 0, a.B = 4, a.C = 8, a.OC = 16, a.flops = 1e6, a.bytes_read = 6e4, a.bytes_written = 4e4;
-  core::PlanEntry b{core::Op::MatmulForward};
+  core::PlanEntry b{core::Op::matmul_forward};
   b.layer = 1, b.B = 4, b.C = 16, b.OC = 3, b.flops = 2e6, b.bytes_read = 1.5e5, b.bytes_written = 5e4;
-  core::PlanEntry r{core::Op::LossReduce};
+  core::PlanEntry r{core::Op::loss_reduce};
   r.B = 4, r.flops = 100, r.bytes_read = 396, r.bytes_written = 4;
   plan.entries = {a, b, r};
   return plan;

@@ -14,7 +14,9 @@
 #include "core/rng.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/gemm_micro.hpp"
-#include "cpu/kernels.hpp"
+#include "cpu/fast_math.hpp"
+#include "cpu/kernel_calls.hpp"
+#include "cpu/storage16.hpp"
 #include "cpu/simd.hpp"
 #include "cpu/thread_pool.hpp"
 #include "cpu/trainer.hpp"
@@ -99,9 +101,19 @@ Outputs run_forms(const Shape& s, const std::vector<float>& x, const std::vector
   o.pre.assign(s.B * s.OC, -7.0f);
   o.dinp.assign(s.B * s.C, -7.0f);
   o.dw.assign(s.OC * s.C, -7.0f);
-  cpu::matmul_forward(o.out.data(), o.pre.data(), x.data(), w.data(), bias.data(), s.B, s.C, s.OC, true, act, pool);
-  cpu::matmul_backward_data(o.dinp.data(), d.data(), w.data(), s.B, s.C, s.OC, pool);
-  cpu::matmul_backward_weight(o.dw.data(), d.data(), x.data(), s.B, s.C, s.OC, pool);
+  // The kernel table's fp32 CPU twins, as cpu::Trainer calls them.
+  cpu::Workspace16 unused;
+  const cpu::KernelContext ctx{core::Precision::FP32, pool, unused};
+  core::StepArgs step;
+  step.activation = act;
+  auto in = [](const std::vector<float>& v) { return const_cast<float*>(v.data()); };
+  using core::Op;
+  const std::vector<void*> forward{o.out.data(), o.pre.data(), in(x), in(w), in(bias)};
+  cpu::run_kernel({.op = Op::matmul_forward, .activation = true, .B = s.B, .C = s.C, .OC = s.OC}, step, forward, ctx);
+  const std::vector<void*> data{o.dinp.data(), in(d), in(w)};
+  cpu::run_kernel({.op = Op::matmul_backward_data, .B = s.B, .C = s.C, .OC = s.OC}, step, data, ctx);
+  const std::vector<void*> weight{o.dw.data(), in(d), in(x)};
+  cpu::run_kernel({.op = Op::matmul_backward_weight, .B = s.B, .C = s.C, .OC = s.OC}, step, weight, ctx);
   return o;
 }
 
@@ -127,7 +139,7 @@ TEST_CASE("the GEMM forms equal the plain fp32 fma loops bit for bit on every SI
         for (long o = 0; o < s.OC; ++o) {
           float& p = pre[b * s.OC + o];
           p += bias[o];
-          out[b * s.OC + o] = cpu::activation(p, act);
+          out[b * s.OC + o] = act == Activation::ReLU ? (p > 0 ? p : 0.0f) : p * cpu::gelu_sigmoid(p);
         }
       plain_backward_data(dinp.data(), d.data(), w.data(), s.B, s.C, s.OC);
       plain_backward_weight(dw.data(), d.data(), x.data(), s.B, s.C, s.OC);
@@ -259,7 +271,9 @@ TEST_CASE("the SIMD level can be forced down, never above the CPU's, and the CPU
     const std::string name = cpu::gemm_kernel_name();
     CHECK(name.rfind(table[0].name, 0) == 0);
     for (int i = 1; i < count; ++i) {
-      const std::string tile = "/" + std::string(table[i].name).substr(std::string(table[i].name).rfind(' ') + 1);
+      const std::string full = table[i].name;
+      std::string tile = full.substr(full.rfind(' ') + 1);
+      tile.insert(tile.begin(), '/');
       CAPTURE(table[i].name);
       CHECK((name.find(tile) != std::string::npos) == (table[i].role != cpu::GemmKernelRole::Spare));
     }

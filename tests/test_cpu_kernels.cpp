@@ -1,7 +1,9 @@
-// The CPU kernels' special checks and the thread pool: every gradient against central finite differences in double,
-// the optimizers against hand-checked torch values, the activation against its closed form, loss_reduce's double
-// accumulation. (Each kernel against the plain reference, and the same bits on any thread count, is
-// tests/test_kernel_parity.cpp.)
+// The CPU kernels' special checks: each kernel's plain reference (its src/cpu/ops/ file, through
+// cpu::run_reference) against central finite differences of its forward partner, the optimizers' reference and tuned
+// twin against hand-checked torch values, the activation against its closed form, loss_reduce's double accumulation.
+// (Each tuned twin and GPU shader against the reference, and the same bits on any thread count, is
+// tests/test_kernel_parity.cpp; the whole training step against an independent double oracle, with its own finite
+// differences, is tests/test_train_step.cpp.)
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -17,25 +19,24 @@
 #include <utility>
 #include <vector>
 
+#include "core/kernel_table.hpp"
 #include "core/rng.hpp"
-#include "cpu/kernels.hpp"
+#include "cpu/kernel_calls.hpp"
+#include "cpu/storage16.hpp"
 #include "cpu/thread_pool.hpp"
 
 using core::Activation;
+using core::Op;
+using Values = std::vector<double>;
 
 namespace {
 
 // Uniform values that are exactly representable in float.
-std::vector<double> random_values(size_t n, uint64_t seed, double lo = -1, double hi = 1) {
+Values random_values(size_t n, uint64_t seed, double lo = -1, double hi = 1) {
   core::Pcg32 rng(seed);
-  std::vector<double> v(n);
+  Values v(n);
   for (auto& x : v) x = rng.uniform(static_cast<float>(lo), static_cast<float>(hi));
   return v;
-}
-
-template <typename T>
-std::vector<T> cast(const std::vector<double>& v) {
-  return std::vector<T>(v.begin(), v.end());
 }
 
 // |got - ref| <= atol + rtol * |ref| for every element; prints the first mismatches (llm.c style).
@@ -52,37 +53,57 @@ void check_close(const char* what, const std::vector<A>& got, const std::vector<
   CHECK(bad == 0);
 }
 
+// The reference of plan entry e (fp32 variant) on `bindings`, every binding of the kernel in order, read and written
+// in place (an absent one: an empty vector).
+void reference(const core::PlanEntry& e, const core::StepArgs& s, std::initializer_list<Values*> bindings) {
+  std::vector<Values> b;
+  for (const Values* v : bindings) b.push_back(*v);
+  cpu::run_reference(e, s, b, core::Precision::FP32);
+  size_t i = 0;
+  for (Values* v : bindings) *v = b[i++];
+}
+
+// The tuned fp32 twin of plan entry e on `bindings` (pointers, in binding order).
+void twin(const core::PlanEntry& e, const core::StepArgs& s, std::vector<void*> bindings, cpu::ThreadPool& pool) {
+  cpu::Workspace16 unused;
+  cpu::run_kernel(e, s, bindings, {core::Precision::FP32, pool, unused});
+}
+
+core::StepArgs with_activation(Activation act) {
+  core::StepArgs s;
+  s.activation = act;
+  return s;
+}
+
 struct Shape {
   long B, C, OC;
 };
-// Batch 1, 7, 33; features 5, 17; outputs 10, 3; shapes spanning several register tiles and strips; and reductions
-// longer than one 256-row block (batch 300 for dweight, 260 outputs for dinp).
-const Shape kShapes[] = {{1, 5, 3},    {7, 17, 10},  {33, 5, 10}, {33, 17, 3},
-                         {20, 40, 37}, {64, 70, 45}, {300, 20, 7}, {9, 12, 260}};
+// Batch 1, 7, 33; features 5, 17; outputs 10, 3; and reductions longer than the others (batch 300, 260 outputs).
+const Shape kShapes[] = {{1, 5, 3}, {7, 17, 10}, {33, 5, 10}, {33, 17, 3}, {20, 40, 37}, {300, 20, 7}, {9, 12, 260}};
 
-// Everything one fully-connected layer computes, forward and backward, in element type T.
-template <typename T>
+// Everything one fully-connected layer computes, forward and backward, by the references. L = sum(out * R), so
+// dL/dout = R.
 struct Layer {
-  std::vector<T> out, pre, dpre, dinp, dw, db;
-  // L = sum(out * R); dL/dout = R.
-  void run(const Shape& s, const std::vector<T>& x, const std::vector<T>& w, const std::vector<T>& b,
-           const std::vector<T>& r, bool apply_act, Activation act, cpu::ThreadPool& pool) {
-    out.assign(s.B * s.OC, T(0));
-    pre.assign(s.B * s.OC, T(0));
+  Values out, pre, dpre, dinp, dw, db;
+  void run(const Shape& s, Values& x, Values& w, Values& b, const Values& r, bool apply_act, Activation act) {
+    const core::StepArgs step = with_activation(act);
+    out.assign(s.B * s.OC, 0.0);
+    pre.assign(s.B * s.OC, 0.0);
     dpre = r;
-    dinp.assign(s.B * s.C, T(0));
-    dw.assign(s.OC * s.C, T(0));
-    db.assign(s.OC, T(0));
-    cpu::matmul_forward(out.data(), apply_act ? pre.data() : nullptr, x.data(), w.data(), b.data(), s.B, s.C, s.OC,
-                        apply_act, act, pool);
-    if (apply_act) cpu::act_backward(dpre.data(), r.data(), pre.data(), r.size(), act, pool);
-    cpu::matmul_backward_weight(dw.data(), dpre.data(), x.data(), s.B, s.C, s.OC, pool);
-    cpu::bias_backward(db.data(), dpre.data(), s.B, s.OC, pool);
-    cpu::matmul_backward_data(dinp.data(), dpre.data(), w.data(), s.B, s.C, s.OC, pool);
+    dinp.assign(s.B * s.C, 0.0);
+    dw.assign(s.OC * s.C, 0.0);
+    db.assign(s.OC, 0.0);
+    reference({.op = Op::matmul_forward, .activation = apply_act, .B = s.B, .C = s.C, .OC = s.OC}, step,
+              {&out, &pre, &x, &w, &b});
+    Values dout = r;
+    if (apply_act) reference({.op = Op::act_backward, .N = r.size()}, step, {&dpre, &dout, &pre});
+    reference({.op = Op::matmul_backward_weight, .B = s.B, .C = s.C, .OC = s.OC}, step, {&dw, &dpre, &x});
+    reference({.op = Op::bias_backward, .B = s.B, .OC = s.OC}, step, {&db, &dpre});
+    reference({.op = Op::matmul_backward_data, .B = s.B, .C = s.C, .OC = s.OC}, step, {&dinp, &dpre, &w});
   }
 };
 
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
+double dot(const Values& a, const Values& b) {
   double s = 0;
   for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
   return s;
@@ -90,70 +111,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
-TEST_CASE("thread pool: parallel_for covers every index exactly once, in chunks of at least grain") {
-  for (int threads : {1, 2, 3, 4}) {
-    cpu::ThreadPool pool(threads);
-    CHECK(pool.size() == threads);
-    for (size_t n : {0, 1, 2, 7, 33, 1000, 1001}) {
-      for (size_t grain : {1, 2, 7, 64, 5000}) {
-        CAPTURE(threads);
-        CAPTURE(n);
-        CAPTURE(grain);
-        std::vector<std::atomic<int>> hits(n);
-        std::mutex mutex;
-        std::vector<std::pair<size_t, size_t>> chunks;
-        pool.parallel_for(n, grain, [&](size_t b, size_t e) {
-          for (size_t i = b; i < e; ++i) hits[i]++;
-          std::lock_guard lock(mutex);
-          chunks.emplace_back(b, e);
-        });
-        size_t wrong = 0, small = 0;
-        for (auto& h : hits) wrong += h.load() != 1;
-        for (auto [b, e] : chunks) small += (e - b < grain && e != n) || e <= b;
-        CHECK(wrong == 0);
-        CHECK(small == 0);
-      }
-    }
-  }
-  CHECK(cpu::ThreadPool(0).size() == static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-}
-
-TEST_CASE("thread pool: thousands of back-to-back small jobs neither hang nor lose work") {
-  cpu::ThreadPool pool(3);
-  std::atomic<long> total{0};
-  for (int k = 0; k < 3000; ++k)
-    pool.parallel_for(5, 1, [&](size_t b, size_t e) { total += static_cast<long>(e - b); });
-  CHECK(total.load() == 15000);
-}
-
-TEST_CASE("thread pool: a worker chunk that outlasts the polling window still wakes the caller") {
-  // The caller's own chunk waits until a worker has started the other one, which then sleeps 20 ms: far past the
-  // pool's polling window, so only the condition variable can wake the caller. Run on a detached thread with a
-  // timeout, so that a lost wake-up fails the test instead of hanging it (the pool is leaked then).
-  auto* pool = new cpu::ThreadPool(2);
-  auto done = std::make_shared<std::promise<void>>();
-  auto finished = done->get_future();
-  std::thread([pool, done] {
-    const auto caller = std::this_thread::get_id();
-    std::atomic<bool> worker_started{false};
-    pool->parallel_for(2, 1, [&](size_t, size_t) {
-      if (std::this_thread::get_id() == caller) {
-        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-        while (!worker_started && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
-      } else {
-        worker_started = true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    });
-    done->set_value();
-  }).detach();
-  const bool returned = finished.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
-  CHECK(returned);
-  if (returned) delete pool;
-}
-
-TEST_CASE("matmul_forward/backward gradients match central finite differences (double)") {
-  cpu::ThreadPool pool(2);
+TEST_CASE("matmul_forward's reference: the backward references match central finite differences") {
   const double h = 1e-6;
   for (const auto& s : kShapes) {
     for (int mode = 0; mode < 3; ++mode) {
@@ -165,19 +123,17 @@ TEST_CASE("matmul_forward/backward gradients match central finite differences (d
       CAPTURE(mode);
       auto x = random_values(s.B * s.C, 1), w = random_values(s.OC * s.C, 2), b = random_values(s.OC, 3);
       const auto r = random_values(s.B * s.OC, 4);
-      Layer<double> ref;
-      ref.run(s, x, w, b, r, apply_act, act, pool);
-      Layer<double> probe;
+      Layer grads;
+      grads.run(s, x, w, b, r, apply_act, act);
       auto loss = [&] {
-        probe.out.assign(s.B * s.OC, 0.0);
-        probe.pre.assign(s.B * s.OC, 0.0);
-        cpu::matmul_forward(probe.out.data(), probe.pre.data(), x.data(), w.data(), b.data(), s.B, s.C, s.OC,
-                            apply_act, act, pool);
-        return dot(probe.out, r);
+        Values out(s.B * s.OC), pre(s.B * s.OC);
+        reference({.op = Op::matmul_forward, .activation = apply_act, .B = s.B, .C = s.C, .OC = s.OC},
+                  with_activation(act), {&out, &pre, &x, &w, &b});
+        return dot(out, r);
       };
       // Perturbs every entry of small tensors and 150 spread-out entries of larger ones.
-      auto fd_check = [&](const char* what, std::vector<double>& param, const std::vector<double>& grad) {
-        std::vector<double> got, want;
+      auto fd_check = [&](const char* what, Values& param, const Values& grad) {
+        Values got, want;
         const size_t stride = std::max<size_t>(1, param.size() / 150);
         for (size_t i = 0; i < param.size(); i += stride) {
           const double saved = param[i];
@@ -191,60 +147,66 @@ TEST_CASE("matmul_forward/backward gradients match central finite differences (d
         }
         check_close(what, got, want, 1e-7, 1e-6);
       };
-      fd_check("dinp", x, ref.dinp);
-      fd_check("dweight", w, ref.dw);
-      fd_check("dbias", b, ref.db);
+      fd_check("dinp", x, grads.dinp);
+      fd_check("dweight", w, grads.dw);
+      fd_check("dbias", b, grads.db);
     }
   }
 }
 
-TEST_CASE("activation values and act_backward against finite differences") {
-  CHECK(cpu::activation(1.0, Activation::GELU) == doctest::Approx(0.8411919906082768).epsilon(1e-14));
-  CHECK(cpu::activation(-3.0, Activation::GELU) == doctest::Approx(-0.0036373920817729943).epsilon(1e-12));
-  CHECK(cpu::activation(-0.5, Activation::ReLU) == 0.0);
-  CHECK(cpu::activation(0.25, Activation::ReLU) == 0.25);
+TEST_CASE("the activation: closed-form values, act_backward's reference against finite differences, the fp32 twin") {
   cpu::ThreadPool pool(2);
+  auto act_ref = [](Values x, Activation act) {  // act_forward's reference: out = act(x)
+    Values pre(x.size());
+    reference({.op = Op::act_forward, .N = x.size()}, with_activation(act), {&pre, &x});
+    return x;
+  };
+  CHECK(act_ref({1.0}, Activation::GELU)[0] == doctest::Approx(0.8411919906082768).epsilon(1e-14));
+  CHECK(act_ref({-3.0}, Activation::GELU)[0] == doctest::Approx(-0.0036373920817729943).epsilon(1e-12));
+  CHECK(act_ref({-0.5}, Activation::ReLU)[0] == 0.0);
+  CHECK(act_ref({0.25}, Activation::ReLU)[0] == 0.25);
   const size_t N = 1001;
   auto x = random_values(N, 5, -6, 6);
-  const auto dout = random_values(N, 6);
+  auto dout = random_values(N, 6);
+  const double h = 1e-6;
   for (Activation act : {Activation::ReLU, Activation::GELU}) {
     CAPTURE(std::string(core::to_string(act)));
-    std::vector<double> dpre(N), want(N);
-    cpu::act_backward(dpre.data(), dout.data(), x.data(), N, act, pool);
-    const double h = 1e-6;
-    for (size_t i = 0; i < N; ++i) {
+    for (size_t i = 0; i < N; ++i)
       if (act == Activation::ReLU && std::fabs(x[i]) < 1e-3) x[i] = 0.5;  // keep away from the kink
-      want[i] = dout[i] * (cpu::activation(x[i] + h, act) - cpu::activation(x[i] - h, act)) / (2 * h);
-    }
-    cpu::act_backward(dpre.data(), dout.data(), x.data(), N, act, pool);
+    Values up = x, down = x;
+    for (size_t i = 0; i < N; ++i) up[i] += h, down[i] -= h;
+    up = act_ref(up, act);
+    down = act_ref(down, act);
+    Values dpre(N), want(N);
+    reference({.op = Op::act_backward, .N = N}, with_activation(act), {&dpre, &dout, &x});
+    for (size_t i = 0; i < N; ++i) want[i] = dout[i] * (up[i] - down[i]) / (2 * h);
     check_close("dpreact", dpre, want, 1e-8, 1e-6);
-    // float (vectorized exp) against the double tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x³)))
-    std::vector<float> got_f(N);
-    std::vector<double> tanh_form(N);
+    // The fp32 twin (a vectorized exp) against the double tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x³)))
+    std::vector<float> out_f(x.begin(), x.end()), pre_f(N);
+    twin({.op = Op::act_forward, .N = N}, with_activation(act), {pre_f.data(), out_f.data()}, pool);
+    Values tanh_form(N);
     for (size_t i = 0; i < N; ++i) {
-      got_f[i] = cpu::activation(static_cast<float>(x[i]), act);
       const double xf = static_cast<float>(x[i]);
       tanh_form[i] = act == Activation::ReLU
                          ? std::max(xf, 0.0)
                          : 0.5 * xf * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (xf + 0.044715 * xf * xf * xf)));
     }
-    check_close("activation<float>", got_f, tanh_form, 1e-7, 1e-6);
+    check_close("act_forward fp32", out_f, tanh_form, 1e-7, 1e-6);
   }
 }
 
-TEST_CASE("softmax_xent_forward_backward: losses, dlogits against finite differences of loss_reduce, argmax") {
-  cpu::ThreadPool pool(3);
+TEST_CASE("softmax_xent_forward_backward's reference: losses, dlogits against finite differences of the mean loss") {
   for (long B : {1L, 7L, 33L}) {
     for (long K : {3L, 10L}) {
       CAPTURE(B);
       CAPTURE(K);
       auto z = random_values(B * K, 7, -4, 4);
-      std::vector<int32_t> labels(B);
-      for (long b = 0; b < B; ++b) labels[b] = static_cast<int32_t>((b * 7 + 3) % K);
-      std::vector<double> losses(B), dz(B * K), want_loss(B);
-      std::vector<int32_t> correct(B, -1);
-      cpu::softmax_xent_forward_backward(losses.data(), dz.data(), correct.data(), z.data(), labels.data(), B, K,
-                                         1.0 / B, pool);
+      Values labels(B);
+      for (long b = 0; b < B; ++b) labels[b] = static_cast<double>((b * 7 + 3) % K);
+      const core::PlanEntry e{.op = Op::softmax_xent_forward_backward, .B = B, .C = K};
+      Values losses(B), dz(B * K), correct(B, -1), none;
+      reference(e, {}, {&losses, &dz, &correct, &z, &labels, &none});
+      Values want_loss(B);
       for (long b = 0; b < B; ++b) {
         double sum = 0;
         long arg = 0;
@@ -252,19 +214,19 @@ TEST_CASE("softmax_xent_forward_backward: losses, dlogits against finite differe
           sum += std::exp(z[b * K + k]);
           if (z[b * K + k] > z[b * K + arg]) arg = k;
         }
-        want_loss[b] = std::log(sum) - z[b * K + labels[b]];
+        want_loss[b] = std::log(sum) - z[b * K + static_cast<long>(labels[b])];
         CHECK(correct[b] == (arg == labels[b] ? 1 : 0));
       }
       check_close("losses", losses, want_loss, 1e-12, 1e-12);
-      std::vector<double> fd(B * K), scratch(B);
       const double h = 1e-6;
       auto mean_loss = [&] {
-        double* no_dlogits = nullptr;
-        int32_t* no_correct = nullptr;
-        cpu::softmax_xent_forward_backward(scratch.data(), no_dlogits, no_correct, z.data(), labels.data(), B, K, 1.0,
-                                           pool);
-        return cpu::loss_reduce(scratch.data(), B);
+        Values l(B), d(B * K), c(B);
+        reference(e, {}, {&l, &d, &c, &z, &labels, &none});
+        double sum = 0;
+        for (double x : l) sum += x;
+        return sum / static_cast<double>(B);
       };
+      Values fd(B * K);
       for (size_t i = 0; i < z.size(); ++i) {
         const double saved = z[i];
         z[i] = saved + h;
@@ -277,53 +239,73 @@ TEST_CASE("softmax_xent_forward_backward: losses, dlogits against finite differe
       check_close("dlogits", dz, fd, 1e-8, 1e-6);
     }
   }
-  // Stable for large logits; the first of equal maxima is the prediction.
-  const std::vector<float> z = {1000, 1001, 1001, -1000, 0, 0};
-  const std::vector<int32_t> labels = {1, 2};
+}
+
+TEST_CASE("softmax_xent_forward_backward's fp32 twin: stable for large logits, the first of equal maxima predicts") {
+  cpu::ThreadPool pool(3);
+  std::vector<float> z = {1000, 1001, 1001, -1000, 0, 0};
+  std::vector<int32_t> labels = {1, 2}, correct(2);
   std::vector<float> losses(2), dz(6);
-  std::vector<int32_t> correct(2);
-  cpu::softmax_xent_forward_backward(losses.data(), dz.data(), correct.data(), z.data(), labels.data(), 2, 3, 1.0f,
-                                     pool);
-  CHECK(losses[0] == doctest::Approx(std::log(std::exp(-1.0) + 2) ).epsilon(1e-6));
+  twin({.op = Op::softmax_xent_forward_backward, .B = 2, .C = 3}, {},
+       {losses.data(), dz.data(), correct.data(), z.data(), labels.data()}, pool);
+  CHECK(losses[0] == doctest::Approx(std::log(std::exp(-1.0) + 2)).epsilon(1e-6));
   CHECK(losses[1] == doctest::Approx(std::log(2.0)).epsilon(1e-6));
   CHECK(correct[0] == 1);
   CHECK(correct[1] == 0);
   for (float d : dz) CHECK(std::isfinite(d));
 }
 
-TEST_CASE("loss_reduce accumulates in double") {
+TEST_CASE("loss_reduce's fp32 twin accumulates in double") {
   // In float, 2^24 + 1 rounds back to 2^24: a float accumulator would lose all 1000 ones.
-  std::vector<float> losses(1001, 1.0f);
+  cpu::ThreadPool pool(1);
+  std::vector<float> losses(1001, 1.0f), history(2, -1.0f);
   losses[0] = 16777216.0f;
-  CHECK(cpu::loss_reduce(losses.data(), 1001) == doctest::Approx((16777216.0 + 1000.0) / 1001.0).epsilon(1e-7));
-  CHECK(cpu::loss_reduce(losses.data(), 0) == 0.0f);
+  core::StepArgs s;
+  s.slot = 1;
+  twin({.op = Op::loss_reduce, .B = 1001}, s, {history.data(), losses.data()}, pool);
+  CHECK(history[1] == doctest::Approx((16777216.0 + 1000.0) / 1001.0).epsilon(1e-7));
+  twin({.op = Op::loss_reduce, .B = 0}, s, {history.data(), losses.data()}, pool);
+  CHECK(history[1] == 0.0f);
 }
 
-TEST_CASE("adamw_update: hand-checked torch values and a scalar re-statement") {
+TEST_CASE("adamw_update: reference and fp32 twin against hand-checked torch values and a scalar re-statement") {
   cpu::ThreadPool pool(2);
+  auto settings = [](float lr, float wd, long t) {
+    core::StepArgs s;
+    s.lr = lr;
+    s.weight_decay = wd;
+    s.t = t;
+    return s;
+  };
   // One parameter p=1, lr 0.1, wd 0.01, grads 0.5 then -0.5 (values from torch.optim.AdamW's formula by hand):
   // step 1: m=0.05, v=0.00025, p = 0.999 - 0.1*0.5/(0.5+1e-8) = 0.899000002; step 2: p = 0.9033641597874735.
-  std::vector<double> p{1.0}, m{0.0}, v{0.0};
-  std::vector<double> g{0.5};
-  cpu::adamw_update(p.data(), m.data(), v.data(), g.data(), 1, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 1, pool);
+  const core::PlanEntry one{.op = Op::adamw_update, .N = 1};
+  Values p{1.0}, m{0.0}, v{0.0}, g{0.5}, none;
+  std::vector<float> pf{1.0f}, mf{0.0f}, vf{0.0f}, gf{0.5f};
+  reference(one, settings(0.1f, 0.01f, 1), {&p, &m, &v, &g, &none, &none});
+  twin(one, settings(0.1f, 0.01f, 1), {pf.data(), mf.data(), vf.data(), gf.data()}, pool);
   CHECK(m[0] == doctest::Approx(0.05).epsilon(1e-7));
   CHECK(v[0] == doctest::Approx(0.00025).epsilon(1e-7));
   CHECK(p[0] == doctest::Approx(0.899000002).epsilon(1e-8));
+  CHECK(pf[0] == doctest::Approx(0.899000002).epsilon(1e-7));
   g[0] = -0.5;
-  cpu::adamw_update(p.data(), m.data(), v.data(), g.data(), 1, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 2, pool);
+  gf[0] = -0.5f;
+  reference(one, settings(0.1f, 0.01f, 2), {&p, &m, &v, &g, &none, &none});
+  twin(one, settings(0.1f, 0.01f, 2), {pf.data(), mf.data(), vf.data(), gf.data()}, pool);
   CHECK(p[0] == doctest::Approx(0.9033641597874735).epsilon(1e-7));
+  CHECK(pf[0] == doctest::Approx(0.9033641597874735).epsilon(1e-6));
 
-  // Many elements, 3 steps, float and double kernels against the formula in double.
+  // Many elements, 3 steps, the reference and the fp32 twin against the formula written out here in double.
   const size_t N = 5003;
   const float lr = 1e-2f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.05f;
-  auto pd = random_values(N, 8);
-  std::vector<double> md(N, 0.0), vd(N, 0.0), pr = pd, mr(N, 0.0), vr(N, 0.0);
-  std::vector<float> pf = cast<float>(pd), mf(N, 0.0f), vf(N, 0.0f);
+  Values pd = random_values(N, 8), md(N, 0.0), vd(N, 0.0), pr = pd, mr(N, 0.0), vr(N, 0.0);
+  std::vector<float> pff(pd.begin(), pd.end()), mff(N, 0.0f), vff(N, 0.0f);
   for (long t = 1; t <= 3; ++t) {
-    const auto gd = random_values(N, 100 + t);
-    const auto gf = cast<float>(gd);
-    cpu::adamw_update(pd.data(), md.data(), vd.data(), gd.data(), N, lr, b1, b2, eps, wd, t, pool);
-    cpu::adamw_update(pf.data(), mf.data(), vf.data(), gf.data(), N, lr, b1, b2, eps, wd, t, pool);
+    Values gd = random_values(N, 100 + t);
+    std::vector<float> gff(gd.begin(), gd.end());
+    const core::PlanEntry e{.op = Op::adamw_update, .N = N};
+    reference(e, settings(lr, wd, t), {&pd, &md, &vd, &gd, &none, &none});
+    twin(e, settings(lr, wd, t), {pff.data(), mff.data(), vff.data(), gff.data()}, pool);
     for (size_t i = 0; i < N; ++i) {
       pr[i] -= double(lr) * double(wd) * pr[i];
       mr[i] = double(b1) * mr[i] + (1 - double(b1)) * gd[i];
@@ -332,43 +314,36 @@ TEST_CASE("adamw_update: hand-checked torch values and a scalar re-statement") {
       pr[i] -= double(lr) * mhat / (std::sqrt(vhat) + double(eps));
     }
   }
-  check_close("adamw double", pd, pr, 1e-12, 1e-10);
-  check_close("adamw float", pf, pr, 1e-6, 1e-5);
+  check_close("adamw reference", pd, pr, 1e-12, 1e-10);
+  check_close("adamw fp32 twin", pff, pr, 1e-6, 1e-5);
 }
 
-TEST_CASE("sgd_update: torch.optim.SGD momentum and weight decay, hand-checked") {
+TEST_CASE("sgd_update: reference and fp32 twin against torch.optim.SGD momentum and weight decay, hand-checked") {
   cpu::ThreadPool pool(2);
+  auto settings = [](float lr, float momentum, float wd, long t) {
+    core::StepArgs s;
+    s.lr = lr;
+    s.momentum = momentum;
+    s.weight_decay = wd;
+    s.t = t;
+    return s;
+  };
   // p=1, g=0.5, lr 0.1, momentum 0.9, wd 0.1: step 1 buf = 0.6, p = 0.94; step 2 buf = 0.9*0.6 + 0.5 + 0.094 = 1.134,
   // p = 0.94 - 0.1134 = 0.8266.
-  std::vector<double> p{1.0}, buf{123.0}, g{0.5};  // the buffer's old content is ignored at t == 1
-  cpu::sgd_update(p.data(), buf.data(), g.data(), 1, 0.1f, 0.9f, 0.1f, 1, pool);
-  CHECK(buf[0] == doctest::Approx(0.6).epsilon(1e-7));
-  CHECK(p[0] == doctest::Approx(0.94).epsilon(1e-7));
-  cpu::sgd_update(p.data(), buf.data(), g.data(), 1, 0.1f, 0.9f, 0.1f, 2, pool);
-  CHECK(buf[0] == doctest::Approx(1.134).epsilon(1e-7));
-  CHECK(p[0] == doctest::Approx(0.8266).epsilon(1e-7));
-  // No momentum, no decay: plain p -= lr * g.
-  std::vector<float> pf{2.0f, -1.0f}, bf{0, 0}, gf{1.0f, -4.0f};
-  cpu::sgd_update(pf.data(), bf.data(), gf.data(), 2, 0.25f, 0.0f, 0.0f, 5, pool);
-  CHECK(pf[0] == 1.75f);
-  CHECK(pf[1] == 0.0f);
-}
-
-TEST_CASE("gather_batch copies the indexed rows and labels") {
-  cpu::ThreadPool pool(2);
-  const long N = 50, C = 13;
-  const auto xd = random_values(N * C, 9);
-  const auto x = cast<float>(xd);
-  std::vector<int32_t> y(N);
-  for (long i = 0; i < N; ++i) y[i] = static_cast<int32_t>(i % 7);
-  const std::vector<uint32_t> idx = {49, 0, 17, 17, 3};
-  std::vector<double> xb(idx.size() * C, -1);
-  std::vector<int32_t> yb(idx.size(), -1);
-  cpu::gather_batch(xb.data(), yb.data(), x.data(), y.data(), idx.data(), static_cast<long>(idx.size()), C, pool);
-  size_t wrong = 0;
-  for (size_t b = 0; b < idx.size(); ++b) {
-    CHECK(yb[b] == y[idx[b]]);
-    for (long c = 0; c < C; ++c) wrong += xb[b * C + c] != static_cast<double>(x[idx[b] * C + c]);
+  const core::PlanEntry one{.op = Op::sgd_update, .N = 1};
+  Values p{1.0}, buf{123.0}, g{0.5}, none;  // the buffer's old content is ignored at t == 1
+  std::vector<float> pf{1.0f}, bf{123.0f}, gf{0.5f};
+  for (long t : {1L, 2L}) {
+    reference(one, settings(0.1f, 0.9f, 0.1f, t), {&p, &buf, &g, &none, &none});
+    twin(one, settings(0.1f, 0.9f, 0.1f, t), {pf.data(), bf.data(), gf.data()}, pool);
+    CHECK(buf[0] == doctest::Approx(t == 1 ? 0.6 : 1.134).epsilon(1e-7));
+    CHECK(p[0] == doctest::Approx(t == 1 ? 0.94 : 0.8266).epsilon(1e-7));
+    CHECK(bf[0] == doctest::Approx(t == 1 ? 0.6 : 1.134).epsilon(1e-6));
+    CHECK(pf[0] == doctest::Approx(t == 1 ? 0.94 : 0.8266).epsilon(1e-6));
   }
-  CHECK(wrong == 0);
+  // No momentum, no decay: plain p -= lr * g.
+  std::vector<float> p2{2.0f, -1.0f}, b2{0, 0}, g2{1.0f, -4.0f};
+  twin({.op = Op::sgd_update, .N = 2}, settings(0.25f, 0.0f, 0.0f, 5), {p2.data(), b2.data(), g2.data()}, pool);
+  CHECK(p2[0] == 1.75f);
+  CHECK(p2[1] == 0.0f);
 }

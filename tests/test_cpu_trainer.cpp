@@ -1,5 +1,6 @@
-// cpu::Trainer on a tiny synthetic problem (two Gaussian blobs): it learns, it is independent of the thread count,
-// its evaluation handles a partial last batch, and its steps equal the CPU kernels wired by hand.
+// cpu::Trainer on a tiny synthetic problem (two Gaussian blobs): it learns, it is independent of the thread count, and
+// its evaluation handles a partial last batch. (Its steps against the whole-step reference in double, in every
+// precision, optimizer and toggle, are tests/test_train_step.cpp.)
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,7 +10,7 @@
 
 #include "core/batches.hpp"
 #include "core/rng.hpp"
-#include "cpu/kernels.hpp"
+#include "cpu/kernel_calls.hpp"
 #include "cpu/thread_pool.hpp"
 #include "cpu/trainer.hpp"
 
@@ -116,64 +117,25 @@ TEST_CASE("cpu trainer: evaluate over partial batches equals one forward over th
   CHECK(trainer->memory_usage().master_weights == 0);
   const auto eval = trainer->evaluate();
 
-  cpu::ThreadPool pool(1);
+  // The same forward pass by the kernels' plain references in double, on the whole test set at once.
   const long N = 37;
-  std::vector<float> hidden(N * 8), pre(N * 8), logits(N * 2), losses(N);
-  std::vector<int32_t> correct(N);
-  const float* p = params.data();
-  cpu::matmul_forward(hidden.data(), pre.data(), data.test.x.data(), p + shape.weight_offset[0],
-                      p + shape.bias_offset[0], N, 2, 8, true, Activation::ReLU, pool);
-  cpu::matmul_forward(logits.data(), static_cast<float*>(nullptr), hidden.data(), p + shape.weight_offset[1],
-                      p + shape.bias_offset[1], N, 8, 2, false, Activation::ReLU, pool);
-  cpu::softmax_xent_forward_backward(losses.data(), static_cast<float*>(nullptr), correct.data(), logits.data(),
-                                     data.test.y.data(), N, 2, 1.0f, pool);
-  double right = 0;
-  for (int c : correct) right += c;
-  CHECK(eval.loss == doctest::Approx(cpu::loss_reduce(losses.data(), N)).epsilon(1e-6));
+  using V = std::vector<double>;
+  auto slice = [&](size_t offset, size_t n) { return V(params.begin() + offset, params.begin() + offset + n); };
+  V x(data.test.x.begin(), data.test.x.end()), labels(data.test.y.begin(), data.test.y.end());
+  V w0 = slice(shape.weight_offset[0], 16), b0 = slice(shape.bias_offset[0], 8);
+  V w1 = slice(shape.weight_offset[1], 16), b1 = slice(shape.bias_offset[1], 2);
+  std::vector<V> layer0{V(N * 8), V(N * 8), x, w0, b0};
+  cpu::run_reference({.op = core::Op::matmul_forward, .activation = true, .B = N, .C = 2, .OC = 8}, {}, layer0,
+                     core::Precision::FP32);
+  std::vector<V> layer1{V(N * 2), V(N * 2), layer0[0], w1, b1};
+  cpu::run_reference({.op = core::Op::matmul_forward, .B = N, .C = 8, .OC = 2}, {}, layer1, core::Precision::FP32);
+  core::StepArgs evaluation;
+  evaluation.evaluation = true;
+  std::vector<V> softmax{V(N), V(N * 2), V(N), layer1[0], labels, V()};
+  cpu::run_reference({.op = core::Op::softmax_xent_forward_backward, .B = N, .C = 2}, evaluation, softmax,
+                     core::Precision::FP32);
+  double loss = 0, right = 0;
+  for (long i = 0; i < N; ++i) loss += softmax[0][i], right += softmax[2][i];
+  CHECK(eval.loss == doctest::Approx(loss / N).epsilon(1e-5));
   CHECK(eval.accuracy == doctest::Approx(right / N));
-}
-
-TEST_CASE("cpu trainer: three steps equal the kernels wired by hand (AdamW t = 1, 2, 3, default weight decay)") {
-  core::DataSplit data{blobs(48, 5), blobs(8, 6)};
-  core::TrainConfig cfg;
-  cfg.hidden = {8};
-  cfg.batch = 16;
-  cfg.threads = 3;
-  cfg.activation = Activation::GELU;
-  core::ModelShape shape({2, 8, 2});
-  std::vector<float> p = core::init_parameters(shape, 9);
-  auto trainer = cpu::make_trainer(cfg, data, p);
-  const auto order = core::epoch_order(48, 9, 0);
-  trainer->begin_epoch(order);
-
-  cpu::ThreadPool pool(1);
-  const long B = 16;
-  const size_t P = p.size();
-  std::vector<float> g(P), m(P), v(P);  // zero
-  std::vector<float> x(B * 2), pre(B * 8), h(B * 8), logits(B * 2), losses(B), dlogits(B * 2), dh(B * 8), dpre(B * 8);
-  std::vector<int32_t> y(B);
-  auto W = [&](int l) { return p.data() + shape.weight_offset[l]; };
-  auto dW = [&](int l) { return g.data() + shape.weight_offset[l]; };
-  for (int s = 0; s < 3; ++s) {
-    trainer->step(static_cast<size_t>(s * B));
-    cpu::gather_batch(x.data(), y.data(), data.train.x.data(), data.train.y.data(), order.data() + s * B, B, 2, pool);
-    cpu::matmul_forward(h.data(), pre.data(), x.data(), W(0), p.data() + shape.bias_offset[0], B, 2, 8, true,
-                        Activation::GELU, pool);
-    cpu::matmul_forward(logits.data(), static_cast<float*>(nullptr), h.data(), W(1), p.data() + shape.bias_offset[1],
-                        B, 8, 2, false, Activation::GELU, pool);
-    cpu::softmax_xent_forward_backward(losses.data(), dlogits.data(), static_cast<int32_t*>(nullptr), logits.data(),
-                                       y.data(), B, 2, 1.0f / B, pool);
-    cpu::matmul_backward_weight(dW(1), dlogits.data(), h.data(), B, 8, 2, pool);
-    cpu::bias_backward(g.data() + shape.bias_offset[1], dlogits.data(), B, 2, pool);
-    cpu::matmul_backward_data(dh.data(), dlogits.data(), W(1), B, 8, 2, pool);
-    cpu::act_backward(dpre.data(), dh.data(), pre.data(), dpre.size(), Activation::GELU, pool);
-    cpu::matmul_backward_weight(dW(0), dpre.data(), x.data(), B, 2, 8, pool);
-    cpu::bias_backward(g.data() + shape.bias_offset[0], dpre.data(), B, 8, pool);
-    cpu::adamw_update(p.data(), m.data(), v.data(), g.data(), P, cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, 0.01f,
-                      s + 1, pool);
-    const auto rec = trainer->flush();
-    REQUIRE(rec.size() == 1);
-    CHECK(rec[0].loss == cpu::loss_reduce(losses.data(), B));
-  }
-  CHECK(trainer->parameters() == p);
 }

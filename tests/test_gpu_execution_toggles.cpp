@@ -97,13 +97,13 @@ TEST_CASE("the unfused plan: bias_add and act_forward after a GEMM without epilo
     int bias_adds = 0, act_forwards = 0;
     for (size_t i = 0; i < unfused.entries.size(); ++i) {
       const core::PlanEntry& e = unfused.entries[i];
-      if (e.op == core::Op::MatmulForward) {
+      if (e.op == core::Op::matmul_forward) {
         CHECK_FALSE(e.epilogue);
-        CHECK(unfused.entries.at(i + 1).op == core::Op::BiasAdd);  // right after its GEMM, same layer
+        CHECK(unfused.entries.at(i + 1).op == core::Op::bias_add);  // right after its GEMM, same layer
         CHECK(unfused.entries.at(i + 1).layer == e.layer);
       }
-      bias_adds += e.op == core::Op::BiasAdd;
-      act_forwards += e.op == core::Op::ActForward;
+      bias_adds += e.op == core::Op::bias_add;
+      act_forwards += e.op == core::Op::act_forward;
     }
     CHECK(bias_adds == 3);
     CHECK(act_forwards == 2);

@@ -32,7 +32,7 @@ namespace {
 using core::Precision;
 
 core::PlanEntry backward_weight(long B, long C, long OC) {
-  return {.op = core::Op::MatmulBackwardWeight, .layer = 0, .B = B, .C = C, .OC = OC};
+  return {.op = core::Op::matmul_backward_weight, .layer = 0, .B = B, .C = C, .OC = OC};
 }
 
 // The value a binding of the storage type holds for x, as a double.
@@ -131,7 +131,7 @@ TEST_CASE("choose_split_k: split only where the unsplit dispatch leaves the devi
   CHECK(gpu::choose_split_k(tiled, backward_weight(128, 128, 10), gpu) == 2);
   // Only matmul_backward_weight splits.
   core::PlanEntry forward = backward_weight(2048, 128, 10);
-  forward.op = core::Op::MatmulForward;
+  forward.op = core::Op::matmul_forward;
   CHECK(gpu::choose_split_k(tiled, forward, gpu) == 1);
   // The configuration's override: never, or n slices.
   gpu::GemmConfig never = tiled, five = tiled;
@@ -268,7 +268,7 @@ TEST_CASE("a trainer that splits: the partials in its memory figures, one timed 
   auto split = train("3");
   size_t partials = 0, split_entries = 0;
   for (const core::PlanEntry& e : split->plan().entries) {
-    if (e.op != core::Op::MatmulBackwardWeight) continue;
+    if (e.op != core::Op::matmul_backward_weight) continue;
     CHECK(e.split_k == 3);  // 200 rows: 3 slices of 80, 80, 40
     ++split_entries;
     partials = std::max(partials, size_t(gpu::split_k_partials_bytes(e)));

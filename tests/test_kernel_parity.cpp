@@ -1,414 +1,342 @@
-// One parity test for every kernel of the kernel table (core/kernel_table.hpp), in the manner of ggml's
-// test-backend-ops: every kernel x every precision x every GPU variant (each GEMM tiling the device fits, and
-// matmul_backward_weight split-K on both paths: K cut into gpu::kTestSplitK slices, not a multiple of them) x the odd
-// shapes of tests/kernel_cases.hpp; the GPU shader and the tuned CPU twin each against the plain reference in double
-// (cpu/reference.hpp), with the table's tolerance per precision (core::tolerance), the validation layer on and not
-// one message allowed. Inputs are made on the host and rounded to each binding's type first, so what remains is each
-// kernel's own error:
-//   fp32: NMSE <= 1e-7 per output, and per element |got - ref| <= 1e-5 + 1.3e-6 |ref| (+ 1.3e-6 x max|ref| for sums:
-//     an output of a sum that cancels to near zero carries the rounding of its large terms, which rtol |ref| cannot
-//     cover).
-//   16-bit storage: per element |got - ref| <= atol + rtol |ref| (+ 1e-3 x max|ref| for sums, likewise); and at least
-//     99% of an output's values over all cases equal to the nearest 16-bit value of the reference, so that a device
-//     that truncates instead of rounding fails (its outputs would match about half the time). That count skips values
-//     below 1e-3 x max|ref| (their fp32 values carry cancellation; the tolerance still covers them). Outputs marked
-//     exact (a copy) must all be the nearest value, case by case.
-//   fp32 outputs of 16-bit kernels (losses, master weights, optimizer state): the fp32 measure; integers, the loss
-//   scaler and its history: equal (the scaler's beta powers within 1e-6, a product rounded in another order).
-// Besides: the 16-bit weights copy equals the rounding of the new masters bit for bit (GPU and CPU); the CPU twins give
-// the same bits on 1 and 3 threads; each 16-bit CPU twin is the fp32 twin on the same values with its 16-bit outputs
-// rounded, bit for bit (kernels16.hpp's contract; not for fp16's loss-scaled variants, which the fp32 twin lacks).
-// That the compiled shaders declare the table's bindings and push constants is tests/test_kernel_table.cpp.
+// The kernel parity test: one test case per kernel of the kernel table, named as the kernel (ctest runs each as
+// test_kernel_parity.<kernel>, so a failure names its kernel, and runs them in parallel). Each case lists the shapes
+// and settings its kernel runs with and how its inputs are filled where "uniform in [-1, 1]" would not do (labels,
+// indices, the loss scaler's state, non-negative second moments...); test::check_parity (parity.cpp) runs them on the
+// GPU and the tuned CPU twin against the kernel's plain reference in double, in every precision and GPU variant.
+// Adding a kernel = one more TEST_CASE here.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <map>
-#include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
-#include "core/half.hpp"
-#include "core/kernel_table.hpp"
-#include "cpu/kernel_calls.hpp"
-#include "cpu/kernels16.hpp"
-#include "cpu/thread_pool.hpp"
-#include "gpu/kernels.hpp"
-#include "gpu_test_util.hpp"
-#include "kernel_cases.hpp"
+#include "parity.hpp"
+
+using core::Op;
+using test::KernelCase;
+using test::check_parity;
+using test::gemm_shapes;
+using test::GemmShape;
+using test::scaler_before_step;
+using test::shape_label;
+using test::uniform;
 
 namespace {
 
-using core::Elem;
-using core::Precision;
-using Values = std::vector<double>;  // one binding: elements x fields(elem) doubles
-
-const Precision kPrecisions[] = {Precision::FP32, Precision::FP16, Precision::BF16};
-
-// doctest 2.4.9 prints a `const char*` in a message as a pointer: names go through std::string.
-std::string name_of(Precision p) { return core::to_string(p); }
-
-size_t fields(Elem e) { return e == Elem::LossScaler ? 8 : e == Elem::ScaleHistory ? 2 : 1; }
-
-uint16_t to16(double x, Precision p) {
-  return p == Precision::FP16 ? core::float_to_fp16(static_cast<float>(x)) : core::float_to_bf16(static_cast<float>(x));
-}
-double from16(uint16_t h, Precision p) {
-  return p == Precision::FP16 ? core::fp16_to_float(h) : core::bf16_to_float(h);
-}
-
-// The value the binding can hold: rounded to fp32 or the 16-bit type.
-double representable(double x, Elem e, Precision p) {
-  if (e == Elem::Storage && p != Precision::FP32) return from16(to16(x, p), p);
-  if (e == Elem::Storage || e == Elem::F32) return static_cast<float>(x);
-  return x;
+// The GEMM shapes of the three backward kernels of a dense layer.
+std::vector<KernelCase> backward_cases(Op op) {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  for (const GemmShape& s : gemm_shapes()) {
+    const size_t bc = size_t(s.B * s.C), bo = size_t(s.B * s.OC), oc = size_t(s.OC * s.C);
+    std::vector<size_t> elements = op == Op::matmul_backward_weight ? std::vector<size_t>{oc, bo, bc}
+                                   : op == Op::bias_backward       ? std::vector<size_t>{size_t(s.OC), bo}
+                                                                  : std::vector<size_t>{bc, bo, oc};
+    KernelCase c{shape_label(s.B, s.C, s.OC), {}, {}, elements, {}};
+    c.entry = {.op = op, .B = s.B, .C = s.C, .OC = s.OC};
+    if (!s.sixteen_bit) c.gpu = KernelCase::Gpu::Fp32;
+    add(c);
+  }
+  return out;
 }
 
-// The bytes a buffer (or a CPU pointer) holds for `v`, and back.
-std::vector<std::byte> encode(const Values& v, Elem e, Precision p) {
-  std::vector<std::byte> out(std::max<size_t>(v.size() / fields(e) * core::elem_bytes(e, p), 16));
-  auto put = [&](size_t i, auto x) { std::memcpy(out.data() + i * sizeof x, &x, sizeof x); };
-  for (size_t i = 0; i < v.size(); ++i) {
-    switch (e) {
-      case Elem::Storage:
-        if (p == Precision::FP32) put(i, static_cast<float>(v[i]));
-        else put(i, to16(v[i], p));
-        break;
-      case Elem::F32: put(i, static_cast<float>(v[i])); break;
-      case Elem::I32: put(i, static_cast<int32_t>(v[i])); break;
-      case Elem::U32: put(i, static_cast<uint32_t>(v[i])); break;
-      case Elem::LossScaler:  // scale, 4 uints, 2 floats, reserved
-      case Elem::ScaleHistory: {  // scale, found_inf
-        const size_t f = i % fields(e);
-        const bool is_float = f == 0 || (e == Elem::LossScaler && (f == 5 || f == 6));
-        if (is_float) put(i, static_cast<float>(v[i]));
-        else put(i, static_cast<uint32_t>(v[i]));
-        break;
+// AdamW and SGD: several sizes (the GPU runs 4 at a time, N % 4 one by one), the first and a later step, and fp16's
+// overflow (skip).
+std::vector<KernelCase> optimizer_cases(Op op) {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  for (size_t N : {size_t{1}, size_t{7}, size_t{777}, size_t{40000}})  // GPU: 4 at a time, N % 4 one by one
+    for (long t : {1L, 3L})
+      for (bool overflow : {false, true}) {  // overflow: fp16's check_finite_grads found an inf (skip)
+        if (overflow && (N != 777 || t != 3)) continue;
+        const bool adamw = op == Op::adamw_update;
+        KernelCase c{"N=" + std::to_string(N) + " t=" + std::to_string(t) + (overflow ? " found_inf" : ""), {}, {},
+                     adamw ? std::vector<size_t>{N, N, N, N, N, 1} : std::vector<size_t>{N, N, N, N, 1}, {}};
+        c.entry.N = N;
+        c.step.t = t;
+        c.step.lr = adamw ? 1e-2f : 0.1f;
+        c.step.weight_decay = adamw ? 0.01f : 1e-3f;
+        const float scale = 256;  // fp16: the gradients arrive multiplied by the loss scale
+        c.fill = [t, overflow, scale](const std::string& b, std::vector<double>& v, core::Pcg32& rng,
+                                      core::Precision p) {
+          const bool scaled = p == core::Precision::FP16;
+          if (b == "grads")
+            for (auto& x : v) x = uniform(rng, -0.1, 0.1) * (scaled ? scale : 1);
+          if (b == "m" || b == "momentum_buf")
+            for (auto& x : v) x = t == 1 ? 0.0 : uniform(rng, -0.05, 0.05);
+          if (b == "v")
+            for (auto& x : v) x = t == 1 ? 0.0 : uniform(rng, 0, 0.01);
+          if (b == "scaler") scaler_before_step(v, scale, t, overflow, 0.9f, 0.999f);
+        };
+        add(c);
       }
-    }
-  }
-  return out;
-}
-
-Values decode(const std::byte* data, size_t count, Elem e, Precision p) {
-  Values v(count);
-  auto get = [&](size_t i, auto x) {
-    std::memcpy(&x, data + i * sizeof x, sizeof x);
-    return static_cast<double>(x);
-  };
-  for (size_t i = 0; i < count; ++i) {
-    switch (e) {
-      case Elem::Storage: v[i] = p == Precision::FP32 ? get(i, 0.0f) : from16(uint16_t(get(i, uint16_t{0})), p); break;
-      case Elem::F32: v[i] = get(i, 0.0f); break;
-      case Elem::I32: v[i] = get(i, int32_t{0}); break;
-      case Elem::U32: v[i] = get(i, uint32_t{0}); break;
-      case Elem::LossScaler:
-      case Elem::ScaleHistory: {
-        const size_t f = i % fields(e);
-        const bool is_float = f == 0 || (e == Elem::LossScaler && (f == 5 || f == 6));
-        v[i] = is_float ? get(i, 0.0f) : get(i, uint32_t{0});
-        break;
-      }
-    }
-  }
-  return v;
-}
-
-// The inputs of one case: every binding of the kernel (empty where absent in `p`).
-std::vector<Values> make_inputs(const core::KernelDef& def, const test::KernelCase& c, Precision p, uint64_t seed) {
-  core::Pcg32 rng(seed);
-  std::vector<Values> in(def.bindings.size());
-  for (size_t i = 0; i < def.bindings.size(); ++i) {
-    const core::BindingDef& b = def.bindings[i];
-    if (!core::present(b.when, p)) continue;
-    Values& v = in[i];
-    v.resize(c.elements.at(i) * fields(b.elem));
-    for (auto& x : v) {
-      if (b.elem == Elem::Storage || b.elem == Elem::F32) x = test::uniform(rng, -1, 1);
-      else if (b.elem == Elem::I32 || b.elem == Elem::U32) x = rng.next_u32() % 10;
-      else x = 0;
-    }
-    if (b.elem == Elem::LossScaler) test::scaler_before_step(v, 1.0f, 1, false, 0.9f, 0.999f);
-    if (c.fill) c.fill(b.name, v, rng, p);
-    for (auto& x : v) x = representable(x, b.elem, p);
-  }
-  // The 16-bit weights copy starts as the rounding of the masters, as in training (so a skipped step leaves both).
-  for (size_t i = 0; i < def.bindings.size(); ++i)
-    if (def.bindings[i].role == core::Role::Weights16 && !in[i].empty())
-      for (size_t j = 0; j < def.bindings.size(); ++j)
-        if (def.bindings[j].role == core::Role::Params)
-          for (size_t k = 0; k < in[i].size(); ++k) in[i][k] = representable(in[j][k], Elem::Storage, p);
-  if (c.alias_of_first >= 0) in[0] = in[static_cast<size_t>(c.alias_of_first)];
-  return in;
-}
-
-// The reference on a copy of the inputs. With an alias, binding 0 and its alias are one buffer: both end as the output.
-std::vector<Values> reference_run(const core::KernelDef& def, const test::KernelCase& c, const std::vector<Values>& in,
-                                  Precision p) {
-  std::vector<Values> out = in;
-  cpu::run_reference(def.op, out, def.args(c.entry, c.step), p);
-  if (c.alias_of_first >= 0) out[static_cast<size_t>(c.alias_of_first)] = out[0];
-  return out;
-}
-
-std::vector<Values> cpu_run(const core::KernelDef& def, const test::KernelCase& c, const std::vector<Values>& in,
-                            Precision p, cpu::ThreadPool& pool) {
-  std::vector<std::vector<std::byte>> mem(in.size());
-  std::vector<void*> ptrs;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (!core::present(def.bindings[i].when, p)) continue;
-    mem[i] = encode(in[i], def.bindings[i].elem, p);
-    ptrs.push_back(mem[i].data());
-  }
-  if (c.alias_of_first >= 0) ptrs[0] = ptrs[static_cast<size_t>(c.alias_of_first)];
-  cpu::Workspace16 ws;
-  cpu::run_kernel(def.op, ptrs, def.args(c.entry, c.step), {p, pool, ws});
-  std::vector<Values> out(in.size());  // empty for the bindings absent in p
-  for (size_t i = 0; i < ptrs.size(); ++i)
-    out[i] = decode(static_cast<const std::byte*>(ptrs[i]), in[i].size(), def.bindings[i].elem, p);
-  return out;
-}
-
-struct Gpu {
-  std::unique_ptr<vk::Context> ctx = test::make_context("the GPU kernels");
-  std::map<std::pair<int, std::string>, std::unique_ptr<gpu::Kernels>> kernels;
-
-  const gpu::Kernels& get(Precision p, const gpu::GemmConfig& g) {
-    auto& k = kernels[{int(p), g.name()}];
-    if (!k) k = std::make_unique<gpu::Kernels>(*ctx, g, p);
-    return *k;
-  }
-
-  std::vector<Values> run(const gpu::Kernels& k, const core::KernelDef& def, const test::KernelCase& c,
-                          const std::vector<Values>& in) {
-    const Precision p = k.precision();
-    const core::PlanEntry e = k.with_split_k(c.entry);  // a split-K configuration cuts matmul_backward_weight's K
-    std::vector<std::unique_ptr<vk::Buffer>> buffers(in.size());
-    std::vector<const vk::Buffer*> bound(in.size(), nullptr);  // the buffer binding i sees (an alias shares one)
-    for (size_t i = 0; i < in.size(); ++i) {
-      if (!core::present(def.bindings[i].when, p)) continue;
-      const std::vector<std::byte> bytes = encode(in[i], def.bindings[i].elem, p);
-      buffers[i] = std::make_unique<vk::Buffer>(*ctx, bytes.size(), vk::MemoryKind::DeviceLocal, def.bindings[i].name);
-      buffers[i]->upload(*ctx, bytes.data(), bytes.size());
-      bound[i] = buffers[i].get();
-    }
-    if (c.alias_of_first >= 0) bound[0] = bound[static_cast<size_t>(c.alias_of_first)];
-    std::vector<vk::BufferRange> ranges;
-    for (const vk::Buffer* b : bound)
-      if (b) ranges.push_back({b});
-    std::unique_ptr<vk::Buffer> partials;  // split-K's, filled with NaN: a slice the reduce reads unwritten shows
-    if (e.split_k > 1) {
-      partials = std::make_unique<vk::Buffer>(*ctx, gpu::split_k_partials_bytes(e), vk::MemoryKind::DeviceLocal,
-                                              "split_k_partials");
-      const std::vector<float> nan(partials->size() / sizeof(float), std::nanf(""));
-      partials->upload(*ctx, nan.data(), partials->size());
-    }
-    vk::DescriptorPool pool(*ctx, 2, static_cast<uint32_t>(ranges.size()));
-    const gpu::EntrySets sets = k.allocate_sets(pool, e, ranges, {partials.get()});
-    const core::KernelArgs args = def.args(e, c.step);
-    ctx->run_one_shot([&](VkCommandBuffer cmd) { k.dispatch(cmd, e, sets, args); });
-    std::vector<Values> out(in.size());
-    for (size_t i = 0; i < in.size(); ++i) {
-      if (!bound[i]) continue;
-      std::vector<std::byte> bytes(bound[i]->size());
-      bound[i]->download(*ctx, bytes.data(), bytes.size());
-      out[i] = decode(bytes.data(), in[i].size(), def.bindings[i].elem, p);
-    }
-    return out;
-  }
-
-  ~Gpu() {
-    kernels.clear();
-    if (ctx) test::check_no_validation_messages(ctx->validation_log());
-  }
-};
-
-// The worst figures per kernel, precision and backend, printed at the end.
-struct Summary {
-  double nmse = 0, ratio = 0, rounded = 1;
-  int outputs = 0;
-};
-std::map<std::string, Summary>& summaries() {
-  static std::map<std::string, Summary> s;
-  return s;
-}
-
-// The rounding count of one output of one kernel on one backend variant, over all cases (as in a training step, a
-// single case of a few outputs would make one near-midpoint value a whole percent): checked at the end.
-struct RoundingCount {
-  size_t counted = 0, nearest = 0;
-  std::string summary;  // the key of its Summary
-};
-std::map<std::string, RoundingCount>& rounding_counts() {
-  static std::map<std::string, RoundingCount> r;
-  return r;
-}
-
-// got against the reference for every output of the kernel; `who` names the backend and variant in messages.
-void compare(const core::KernelDef& def, const test::KernelCase& c, Precision p, const std::vector<Values>& got,
-             const std::vector<Values>& ref, const std::string& who) {
-  const core::Tolerance tol = core::tolerance(p), tol32 = core::tolerance(Precision::FP32);
-  const std::string summary = std::string(def.name) + " " + core::to_string(p) + " " + who.substr(0, who.find(" ["));
-  Summary& sum = summaries()[summary];
-  for (size_t i = 0; i < def.bindings.size(); ++i) {
-    const core::BindingDef& b = def.bindings[i];
-    if (!b.writes() || ref[i].empty()) continue;
-    INFO(who << " " << name_of(p) << " " << std::string(def.name) << " [" << c.label << "] output "
-         << std::string(b.name));
-    const Values& g = got[i];
-    const Values& r = ref[i];
-    REQUIRE(g.size() == r.size());
-    ++sum.outputs;
-    size_t bad = 0;
-    auto report = [&](size_t k, double tolerance) {
-      if (++bad <= 5) MESSAGE(std::string(b.name) << "[" << k << "]: got " << g[k] << ", reference " << r[k]
-                                                  << ", tolerance " << tolerance);
+  {  // extreme: parameters near the fp16 limit and up to 100, gradients up to 100 (times the loss scale in fp16:
+     // 25600 stays finite), moments to match
+    const bool adamw = op == Op::adamw_update;
+    const size_t N = 1003;
+    KernelCase c{"N=1003 t=3 extreme", {}, {},
+                 adamw ? std::vector<size_t>{N, N, N, N, N, 1} : std::vector<size_t>{N, N, N, N, 1}, {}};
+    c.entry.N = N;
+    c.step.t = 3;
+    c.step.lr = adamw ? 1e-2f : 0.1f;
+    c.step.weight_decay = adamw ? 0.01f : 1e-3f;
+    c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision p) {
+      const double scale = p == core::Precision::FP16 ? 256 : 1;
+      if (b == "params") test::fill_extreme(v, rng);
+      if (b == "grads")
+        for (auto& x : v) x = uniform(rng, -100, 100) * scale;
+      if (b == "m" || b == "momentum_buf")
+        for (auto& x : v) x = uniform(rng, -100, 100);
+      if (b == "v")
+        for (auto& x : v) x = uniform(rng, 0, 1e4);
+      if (b == "scaler") scaler_before_step(v, 256.0f, 3, false, 0.9f, 0.999f);
     };
-    const bool sixteen = b.elem == Elem::Storage && p != Precision::FP32;
-    if ((b.elem == Elem::Storage || b.elem == Elem::F32) && !sixteen) {
-      if (b.exact) {
-        for (size_t k = 0; k < r.size(); ++k)
-          if (g[k] != static_cast<float>(r[k])) report(k, 0);
-      } else {
-        double num = 0, den = 0, max_ref = 0;
-        for (double x : r) max_ref = std::max(max_ref, std::fabs(x));
-        const double atol = tol32.atol + (b.sum ? tol32.rtol * max_ref : 0.0);  // a sum near zero: see the top
-        for (size_t k = 0; k < r.size(); ++k) {
-          num += (g[k] - r[k]) * (g[k] - r[k]);
-          den += r[k] * r[k];
-          const double allowed = atol + tol32.rtol * std::fabs(r[k]);
-          sum.ratio = std::max(sum.ratio, std::fabs(g[k] - r[k]) / allowed);
-          if (std::fabs(g[k] - r[k]) > allowed) report(k, allowed);
-        }
-        const double nmse = den > 0 ? num / den : num;
-        sum.nmse = std::max(sum.nmse, nmse);
-        CHECK_MESSAGE(nmse <= tol32.nmse, "NMSE " << nmse);
-      }
-    } else if (sixteen) {
-      double max_ref = 0;
-      for (double x : r) max_ref = std::max(max_ref, std::fabs(x));
-      const double atol = tol.atol + (b.sum ? 1e-3 * max_ref : 0.0);
-      size_t counted = 0, nearest = 0;
-      for (size_t k = 0; k < r.size(); ++k) {
-        const double allowed = atol + tol.rtol * std::fabs(r[k]);
-        const double err = std::fabs(g[k] - r[k]);
-        sum.ratio = std::max(sum.ratio, allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0.0));
-        if (err > allowed) report(k, allowed);
-        if (b.exact || std::fabs(r[k]) >= 1e-3 * max_ref) {
-          ++counted;
-          nearest += g[k] == representable(r[k], Elem::Storage, p);  // as values: -0 == +0 (ReLU of a negative)
-        }
-      }
-      if (b.exact)  // a copy: every value
-        CHECK_MESSAGE(nearest == counted,
-                      nearest << " of " << counted << " outputs are the nearest 16-bit value of the reference");
-      RoundingCount& count = rounding_counts()[who + " " + name_of(p) + " " + def.name + " " + b.name];
-      count.counted += counted;
-      count.nearest += nearest;
-      count.summary = summary;
-    } else {
-      for (size_t k = 0; k < r.size(); ++k) {
-        const bool beta_pow = b.elem == Elem::LossScaler && (k % 8 == 5 || k % 8 == 6);
-        const bool ok = beta_pow ? std::fabs(g[k] - r[k]) <= 1e-6 * std::fabs(r[k]) : g[k] == r[k];
-        if (!ok) report(k, beta_pow ? 1e-6 * std::fabs(r[k]) : 0);
-      }
-    }
-    CHECK_MESSAGE(bad == 0, bad << " of " << r.size() << " values outside the tolerance");
+    add(c);
   }
-  // The 16-bit weights copy is the rounding of the backend's own new masters, bit for bit.
-  for (size_t i = 0; i < def.bindings.size(); ++i)
-    if (def.bindings[i].role == core::Role::Weights16 && !got[i].empty())
-      for (size_t j = 0; j < def.bindings.size(); ++j)
-        if (def.bindings[j].role == core::Role::Params) {
-          size_t differ = 0;
-          for (size_t k = 0; k < got[i].size(); ++k) differ += got[i][k] != representable(got[j][k], Elem::Storage, p);
-          CHECK_MESSAGE(differ == 0, who << " " << std::string(def.name) << " [" << c.label << "]: " << differ
-                                         << " of the 16-bit weights are not the rounding of the new masters");
-        }
-}
-
-// Same bits (as values: the decoded outputs are exact images of the bits, NaNs aside).
-bool same(const std::vector<Values>& a, const std::vector<Values>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].size() != b[i].size()) return false;
-    // An empty output has no data pointer: memcmp's arguments must not be null even for 0 bytes (UBSan).
-    if (!a[i].empty() && std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(double)) != 0) return false;
-  }
-  return true;
+  return out;
 }
 
 }  // namespace
 
-TEST_CASE("every kernel of the table: GPU and tuned CPU against the plain reference, every precision and tiling") {
-  Gpu gpu;
-  const bool have_gpu = gpu.ctx != nullptr;
-  cpu::ThreadPool pool1(1), pool3(3);
-  uint64_t seed = 1;
-  for (const core::KernelDef& def : core::kernel_table()) {
-    const std::vector<test::KernelCase> cases = test::cases_of(def.op);
-    CHECK_MESSAGE(!cases.empty(), std::string(def.name) << " has no test entry in tests/kernel_cases.hpp");
-    for (Precision p : kPrecisions) {
-      if (!def.exists_in(p)) continue;
-      std::string why;
-      const bool gpu_runs = have_gpu && gpu::precision_supported(gpu.ctx->info(), p, &why);
-      if (have_gpu && !gpu_runs) test::skip(std::string(def.name) + " on the GPU in " + core::to_string(p), why);
-      for (const test::KernelCase& c : cases) {
-        const std::vector<Values> in = make_inputs(def, c, p, seed++);
-        const std::vector<Values> ref = reference_run(def, c, in, p);
-
-        const std::vector<Values> cpu1 = cpu_run(def, c, in, p, pool1);
-        compare(def, c, p, cpu1, ref, "cpu");
-        const bool same_threads = same(cpu1, cpu_run(def, c, in, p, pool3));
-        CHECK_MESSAGE(same_threads, std::string(def.name) << " [" << c.label << "] " << name_of(p)
-                                                          << ": the CPU twin gives other bits on 3 threads than on 1");
-
-        // kernels16.hpp's contract: the fp32 twin on the same values, its 16-bit outputs rounded, bit for bit.
-        bool loss_scaled = false;
-        for (const auto& b : def.bindings) loss_scaled |= b.when == core::When::LossScaling && core::present(b.when, p);
-        if (p != Precision::FP32 && !loss_scaled && def.exists_in(Precision::FP32)) {
-          const std::vector<Values> cpu32 = cpu_run(def, c, in, Precision::FP32, pool1);
-          for (size_t i = 0; i < def.bindings.size(); ++i) {
-            const core::BindingDef& b = def.bindings[i];
-            if (!b.writes() || cpu32[i].empty()) continue;
-            size_t differ = 0;
-            for (size_t k = 0; k < cpu32[i].size(); ++k)
-              differ += cpu1[i][k] != representable(cpu32[i][k], b.elem, p);
-            CHECK_MESSAGE(differ == 0, std::string(def.name) << " [" << c.label << "] " << name_of(p) << " "
-                                                            << std::string(b.name) << ": " << differ
-                                                            << " outputs differ from the rounded fp32 twin");
-          }
-        }
-
-        if (!gpu_runs) continue;
-        for (const gpu::GemmConfig& g : gpu::variants_to_test(def, *gpu.ctx, p)) {
-          const gpu::Kernels& k = gpu.get(p, g);
-          std::string who = "gpu";
-          if (def.grid == core::Grid::Gemm) {  // "gpu texel/vec4 [texel 8x64, 8x8 per invocation]"
-            const core::PlanEntry e = k.with_split_k(c.entry);
-            const gpu::GemmVariant v = k.gemm_variant(e);
-            who += std::string(" ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") +
-                   (v.split ? "/split-K" : "") + " [" + g.name() + "]";
-          }
-          compare(def, c, p, gpu.run(k, def, c, in), ref, who);
-        }
-      }
-    }
+TEST_CASE("gather_batch") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  // C % 4 == 0 takes the GPU's 4-wide copy (2 x 8, 1000 x 100); the last: split over threads
+  for (auto [B, C] : {std::pair{1L, 5L}, {2L, 8L}, {7L, 13L}, {33L, 70L}, {1000L, 100L}}) {
+    const long N = B + 17, first = 9;
+    KernelCase c{"B=" + std::to_string(B) + " C=" + std::to_string(C) + " first=9", {}, {},
+                 {size_t(B * C), size_t(B), size_t(N * C), size_t(N), size_t(first + N)}, {}};
+    c.entry.B = B;
+    c.entry.C = C;
+    c.step.first = static_cast<uint32_t>(first);
+    c.fill = [N](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "y")
+        for (auto& x : v) x = rng.next_u32() % 10;
+      if (b == "order")  // rows in a shuffled order (every index < N)
+        for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 17 + 5) % static_cast<size_t>(N));
+    };
+    add(c);
   }
-  for (const auto& [what, n] : rounding_counts()) {
-    const double share = n.counted ? double(n.nearest) / double(n.counted) : 1.0;
-    CHECK_MESSAGE(share >= core::tolerance(Precision::FP16).rounded_share,
-                  what << ": " << n.nearest << " of " << n.counted
-                       << " outputs are the nearest 16-bit value of the reference");
-    Summary& sum = summaries()[n.summary];
-    sum.rounded = std::min(sum.rounded, share);
-  }
-  for (const auto& [what, s] : summaries())
-    MESSAGE(what << ": " << s.outputs << " outputs compared; worst NMSE " << s.nmse << ", worst |got-ref|/tolerance "
-                 << s.ratio
-                 << (what.find("fp32") == std::string::npos
-                         ? ", least share of nearest 16-bit values " + std::to_string(s.rounded)
-                         : std::string()));
+  check_parity(Op::gather_batch, out);
 }
+
+TEST_CASE("matmul_forward") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  for (const GemmShape& s : gemm_shapes())
+    for (int mode = 0; mode < 4; ++mode) {  // logits, ReLU, GELU, --unfused (no epilogue: the plain sums)
+      const char* name = mode == 0 ? " linear" : mode == 1 ? " relu" : mode == 2 ? " gelu" : " unfused";
+      KernelCase c{shape_label(s.B, s.C, s.OC) + name,
+                   {},
+                   {},
+                   {size_t(s.B * s.OC), size_t(s.B * s.OC), size_t(s.B * s.C), size_t(s.OC * s.C), size_t(s.OC)},
+                   {}};
+      c.entry = {.op = Op::matmul_forward, .activation = mode == 1 || mode == 2, .epilogue = mode < 3, .B = s.B,
+                 .C = s.C, .OC = s.OC};
+      c.step.activation = mode == 2 ? core::Activation::GELU : core::Activation::ReLU;
+      // The epilogue (bias, activation, preact) is one piece of code after every tiling, on fp32 values: ReLU, which
+      // adds the bias and stores both outputs, on every GPU variant; the other modes on the default one in fp32.
+      c.gpu = mode != 1 ? KernelCase::Gpu::DefaultFp32 : s.sixteen_bit ? KernelCase::Gpu::EveryVariant
+                                                                        : KernelCase::Gpu::Fp32;
+      add(c);
+    }
+  {  // the GELU epilogue on pre-activations far past where tanh saturates: inputs up to 100, weights up to 10
+    KernelCase c{"B=7 C=17 OC=10 gelu extreme", {}, {}, {70, 70, 119, 170, 10}, {}};
+    c.entry = {.op = Op::matmul_forward, .activation = true, .epilogue = true, .B = 7, .C = 17, .OC = 10};
+    c.step.activation = core::Activation::GELU;
+    c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "inp") test::fill_extreme(v, rng, 100);
+      if (b == "weight" || b == "bias")
+        for (auto& x : v) x = uniform(rng, -10, 10);
+    };
+    add(c);
+  }
+  check_parity(Op::matmul_forward, out);
+}
+
+TEST_CASE("softmax_xent_forward_backward") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  // (B, K, evaluation). The GPU holds a row of up to 16 classes in registers, read 4-wide when K % 4 == 0 (4, 16),
+  // and reads wider rows twice from memory (17, 270); 130 rows: several workgroups, the last one partial.
+  // 260 x 270: split over the CPU's threads.
+  for (auto [B, K, eval] : {std::tuple{1L, 3L, false}, {1L, 10L, false}, {7L, 3L, false}, {7L, 10L, false},
+                            {33L, 3L, false}, {33L, 10L, false}, {7L, 3L, true}, {7L, 10L, true},
+                            {5L, 4L, false}, {130L, 10L, false}, {130L, 16L, true}, {70L, 16L, false},
+                            {70L, 17L, false}, {260L, 270L, false}}) {
+    const long off = eval ? 3 : 0;  // evaluation writes at out_offset
+    KernelCase c{"B=" + std::to_string(B) + " K=" + std::to_string(K) + (eval ? " evaluation" : ""), {}, {},
+                 {size_t(B + off), size_t(B * K), size_t(B + off), size_t(B * K), size_t(B), 1}, {}};
+    c.entry.B = B;
+    c.entry.C = K;
+    c.step.evaluation = eval;
+    c.step.out_offset = static_cast<uint32_t>(off);
+    const size_t classes = static_cast<size_t>(K);
+    c.fill = [classes](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "logits")
+        for (auto& x : v) x = uniform(rng, -4, 4);
+      if (b == "labels")
+        for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 7 + 3) % classes);
+      if (b == "scaler") scaler_before_step(v, 4.0f, 1, false, 0.9f, 0.999f);  // dlogits times 4
+    };
+    add(c);
+  }
+  for (long K : {10L, 17L}) {  // extreme logits: rows in registers and in memory
+    KernelCase c{"B=9 K=" + std::to_string(K) + " extreme", {}, {}, {9, size_t(9 * K), 9, size_t(9 * K), 9, 1}, {}};
+    c.entry.B = 9;
+    c.entry.C = K;
+    const size_t classes = static_cast<size_t>(K);
+    c.fill = [classes](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "logits") test::fill_extreme(v, rng);
+      if (b == "labels")
+        for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 7 + 3) % classes);
+      if (b == "scaler") scaler_before_step(v, 4.0f, 1, false, 0.9f, 0.999f);
+    };
+    add(c);
+  }
+  check_parity(Op::softmax_xent_forward_backward, out);
+}
+
+TEST_CASE("loss_reduce") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  for (long B : {1L, 7L, 300L}) {
+    KernelCase c{"B=" + std::to_string(B) + " slot=2", {}, {}, {4, size_t(B)}, {}};
+    c.entry.B = B;
+    c.step.slot = 2;
+    c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "losses")
+        for (auto& x : v) x = uniform(rng, 0, 5);
+    };
+    add(c);
+  }
+  check_parity(Op::loss_reduce, out);
+}
+
+TEST_CASE("act_backward") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  for (auto act : {core::Activation::ReLU, core::Activation::GELU})
+    for (size_t N : {size_t{1}, size_t{7}, size_t{1002}, size_t{70000}}) {  // GPU: 4 at a time, N % 4 one by one
+      KernelCase c{std::string(core::to_string(act)) + " N=" + std::to_string(N) + (N == 1002 ? " in place" : ""),
+                   {}, {}, {N, N, N}, {}};
+      c.entry.N = N;
+      c.step.activation = act;
+      if (N == 1002) c.alias_of_first = 1;  // as the GPU trainer runs it: dpreact overwrites dout
+      c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+        if (b == "preact")
+          for (auto& x : v) x = uniform(rng, -3, 3);
+      };
+      add(c);
+    }
+  for (auto act : {core::Activation::ReLU, core::Activation::GELU}) {
+    KernelCase c{std::string(core::to_string(act)) + " N=1003 extreme", {}, {}, {1003, 1003, 1003}, {}};
+    c.entry.N = 1003;
+    c.step.activation = act;
+    c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "preact") test::fill_extreme(v, rng);
+    };
+    add(c);
+  }
+  check_parity(Op::act_backward, out);
+}
+
+TEST_CASE("bias_add") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  for (const GemmShape& s : gemm_shapes()) {
+    KernelCase c{shape_label(s.B, s.OC, s.OC) + " in place", {}, {}, {size_t(s.B * s.OC), size_t(s.OC)}, {}};
+    c.entry = {.op = Op::bias_add, .B = s.B, .OC = s.OC};
+    add(c);
+  }
+  check_parity(Op::bias_add, out);
+}
+
+TEST_CASE("act_forward") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  for (auto act : {core::Activation::ReLU, core::Activation::GELU})
+    for (size_t N : {size_t{1}, size_t{7}, size_t{1002}, size_t{70000}}) {  // GPU: 4 at a time, N % 4 one by one
+      KernelCase c{std::string(core::to_string(act)) + " N=" + std::to_string(N) + " in place", {}, {}, {N, N}, {}};
+      c.entry.N = N;
+      c.entry.B = 1;
+      c.entry.OC = static_cast<long>(N);
+      c.step.activation = act;
+      c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+        if (b == "out")
+          for (auto& x : v) x = uniform(rng, -3, 3);
+      };
+      add(c);
+    }
+  for (auto act : {core::Activation::ReLU, core::Activation::GELU}) {
+    KernelCase c{std::string(core::to_string(act)) + " N=1003 in place extreme", {}, {}, {1003, 1003}, {}};
+    c.entry.N = 1003;
+    c.entry.B = 1;
+    c.entry.OC = 1003;
+    c.step.activation = act;
+    c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "out") test::fill_extreme(v, rng);
+    };
+    add(c);
+  }
+  check_parity(Op::act_forward, out);
+}
+
+TEST_CASE("check_finite_grads") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  // Several CPU chunks; on the GPU 4 at a time, the last 2 one by one (the non-finite at N - 1 is one of them).
+  const size_t N = 300002;
+  const double bad_values[] = {INFINITY, -INFINITY, NAN};
+  for (int bad = -1; bad < 3; ++bad)
+    for (size_t at : {size_t{0}, size_t{12345}, N - 1}) {
+      if (bad < 0 && at != 0) continue;
+      KernelCase c{bad < 0 ? "finite (the largest fp16 values)" : "one non-finite at " + std::to_string(at), {},
+                   {}, {1, N}, {}};
+      c.entry.N = N;
+      const double value = bad >= 0 ? bad_values[bad] : 0.0;
+      c.fill = [bad, at, value](const std::string& b, std::vector<double>& v, core::Pcg32&, core::Precision) {
+        if (b == "scaler") scaler_before_step(v, 1.0f, 1, false, 0.9f, 0.999f);
+        if (b == "grads") {
+          for (size_t i = 0; i < v.size(); ++i) v[i] = 65504.0 * double(i % 17) / 16 * (i % 2 ? 1 : -1);
+          if (bad >= 0) v[at] = value;
+        }
+      };
+      add(c);
+    }
+  check_parity(Op::check_finite_grads, out);
+}
+
+TEST_CASE("update_loss_scale") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  // (found_inf, growth_tracker before, scale): a clean step, a growth, an overflow, a growth that would be inf.
+  for (auto [found_inf, tracker, scale] :
+       {std::tuple{0u, 0u, 1024.0f}, {0u, 2u, 1024.0f}, {1u, 1u, 1024.0f}, {0u, 2u, 0x1p127f}}) {
+    KernelCase c{"found_inf=" + std::to_string(found_inf) + " tracker=" + std::to_string(tracker) +
+                     " scale=" + std::to_string(scale),
+                 {}, {}, {1, 4}, {}};
+    c.step.slot = 3;
+    c.step.scaler = {1024.0f, 2.0f, 0.5f, 3};  // growth every 3 clean steps
+    c.fill = [found_inf, tracker, scale](const std::string& b, std::vector<double>& v, core::Pcg32&,
+                                         core::Precision) {
+      if (b == "scaler") v = {scale, double(tracker), 5, double(found_inf), 7, 0.5, 0.25, 0};
+      if (b == "history")
+        for (auto& x : v) x = 0;
+    };
+    add(c);
+  }
+  check_parity(Op::update_loss_scale, out);
+}
+
+TEST_CASE("matmul_backward_weight") { check_parity(Op::matmul_backward_weight, backward_cases(Op::matmul_backward_weight)); }
+
+TEST_CASE("bias_backward") { check_parity(Op::bias_backward, backward_cases(Op::bias_backward)); }
+
+TEST_CASE("matmul_backward_data") { check_parity(Op::matmul_backward_data, backward_cases(Op::matmul_backward_data)); }
+
+TEST_CASE("adamw_update") { check_parity(Op::adamw_update, optimizer_cases(Op::adamw_update)); }
+
+TEST_CASE("sgd_update") { check_parity(Op::sgd_update, optimizer_cases(Op::sgd_update)); }

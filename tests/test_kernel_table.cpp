@@ -94,7 +94,7 @@ TEST_CASE("split-K's shaders: the GEMM pass binds as matmul_backward_weight, the
       if (s.name == name) return &s;
     return nullptr;
   };
-  const core::KernelDef& def = core::kernel_def(core::Op::MatmulBackwardWeight);
+  const core::KernelDef& def = core::kernel_def(core::Op::matmul_backward_weight);
   for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16}) {
     const std::string suffix = p == Precision::FP32 ? "" : std::string("_") + core::to_string(p);
     for (const char* path : {"", "_texel"}) {

@@ -16,8 +16,7 @@
 #include "core/loss_scaler.hpp"
 #include "core/rng.hpp"
 #include "cpu/kernel_calls.hpp"
-#include "cpu/kernels16.hpp"
-#include "cpu/reference.hpp"
+#include "cpu/storage16.hpp"
 #include "cpu/thread_pool.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu_test_util.hpp"
@@ -36,18 +35,21 @@ struct State {
   std::vector<core::ScaleHistoryEntry> history;
 };
 
-// The three kernels of a step's end, in plan order, with their settings.
-std::vector<std::pair<core::PlanEntry, core::KernelArgs>> step_kernels(uint32_t slot) {
+// The step's settings: its read-back slot (t comes from the scaler's step clock in fp16).
+core::StepArgs settings(uint32_t slot) {
   core::StepArgs s;
   s.lr = 1e-2f;
   s.weight_decay = 0.01f;
   s.slot = slot;
   s.scaler = kOptions;
-  std::vector<std::pair<core::PlanEntry, core::KernelArgs>> out;
-  for (core::Op op : {core::Op::CheckFiniteGrads, core::Op::AdamWUpdate, core::Op::UpdateLossScale}) {
-    const core::PlanEntry e{.op = op, .N = kN};
-    out.emplace_back(e, core::kernel_def(op).args(e, s));
-  }
+  return s;
+}
+
+// The three kernels of a step's end, in plan order.
+std::vector<core::PlanEntry> step_kernels() {
+  std::vector<core::PlanEntry> out;
+  for (core::Op op : {core::Op::check_finite_grads, core::Op::adamw_update, core::Op::update_loss_scale})
+    out.push_back({.op = op, .N = kN});
   return out;
 }
 
@@ -66,13 +68,13 @@ class CpuBackend {
   }
   void step(const std::vector<uint16_t>& grads, uint32_t slot) {
     grads_ = grads;
-    for (const auto& [e, args] : step_kernels(slot)) {
+    for (const core::PlanEntry& e : step_kernels()) {
       std::vector<void*> b;
-      if (e.op == core::Op::CheckFiniteGrads) b = {&scaler_, grads_.data()};
-      if (e.op == core::Op::AdamWUpdate)
+      if (e.op == core::Op::check_finite_grads) b = {&scaler_, grads_.data()};
+      if (e.op == core::Op::adamw_update)
         b = {params_.data(), m_.data(), v_.data(), grads_.data(), w16_.data(), &scaler_};
-      if (e.op == core::Op::UpdateLossScale) b = {&scaler_, history_.data()};
-      cpu::run_kernel(e.op, b, args, {kFp16, pool_, ws_});
+      if (e.op == core::Op::update_loss_scale) b = {&scaler_, history_.data()};
+      cpu::run_kernel(e, settings(slot), b, {kFp16, pool_, ws_});
     }
   }
   State state() const { return {params_, m_, w16_, scaler_, history_}; }
@@ -101,18 +103,18 @@ class GpuBackend {
     steps_ = steps;
     pool_ = vk::DescriptorPool(ctx, 3, 6);
     using Ranges = std::vector<vk::BufferRange>;
-    sets_[0] = pool_.allocate(ctx, kernels_.pipeline(core::Op::CheckFiniteGrads), Ranges{{&scaler_}, {&grads_}});
-    sets_[1] = pool_.allocate(ctx, kernels_.pipeline(core::Op::AdamWUpdate),
+    sets_[0] = pool_.allocate(ctx, kernels_.pipeline(core::Op::check_finite_grads), Ranges{{&scaler_}, {&grads_}});
+    sets_[1] = pool_.allocate(ctx, kernels_.pipeline(core::Op::adamw_update),
                               Ranges{{&params_}, {&m_}, {&v_}, {&grads_}, {&w16_}, {&scaler_}});
-    sets_[2] = pool_.allocate(ctx, kernels_.pipeline(core::Op::UpdateLossScale), Ranges{{&scaler_}, {&history_}});
+    sets_[2] = pool_.allocate(ctx, kernels_.pipeline(core::Op::update_loss_scale), Ranges{{&scaler_}, {&history_}});
   }
   void step(const std::vector<uint16_t>& grads, uint32_t slot) {
     grads_.upload(ctx_, grads.data(), grads.size() * 2);
-    const auto kernels = step_kernels(slot);
+    const auto kernels = step_kernels();
     ctx_.run_one_shot([&](VkCommandBuffer cmd) {
       for (size_t i = 0; i < kernels.size(); ++i) {
         if (i > 0) vk::compute_barrier(cmd);  // RAW: found_inf, then the optimizer's skip, then the scale update
-        kernels_.dispatch(cmd, kernels[i].first, sets_[i], kernels[i].second);
+        kernels_.dispatch(cmd, kernels[i], sets_[i], core::kernel_def(kernels[i].op).args(kernels[i], settings(slot)));
       }
     });
   }
@@ -165,8 +167,13 @@ void run_script(Backend& backend, const std::string& who) {
       CHECK(now.weights16 == before.weights16);
     } else {
       ++applied;
-      cpu::reference::adamw_update(p.data(), m.data(), v.data(), grads.data(), kN, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f,
-                                   applied, 1.0 / scale_used);
+      // AdamW's plain reference (fp32 variant: no scaler) on the unscaled gradients, with t counting applied steps.
+      core::StepArgs s = settings(0);
+      s.t = applied;
+      std::vector<std::vector<double>> b{p, m, v, grads, {}, {}};
+      for (double& g : b[3]) g *= static_cast<double>(1.0f / scale_used);  // the shaders' unscaling multiply
+      cpu::run_reference({.op = core::Op::adamw_update, .N = kN}, s, b, core::Precision::FP32);
+      p = b[0], m = b[1], v = b[2];
       CHECK(now.params != before.params);
       double num = 0, den = 0;
       for (size_t i = 0; i < kN; ++i) {

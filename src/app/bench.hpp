@@ -53,7 +53,8 @@ struct BenchRow {
 // Progress shown on stderr while measuring: "bench: cpu, 2 threads: 12/42 square 1024 backward_weight".
 void bench_progress(const std::string& what, size_t done, size_t total);
 
-// The CPU rows: each case timed with cpu::matmul_* (fp32, forward with its bias) on a pool of `threads` threads.
+// The CPU rows: each case timed with the kernel table's fp32 CPU twin of its GEMM (src/cpu/ops/matmul_*.cpp; forward
+// with its bias) on a pool of `threads` threads.
 std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads, int repeats, double min_seconds,
                                 BenchClock clock);
 

@@ -20,7 +20,7 @@
 #include "core/rng.hpp"
 #include "core/step_plan.hpp"
 #include "cpu/gemm.hpp"
-#include "cpu/kernels.hpp"
+#include "cpu/ops/op.hpp"
 #include "cpu/thread_pool.hpp"
 #include "cpu/trainer.hpp"
 
@@ -60,9 +60,9 @@ std::vector<GemmCase> bench_cases(const core::TrainConfig& cfg, int features, in
       core::build_step_plan(core::ModelShape(dims), cfg.batch, cfg.activation, cfg.optimizer, core::Precision::FP32);
   std::vector<GemmCase> cases;
   for (const auto& e : plan.entries) {
-    const char* form = e.op == core::Op::MatmulForward          ? "forward"
-                       : e.op == core::Op::MatmulBackwardData   ? "backward_data"
-                       : e.op == core::Op::MatmulBackwardWeight ? "backward_weight"
+    const char* form = e.op == core::Op::matmul_forward          ? "forward"
+                       : e.op == core::Op::matmul_backward_data   ? "backward_data"
+                       : e.op == core::Op::matmul_backward_weight ? "backward_weight"
                                                                 : nullptr;
     if (form) cases.push_back({fmt::format("layer {}", e.layer + 1), form, e.B, e.C, e.OC});
   }
@@ -91,15 +91,23 @@ std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads,
     const auto x = random_floats(sz(g.B * g.C), 1), w = random_floats(sz(g.OC * g.C), 2);
     const auto d = random_floats(sz(g.B * g.OC), 3), bias = random_floats(sz(g.OC), 4);
     std::vector<float> out(sz(g.M() * g.N()));
-    auto call = [&] {
-      if (g.form == "forward")
-        cpu::matmul_forward(out.data(), static_cast<float*>(nullptr), x.data(), w.data(), bias.data(), g.B, g.C, g.OC,
-                            false, core::Activation::ReLU, pool);
-      else if (g.form == "backward_data")
-        cpu::matmul_backward_data(out.data(), d.data(), w.data(), g.B, g.C, g.OC, pool);
-      else
-        cpu::matmul_backward_weight(out.data(), d.data(), x.data(), g.B, g.C, g.OC, pool);
-    };
+    // The kernel table's fp32 CPU twins, as training calls them (forward: the logits layer's form, with its bias).
+    using core::Op;
+    const Op op = g.form == "forward"         ? Op::matmul_forward
+                  : g.form == "backward_data" ? Op::matmul_backward_data
+                                              : Op::matmul_backward_weight;
+    const core::PlanEntry entry{.op = op, .B = g.B, .C = g.C, .OC = g.OC};
+    auto* o = static_cast<void*>(out.data());
+    auto in = [](const std::vector<float>& v) { return const_cast<float*>(v.data()); };
+    std::vector<void*> bindings;
+    if (op == Op::matmul_forward) bindings = {o, nullptr, in(x), in(w), in(bias)};
+    else if (op == Op::matmul_backward_data) bindings = {o, in(d), in(w)};
+    else bindings = {o, in(d), in(x)};
+    // The twin itself, without cpu::run_kernel's checks, so that the smallest products time the GEMM alone.
+    const core::KernelArgs args = core::kernel_def(op).args(entry, core::StepArgs{});
+    const cpu::Kernel& twin = cpu::kernel(op);
+    const cpu::Bindings views(bindings);
+    auto call = [&] { twin.tuned(views, args, pool); };
     const TimedCalls t = time_calls(call, repeats, min_seconds, clock);
     BenchRow row;
     row.backend = "cpu";

@@ -138,12 +138,12 @@ std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, 
     const vk::Buffer d = buffer(sz(g.B * g.OC), 3, "bench dout"), bias = buffer(sz(g.OC), 4, "bench bias");
     const vk::Buffer out = buffer(sz(g.M() * g.N()), 5, "bench out"), pre = buffer(sz(g.B * g.OC), 6, "bench preact");
     // The kernel's bindings in the kernel table's order (core/kernel_table.hpp), a plain affine forward pass.
-    const core::Op op = g.form == "forward"         ? core::Op::MatmulForward
-                        : g.form == "backward_data" ? core::Op::MatmulBackwardData
-                                                    : core::Op::MatmulBackwardWeight;
+    const core::Op op = g.form == "forward"         ? core::Op::matmul_forward
+                        : g.form == "backward_data" ? core::Op::matmul_backward_data
+                                                    : core::Op::matmul_backward_weight;
     std::vector<vk::BufferRange> r;
-    if (op == core::Op::MatmulForward) r = {{&out}, {&pre}, {&x}, {&w}, {&bias}};
-    else if (op == core::Op::MatmulBackwardData) r = {{&out}, {&d}, {&w}};
+    if (op == core::Op::matmul_forward) r = {{&out}, {&pre}, {&x}, {&w}, {&bias}};
+    else if (op == core::Op::matmul_backward_data) r = {{&out}, {&d}, {&w}};
     else r = {{&out}, {&d}, {&x}};
     const core::PlanEntry entry{.op = op, .B = g.B, .C = g.C, .OC = g.OC};
     const core::KernelArgs args = core::kernel_def(op).args(entry, core::StepArgs{});
@@ -171,7 +171,7 @@ std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, 
       row.gflops = g.flops() / (row.ms * 1e-3) / 1e9;
       row.peak_gflops = peak;
       rows.push_back(row);
-      if (c == 0 && op == core::Op::MatmulBackwardWeight && g.label.rfind("square", 0) != 0)
+      if (c == 0 && op == core::Op::matmul_backward_weight && g.label.rfind("square", 0) != 0)
         if (auto split = split_k_row(ctx, k, pool, queries, entry, r, repeats, row)) rows.push_back(std::move(*split));
     }
   }

@@ -1,15 +1,18 @@
 // The kernel table: one entry per kernel, everything both backends and the tests need to know about it as data.
-//   - its name (= shaders/<name>.comp = cpu::<name> = the StepPlan entry and timing-table row),
+//   - its name (= shaders/<name>.comp = src/cpu/ops/<name>.cpp = core::Op::<name> = the timing-table row),
 //   - its bindings in binding order: a name (as in the shader), whether the kernel reads or writes it, the element
-//     type per precision, the variants it exists in, and the role it plays in a training step (which tensor a trainer
-//     binds to it),
+//     type per precision, the variants it exists in, the role it plays in a training step (which tensor a trainer
+//     binds to it) and its element count from the plan entry,
 //   - its push-constant struct (shaders/common/kernel_params.h, shared by GLSL and C++) and how a plan entry and the
 //     step's settings fill it,
 //   - its workgroup geometry (what one invocation covers, the shader's local_size_x),
 //   - its plan entry's analytic FLOP and byte formulas.
-// gpu::Kernels makes the pipelines and dispatches from it, gpu::Trainer and cpu::Trainer bind roles to their tensors
-// and run any entry the same way, cpu::run_kernel / cpu::run_reference call the CPU twin and the plain reference, and
-// tests/test_kernel_parity.cpp runs every entry on every backend. How to add a kernel: README, "Project layout".
+// Each entry is written with designated initializers in its kernel's file src/cpu/ops/<name>.cpp, beside the CPU twin
+// and the plain reference in double, and the table is assembled from those files (cpu/kernel_registry.cpp, from the
+// generated kernel list): core declares it, the kernel files define it. gpu::Kernels makes the pipelines and dispatches
+// from it, both trainers bind roles to their tensors and run any entry the same way, cpu::run_kernel / run_reference
+// call the CPU twin and the reference found through it, and tests/test_kernel_parity.cpp runs every entry on every
+// backend. How to add a kernel: README, "Adding a kernel".
 #pragma once
 #include <array>
 #include <cstddef>
@@ -73,6 +76,22 @@ enum class Role : uint8_t {
 };
 const char* to_string(Role role);
 
+// What a step's kernels need besides their shapes: the run's settings and where the step is.
+struct StepArgs {
+  Activation activation = Activation::ReLU;
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0, momentum = 0.9f;
+  long t = 1;              // the optimizer update this step makes, 1-based (fp16: the scaler's clock decides)
+  uint32_t first = 0;      // the batch's first position in the epoch's order
+  uint32_t slot = 0;       // the read-back slot of this step (loss history, scale history)
+  LossScalerOptions scaler;
+  bool evaluation = false;  // softmax: no dlogits, results at out_offset
+  uint32_t out_offset = 0;
+};
+
+// The settings of a training step with `cfg`: the optimizer update t it makes (1-based; fp16's optimizers take t from
+// the loss scaler's step clock instead), its batch at position `first` of the epoch's order, its read-back slot.
+StepArgs step_args(const TrainConfig& cfg, long t, size_t first = 0, uint32_t slot = 0);
+
 struct BindingDef {
   const char* name;  // as in the shader's block
   Access access;
@@ -84,6 +103,11 @@ struct BindingDef {
   bool sum = false;
   // Tests: the output is one rounding of an exactly known value (a copy), so it must be bit for bit the nearest value.
   bool exact = false;
+  // Its element count for a plan entry and the step's settings, 0 where this call does not touch it (matmul_forward's
+  // preact without the activation, softmax's dlogits in evaluation); null where the entry does not give it (the
+  // dataset, the read-back rings). Every Storage binding of a kernel without 16-bit code of its own has one: the
+  // CPU widens and narrows 16-bit bindings from it (cpu/kernel_calls.hpp).
+  size_t (*elements)(const PlanEntry& e, const StepArgs& s) = nullptr;
   bool writes() const { return access != Access::Read; }
 };
 
@@ -125,45 +149,31 @@ struct KernelArgs {
   void check_size(size_t bytes) const;
 };
 
-// What a step's kernels need besides their shapes: the run's settings and where the step is.
-struct StepArgs {
-  Activation activation = Activation::ReLU;
-  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0, momentum = 0.9f;
-  long t = 1;              // the optimizer update this step makes, 1-based (fp16: the scaler's clock decides)
-  uint32_t first = 0;      // the batch's first position in the epoch's order
-  uint32_t slot = 0;       // the read-back slot of this step (loss history, scale history)
-  LossScalerOptions scaler;
-  bool evaluation = false;  // softmax: no dlogits, results at out_offset
-  uint32_t out_offset = 0;
-};
-
-// The settings of a training step with `cfg`: the optimizer update t it makes (1-based; fp16's optimizers take t from
-// the loss scaler's step clock instead), its batch at position `first` of the epoch's order, its read-back slot.
-StepArgs step_args(const TrainConfig& cfg, long t, size_t first = 0, uint32_t slot = 0);
 
 struct KernelDef {
-  Op op;
-  const char* name;
+  Op op{};                           // set by the table from the kernel list
+  const char* name = nullptr;        // likewise: the kernel's file name
   std::vector<BindingDef> bindings;  // binding order
-  uint32_t params_bytes;             // sizeof its params struct
-  Grid grid;
-  uint32_t local_size;               // the shader's local_size_x (Elements, Rows, Single); Gemm: from the tiling
+  uint32_t params_bytes = 0;         // sizeof its params struct
+  Grid grid = Grid::Single;
+  uint32_t local_size = 1;           // the shader's local_size_x (Elements, Rows, Single); Gemm: from the tiling
   bool fp16_only = false;            // exists only with loss scaling (check_finite_grads, update_loss_scale)
   // Grid size from the entry's shape: {work items or rows, 1}, or {M, N} of a GEMM's output.
-  std::array<uint64_t, 2> (*grid_size)(const PlanEntry& e);
+  std::array<uint64_t, 2> (*grid_size)(const PlanEntry& e) = nullptr;
   // The push constants of one dispatch of the entry.
-  KernelArgs (*args)(const PlanEntry& e, const StepArgs& step);
+  KernelArgs (*args)(const PlanEntry& e, const StepArgs& step) = nullptr;
   // Analytic figures of the StepPlan (step_plan.hpp's counting conventions), in the storage type of `precision`.
-  double (*flops)(const PlanEntry& e, Precision precision);
-  double (*bytes_read)(const PlanEntry& e, Precision precision);
-  double (*bytes_written)(const PlanEntry& e, Precision precision);
+  double (*flops)(const PlanEntry& e, Precision precision) = nullptr;
+  double (*bytes_read)(const PlanEntry& e, Precision precision) = nullptr;
+  double (*bytes_written)(const PlanEntry& e, Precision precision) = nullptr;
 
   bool exists_in(Precision p) const { return !fp16_only || p == Precision::FP16; }
   // The bindings present in `precision`: the first n of `bindings` (optional ones come last).
   uint32_t binding_count(Precision precision) const;
 };
 
-// Every kernel, in core::Op order.
+// Every kernel, in core::Op order (defined by cpu/kernel_registry.cpp from the kernel files; checked once on first use:
+// optional bindings last, params within 128 bytes, element counts where the CPU needs them).
 std::span<const KernelDef> kernel_table();
 const KernelDef& kernel_def(Op op);
 

@@ -13,27 +13,27 @@ const char* kernel_name(Op op) { return kernel_def(op).name; }
 
 std::string PlanEntry::label() const {
   switch (op) {
-    case Op::MatmulForward:
+    case Op::matmul_forward:
       return fmt::format("{} L{} ({}x{} -> {}x{})", kernel(), layer + 1, B, C, B, OC);
-    case Op::MatmulBackwardWeight:
+    case Op::matmul_backward_weight:
       if (split_k > 1)
         return fmt::format("{} L{} (dW {}x{}, split-K {} x {} rows + reduce)", kernel(), layer + 1, OC, C, split_k,
                            k_slice());
       return fmt::format("{} L{} (dW {}x{})", kernel(), layer + 1, OC, C);
-    case Op::MatmulBackwardData:
+    case Op::matmul_backward_data:
       return fmt::format("{} L{} (dinp {}x{})", kernel(), layer + 1, B, C);
-    case Op::BiasBackward:
+    case Op::bias_backward:
       return fmt::format("{} L{} (db {})", kernel(), layer + 1, OC);
-    case Op::BiasAdd:
+    case Op::bias_add:
       return fmt::format("{} L{} ({}x{} + {})", kernel(), layer + 1, B, OC, OC);
-    case Op::ActForward:
-    case Op::ActBackward:
+    case Op::act_forward:
+    case Op::act_backward:
       return fmt::format("{} L{} ({} values)", kernel(), layer + 1, N);
-    case Op::AdamWUpdate:
-    case Op::SgdUpdate:
-    case Op::CheckFiniteGrads:
+    case Op::adamw_update:
+    case Op::sgd_update:
+    case Op::check_finite_grads:
       return fmt::format("{} ({} parameters)", kernel(), N);
-    case Op::UpdateLossScale:
+    case Op::update_loss_scale:
       return kernel();
     default:
       return fmt::format("{} ({}x{})", kernel(), B, C);
@@ -58,7 +58,7 @@ void set_figures(PlanEntry& e, Precision precision) {
 }
 
 PlanEntry with_split_k(const PlanEntry& e, uint32_t slices, Precision precision) {
-  if (e.op != Op::MatmulBackwardWeight) return e;
+  if (e.op != Op::matmul_backward_weight) return e;
   PlanEntry out = e;
   out.split_k = 1;
   if (slices > 1 && e.B > 0) {
@@ -100,30 +100,30 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
   };
 
   // gather the batch's rows of the training set (kept on the device) into the layer-1 input
-  add({.op = Op::GatherBatch, .B = B, .C = shape.inputs()});
+  add({.op = Op::gather_batch, .B = B, .C = shape.inputs()});
   for (int l = 0; l < L; ++l) {
     const bool hidden = l < L - 1;
     const long OC = shape.fan_out(l);
     if (!unfused) {
-      add({.op = Op::MatmulForward, .layer = l, .activation = hidden, .B = B, .C = shape.fan_in(l), .OC = OC});
+      add({.op = Op::matmul_forward, .layer = l, .activation = hidden, .B = B, .C = shape.fan_in(l), .OC = OC});
       continue;
     }
-    add({.op = Op::MatmulForward, .layer = l, .epilogue = false, .B = B, .C = shape.fan_in(l), .OC = OC});
-    add({.op = Op::BiasAdd, .layer = l, .B = B, .OC = OC});
-    if (hidden) add({.op = Op::ActForward, .layer = l, .B = B, .OC = OC, .N = static_cast<size_t>(B * OC)});
+    add({.op = Op::matmul_forward, .layer = l, .epilogue = false, .B = B, .C = shape.fan_in(l), .OC = OC});
+    add({.op = Op::bias_add, .layer = l, .B = B, .OC = OC});
+    if (hidden) add({.op = Op::act_forward, .layer = l, .B = B, .OC = OC, .N = static_cast<size_t>(B * OC)});
   }
-  add({.op = Op::SoftmaxXentForwardBackward, .B = B, .C = shape.classes()});
-  add({.op = Op::LossReduce, .B = B});
+  add({.op = Op::softmax_xent_forward_backward, .B = B, .C = shape.classes()});
+  add({.op = Op::loss_reduce, .B = B});
   for (int l = L - 1; l >= 0; --l) {
     const long C = shape.fan_in(l), OC = shape.fan_out(l);
-    if (l < L - 1) add({.op = Op::ActBackward, .layer = l, .B = B, .OC = OC, .N = static_cast<size_t>(B * OC)});
-    add({.op = Op::MatmulBackwardWeight, .layer = l, .B = B, .C = C, .OC = OC});
-    add({.op = Op::BiasBackward, .layer = l, .B = B, .OC = OC});
-    if (l > 0) add({.op = Op::MatmulBackwardData, .layer = l, .B = B, .C = C, .OC = OC});
+    if (l < L - 1) add({.op = Op::act_backward, .layer = l, .B = B, .OC = OC, .N = static_cast<size_t>(B * OC)});
+    add({.op = Op::matmul_backward_weight, .layer = l, .B = B, .C = C, .OC = OC});
+    add({.op = Op::bias_backward, .layer = l, .B = B, .OC = OC});
+    if (l > 0) add({.op = Op::matmul_backward_data, .layer = l, .B = B, .C = C, .OC = OC});
   }
-  if (plan.loss_scaling()) add({.op = Op::CheckFiniteGrads, .N = shape.param_count});
-  add({.op = opt == Optimizer::AdamW ? Op::AdamWUpdate : Op::SgdUpdate, .N = shape.param_count});
-  if (plan.loss_scaling()) add({.op = Op::UpdateLossScale});
+  if (plan.loss_scaling()) add({.op = Op::check_finite_grads, .N = shape.param_count});
+  add({.op = opt == Optimizer::AdamW ? Op::adamw_update : Op::sgd_update, .N = shape.param_count});
+  if (plan.loss_scaling()) add({.op = Op::update_loss_scale});
   return plan;
 }
 

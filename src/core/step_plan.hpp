@@ -8,27 +8,15 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "core/op.hpp"
 
 namespace core {
 
-enum class Op {
-  GatherBatch,                 // x_batch (B,C0), y_batch (B) <- x[order[first+b]], y[...]
-  MatmulForward,               // out (B,OC) = act(inp (B,C) · W (OC,C)ᵀ + b (OC)); preact (B,OC) kept for act_backward
-  SoftmaxXentForwardBackward,  // losses (B), dlogits (B,K) <- logits (B,K), labels (B); dlogits = (softmax - onehot)/B
-  LossReduce,                  // loss_history[slot] = mean(losses (B))
-  ActBackward,                 // dpreact (B,OC) = dout (B,OC) * act'(preact (B,OC))
-  MatmulBackwardWeight,        // dW (OC,C) = dout (B,OC)ᵀ · inp (B,C)
-  BiasBackward,                // db (OC) = sum over B of dout (B,OC)
-  MatmulBackwardData,          // dinp (B,C) = dout (B,OC) · W (OC,C)
-  AdamWUpdate,                 // params, m, v (N) updated from grads (N)
-  SgdUpdate,                   // params, momentum buffer (N) updated from grads (N)
-  // fp16 only (dynamic loss scaling, core/loss_scaler.hpp): the optimizer update runs between these two.
-  CheckFiniteGrads,            // found_inf = any grads (N) is inf or NaN
-  UpdateLossScale,             // the loss scale backs off after an overflow, grows after growth_interval clean steps
-  // --unfused only (TrainConfig::execution.unfused): the matmul_forward epilogue as kernels of their own.
-  BiasAdd,                     // out (B,OC) += bias (OC), after a matmul_forward without epilogue
-  ActForward,                  // preact (N) = out (N); out (N) = act(out (N)) (hidden layers)
-};
+// The kernels a step runs, by name (core/op.hpp); each one's shapes and formula are in its src/cpu/ops/<kernel>.cpp.
+// In a training step: gather_batch, matmul_forward per layer, softmax_xent_forward_backward, loss_reduce, then per
+// layer from the last act_backward, matmul_backward_weight, bias_backward, matmul_backward_data, and the update
+// (adamw_update | sgd_update); fp16 adds check_finite_grads before it and update_loss_scale after it (dynamic loss
+// scaling, core/loss_scaler.hpp); --unfused adds bias_add and act_forward after each matmul_forward.
 
 const char* kernel_name(Op op);  // "matmul_forward", ... : the same name as the shader, the CPU function, the table row
 
@@ -54,12 +42,12 @@ struct PlanEntry {
   const char* kernel() const { return kernel_name(op); }
   // A kernel of the forward pass through the layers (matmul_forward, and bias_add, act_forward when unfused): what
   // evaluation runs on each batch of the test set.
-  bool layer_forward() const { return op == Op::MatmulForward || op == Op::BiasAdd || op == Op::ActForward; }
+  bool layer_forward() const { return op == Op::matmul_forward || op == Op::bias_add || op == Op::act_forward; }
   // The same entry on `rows` rows of the batch (evaluation's last, partial batch): B, and N of act_forward.
   PlanEntry with_rows(long rows) const {
     PlanEntry e = *this;
     e.B = rows;
-    if (op == Op::ActForward) e.N = static_cast<size_t>(rows * OC);
+    if (op == Op::act_forward) e.N = static_cast<size_t>(rows * OC);
     return e;
   }
   std::string label() const;  // "matmul_forward L2 (128x256 · 128x256ᵀ)" for tooltips and traces

@@ -29,7 +29,7 @@
 #include "core/kernel_table.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/kernel_calls.hpp"
-#include "cpu/kernels16.hpp"
+#include "cpu/storage16.hpp"
 #include "cpu/simd.hpp"
 #include "cpu/thread_pool.hpp"
 
@@ -152,8 +152,8 @@ CpuTrainer::CpuTrainer(const core::TrainConfig& cfg, const core::DataSplit& data
   }
   if (sixteen_bit()) {
     weights16_ = Tensor(P, e());
-    narrow16(weights16_.as<uint16_t>(), params_.data(), P,
-             cfg.precision == core::Precision::FP16 ? Storage16::FP16 : Storage16::BF16, pool_);
+    const Narrow copy{weights16_.as<uint16_t>(), params_.data(), P};
+    narrow_all(std::span<const Narrow>(&copy, 1), cfg.precision, pool_);
     // The arena of the largest kernel of a step, so that memory_usage() is fixed from here: evaluate() runs the same
     // matmul_forward shapes with at most plan_.batch rows.
     size_t floats = 0;
@@ -221,8 +221,7 @@ void CpuTrainer::run(const core::PlanEntry& entry, const core::StepArgs& args, b
   size_t n = 0;
   for (const core::BindingDef& b : def.bindings)
     if (core::present(b.when, plan_.precision)) bindings.at(n++) = resolve(b.role, entry.layer, evaluation);
-  run_kernel(entry.op, std::span<void* const>(bindings.data(), n), def.args(entry, args),
-             {plan_.precision, pool_, ws_});
+  run_kernel(entry, args, std::span<void* const>(bindings.data(), n), {plan_.precision, pool_, ws_});
 }
 
 void CpuTrainer::step(size_t first) {
@@ -279,10 +278,10 @@ core::EvalResult CpuTrainer::evaluate() {
   for (long start = 0; start < N; start += B) {
     const long n = std::min(B, N - start);
     std::iota(eval_rows_.begin(), eval_rows_.begin() + n, static_cast<uint32_t>(start));
-    run({.op = Op::GatherBatch, .B = n, .C = shape_.inputs()}, args, true);
+    run({.op = Op::gather_batch, .B = n, .C = shape_.inputs()}, args, true);
     for (const core::PlanEntry& entry : plan_.entries)
       if (entry.layer_forward()) run(entry.with_rows(n), args, true);
-    run({.op = Op::SoftmaxXentForwardBackward, .B = n, .C = shape_.classes()}, args, true);
+    run({.op = Op::softmax_xent_forward_backward, .B = n, .C = shape_.classes()}, args, true);
     for (long b = 0; b < n; ++b) {
       loss += losses_[static_cast<size_t>(b)];
       right += correct_[static_cast<size_t>(b)];
@@ -307,7 +306,7 @@ std::vector<int32_t> CpuTrainer::predict(std::span<const float> x, size_t count)
     for (size_t start = 0; start < count; start += static_cast<size_t>(B)) {
       const long n = static_cast<long>(std::min<size_t>(static_cast<size_t>(B), count - start));
       std::iota(eval_rows_.begin(), eval_rows_.begin() + n, static_cast<uint32_t>(start));
-      run({.op = Op::GatherBatch, .B = n, .C = F}, args, true);
+      run({.op = Op::gather_batch, .B = n, .C = F}, args, true);
       for (const core::PlanEntry& entry : plan_.entries)
         if (entry.layer_forward()) run(entry.with_rows(n), args, true);
       float* dst = z.data() + start * static_cast<size_t>(K);
@@ -357,9 +356,10 @@ void CpuTrainer::import_state(const core::TrainerState& s) {
   }
   // The 16-bit copy follows the fp32 masters, so a switch of precision loses nothing; the loss scale carries over
   // between fp16 trainers and starts at loss_scale_init after another precision.
-  if (sixteen_bit())
-    narrow16(weights16_.as<uint16_t>(), params_.data(), params_.size(),
-             cfg_.precision == core::Precision::FP16 ? Storage16::FP16 : Storage16::BF16, pool_);
+  if (sixteen_bit()) {
+    const Narrow copy{weights16_.as<uint16_t>(), params_.data(), params_.size()};
+    narrow_all(std::span<const Narrow>(&copy, 1), cfg_.precision, pool_);
+  }
   if (plan_.loss_scaling()) reset_scaler(s.loss_scaler ? &*s.loss_scaler : nullptr);
 }
 

@@ -75,7 +75,7 @@ uint32_t busy_workgroups(const vk::DeviceInfo& device) {
 }
 
 uint32_t choose_split_k(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceInfo& device) {
-  if (e.op != core::Op::MatmulBackwardWeight || e.B <= 0) return 1;
+  if (e.op != core::Op::matmul_backward_weight || e.B <= 0) return 1;
   if (config.split_k >= 1) return config.split_k;
   const uint64_t groups = uint64_t((e.OC + config.tiles.tile_m - 1) / config.tiles.tile_m) *
                           uint64_t((e.C + config.tiles.tile_n - 1) / config.tiles.tile_n);
@@ -160,7 +160,7 @@ std::vector<GemmConfig> gemm_configs_to_test(const vk::Device& device, core::Pre
 }
 
 GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const VkPhysicalDeviceLimits& limits) {
-  const bool aligned = e.op == core::Op::MatmulForward ? e.C % 4 == 0 : e.C % 4 == 0 && e.OC % 4 == 0;
+  const bool aligned = e.op == core::Op::matmul_forward ? e.C % 4 == 0 : e.C % 4 == 0 && e.OC % 4 == 0;
   const bool vec4 = config.vector_loads && aligned;
   const bool split = e.split_k > 1;
   if (config.path == GemmPath::Texel) {
@@ -176,9 +176,9 @@ GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, con
 
 std::array<uint32_t, 2> gemm_operand_bindings(core::Op op) {
   switch (op) {
-    case core::Op::MatmulForward: return {2, 3};         // inp, weight
-    case core::Op::MatmulBackwardData: return {1, 2};    // dout, weight
-    case core::Op::MatmulBackwardWeight: return {1, 2};  // dout, inp
+    case core::Op::matmul_forward: return {2, 3};         // inp, weight
+    case core::Op::matmul_backward_data: return {1, 2};    // dout, weight
+    case core::Op::matmul_backward_weight: return {1, 2};  // dout, inp
     default: break;
   }
   throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " is not a GEMM");

@@ -32,9 +32,10 @@ namespace gpu {
 // When not, *why (if given) says what is missing.
 bool precision_supported(const vk::DeviceInfo& device, core::Precision precision, std::string* why = nullptr);
 
-// Every way of running `def` on this device that the parity test must cover: each GEMM configuration of
-// gemm_configs_to_test() for a GEMM (Grid::Gemm; Kernels then picks the variant per shape, so the test's odd
-// shapes reach each one), the default configuration for any other kernel.
+// Every way of running `def` on this device that the parity test must cover: for a GEMM (Grid::Gemm) each
+// configuration of gemm_configs_to_test() in fp32, and in 16-bit the default one, the other path's and split-K
+// (Kernels then picks the variant per shape, so the test's odd shapes reach each one); the default configuration for
+// any other kernel.
 std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::Device& device,
                                          core::Precision precision);
 
@@ -54,9 +55,11 @@ class Kernels {
   // gemm: how the GEMM kernels run (default: choose_gemm_config for this device). precision: the storage variant of
   // every kernel (the fp16-only loss-scaling kernels exist only in fp16). Throws core::Error(Vulkan) if the device
   // does not support the precision (precision_supported). cache: the pipeline cache to compile
-  // through (vk::PipelineCache), or none; also used for the GEMM variants compiled on first use.
+  // through (vk::PipelineCache), or none; also used for the GEMM variants compiled on first use. only: compile that
+  // kernel's pipelines alone (a test of one kernel); the others then throw core::Error(Internal) when asked for.
   explicit Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm = {},
-                   core::Precision precision = core::Precision::FP32, VkPipelineCache cache = VK_NULL_HANDLE);
+                   core::Precision precision = core::Precision::FP32, VkPipelineCache cache = VK_NULL_HANDLE,
+                   std::optional<core::Op> only = {});
 
   // The pipeline that runs plan entry e: for a GEMM the variant gemm_variant() picks for e's shape (compiled on first
   // use), else the kernel's only one. Descriptor sets for e are allocated against it (its binding kinds).

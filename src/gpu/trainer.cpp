@@ -351,8 +351,8 @@ void VulkanTrainer::build_descriptor_sets() {
   for (const auto& e : plan_.entries) entry_sets_.push_back(make_set(e, false));
   // Evaluation: gather from the test set, and per-sample results into test-set-sized arrays; matmul_forward reuses
   // the training sets (the same activations and weights). Evaluation writes no gradient.
-  gather_test_set_ = make_set(core::PlanEntry{core::Op::GatherBatch}, true);
-  softmax_eval_set_ = make_set(core::PlanEntry{core::Op::SoftmaxXentForwardBackward}, true);
+  gather_test_set_ = make_set(core::PlanEntry{core::Op::gather_batch}, true);
+  softmax_eval_set_ = make_set(core::PlanEntry{core::Op::softmax_xent_forward_backward}, true);
 }
 
 void VulkanTrainer::begin_epoch(std::span<const uint32_t> order) {
@@ -524,7 +524,7 @@ core::EvalResult VulkanTrainer::evaluate() {
     for (int start = 0; start < N; start += B) {
       const long count = std::min(B, N - start);  // the last batch may be partial
       args.first = args.out_offset = static_cast<uint32_t>(start);
-      const core::PlanEntry gather{.op = core::Op::GatherBatch, .B = count, .C = shape_.inputs()};
+      const core::PlanEntry gather{.op = core::Op::gather_batch, .B = count, .C = shape_.inputs()};
       kernels_.dispatch(cmd, gather, gather_test_set_, core::kernel_def(gather.op).args(gather, args));
       vk::compute_barrier(cmd);  // RAW: x_batch, y_batch
       for (size_t i = 0; i < plan_.entries.size(); ++i) {
@@ -533,7 +533,7 @@ core::EvalResult VulkanTrainer::evaluate() {
         kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
         vk::compute_barrier(cmd);  // RAW: this layer's output is the next layer's input (or the logits)
       }
-      const core::PlanEntry softmax{.op = core::Op::SoftmaxXentForwardBackward, .B = count, .C = shape_.classes()};
+      const core::PlanEntry softmax{.op = core::Op::softmax_xent_forward_backward, .B = count, .C = shape_.classes()};
       kernels_.dispatch(cmd, softmax, softmax_eval_set_, core::kernel_def(softmax.op).args(softmax, args));
       // WAR: the next batch's gather_batch and matmul_forward overwrite x_batch, y_batch and the logits read here.
       vk::compute_barrier(cmd);
@@ -569,7 +569,7 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
   labels.zero(ctx_);
   const VkDeviceSize row_bytes = VkDeviceSize(K) * kE_;
   Buffer logits(ctx_, count * row_bytes, MemoryKind::HostVisible, "predict_logits");
-  const core::KernelDef& gather_def = core::kernel_def(core::Op::GatherBatch);
+  const core::KernelDef& gather_def = core::kernel_def(core::Op::gather_batch);
   std::vector<BufferRange> ranges;
   for (const core::BindingDef& b : gather_def.bindings) {
     if (!core::present(b.when, cfg_.precision)) continue;
@@ -579,7 +579,7 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
     else ranges.push_back(resolve(b.role, -1, false));
   }
   vk::DescriptorPool pool(ctx_, 1, gather_def.binding_count(cfg_.precision));
-  const VkDescriptorSet gather_set = pool.allocate(ctx_, kernels_.pipeline(core::Op::GatherBatch), ranges);
+  const VkDescriptorSet gather_set = pool.allocate(ctx_, kernels_.pipeline(core::Op::gather_batch), ranges);
   core::StepArgs args = core::step_args(cfg_, t_ + 1);
   args.evaluation = true;
   const Buffer& out = act_[static_cast<size_t>(shape_.layers() - 1)];
@@ -588,7 +588,7 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
     for (size_t start = 0; start < count; start += static_cast<size_t>(B)) {
       const long n = static_cast<long>(std::min<size_t>(static_cast<size_t>(B), count - start));
       args.first = static_cast<uint32_t>(start);
-      const core::PlanEntry gather{.op = core::Op::GatherBatch, .B = n, .C = F};
+      const core::PlanEntry gather{.op = core::Op::gather_batch, .B = n, .C = F};
       kernels_.dispatch(cmd, gather, gather_set, gather_def.args(gather, args));
       vk::compute_barrier(cmd);  // RAW: x_batch
       for (size_t i = 0; i < plan_.entries.size(); ++i) {

@@ -1,0 +1,56 @@
+// act_backward: the gradient through a hidden layer's activation, element by element (may run in place: dpreact and
+// dout the same buffer).
+//   dpreact (N) = dout (N) * act'(preact (N))   ReLU: 1 where preact > 0, else 0; GELU (tanh approximation): its
+//   derivative
+#include "cpu/ops/op.hpp"
+
+namespace cpu::ops {
+namespace {
+
+void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
+  const auto p = a.as<core::ActBackwardParams>();
+  float* dpreact = b.f32(0);
+  const float* dout = b.f32(1);
+  const float* preact = b.f32(2);
+  const bool relu = activation_of(p.act) == core::Activation::ReLU;
+  pool.parallel_for(p.N, grain_for(relu ? 1.0 : 30.0), [=](size_t i0, size_t i1) {  // GELU: a tanh per element
+    if (relu) {
+      for (size_t i = i0; i < i1; ++i) {
+        const float d = dout[i];  // loaded unconditionally, so that the select vectorizes
+        dpreact[i] = preact[i] > 0.0f ? d : 0.0f;
+      }
+    } else {
+      for (size_t i = i0; i < i1; ++i) dpreact[i] = dout[i] * gelu_grad(preact[i]);
+    }
+  });
+}
+
+void reference(RefBindings b, const KernelArgs& a) {
+  const auto p = a.as<core::ActBackwardParams>();
+  for (uint32_t i = 0; i < p.N; ++i) b[0][i] = b[1][i] * ref_activation_derivative(b[2][i], activation_of(p.act));
+}
+
+}  // namespace
+
+const Kernel act_backward{
+    .def = {.bindings = {{.name = "dpreact", .access = Access::Write, .elem = Elem::Storage, .role = Role::DPreact,
+                          .elements = shape::N},
+                         {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct,
+                          .elements = shape::N},
+                         {.name = "preact", .access = Access::Read, .elem = Elem::Storage, .role = Role::Preact,
+                          .elements = shape::N}},
+            .params_bytes = sizeof(core::ActBackwardParams),
+            .grid = Grid::Elements,
+            .local_size = 256,
+            .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
+            .args =
+                [](const PlanEntry& e, const StepArgs& s) {
+                  return KernelArgs::of(core::ActBackwardParams{static_cast<uint32_t>(e.N), act_code(s.activation)});
+                },
+            .flops = [](const PlanEntry& e, Precision) { return n_of(e); },
+            .bytes_read = [](const PlanEntry& e, Precision p) { return 2.0 * n_of(e) * e_of(p); },
+            .bytes_written = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); }},
+    .tuned = tuned,
+    .reference = reference};
+
+}  // namespace cpu::ops

@@ -1,0 +1,60 @@
+// act_forward (--unfused): a hidden layer's activation as a kernel of its own, after bias_add.
+//   preact (N) = out (N); out (N) = act(out (N)), in place (the same formula as matmul_forward's epilogue)
+#include "cpu/ops/op.hpp"
+
+namespace cpu::ops {
+namespace {
+
+void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
+  const auto p = a.as<core::ActForwardParams>();
+  float* preact = b.f32(0);
+  float* out = b.f32(1);
+  const bool relu = activation_of(p.act) == core::Activation::ReLU;
+  // One pass: each element read once, both outputs written from the register.
+  pool.parallel_for(p.N, grain_for(relu ? 1.0 : 30.0), [=](size_t i0, size_t i1) {  // GELU: a tanh per element
+    if (relu) {
+      for (size_t i = i0; i < i1; ++i) {
+        const float x = out[i];
+        preact[i] = x;
+        out[i] = x > 0.0f ? x : 0.0f;
+      }
+    } else {
+      for (size_t i = i0; i < i1; ++i) {
+        const float x = out[i];
+        preact[i] = x;
+        out[i] = x * gelu_sigmoid(x);
+      }
+    }
+  });
+}
+
+void reference(RefBindings b, const KernelArgs& a) {
+  const auto p = a.as<core::ActForwardParams>();
+  for (uint32_t i = 0; i < p.N; ++i) {
+    b[0][i] = b[1][i];
+    b[1][i] = ref_activation(b[1][i], activation_of(p.act));
+  }
+}
+
+}  // namespace
+
+const Kernel act_forward{
+    .def = {.bindings = {{.name = "preact", .access = Access::Write, .elem = Elem::Storage, .role = Role::Preact,
+                          .elements = shape::N},
+                         {.name = "out", .access = Access::ReadWrite, .elem = Elem::Storage, .role = Role::Act,
+                          .elements = shape::N}},
+            .params_bytes = sizeof(core::ActForwardParams),
+            .grid = Grid::Elements,
+            .local_size = 256,
+            .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
+            .args =
+                [](const PlanEntry& e, const StepArgs& s) {
+                  return KernelArgs::of(core::ActForwardParams{static_cast<uint32_t>(e.N), act_code(s.activation)});
+                },
+            .flops = [](const PlanEntry&, Precision) { return 0.0; },  // the activation is not counted (as matmul_forward)
+            .bytes_read = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); },
+            .bytes_written = [](const PlanEntry& e, Precision p) { return 2.0 * n_of(e) * e_of(p); }},  // preact, out
+    .tuned = tuned,
+    .reference = reference};
+
+}  // namespace cpu::ops

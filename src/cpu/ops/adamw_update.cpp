@@ -1,0 +1,120 @@
+// adamw_update: the AdamW optimizer step over the flat parameters (Loshchilov & Hutter 2019), exactly
+// torch.optim.AdamW's update for step t >= 1:
+//   p -= lr*wd*p; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g²; p -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)
+// params, m, v: fp32 (N) in every precision; grads (N) in the storage type. Mixed precision (Micikevicius et al. 2018):
+// the 16-bit variants also write weights16 (N), the rounding of the new params, which the other kernels read; fp16
+// reads the loss scaler: a step whose gradients overflowed is skipped (nothing written), the others unscaled by
+// 1 / scale, and t taken from the scaler's step clock.
+#include <cmath>
+
+#include "cpu/ops/op.hpp"
+
+namespace cpu::ops {
+namespace {
+
+// The update's scalars for step t, in torch's order of operations: decay, moments, then
+// p -= step_size * m / (sqrt(v) / sqrt(bc2) + eps); the bias corrections in double as torch computes them.
+struct Coefficients {
+  float decay, step_size, inv_bc2_sqrt, b1, b2, eps;
+};
+Coefficients coefficients(const core::AdamWParams& p, long t) {
+  const double bc1 = 1.0 - std::pow(static_cast<double>(p.beta1), static_cast<double>(t));
+  const double bc2 = 1.0 - std::pow(static_cast<double>(p.beta2), static_cast<double>(t));
+  return {static_cast<float>(1.0 - static_cast<double>(p.lr) * p.weight_decay), static_cast<float>(p.lr / bc1),
+          static_cast<float>(1.0 / std::sqrt(bc2)), p.beta1, p.beta2, p.eps};
+}
+
+// Elements [i0, i1). The scalars by value: by reference, gcc cannot prove the stores to params/m/v leave them
+// unchanged, reloads them every element and does not vectorize.
+[[gnu::always_inline]] inline void update(float* params, float* m, float* v, const float* grads, size_t i0, size_t i1,
+                                          Coefficients k) {
+  for (size_t i = i0; i < i1; ++i) {
+    const float g = grads[i];
+    const float mi = k.b1 * m[i] + (1.0f - k.b1) * g;
+    const float vi = k.b2 * v[i] + (1.0f - k.b2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    params[i] = params[i] * k.decay - k.step_size * mi / (sqrt_of(vi) * k.inv_bc2_sqrt + k.eps);
+  }
+}
+
+void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
+  const auto p = a.as<core::AdamWParams>();
+  float *params = b.f32(0), *m = b.f32(1), *v = b.f32(2);
+  const float* grads = b.f32(3);
+  const Coefficients k = coefficients(p, p.t);
+  pool.parallel_for(p.N, grain_for(8.0), [=](size_t i0, size_t i1) { update(params, m, v, grads, i0, i1, k); });
+}
+
+// 16-bit: one pass; per chunk, the grads widened (and unscaled) into an L1 buffer, the fp32 update while params, m, v
+// are in L1, the new params rounded into weights16.
+void tuned16(const Bindings& b, const KernelArgs& a, Precision precision, ThreadPool& pool) {
+  const auto p = a.as<core::AdamWParams>();
+  const Unscale u = unscale(b.at<core::LossScalerBuffer>(5), p.t);
+  if (u.skip) return;
+  float *params = b.f32(0), *m = b.f32(1), *v = b.f32(2);
+  const uint16_t* grads = b.at<uint16_t>(3);
+  uint16_t* weights16 = b.at<uint16_t>(4);
+  const Coefficients k = coefficients(p, u.t);
+  update16(grads, weights16, params, p.N, 8 * kChunk16, u.grad_scale, precision, pool,
+           [&](size_t i0, const float* g, size_t n) { update(params + i0, m + i0, v + i0, g, 0, n, k); });
+}
+
+void reference(RefBindings b, const KernelArgs& a) {
+  const auto p = a.as<core::AdamWParams>();
+  const core::LossScalerBuffer s = ref(b, 5) ? scaler_of(b[5]) : core::LossScalerBuffer{};
+  const Unscale u = unscale(ref(b, 5) ? &s : nullptr, p.t);
+  if (u.skip) return;
+  const double beta1 = p.beta1, beta2 = p.beta2, lr = p.lr;
+  const double bc1 = 1 - std::pow(beta1, static_cast<double>(u.t));
+  const double bc2 = 1 - std::pow(beta2, static_cast<double>(u.t));
+  for (uint32_t i = 0; i < p.N; ++i) {
+    double& param = b[0][i];
+    double &m = b[1][i], &v = b[2][i];
+    const double g = b[3][i] * u.grad_scale;
+    param -= lr * p.weight_decay * param;
+    m = beta1 * m + (1 - beta1) * g;
+    v = beta2 * v + (1 - beta2) * g * g;
+    param -= lr * (m / bc1) / (std::sqrt(v / bc2) + p.eps);
+    if (ref(b, 4)) b[4][i] = param;  // weights16: the new masters (rounded by whoever compares)
+  }
+}
+
+// params, m, v read and written (fp32); grads read in the storage type (with loss scaling also the scaler's scale and
+// found_inf, 16 bytes); in 16-bit the weights copy written.
+double bytes_read(const PlanEntry& e, Precision p) { return 3 * n_of(e) * 4 + n_of(e) * e_of(p) + (loss_scaled(p) ? 16 : 0); }
+double bytes_written(const PlanEntry& e, Precision p) { return 3 * n_of(e) * 4 + (e_of(p) < 4 ? n_of(e) * e_of(p) : 0); }
+
+}  // namespace
+
+const Kernel adamw_update{
+    .def = {.bindings = {{.name = "params", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::Params},
+                         {.name = "m", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::State1},
+                         {.name = "v", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::State2},
+                         {.name = "grads", .access = Access::Read, .elem = Elem::Storage, .role = Role::Grads,
+                          .elements = shape::N},
+                         {.name = "weights16", .access = Access::Write, .elem = Elem::Storage, .role = Role::Weights16,
+                          .when = When::SixteenBit, .elements = shape::N},
+                         {.name = "scaler", .access = Access::Read, .elem = Elem::LossScaler, .role = Role::Scaler,
+                          .when = When::LossScaling}},
+            .params_bytes = sizeof(core::AdamWParams),
+            .grid = Grid::Elements,
+            .local_size = 256,
+            .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
+            .args =
+                [](const PlanEntry& e, const StepArgs& s) {
+                  // torch.optim.AdamW's bias corrections for step t, in double as torch computes them in Python floats.
+                  const float bc1 = static_cast<float>(1.0 - std::pow(double(s.beta1), double(s.t)));
+                  const float bc2 = static_cast<float>(1.0 - std::pow(double(s.beta2), double(s.t)));
+                  return KernelArgs::of(core::AdamWParams{static_cast<uint32_t>(e.N), s.lr, s.beta1, s.beta2, s.eps,
+                                                          s.weight_decay, bc1, bc2, static_cast<uint32_t>(s.t)});
+                },
+            // decay 2, m 3, v 4, bias corrections 2, sqrt/divide/update 4; with loss scaling the unscaling multiply
+            .flops = [](const PlanEntry& e, Precision p) { return 15 * n_of(e) + (loss_scaled(p) ? n_of(e) : 0); },
+            .bytes_read = bytes_read,
+            .bytes_written = bytes_written},
+    .tuned = tuned,
+    .tuned16 = tuned16,
+    .reference = reference};
+
+}  // namespace cpu::ops

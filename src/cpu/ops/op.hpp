@@ -1,0 +1,145 @@
+// What a kernel's file src/cpu/ops/<kernel>.cpp is made of, and what it includes. A kernel is one such file (with its
+// shader shaders/<kernel>.comp and its params struct in shaders/common/kernel_params.h):
+//   - the tuned CPU twin, in fp32, its work split over the pool (Bindings: Storage bindings as floats);
+//   - the plain reference in double, the obvious loops read top to bottom (RefBindings);
+//   - its kernel-table entry, `const Kernel <kernel>{.def = {...}, .tuned = ..., .reference = ...}`, written with
+//     designated initializers: bindings, params, workgroup geometry, FLOP and byte formulas (core/kernel_table.hpp).
+// cmake/kernels.cmake lists the files, and the table (cpu/kernel_registry.cpp) and core::Op are made from that list,
+// so the file is all there is to register. The 16-bit variants need no code: cpu::run_kernel widens a kernel's 16-bit
+// bindings to fp32, runs the fp32 twin and rounds its 16-bit outputs back (only kernels whose 16-bit variant does
+// something else, the loss-scaled optimizers and check_finite_grads, have `tuned16`).
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/kernel_table.hpp"
+#include "cpu/fast_math.hpp"
+#include "cpu/storage16.hpp"
+#include "cpu/thread_pool.hpp"
+
+namespace cpu {
+
+// The memory of a kernel's bindings in binding order, as its tuned twin sees it: Storage bindings hold floats (16-bit
+// ones widened by the caller); a binding is null where absent in the precision or not touched by this call.
+class Bindings {
+ public:
+  explicit Bindings(std::span<void* const> pointers) : p_(pointers) {}
+  template <typename T>
+  T* at(size_t i) const {
+    return i < p_.size() ? static_cast<T*>(p_[i]) : nullptr;
+  }
+  float* f32(size_t i) const { return at<float>(i); }
+
+ private:
+  std::span<void* const> p_;
+};
+
+// The reference's bindings: binding i's elements as doubles (Storage, F32, I32 and U32 values; a LossScalerBuffer or
+// ScaleHistoryEntry as its members in order, one group per element), empty where absent in the precision.
+using RefBindings = std::span<std::vector<double>>;
+
+// One kernel: its table entry and its CPU code.
+struct Kernel {
+  core::KernelDef def;
+  // The tuned CPU twin in fp32. Null for a kernel that exists only in 16-bit storage (check_finite_grads).
+  void (*tuned)(const Bindings& b, const core::KernelArgs& a, ThreadPool& pool) = nullptr;
+  // 16-bit code of its own, Storage bindings as 16-bit bits (fp16 or bf16: `precision`); null: the 16-bit variant is
+  // `tuned` on the widened bindings.
+  void (*tuned16)(const Bindings& b, const core::KernelArgs& a, core::Precision precision, ThreadPool& pool) = nullptr;
+  // The plain reference in double: reads and writes its bindings in place, never rounds.
+  void (*reference)(RefBindings b, const core::KernelArgs& a) = nullptr;
+};
+
+// The kernel of `op` (defined by cpu/kernel_registry.cpp from the kernel list).
+const Kernel& kernel(core::Op op);
+
+namespace ops {
+
+// Every kernel's entry, named as its file (so that its definition has external linkage and the registry finds it).
+#define TRAINSCOPE_KERNEL(name) extern const Kernel name;
+#include "kernel_list.inc"
+#undef TRAINSCOPE_KERNEL
+
+using core::Access;
+using core::Elem;
+using core::Grid;
+using core::KernelArgs;
+using core::PlanEntry;
+using core::Precision;
+using core::Role;
+using core::StepArgs;
+using core::When;
+
+// ---- Entries: element counts of bindings (BindingDef::elements) ----
+namespace shape {
+inline size_t B_x_C(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B * e.C); }
+inline size_t B_x_OC(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B * e.OC); }
+inline size_t OC_x_C(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.OC * e.C); }
+inline size_t OC(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.OC); }
+inline size_t N(const PlanEntry& e, const StepArgs&) { return e.N; }
+}  // namespace shape
+
+// ---- Entries: figures and push constants ----
+inline double e_of(Precision p) { return static_cast<double>(core::storage_bytes(p)); }  // bytes of a Storage element
+inline constexpr double kIdx = 4;  // bytes of an int32 label or uint32 index
+inline double n_of(const PlanEntry& e) { return static_cast<double>(e.N); }
+inline uint32_t u32(long v) { return static_cast<uint32_t>(v); }
+inline bool loss_scaled(Precision p) { return p == Precision::FP16; }  // fp16 trains with loss scaling
+// ACT_RELU (0), ACT_GELU (1) of shaders/common/activation.glsl, and back.
+inline uint32_t act_code(core::Activation a) { return a == core::Activation::ReLU ? 0u : 1u; }
+inline core::Activation activation_of(uint32_t code) {
+  return code == 0 ? core::Activation::ReLU : core::Activation::GELU;
+}
+// The work items of a 4-wide element-wise kernel over n elements: one per group of four (the shader's grid-stride loop
+// and scalar tail cover any n with that many invocations, rounded up to whole workgroups).
+inline std::array<uint64_t, 2> quads(long n) { return {static_cast<uint64_t>(n + 3) / 4, 1}; }
+
+// ---- References: reading the bindings as the reference holds them ----
+inline double* ref(RefBindings b, size_t i) { return i < b.size() && !b[i].empty() ? b[i].data() : nullptr; }
+inline std::vector<int32_t> ints(const std::vector<double>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
+
+// The activation and its derivative in double: ReLU max(0, x); GELU with the tanh approximation
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³))) (Hendrycks & Gimpel 2016; torch approximate='tanh').
+double ref_activation(double x, core::Activation act);
+double ref_activation_derivative(double x, core::Activation act);
+
+// ---- fp16 loss scaling: the scaler binding (core::LossScalerBuffer) ----
+core::LossScalerBuffer scaler_of(const std::vector<double>& members);  // the reference's 8 doubles, as the struct
+void store_scaler(std::vector<double>& members, const core::LossScalerBuffer& s);
+
+// What the optimizers do with the scaler present (as the shaders do): skip a step whose gradients overflowed, unscale
+// the others by 1 / scale, and count t on the scaler's step clock. Without a scaler: no skip, scale 1, t as given.
+struct Unscale {
+  bool skip = false;
+  float grad_scale = 1.0f;
+  long t = 0;
+};
+Unscale unscale(const core::LossScalerBuffer* scaler, long t);
+
+// The optimizers' own 16-bit variant, in one pass over [0, N) split over the pool (chunks of `grain`): per kChunk16
+// elements, the 16-bit grads widened and multiplied by grad_scale (1: left as widened, bit for bit the unscaled update)
+// into an L1 buffer, update(i0, g, n) (the fp32 update of elements [i0, i0 + n) from g) while params and state are in
+// L1, then params [i0, i0 + n) rounded into weights16 (the copy the other kernels read).
+template <typename Update>
+void update16(const uint16_t* grads, uint16_t* weights16, const float* params, size_t N, size_t grain, float grad_scale,
+              Precision precision, ThreadPool& pool, Update update) {
+  pool.parallel_for(N, grain, [&](size_t i0, size_t i1) {
+    float* g = chunk_buffer(0, kChunk16);
+    for (size_t c0 = i0; c0 < i1; c0 += kChunk16) {
+      const size_t n = std::min(kChunk16, i1 - c0);
+      widen(g, grads + c0, n, precision);
+      if (grad_scale != 1.0f)
+        for (size_t i = 0; i < n; ++i) g[i] *= grad_scale;
+      update(c0, static_cast<const float*>(g), n);
+      narrow(weights16 + c0, params + c0, n, precision);
+    }
+  });
+}
+
+}  // namespace ops
+}  // namespace cpu

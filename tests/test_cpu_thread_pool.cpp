@@ -1,0 +1,108 @@
+// cpu::ThreadPool: parallel_for covers every index once in chunks of at least its grain, survives thousands of tiny
+// jobs and a slow chunk; and its span recording (the step timeline's per-thread tracks): when on, each thread that
+// took a chunk has a span covering its chunks on the steady clock; when off, none; take_spans starts anew.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/metrics.hpp"
+#include "cpu/thread_pool.hpp"
+
+TEST_CASE("thread pool spans: every thread that worked has a span around its chunks; off records nothing") {
+  cpu::ThreadPool pool(2);
+  std::vector<cpu::ThreadPool::Span> spans;
+  const auto job = [](size_t, size_t) { std::this_thread::sleep_for(std::chrono::milliseconds(3)); };
+
+  pool.parallel_for(8, 1, job);  // not recording
+  pool.take_spans(spans);
+  REQUIRE(spans.size() == 2);
+  for (const auto& s : spans) CHECK(s.start_s == 0);
+
+  pool.record_spans(true);
+  const double before = core::monotonic_seconds();
+  pool.parallel_for(8, 1, job);  // 8 chunks of 3 ms: the sleeping caller leaves some to the worker
+  const double after = core::monotonic_seconds();
+  pool.take_spans(spans);
+  REQUIRE(spans.size() == 2);
+  int worked = 0;
+  for (const auto& s : spans) {
+    if (s.start_s == 0) continue;
+    ++worked;
+    CHECK(s.start_s >= before);
+    CHECK(s.end_s <= after);
+    CHECK(s.end_s - s.start_s >= 0.003);  // at least one chunk's sleep
+  }
+  CHECK(spans[0].start_s > 0);  // the calling thread always takes part
+  CHECK(worked >= 1);
+  pool.take_spans(spans);  // taken: nothing since
+  for (const auto& s : spans) CHECK(s.start_s == 0);
+}
+
+TEST_CASE("thread pool: parallel_for covers every index exactly once, in chunks of at least grain") {
+  for (int threads : {1, 2, 3, 4}) {
+    cpu::ThreadPool pool(threads);
+    CHECK(pool.size() == threads);
+    for (size_t n : {0, 1, 2, 7, 33, 1000, 1001}) {
+      for (size_t grain : {1, 2, 7, 64, 5000}) {
+        CAPTURE(threads);
+        CAPTURE(n);
+        CAPTURE(grain);
+        std::vector<std::atomic<int>> hits(n);
+        std::mutex mutex;
+        std::vector<std::pair<size_t, size_t>> chunks;
+        pool.parallel_for(n, grain, [&](size_t b, size_t e) {
+          for (size_t i = b; i < e; ++i) hits[i]++;
+          std::lock_guard lock(mutex);
+          chunks.emplace_back(b, e);
+        });
+        size_t wrong = 0, small = 0;
+        for (auto& h : hits) wrong += h.load() != 1;
+        for (auto [b, e] : chunks) small += (e - b < grain && e != n) || e <= b;
+        CHECK(wrong == 0);
+        CHECK(small == 0);
+      }
+    }
+  }
+  CHECK(cpu::ThreadPool(0).size() == static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+}
+
+TEST_CASE("thread pool: thousands of back-to-back small jobs neither hang nor lose work") {
+  cpu::ThreadPool pool(3);
+  std::atomic<long> total{0};
+  for (int k = 0; k < 3000; ++k)
+    pool.parallel_for(5, 1, [&](size_t b, size_t e) { total += static_cast<long>(e - b); });
+  CHECK(total.load() == 15000);
+}
+
+TEST_CASE("thread pool: a worker chunk that outlasts the polling window still wakes the caller") {
+  // The caller's own chunk waits until a worker has started the other one, which then sleeps 20 ms: far past the
+  // pool's polling window, so only the condition variable can wake the caller. Run on a detached thread with a
+  // timeout, so that a lost wake-up fails the test instead of hanging it (the pool is leaked then).
+  auto* pool = new cpu::ThreadPool(2);
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  std::thread([pool, done] {
+    const auto caller = std::this_thread::get_id();
+    std::atomic<bool> worker_started{false};
+    pool->parallel_for(2, 1, [&](size_t, size_t) {
+      if (std::this_thread::get_id() == caller) {
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        while (!worker_started && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+      } else {
+        worker_started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+    done->set_value();
+  }).detach();
+  const bool returned = finished.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  CHECK(returned);
+  if (returned) delete pool;
+}
