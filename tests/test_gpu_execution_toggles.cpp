@@ -1,10 +1,9 @@
-// The teaching toggles (core::Execution: --unfused, --sync-every-step, --submit-per-kernel) change what runs and not
-// what is computed: on each backend the first 20 steps' losses and the final parameters are bit-identical in fp32
-// with every toggle, and the counts of kernels, submissions and host waits per step are those of each mode.
-// On the spiral with a small model, so that it runs in seconds on lavapipe.
+// The teaching toggles (core::Execution: --unfused, --sync-every-step, --submit-per-kernel) change what runs: the
+// unfused plan's kernels and bytes, and the counts of kernels, submissions and host waits per step of each mode. (That
+// they do not change what is computed, against the whole-step reference and bit for bit in fp32, is
+// tests/test_train_step.cpp.) On the spiral with a small model, so that it runs in seconds on lavapipe.
 #include <doctest/doctest.h>
 
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,8 +40,6 @@ core::TrainConfig config(core::Activation act, core::Execution execution) {
 }
 
 struct Run {
-  std::vector<float> losses;
-  std::vector<float> params;
   core::ExecutionCounts counts;
   size_t kernels_per_step = 0;
 };
@@ -58,15 +55,10 @@ Run train(const std::string& backend, const core::TrainConfig& cfg) {
     t->step(static_cast<size_t>(i % per_epoch) * static_cast<size_t>(cfg.batch));
   }
   Run r;
-  for (const auto& rec : t->flush()) r.losses.push_back(rec.loss);
-  r.counts = t->execution_counts();  // before parameters(), which is no step's
-  r.params = t->parameters();
+  t->flush();
+  r.counts = t->execution_counts();
   r.kernels_per_step = t->plan().entries.size();
   return r;
-}
-
-bool bits_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 std::vector<std::pair<std::string, core::Execution>> modes() {
@@ -120,22 +112,6 @@ TEST_CASE("the unfused plan: bias_add and act_forward after a GEMM without epilo
     }
     CHECK(unfused.total_bytes() - fused.total_bytes() == doctest::Approx(extra));
   }
-}
-
-TEST_CASE("each toggle trains bit-identically in fp32 on each backend") {
-  for (const std::string& backend : backends())
-    for (core::Activation act : {core::Activation::ReLU, core::Activation::GELU}) {
-      CAPTURE(backend);
-      CAPTURE(core::to_string(act));
-      const Run base = train(backend, config(act, {}));
-      REQUIRE(base.losses.size() == kSteps);
-      for (const auto& [name, execution] : modes()) {
-        CAPTURE(name);
-        const Run r = train(backend, config(act, execution));
-        CHECK(bits_equal(r.losses, base.losses));
-        CHECK(bits_equal(r.params, base.params));
-      }
-    }
 }
 
 TEST_CASE("kernels, submissions and host waits per step in each mode") {

@@ -1,0 +1,232 @@
+// The whole-step reference (see train_step.hpp): the step as plain loops in double, read top to bottom.
+#include "cpu/train_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/half.hpp"
+
+namespace cpu::reference {
+namespace {
+
+using core::Activation;
+using core::Precision;
+using Tensor = std::vector<double>;
+
+// What a tensor of type `p` holds for the value x: x rounded to fp32, then to fp16 or bf16 (nearest even; inf
+// beyond fp16's range), as a backend computes in fp32 and narrows.
+double store(double x, Precision p) {
+  const float f = static_cast<float>(x);
+  if (p == Precision::FP16) return core::fp16_to_float(core::float_to_fp16(f));
+  if (p == Precision::BF16) return core::bf16_to_float(core::float_to_bf16(f));
+  return f;
+}
+double store32(double x) { return static_cast<float>(x); }
+
+// ReLU, or GELU with the tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³))) (Hendrycks & Gimpel 2016;
+// torch's approximate='tanh'), and the derivative of each.
+constexpr double kSqrt2OverPi = 0.7978845608028654, kCubic = 0.044715;
+double activation(double x, Activation a) {
+  if (a == Activation::ReLU) return x > 0 ? x : 0;
+  return 0.5 * x * (1 + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+}
+double activation_grad(double x, Activation a) {
+  if (a == Activation::ReLU) return x > 0 ? 1 : 0;
+  const double t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kSqrt2OverPi * (1 + 3 * kCubic * x * x);
+}
+
+// The activations of one forward pass: in[l] is layer l's input (B, fan_in), pre[l] its output before the activation
+// (hidden layers), in[L] the logits (B, classes).
+struct Forward {
+  std::vector<Tensor> in, pre;
+};
+
+// x (B, C0) <- the rows of the dataset, then every layer: out = act(in · Wᵀ + b).
+Forward forward(const core::TrainConfig& cfg, const core::ModelShape& shape, const core::Dataset& data,
+                std::span<const uint32_t> rows, const Tensor& weights) {
+  const Precision p = cfg.precision;
+  const long B = static_cast<long>(rows.size()), L = shape.layers();
+  Forward f{std::vector<Tensor>(L + 1), std::vector<Tensor>(L)};
+  f.in[0].resize(B * shape.inputs());
+  for (long b = 0; b < B; ++b)
+    for (long c = 0; c < shape.inputs(); ++c) f.in[0][b * shape.inputs() + c] = store(data.row(rows[b])[c], p);
+  for (long l = 0; l < L; ++l) {
+    const long C = shape.fan_in(l), OC = shape.fan_out(l);
+    const bool hidden = l < L - 1;
+    const double* W = weights.data() + shape.weight_offset[l];
+    const double* bias = weights.data() + shape.bias_offset[l];
+    f.in[l + 1].resize(B * OC);
+    if (hidden) f.pre[l].resize(B * OC);
+    for (long b = 0; b < B; ++b)
+      for (long o = 0; o < OC; ++o) {
+        double sum = 0;
+        for (long c = 0; c < C; ++c) sum += f.in[l][b * C + c] * W[o * C + c];
+        // --unfused stores the GEMM's sums, adds the bias in a kernel of its own and stores again.
+        const double z = cfg.execution.unfused ? store(store(sum, p) + bias[o], p) : sum + bias[o];
+        if (hidden) f.pre[l][b * OC + o] = store(z, p);
+        f.in[l + 1][b * OC + o] = store(hidden ? activation(z, cfg.activation) : z, p);
+      }
+  }
+  return f;
+}
+
+// losses[b] = -log softmax(logits[b])[label]; dlogits = (softmax - onehot) / B * dloss_scale; correct[b].
+struct Loss {
+  Tensor losses, dlogits;
+  std::vector<int> correct;
+};
+Loss softmax_cross_entropy(const Tensor& logits, const int32_t* labels, long B, long K, double dloss_scale) {
+  Loss out{Tensor(B), Tensor(B * K), std::vector<int>(B)};
+  for (long b = 0; b < B; ++b) {
+    const double* z = logits.data() + b * K;
+    const long argmax = std::max_element(z, z + K) - z;  // the first maximum
+    double sum = 0;
+    for (long k = 0; k < K; ++k) sum += std::exp(z[k] - z[argmax]);
+    out.losses[b] = std::log(sum) - (z[labels[b]] - z[argmax]);
+    out.correct[b] = argmax == labels[b];
+    for (long k = 0; k < K; ++k)
+      out.dlogits[b * K + k] = (std::exp(z[k] - z[argmax]) / sum - (k == labels[b] ? 1 : 0)) / B * dloss_scale;
+  }
+  return out;
+}
+
+// The gradients (ModelShape layout, stored) from d = dlogits down to the first layer; largest |value| before
+// rounding into *largest (the overflow margin of fp16).
+Tensor backward(const core::TrainConfig& cfg, const core::ModelShape& shape, const Forward& f, const Tensor& weights,
+                Tensor d, double* largest) {
+  const Precision p = cfg.precision;
+  const long L = shape.layers(), B = static_cast<long>(f.in[0].size()) / shape.inputs();
+  Tensor grads(weights.size(), 0.0);
+  auto keep = [&](double x) {
+    *largest = std::max(*largest, std::fabs(x));
+    return store(x, p);
+  };
+  for (long l = L - 1; l >= 0; --l) {
+    const long C = shape.fan_in(l), OC = shape.fan_out(l);
+    const Tensor& in = f.in[l];
+    for (long o = 0; o < OC; ++o) {
+      double db = 0;
+      for (long b = 0; b < B; ++b) db += d[b * OC + o];
+      grads[shape.bias_offset[l] + o] = keep(db);
+      for (long c = 0; c < C; ++c) {
+        double dw = 0;
+        for (long b = 0; b < B; ++b) dw += d[b * OC + o] * in[b * C + c];
+        grads[shape.weight_offset[l] + o * C + c] = keep(dw);
+      }
+    }
+    if (l == 0) break;
+    // The gradient of layer l's input, then through layer l-1's activation.
+    const double* W = weights.data() + shape.weight_offset[l];
+    Tensor dprev(B * C);
+    for (long b = 0; b < B; ++b)
+      for (long c = 0; c < C; ++c) {
+        double sum = 0;
+        for (long o = 0; o < OC; ++o) sum += d[b * OC + o] * W[o * C + c];
+        const double din = keep(sum);
+        dprev[b * C + c] = keep(din * activation_grad(f.pre[l - 1][b * C + c], cfg.activation));
+      }
+    d = std::move(dprev);
+  }
+  return grads;
+}
+
+// AdamW (Loshchilov & Hutter 2019) or SGD with momentum, as torch.optim writes them, on the unscaled gradients; the
+// masters and the state are fp32.
+void update(const core::TrainConfig& cfg, const Tensor& grads, double unscale, TrainState& s) {
+  const long t = ++s.t;
+  const double lr = cfg.lr, wd = cfg.effective_weight_decay();
+  const double b1 = cfg.beta1, b2 = cfg.beta2, bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const double g = grads[i] * unscale;
+    double& p = s.params[i];
+    if (cfg.optimizer == core::Optimizer::AdamW) {
+      p -= lr * wd * p;
+      s.m[i] = store32(b1 * s.m[i] + (1 - b1) * g);
+      s.v[i] = store32(b2 * s.v[i] + (1 - b2) * g * g);
+      p = store32(p - lr * (s.m[i] / bc1) / (std::sqrt(s.v[i] / bc2) + cfg.eps));
+    } else {
+      const double gd = g + wd * p;
+      s.m[i] = store32(t == 1 ? gd : cfg.momentum * s.m[i] + gd);
+      p = store32(p - lr * s.m[i]);
+    }
+  }
+}
+
+// GradScaler's rule (torch.cuda.amp): an overflow halves the scale (backoff) and skips the step; growth_interval clean
+// steps in a row double it, unless that would be inf. Defaults as torch's.
+void update_scale(core::LossScalerState& s, bool found_inf) {
+  const core::LossScalerOptions o;
+  if (found_inf) {
+    s.scale = static_cast<float>(double(s.scale) * o.backoff_factor);
+    s.growth_tracker = 0;
+    s.skipped += 1;
+    return;
+  }
+  if (++s.growth_tracker < o.growth_interval) return;
+  const float grown = static_cast<float>(double(s.scale) * o.growth_factor);
+  if (std::isfinite(grown)) s.scale = grown;
+  s.growth_tracker = 0;
+}
+
+Tensor weights_as_read(const TrainState& s, Precision p) {
+  Tensor w(s.params.size());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = store(s.params[i], p);  // the 16-bit copy, or the fp32 masters
+  return w;
+}
+
+}  // namespace
+
+TrainState initial_state(const core::TrainConfig& cfg, const std::vector<float>& params) {
+  TrainState s;
+  s.params.assign(params.begin(), params.end());
+  s.m.assign(params.size(), 0.0);
+  s.v.assign(params.size(), 0.0);
+  s.scaler.scale = cfg.loss_scale_init;
+  return s;
+}
+
+StepResult train_step(const core::TrainConfig& cfg, const core::ModelShape& shape, const core::Dataset& train,
+                      std::span<const uint32_t> rows, TrainState& state) {
+  const bool scaling = cfg.precision == Precision::FP16;
+  const long B = static_cast<long>(rows.size()), K = shape.classes();
+  StepResult r;
+  r.loss_scale = scaling ? state.scaler.scale : 0;
+
+  // Forward, loss and its gradient (times the loss scale in fp16: the gradient of scale x loss).
+  const Tensor weights = weights_as_read(state, cfg.precision);
+  const Forward f = forward(cfg, shape, train, rows, weights);
+  std::vector<int32_t> labels(B);
+  for (long b = 0; b < B; ++b) labels[b] = train.y[rows[b]];
+  Loss loss = softmax_cross_entropy(f.in.back(), labels.data(), B, K, scaling ? state.scaler.scale : 1.0);
+  for (double l : loss.losses) r.loss += l / B;
+  double largest = 0;
+  for (double& d : loss.dlogits) {
+    largest = std::max(largest, std::fabs(d));
+    d = store(d, cfg.precision);
+  }
+
+  // Backward, then the update: skipped in fp16 when a gradient overflowed, else on the unscaled gradients.
+  const Tensor grads = backward(cfg, shape, f, weights, loss.dlogits, &largest);
+  r.overflow_margin = scaling ? largest / 65504.0 : 0;
+  r.skipped = scaling && std::any_of(grads.begin(), grads.end(), [](double g) { return !std::isfinite(g); });
+  if (!r.skipped) update(cfg, grads, scaling ? double(1.0f / state.scaler.scale) : 1.0, state);
+  if (scaling) update_scale(state.scaler, r.skipped);
+  return r;
+}
+
+core::EvalResult evaluate(const core::TrainConfig& cfg, const core::ModelShape& shape, const core::Dataset& test,
+                          const TrainState& state) {
+  std::vector<uint32_t> rows(static_cast<size_t>(test.count));
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint32_t>(i);
+  const Forward f = forward(cfg, shape, test, rows, weights_as_read(state, cfg.precision));
+  const Loss loss = softmax_cross_entropy(f.in.back(), test.y.data(), test.count, shape.classes(), 1.0);
+  core::EvalResult r;
+  for (int i = 0; i < test.count; ++i) {
+    r.loss += loss.losses[i] / test.count;
+    r.accuracy += static_cast<double>(loss.correct[i]) / test.count;
+  }
+  return r;
+}
+
+}  // namespace cpu::reference
