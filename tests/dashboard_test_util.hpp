@@ -17,7 +17,7 @@
 namespace test {
 
 // What an MLP 784-256-128-10 with AdamW holds at batch `batch` in `p` (close to the trainers' real figures; the
-// layout is core::fp32_reference_memory's), dataset 70000 Fashion-MNIST images as fp32 on the GPU.
+// layout is core::TensorLayout's), dataset 70000 Fashion-MNIST images as fp32 on the GPU.
 inline core::MemoryUsage mlp_usage(core::Precision p, size_t batch, bool gpu) {
   const size_t params = 235'520;  // 784*256 + 256 + 256*128 + 128 + 128*10 + 10, each tensor aligned to 128
   const size_t s = core::storage_bytes(p);

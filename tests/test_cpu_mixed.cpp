@@ -177,10 +177,10 @@ TEST_CASE("mixed precision: memory from the shapes; 16-bit tensors halve; memory
 
     const core::ModelShape shape = core::model_shape(cfg32, spiral());
     const size_t P = shape.param_count, B = static_cast<size_t>(cfg32.batch);
-    size_t elems = B * static_cast<size_t>(shape.inputs()) + B * static_cast<size_t>(shape.classes());  // x, dlogits
-    for (int l = 0; l < shape.layers(); ++l)  // hidden: preact, out, dact, dpreact; logits: out
-      elems += B * static_cast<size_t>(shape.fan_out(l)) * (l < shape.layers() - 1 ? 4 : 1);
-    const size_t fixed = 4 * B + 4 * B;  // fp32 losses, int32 labels
+    size_t elems = B * static_cast<size_t>(shape.inputs());  // x_batch
+    for (int l = 0; l < shape.layers(); ++l)  // hidden: preact, act, dact (dpreact in place); logits: act, dlogits
+      elems += B * static_cast<size_t>(shape.fan_out(l)) * (l < shape.layers() - 1 ? 3 : 2);
+    const size_t fixed = 3 * 4 * B;  // int32 labels, fp32 losses, int32 correct flags
     const size_t state = (opt == core::Optimizer::AdamW ? 2 : 1) * 4 * P;
     CHECK(m32.weights == 4 * P);
     CHECK(m32.activations == 4 * elems + fixed);
@@ -206,7 +206,9 @@ TEST_CASE("mixed precision: memory from the shapes; 16-bit tensors halve; memory
       // each operand padded to 16 floats.
       auto pad = [](size_t n) { return (n + 15) / 16 * 16; };
       const size_t arena = 4 * (pad(B * 64) + pad(64 * 64) + pad(64) + 2 * pad(B * 64));
-      CHECK(m.workspace == m32.workspace + arena);
+      // fp16: the loss scaler (32 bytes) and its history (8 bytes per read-back slot).
+      const size_t scaler = p == Precision::FP16 ? 32 + 8 * static_cast<size_t>(cfg.readback_interval) : 0;
+      CHECK(m.workspace == m32.workspace + arena + scaler);
       // Fixed from construction: training and evaluation allocate nothing more.
       train(*t, cfg, 3);
       t->evaluate();

@@ -1,6 +1,6 @@
 // Where the memory goes: Trainer::memory_usage() of both trainers against sizes worked out here from the model shape
-// and the config, the GPU tally against the buffers it really holds, scaling with batch and hidden sizes,
-// core::fp32_reference_memory, and the "memory" object of report.json.
+// and the config (and against the sum over their core::TensorLayout), the GPU tally against the buffers it really
+// holds, scaling with batch and hidden sizes, and the "memory" object of report.json.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -59,43 +59,27 @@ void check_usage(const core::MemoryUsage& got, const core::MemoryUsage& want) {
   CHECK(got.total() == want.total());
 }
 
-// The CPU trainer's vectors: dlogits beside the outputs, and a separate pre-activation gradient per hidden layer.
-core::MemoryUsage expected_cpu(const Setup& s) {
+// The tensors of the one layout both trainers hold (core::TensorLayout), worked out from the shapes; every buffer is
+// at least 16 bytes. The GPU holds its copy of the dataset; the CPU reads the caller's.
+core::MemoryUsage expected(const Setup& s, bool gpu) {
   const size_t B = static_cast<size_t>(s.cfg.batch), P = s.shape.param_count;
   const size_t F = static_cast<size_t>(s.shape.inputs()), K = static_cast<size_t>(s.shape.classes());
+  const size_t train = static_cast<size_t>(s.data.train.count), test = static_cast<size_t>(s.data.test.count);
   core::MemoryUsage m;
   m.weights = P * kF;
   m.gradients = P * kF;
   m.optimizer_state = (s.cfg.optimizer == Optimizer::AdamW ? 2 : 1) * P * kF;
-  m.activations = B * F * kF + 2 * B * kF + B * K * kF;  // x_batch, y_batch, losses, dlogits
-  for (int h : s.cfg.hidden) m.activations += 4 * B * static_cast<size_t>(h) * kF;  // preact, out, dact, dpreact
-  m.activations += B * K * kF;                                                      // logits
-  m.workspace = static_cast<size_t>(s.data.train.count) * kF + B * kF;              // order, evaluation flags
-  m.dataset = 0;                                                                    // the caller's, read in place
-  return m;
-}
-
-// The GPU trainer's buffers (every one here is >= 16 bytes, the smallest buffer it makes).
-core::MemoryUsage expected_gpu(const Setup& s) {
-  const size_t B = static_cast<size_t>(s.cfg.batch), P = s.shape.param_count;
-  const size_t F = static_cast<size_t>(s.shape.inputs()), K = static_cast<size_t>(s.shape.classes());
-  const size_t train = static_cast<size_t>(s.data.train.count), test = static_cast<size_t>(s.data.test.count);
-  const bool adamw = s.cfg.optimizer == Optimizer::AdamW;
-  core::MemoryUsage m;
-  m.weights = P * kF;
-  m.gradients = P * kF;
-  m.optimizer_state = (adamw ? 2 : 1) * P * kF;
   m.activations = B * F * kF + 3 * B * kF;  // x_batch, y_batch, losses, batch_correct
   for (int h : s.cfg.hidden) m.activations += 3 * B * static_cast<size_t>(h) * kF;  // preact, act, dact
   m.activations += 2 * B * K * kF;                                                  // logits and dlogits
   m.workspace = (train + test) * kF                          // order, test order
                 + static_cast<size_t>(s.cfg.readback_interval) * kF  // loss history
                 + 2 * test * kF                              // evaluation losses and flags
-                + 16                                         // placeholder preact of the logits layer
-                + (adamw ? 0 : 16);                          // placeholder adamw_v under SGD
-  m.dataset = (train * F + train + test * F + test) * kF;
+                + 16;                                        // the placeholder (the logits layer's preact)
+  m.dataset = gpu ? (train * F + train + test * F + test) * kF : 0;
   return m;
 }
+core::MemoryUsage expected_gpu(const Setup& s) { return expected(s, true); }
 
 // The same buffers in 16-bit storage (fp16 or bf16): tensors at 2 bytes per element, the fp32 masters beside the
 // 16-bit weights copy, and for fp16 the loss scaler's 32-byte state and its per-slot history of 8 bytes.
@@ -133,9 +117,12 @@ TEST_CASE("memory_usage() of both trainers equals the sizes worked out from the 
     const Setup s = spiral({32, 16}, 32, opt);
     const auto params = core::init_parameters(s.shape, s.cfg.seed);
 
+    const core::LayoutSizes sizes{size_t(s.data.train.count), size_t(s.data.test.count),
+                                  size_t(s.cfg.readback_interval)};
     auto cpu = cpu::make_trainer(s.cfg, s.data, params);
     const core::MemoryUsage cpu_mem = cpu->memory_usage();
-    check_usage(cpu_mem, expected_cpu(s));
+    check_usage(cpu_mem, expected(s, false));
+    check_usage(cpu_mem, core::tensor_layout(cpu->plan(), sizes).usage(false));
     exercise(*cpu, s);
     CHECK(cpu->memory_usage() == cpu_mem);
 
@@ -150,12 +137,7 @@ TEST_CASE("memory_usage() of both trainers equals the sizes worked out from the 
     CHECK(gpu->memory_usage() == gpu_mem);
     CHECK(gpu::allocated_buffer_bytes(*gpu) == gpu_mem.total());
 
-    // The analytic fp32 figure is the GPU's layout without its two kinds of 16-byte placeholders.
-    core::MemoryUsage ref = core::fp32_reference_memory(gpu->plan(), static_cast<size_t>(s.data.train.count),
-                                                        static_cast<size_t>(s.data.test.count),
-                                                        static_cast<size_t>(s.cfg.readback_interval));
-    ref.workspace += 16 + (opt == Optimizer::SGD ? 16 : 0);
-    check_usage(gpu_mem, ref);
+    check_usage(gpu_mem, core::tensor_layout(gpu->plan(), sizes).usage(true));
   }
 }
 
@@ -194,31 +176,9 @@ TEST_CASE("memory_usage(): parameters follow the hidden sizes, activations are l
     CHECK(w.weights > a.weights);
     CHECK(w.gradients == w.weights);
     CHECK(w.optimizer_state == 2 * w.weights);
-    // 32 more hidden units per sample: 3 (GPU: preact, act, dact) or 4 (CPU: also dpreact) tensors of B x 32 floats.
-    const size_t per_unit = std::string(trainers[first]->backend()) == "gpu" ? 3 : 4;
-    CHECK(w.activations - a.activations == per_unit * 16 * 32 * kF);
+    // 32 more hidden units per sample: 3 tensors (preact, act, dact) of B x 32 floats.
+    CHECK(w.activations - a.activations == 3 * 16 * 32 * kF);
   }
-}
-
-TEST_CASE("fp32_reference_memory of the default model 784-256-128-10, batch 128, AdamW, on Fashion-MNIST's sizes") {
-  const core::ModelShape shape({784, 256, 128, 10});
-  const core::StepPlan plan = core::build_step_plan(shape, 128, core::Activation::ReLU, Optimizer::AdamW);
-  const core::MemoryUsage m = core::fp32_reference_memory(plan, 60000, 10000, 10);
-  // 784x256 + 256 + 256x128 + 128 + 128x10 + 10 (each rounded up to a multiple of 128) = 235,264 floats
-  CHECK(shape.param_count == 235264);
-  CHECK(m.weights == 941056);
-  CHECK(m.master_weights == 0);
-  CHECK(m.gradients == 941056);
-  CHECK(m.optimizer_state == 2 * 941056);
-  // 128 x (784 + 3) + 128 x (3 x 256 + 3 x 128 + 2 x 10) floats
-  CHECK(m.activations == 128 * (787 + 768 + 384 + 20) * kF);
-  CHECK(m.workspace == (60000 + 3 * 10000 + 10) * kF);
-  CHECK(m.dataset == 70000 * 785 * kF);
-
-  const core::StepPlan sgd = core::build_step_plan(shape, 256, core::Activation::ReLU, Optimizer::SGD);
-  const core::MemoryUsage s = core::fp32_reference_memory(sgd, 60000, 10000, 10);
-  CHECK(s.optimizer_state == 941056);
-  CHECK(s.activations == 2 * m.activations);
 }
 
 TEST_CASE("report.json has a memory object per backend, in bytes, with its total") {

@@ -279,7 +279,7 @@ TEST_CASE("a trainer that splits: the partials in its memory figures, one timed 
   CHECK(split->memory_usage().workspace == plain->memory_usage().workspace + partials);
   CHECK(gpu::allocated_buffer_bytes(*split) == split->memory_usage().total());
   auto reference = [&](const core::Trainer& t) {
-    return core::fp32_reference_memory(t.plan(), size_t(data.train.count), size_t(data.test.count), 5).workspace;
+    return core::tensor_layout(t.plan(), {size_t(data.train.count), size_t(data.test.count), 5}).usage(true).workspace;
   };
   CHECK(reference(*split) == reference(*plain) + partials);
 

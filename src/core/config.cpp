@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/options.hpp"
 #include "core/step_plan.hpp"
+#include "core/tensor_layout.hpp"
 #include "core/trainer.hpp"
 
 namespace core {
@@ -64,7 +65,8 @@ void validate_against_data(const TrainConfig& c, const DataSplit& data) {
   // The sizes alone, before any allocation (a ModelShape only holds offsets).
   const ModelShape shape = model_shape(c, data);
   const StepPlan plan = build_step_plan(shape, c.batch, c.activation, c.optimizer, Precision::FP32, c.execution.unfused);
-  MemoryUsage m = fp32_reference_memory(plan, 0, 0, static_cast<size_t>(c.readback_interval));
+  // The tensor layout without the dataset and its orders (the data is loaded already: this bounds the model).
+  const MemoryUsage m = tensor_layout(plan, {0, 0, static_cast<size_t>(c.readback_interval)}).usage(false);
   const double bytes = static_cast<double>(m.total());
   if (bytes > kMaxTrainingBytes)
     fail(fmt::format("--hidden/--batch: this model needs {:.1f} GiB for its weights, gradients, optimizer state and "

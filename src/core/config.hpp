@@ -94,7 +94,7 @@ void validate(const TrainConfig& c);
 ModelShape model_shape(const TrainConfig& c, const DataSplit& data);
 
 // Checks that need the dataset: batch <= training set size, and a model whose fp32 training state (weights,
-// gradients, optimizer state, activations; core::fp32_reference_memory) fits in kMaxTrainingBytes, so that an absurd
+// gradients, optimizer state, activations: core::tensor_layout in fp32) fits in kMaxTrainingBytes, so that an absurd
 // --hidden or --batch is refused with a message instead of failing an allocation later.
 void validate_against_data(const TrainConfig& c, const DataSplit& data);
 

@@ -12,6 +12,7 @@
 #include "core/loss_scaler.hpp"
 #include "core/model.hpp"
 #include "core/step_plan.hpp"
+#include "core/tensor_layout.hpp"
 
 namespace core {
 
@@ -89,44 +90,6 @@ struct TrainerState {
   std::optional<LossScalerState> loss_scaler;
 };
 
-// Where a trainer's memory goes, in bytes, from the allocations it actually holds (GPU buffers, CPU vectors).
-// Handles that are not data (pipelines, descriptor and query pools, command buffers) and short-lived copies (staging
-// buffers of uploads and downloads, the bandwidth measurement's 2 x 64 MiB) are not counted.
-struct MemoryUsage {
-  // weights: the parameters the kernels read. In fp32 they ARE the master weights, so master_weights is 0; with
-  // 16-bit storage, weights is the 16-bit copy and master_weights the fp32 masters the optimizer updates.
-  size_t weights = 0;
-  size_t master_weights = 0;
-  size_t gradients = 0;        // parameter gradients (one flat buffer, ModelShape layout)
-  size_t optimizer_state = 0;  // AdamW m and v, or the SGD momentum buffer
-  size_t activations = 0;      // per-layer outputs, pre-activations and their gradients, the batch input and labels,
-                               // per-sample losses (and, on the GPU, the per-sample correct flags the step writes)
-  size_t workspace = 0;        // everything else the step and evaluation need: loss history (readback), evaluation
-                               // outputs, the sample order, placeholders for unused bindings
-  size_t dataset = 0;          // training + test set copies the trainer itself holds (0 when it reads the caller's)
-
-  size_t total() const {
-    return weights + master_weights + gradients + optimizer_state + activations + workspace + dataset;
-  }
-  bool operator==(const MemoryUsage&) const = default;
-};
-
-// The same model's memory at fp32 (4 bytes per element), computed from the shapes alone, laid out as gpu::Trainer
-// lays it out, before anything is allocated: validate_against_data() refuses a model on it. (The dashboard's "same
-// model in fp32" is each trainer's own Trainer::memory_usage_fp32(), from its allocations.) plan gives the model shape, batch size B and
-// optimizer; train_count, test_count are the samples of each split; readback_interval the GPU's loss history length R.
-//   weights = gradients = param_count x 4; master_weights = 0; optimizer_state = (AdamW 2, SGD 1) x param_count x 4;
-//   activations = B x (inputs + 3) x 4 (x_batch, labels, losses, correct flags)
-//                 + per layer B x fan_out x 4 x (3 for a hidden layer: preact, output, gradient; 2 for the logits layer);
-//   workspace = (train_count + 3 x test_count + R) x 4 (sample order, test order, evaluation losses and flags, losses)
-//               + the largest split-K partials of the plan, split_k x OC x C x 4 (a GPU plan's; the CPU's has none);
-//   dataset = (train_count + test_count) x (inputs + 1) x 4 (images as floats, labels as int32).
-// A real trainer's figure can differ by allocation rounding (GPU buffers are at least 16 bytes, and the GPU binds
-// 16-byte placeholders where a configuration has no tensor) and by its own layout (the CPU trainer keeps separate
-// pre-activation gradients and reads the caller's dataset). A pure function, no errors.
-MemoryUsage fp32_reference_memory(const StepPlan& plan, size_t train_count, size_t test_count,
-                                  size_t readback_interval);
-
 class Trainer {
  public:
   virtual ~Trainer() = default;
@@ -161,7 +124,10 @@ class Trainer {
   // The learning rate the next step uses (the config's, or the last set_learning_rate()).
   virtual float learning_rate() const = 0;
 
-  // The bytes this trainer holds now, by category (see MemoryUsage). Fixed from construction: a change of batch size,
+  // The bytes this trainer holds now, by category (core::MemoryUsage): the sum over its core::TensorLayout (less the
+  // dataset where it reads the caller's), and the CPU's fp32 scratch of 16-bit kernels. Handles that are not data
+  // (pipelines, descriptor and query pools, command buffers) and short-lived copies (staging buffers, predict()'s
+  // points, the bandwidth measurement's 2 x 64 MiB) are not counted. Fixed from construction: a change of batch size,
   // optimizer or precision makes a new trainer.
   virtual MemoryUsage memory_usage() const = 0;
 

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/half.hpp"
 #include "core/metrics.hpp"
+#include "core/tensor_layout.hpp"
 #include "gpu/device_cache.hpp"
 #include "gpu/kernels.hpp"
 #include "vk/buffer.hpp"
@@ -71,32 +72,18 @@ class VulkanTrainer final : public core::Trainer {
     std::vector<core::HostSpan> host;  // the step timeline: when the host recorded and submitted this step
   };
 
-  // Every buffer the trainer keeps is made here, counted in the MemoryUsage category it belongs to (e.g.
-  // &core::MemoryUsage::weights), so that memory_usage() is the sum of what was really allocated.
-  // memory_usage_fp32() counts the same buffer as fp32_bytes in fp32_category (a 16-bit tensor at 4 bytes per
-  // element; 0 for what fp32 training would not have: the 16-bit weights copy, the loss scaler).
-  Buffer make(VkDeviceSize bytes, MemoryKind kind, const char* name, size_t core::MemoryUsage::*category,
-              VkDeviceSize fp32_bytes, size_t core::MemoryUsage::*fp32_category) {
-    Buffer b(ctx_, std::max<VkDeviceSize>(bytes, 16), kind, name);
-    memory_.*category += static_cast<size_t>(b.size());
-    if (fp32_bytes > 0) memory_fp32_.*fp32_category += static_cast<size_t>(std::max<VkDeviceSize>(fp32_bytes, 16));
-    return b;
+  // The buffer of a layout tensor (the training one of its role and layer, or the evaluation's); owned(): one this
+  // trainer made (not the dataset's), to write; has(): whether this configuration has the tensor.
+  const Buffer& buffer(core::Role role, int layer = -1, bool evaluation = false) const {
+    return *bound_.at(static_cast<size_t>(layout_.find(role, layer, evaluation)));
   }
-  // A buffer that is the same in fp32.
-  Buffer make(VkDeviceSize bytes, MemoryKind kind, const char* name, size_t core::MemoryUsage::*category) {
-    return make(bytes, kind, name, category, bytes, category);
-  }
-  // A tensor of `elements` in the storage type (kE_ bytes each).
-  Buffer make_tensor(VkDeviceSize elements, const char* name, size_t core::MemoryUsage::*category) {
-    return make(elements * kE_, MemoryKind::DeviceLocal, name, category, elements * kF, category);
-  }
-  // The parameters the kernels read: the fp32 masters in fp32, the 16-bit copy otherwise.
-  const Buffer& read_weights() const { return sixteen_bit() ? weights16_ : params_; }
+  Buffer& owned(core::Role role) { return buffers_.at(static_cast<size_t>(layout_.find(role))); }
+  bool has(core::Role role) const { return layout_.find(role) >= 0; }
   bool sixteen_bit() const { return kE_ != kF; }
   bool loss_scaling() const { return plan_.loss_scaling(); }
   void upload_params(const std::vector<float>& params);  // the masters and, in 16-bit, their rounded copy
   void upload_scaler(const std::optional<core::LossScalerState>& state, long optimizer_steps);
-  void allocate_buffers();
+  void allocate_buffers();  // every tensor of layout_, and the memory figures from it
   void flush_into_ready();  // waits for the submitted steps and moves their records to ready_
   void build_descriptor_sets();
   // The buffer (range) a trainer role takes for layer l (kernel_table.hpp), in training or evaluation.
@@ -109,21 +96,6 @@ class VulkanTrainer final : public core::Trainer {
   void record_entry(VkCommandBuffer cmd, Slot& slot, size_t i, const core::StepArgs& args);
   void submit(VkCommandBuffer cmd, VkFence fence);  // one vkQueueSubmit of cmd, counted
   void wait_fence();                                // waits for fence_ and resets it, counted
-  // Parameter tensors start at multiples of ModelShape::kParamAlign elements: 256 bytes in 16-bit, 512 in fp32, so
-  // every offset meets any minStorageBufferOffsetAlignment (at most 256 bytes by the Vulkan spec).
-  BufferRange weight(int l) const {
-    return {&read_weights(), shape_.weight_offset[l] * kE_, VkDeviceSize(shape_.fan_in(l)) * shape_.fan_out(l) * kE_};
-  }
-  BufferRange bias(int l) const {
-    return {&read_weights(), shape_.bias_offset[l] * kE_, VkDeviceSize(shape_.fan_out(l)) * kE_};
-  }
-  BufferRange dweight(int l) const {
-    return {&grads_, shape_.weight_offset[l] * kE_, VkDeviceSize(shape_.fan_in(l)) * shape_.fan_out(l) * kE_};
-  }
-  BufferRange dbias(int l) const {
-    return {&grads_, shape_.bias_offset[l] * kE_, VkDeviceSize(shape_.fan_out(l)) * kE_};
-  }
-
   core::TrainConfig cfg_;
   const core::DataSplit& data_;
   core::ModelShape shape_;
@@ -138,16 +110,11 @@ class VulkanTrainer final : public core::Trainer {
   VkDeviceSize kE_ = kF;  // bytes of a stored tensor element: 4 (fp32) or 2 (fp16, bf16)
   core::LossScalerOptions scaler_options_;  // fp16: GradScaler's defaults, init_scale from the config
 
-  // Buffers (destroyed before the context: members are destroyed in reverse order).
-  const Buffer &x_train_, &y_train_, &x_test_, &y_test_, &test_order_;  // in dataset_
-  Buffer order_;
-  Buffer params_, grads_, state1_, state2_;  // state1/2: AdamW m, v (SGD: momentum buffer, unused)
-  Buffer weights16_;                           // 16-bit only: the rounded copy of params_ the kernels read
-  Buffer scaler_, scale_history_;              // fp16 only: the core::LossScalerBuffer; (scale, found_inf) per slot
-  Buffer x_batch_, y_batch_, losses_, batch_correct_, loss_history_, eval_losses_, eval_correct_;
-  std::vector<Buffer> preact_, act_, dact_;  // per layer l: preact_[l], act_[l] = output of layer l, dact_[l] its grad
-  Buffer split_partials_;  // split-K's fp32 partial products, shared by the split entries (they run one at a time)
-
+  // The tensors of core::TensorLayout (destroyed before the context: members are destroyed in reverse order): a buffer
+  // per tensor, except the dataset and the test order, which are dataset_'s (uploaded once per content).
+  core::TensorLayout layout_;
+  std::vector<Buffer> buffers_;        // per layout tensor; empty for dataset_'s
+  std::vector<const Buffer*> bound_;   // per layout tensor: the buffer its bindings take
   vk::DescriptorPool pool_;
   std::vector<EntrySets> entry_sets_;  // one per plan entry
   EntrySets gather_test_set_;
@@ -184,12 +151,7 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
       kernels_owner_(cache.kernels(device_, cfg.precision)),
       kernels_(*kernels_owner_),
       dataset_(cache.dataset(device_, data)),
-      kE_(core::storage_bytes(cfg.precision)),
-      x_train_(dataset_->x_train),
-      y_train_(dataset_->y_train),
-      x_test_(dataset_->x_test),
-      y_test_(dataset_->y_test),
-      test_order_(dataset_->test_order) {
+      kE_(core::storage_bytes(cfg.precision)) {
   scaler_options_.init_scale = cfg.loss_scale_init;
   // The plan as this device runs it: matmul_backward_weight split into K slices where the device would idle
   // (gpu/gemm_config.hpp, choose_split_k); the entries' figures then count the partials' traffic.
@@ -202,9 +164,9 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
                       "kernels cannot be timed; choose another with --device (see trainscope devices)");
   allocate_buffers();
   upload_params(init_params);
-  grads_.zero(ctx_);  // padding between tensors is never written and must stay 0 for the optimizer
-  state1_.zero(ctx_);
-  state2_.zero(ctx_);
+  // Padding between parameter tensors is never written and must stay 0 for the optimizer; the state starts at 0.
+  for (core::Role r : {core::Role::Grads, core::Role::State1, core::Role::State2})
+    if (has(r)) owned(r).zero(ctx_);
   if (loss_scaling()) upload_scaler(std::nullopt, 0);
   build_descriptor_sets();
 
@@ -231,106 +193,36 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
 VulkanTrainer::~VulkanTrainer() { vkDeviceWaitIdle(ctx_.device()); }
 
 void VulkanTrainer::allocate_buffers() {
-  using M = core::MemoryUsage;
-  const auto& tr = data_.train;
-  const auto& te = data_.test;
-  const VkDeviceSize B = static_cast<VkDeviceSize>(cfg_.batch);
-  // The dataset and the test order live in dataset_ (uploaded once per content); this trainer holds them too.
-  for (const Buffer* b : {&x_train_, &y_train_, &x_test_, &y_test_}) {
-    memory_.dataset += static_cast<size_t>(b->size());
-    memory_fp32_.dataset += static_cast<size_t>(b->size());
+  const core::LayoutSizes sizes{static_cast<size_t>(data_.train.count), static_cast<size_t>(data_.test.count),
+                                static_cast<size_t>(cfg_.readback_interval)};
+  layout_ = core::tensor_layout(plan_, sizes);
+  buffers_.resize(layout_.tensors.size());  // sized once: bound_ points into it
+  for (size_t i = 0; i < layout_.tensors.size(); ++i) {
+    const core::TensorDesc& t = layout_.tensors[i];
+    // The dataset and the test order are dataset_'s (uploaded once per content); this trainer holds them too.
+    const Buffer* shared = t.role == core::Role::DataX ? (t.evaluation ? &dataset_->x_test : &dataset_->x_train)
+                           : t.role == core::Role::DataY ? (t.evaluation ? &dataset_->y_test : &dataset_->y_train)
+                           : t.role == core::Role::Order && t.evaluation ? &dataset_->test_order
+                                                                           : nullptr;
+    if (!shared)
+      buffers_[i] = Buffer(ctx_, layout_.bytes(i), t.host_read ? MemoryKind::HostVisible : MemoryKind::DeviceLocal,
+                           t.name);
+    bound_.push_back(shared ? shared : &buffers_[i]);
   }
-  memory_.workspace += static_cast<size_t>(test_order_.size());
-  memory_fp32_.workspace += static_cast<size_t>(test_order_.size());
-  order_ = make(VkDeviceSize(tr.count) * 4, MemoryKind::DeviceLocal, "order", &M::workspace);
-
-  const VkDeviceSize P = shape_.param_count * kF;
-  const bool adamw = cfg_.optimizer == core::Optimizer::AdamW;
-  // fp32: params_ are the weights the kernels read. 16-bit: they are the optimizer's fp32 masters, and the kernels
-  // read weights16_ (in fp32 training that copy would not exist, and the masters would count as the weights).
-  params_ = make(P, MemoryKind::DeviceLocal, "params", sixteen_bit() ? &M::master_weights : &M::weights, P,
-                 &M::weights);
-  if (sixteen_bit())
-    weights16_ = make(shape_.param_count * kE_, MemoryKind::DeviceLocal, "weights16", &M::weights, 0, &M::weights);
-  grads_ = make_tensor(shape_.param_count, "grads", &M::gradients);
-  state1_ = make(P, MemoryKind::DeviceLocal, adamw ? "adamw_m" : "momentum", &M::optimizer_state);
-  // SGD has no second moment: a 16-byte placeholder, counted as workspace.
-  state2_ = make(adamw ? P : 16, MemoryKind::DeviceLocal, "adamw_v", adamw ? &M::optimizer_state : &M::workspace);
-
-  x_batch_ = make_tensor(B * shape_.inputs(), "x_batch", &M::activations);
-  y_batch_ = make(B * 4, MemoryKind::DeviceLocal, "y_batch", &M::activations);
-  losses_ = make(B * kF, MemoryKind::DeviceLocal, "losses", &M::activations);
-  batch_correct_ = make(B * 4, MemoryKind::DeviceLocal, "batch_correct", &M::activations);
-  loss_history_ =
-      make(VkDeviceSize(cfg_.readback_interval) * kF, MemoryKind::HostVisible, "loss_history", &M::workspace);
-  eval_losses_ = make(VkDeviceSize(te.count) * kF, MemoryKind::DeviceLocal, "eval_losses", &M::workspace);
-  eval_correct_ = make(VkDeviceSize(te.count) * 4, MemoryKind::DeviceLocal, "eval_correct", &M::workspace);
-  for (int l = 0; l < shape_.layers(); ++l) {
-    const VkDeviceSize elements = B * shape_.fan_out(l);
-    // The logits layer has no activation, hence no pre-activation: a 16-byte placeholder for its binding.
-    const bool hidden = l < shape_.layers() - 1;
-    preact_.push_back(hidden ? make_tensor(elements, "preact", &M::activations)
-                             : make(16, MemoryKind::DeviceLocal, "preact", &M::workspace));
-    act_.push_back(make_tensor(elements, "activations", &M::activations));
-    dact_.push_back(make_tensor(elements, "activation_grads", &M::activations));
-  }
-  VkDeviceSize partials = 0;
-  for (const core::PlanEntry& e : plan_.entries) partials = std::max(partials, split_k_partials_bytes(e));
-  if (partials > 0)  // fp32 in every precision
-    split_partials_ = make(partials, MemoryKind::DeviceLocal, "split_k_partials", &M::workspace);
-  if (loss_scaling()) {
-    scaler_ = make(sizeof(core::LossScalerBuffer), MemoryKind::DeviceLocal, "loss_scaler", &M::workspace, 0,
-                   &M::workspace);
-    scale_history_ = make(VkDeviceSize(cfg_.readback_interval) * sizeof(core::ScaleHistoryEntry),
-                          MemoryKind::HostVisible, "scale_history", &M::workspace, 0, &M::workspace);
-  }
+  memory_ = layout_.usage(true);
+  memory_fp32_ = core::tensor_layout(plan_, sizes, core::Precision::FP32).usage(true);
 }
 
 size_t VulkanTrainer::buffer_bytes() const {
   size_t sum = 0;
-  for (const Buffer* b : {&x_train_, &y_train_, &x_test_, &y_test_, &order_, &test_order_, &params_, &grads_,
-                          &state1_, &state2_, &x_batch_, &y_batch_, &losses_, &batch_correct_, &loss_history_,
-                          &eval_losses_, &eval_correct_, &weights16_, &scaler_, &scale_history_, &split_partials_})
-    sum += static_cast<size_t>(b->size());  // size() is 0 for a buffer this precision does not make
-  for (const auto* per_layer : {&preact_, &act_, &dact_})
-    for (const Buffer& b : *per_layer) sum += static_cast<size_t>(b.size());
+  for (const Buffer* b : bound_) sum += static_cast<size_t>(b->size());
   return sum;
 }
 
 BufferRange VulkanTrainer::resolve(core::Role role, int l, bool evaluation) const {
-  using R = core::Role;
-  const int L = shape_.layers();
-  switch (role) {
-    case R::DataX: return {evaluation ? &x_test_ : &x_train_};
-    case R::DataY: return {evaluation ? &y_test_ : &y_train_};
-    case R::Order: return {evaluation ? &test_order_ : &order_};
-    case R::XBatch: return {&x_batch_};
-    case R::YBatch: return {&y_batch_};
-    case R::LayerIn: return l == 0 ? BufferRange{&x_batch_} : BufferRange{&act_[l - 1]};
-    case R::Act: return {&act_[l]};
-    case R::Preact: return {&preact_[l]};
-    // One gradient buffer per layer: act_backward turns d Act into d Preact in place (the kernel allows it).
-    case R::DAct:
-    case R::DPreact: return {&dact_[l]};
-    case R::DLayerIn: return {&dact_[l - 1]};
-    case R::Weight: return weight(l);
-    case R::Bias: return bias(l);
-    case R::DWeight: return dweight(l);
-    case R::DBias: return dbias(l);
-    case R::Logits: return {&act_[L - 1]};
-    case R::DLogits: return {&dact_[L - 1]};
-    case R::Losses: return {evaluation ? &eval_losses_ : &losses_};
-    case R::Correct: return {evaluation ? &eval_correct_ : &batch_correct_};
-    case R::LossHistory: return {&loss_history_};
-    case R::Params: return {&params_};
-    case R::Grads: return {&grads_};
-    case R::State1: return {&state1_};
-    case R::State2: return {&state2_};
-    case R::Weights16: return {&weights16_};
-    case R::Scaler: return {&scaler_};
-    case R::ScaleHistory: return {&scale_history_};
-  }
-  throw core::Error(core::ErrorKind::Internal, std::string("gpu trainer: no buffer for role ") + core::to_string(role));
+  const core::TensorView v = layout_.resolve(role, l, evaluation);
+  const VkDeviceSize e = core::elem_bytes(layout_.tensors[static_cast<size_t>(v.tensor)].elem, layout_.precision);
+  return {bound_[static_cast<size_t>(v.tensor)], v.offset * e, v.elements * e};
 }
 
 EntrySets VulkanTrainer::make_set(const core::PlanEntry& e, bool evaluation) {
@@ -338,7 +230,8 @@ EntrySets VulkanTrainer::make_set(const core::PlanEntry& e, bool evaluation) {
   std::vector<BufferRange> ranges;
   for (const core::BindingDef& b : def.bindings)
     if (core::present(b.when, cfg_.precision)) ranges.push_back(resolve(b.role, e.layer, evaluation));
-  return kernels_.allocate_sets(pool_, e, ranges, {&split_partials_});
+  const int partials = layout_.find(core::Role::SplitKPartials);
+  return kernels_.allocate_sets(pool_, e, ranges, partials < 0 ? vk::BufferRange{} : vk::BufferRange{bound_[partials]});
 }
 
 void VulkanTrainer::build_descriptor_sets() {
@@ -357,7 +250,7 @@ void VulkanTrainer::build_descriptor_sets() {
 
 void VulkanTrainer::begin_epoch(std::span<const uint32_t> order) {
   flush_into_ready();
-  order_.upload(ctx_, order.data(), order.size_bytes());
+  owned(core::Role::Order).upload(ctx_, order.data(), order.size_bytes());
 }
 
 void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
@@ -465,8 +358,9 @@ void VulkanTrainer::flush_into_ready() {
   vk::check(vkQueueSubmit(ctx_.queue(), 0, nullptr, fence_.get()), "vkQueueSubmit (fence)");
   wait_fence();
   const double wait_end = core::monotonic_seconds();
-  const auto* history = static_cast<const float*>(loss_history_.mapped());
-  const auto* scales = static_cast<const core::ScaleHistoryEntry*>(loss_scaling() ? scale_history_.mapped() : nullptr);
+  const auto* history = static_cast<const float*>(buffer(core::Role::LossHistory).mapped());
+  const auto* scales = static_cast<const core::ScaleHistoryEntry*>(
+      loss_scaling() ? buffer(core::Role::ScaleHistory).mapped() : nullptr);
   const uint32_t n = static_cast<uint32_t>(plan_.entries.size()) + 1;
   for (uint32_t s = 0; s < pending_; ++s) {
     core::StepRecord r;
@@ -541,8 +435,8 @@ core::EvalResult VulkanTrainer::evaluate() {
   });
   std::vector<float> losses(static_cast<size_t>(N));
   std::vector<int32_t> correct(static_cast<size_t>(N));
-  eval_losses_.download(ctx_, losses.data(), losses.size() * kF);
-  eval_correct_.download(ctx_, correct.data(), correct.size() * 4);
+  buffer(core::Role::Losses, -1, true).download(ctx_, losses.data(), losses.size() * kF);
+  buffer(core::Role::Correct, -1, true).download(ctx_, correct.data(), correct.size() * 4);
   double loss = 0, right = 0;
   for (int i = 0; i < N; ++i) {
     loss += losses[i];
@@ -582,7 +476,7 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
   const VkDescriptorSet gather_set = pool.allocate(ctx_, kernels_.pipeline(core::Op::gather_batch), ranges);
   core::StepArgs args = core::step_args(cfg_, t_ + 1);
   args.evaluation = true;
-  const Buffer& out = act_[static_cast<size_t>(shape_.layers() - 1)];
+  const Buffer& out = *resolve(core::Role::Logits, -1, false).buffer;
   ctx_.run_one_shot([&](VkCommandBuffer cmd) {
     vk::compute_barrier(cmd);  // RAW: the last step's update wrote the weights the forward pass reads
     for (size_t start = 0; start < count; start += static_cast<size_t>(B)) {
@@ -630,7 +524,7 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
 std::vector<float> VulkanTrainer::parameters() {
   flush_into_ready();
   std::vector<float> p(shape_.param_count);
-  params_.download(ctx_, p.data(), p.size() * kF);
+  buffer(core::Role::Params).download(ctx_, p.data(), p.size() * kF);
   return p;
 }
 
@@ -639,18 +533,18 @@ core::TrainerState VulkanTrainer::export_state() {
   core::TrainerState s;
   s.optimizer = cfg_.optimizer;
   s.params.resize(shape_.param_count);
-  params_.download(ctx_, s.params.data(), s.params.size() * kF);
+  buffer(core::Role::Params).download(ctx_, s.params.data(), s.params.size() * kF);
   s.state1.resize(shape_.param_count);
-  state1_.download(ctx_, s.state1.data(), s.state1.size() * kF);
+  buffer(core::Role::State1).download(ctx_, s.state1.data(), s.state1.size() * kF);
   if (cfg_.optimizer == core::Optimizer::AdamW) {
     s.state2.resize(shape_.param_count);
-    state2_.download(ctx_, s.state2.data(), s.state2.size() * kF);
+    buffer(core::Role::State2).download(ctx_, s.state2.data(), s.state2.size() * kF);
   }
   s.steps = next_step_;
   s.optimizer_steps = t_;
   if (loss_scaling()) {  // the device's scaler state and step clock (skipped steps did not advance it)
     core::LossScalerBuffer device{};
-    scaler_.download(ctx_, &device, sizeof device);
+    buffer(core::Role::Scaler).download(ctx_, &device, sizeof device);
     s.loss_scaler = core::scaler_state(device);
     s.optimizer_steps = device.optimizer_steps;
   }
@@ -666,19 +560,19 @@ void VulkanTrainer::import_state(const core::TrainerState& s) {
   const bool same = s.optimizer == cfg_.optimizer && s.state1.size() == shape_.param_count &&
                     (cfg_.optimizer != core::Optimizer::AdamW || s.state2.size() == shape_.param_count);
   if (same) {
-    state1_.upload(ctx_, s.state1.data(), s.state1.size() * kF);
-    if (cfg_.optimizer == core::Optimizer::AdamW) state2_.upload(ctx_, s.state2.data(), s.state2.size() * kF);
+    owned(core::Role::State1).upload(ctx_, s.state1.data(), s.state1.size() * kF);
+    if (has(core::Role::State2)) owned(core::Role::State2).upload(ctx_, s.state2.data(), s.state2.size() * kF);
     t_ = s.optimizer_steps;
   } else {  // another optimizer: its state starts fresh
-    state1_.zero(ctx_);
-    state2_.zero(ctx_);
+    for (core::Role r : {core::Role::State1, core::Role::State2})
+      if (has(r)) owned(r).zero(ctx_);
     t_ = 0;
   }
   if (loss_scaling()) upload_scaler(s.loss_scaler, t_);
 }
 
 void VulkanTrainer::upload_params(const std::vector<float>& params) {
-  params_.upload(ctx_, params.data(), params.size() * kF);
+  owned(core::Role::Params).upload(ctx_, params.data(), params.size() * kF);
   if (!sixteen_bit()) return;
   // The 16-bit copy rounded to nearest even on the host, the same bits the optimizer kernels' store_t writes.
   std::vector<uint16_t> rounded(params.size());
@@ -686,7 +580,7 @@ void VulkanTrainer::upload_params(const std::vector<float>& params) {
     core::to_fp16(rounded.data(), params.data(), params.size());
   else
     core::to_bf16(rounded.data(), params.data(), params.size());
-  weights16_.upload(ctx_, rounded.data(), rounded.size() * sizeof(uint16_t));
+  owned(core::Role::Weights16).upload(ctx_, rounded.data(), rounded.size() * sizeof(uint16_t));
 }
 
 void VulkanTrainer::upload_scaler(const std::optional<core::LossScalerState>& state, long optimizer_steps) {
@@ -703,7 +597,7 @@ void VulkanTrainer::upload_scaler(const std::optional<core::LossScalerState>& st
   // beta^t in double as torch computes it, rounded once; the device multiplies one beta in per applied update.
   device.beta1_pow = static_cast<float>(std::pow(double(cfg_.beta1), double(optimizer_steps)));
   device.beta2_pow = static_cast<float>(std::pow(double(cfg_.beta2), double(optimizer_steps)));
-  scaler_.upload(ctx_, &device, sizeof device);
+  owned(core::Role::Scaler).upload(ctx_, &device, sizeof device);
   t_ = optimizer_steps;
 }
 

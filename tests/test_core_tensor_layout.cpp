@@ -1,0 +1,121 @@
+// core::TensorLayout: every binding of every kernel of a step (and of the evaluation) resolves to a tensor of its
+// element type that holds at least the elements the kernel table says the binding touches; the in-place and shared
+// tensors are the same tensor; the memory figures are the sizes worked out here from the model's shape.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/kernel_table.hpp"
+#include "core/step_plan.hpp"
+#include "core/tensor_layout.hpp"
+
+using core::Op;
+using core::Optimizer;
+using core::Precision;
+using core::Role;
+
+namespace {
+
+constexpr size_t kF = 4;
+const core::ModelShape kShape({784, 256, 128, 10});
+const core::LayoutSizes kSizes{60000, 10000, 10};
+
+// Every binding of `e` against the layout, with the step's settings `s`.
+void check_entry(const core::TensorLayout& layout, const core::PlanEntry& e, const core::StepArgs& s) {
+  const core::KernelDef& def = core::kernel_def(e.op);
+  for (const core::BindingDef& b : def.bindings) {
+    if (!core::present(b.when, layout.precision)) continue;
+    INFO(e.label() << " binding " << std::string(b.name) << std::string(s.evaluation ? " (evaluation)" : ""));
+    const core::TensorView v = layout.resolve(b.role, e.layer, s.evaluation);
+    REQUIRE(v.tensor >= 0);
+    const core::TensorDesc& t = layout.tensors[static_cast<size_t>(v.tensor)];
+    CHECK(v.offset + v.elements <= t.elements);
+    if (t.role == Role::Placeholder) {  // bound, not touched
+      CHECK(b.elements(e, s) == 0);
+      continue;
+    }
+    // The binding's type; in fp32 a Storage binding may take the fp32 parameters (they are the weights read).
+    CHECK((t.elem == b.elem ||
+           (layout.precision == Precision::FP32 && b.elem == core::Elem::Storage && t.elem == core::Elem::F32)));
+    if (b.elements) CHECK(b.elements(e, s) <= v.elements);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every binding of every plan entry resolves to a tensor of its type that holds what the kernel touches") {
+  for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
+    for (Optimizer opt : {Optimizer::AdamW, Optimizer::SGD})
+      for (bool unfused : {false, true}) {
+        CAPTURE(std::string(core::to_string(p)));
+        CAPTURE(unfused);
+        const core::StepPlan plan = core::build_step_plan(kShape, 128, core::Activation::GELU, opt, p, unfused);
+        const core::TensorLayout layout = core::tensor_layout(plan, kSizes);
+        for (const core::PlanEntry& e : plan.entries) check_entry(layout, e, {});
+        core::StepArgs evaluation;
+        evaluation.evaluation = true;
+        check_entry(layout, {.op = Op::gather_batch, .B = 128, .C = 784}, evaluation);
+        for (const core::PlanEntry& e : plan.entries)
+          if (e.layer_forward()) check_entry(layout, e, evaluation);
+        check_entry(layout, {.op = Op::softmax_xent_forward_backward, .B = 128, .C = 10}, evaluation);
+      }
+}
+
+TEST_CASE("one tensor where the step shares one: in-place gradients, a layer's input is the previous output") {
+  const core::StepPlan plan = core::build_step_plan(kShape, 128, core::Activation::ReLU, Optimizer::AdamW);
+  const core::TensorLayout t = core::tensor_layout(plan, kSizes);
+  for (int l = 0; l < 3; ++l) {
+    CAPTURE(l);
+    CHECK(t.resolve(Role::DAct, l, false).tensor == t.resolve(Role::DPreact, l, false).tensor);  // act_backward
+    if (l > 0) CHECK(t.resolve(Role::LayerIn, l, false).tensor == t.resolve(Role::Act, l - 1, false).tensor);
+    if (l > 0) CHECK(t.resolve(Role::DLayerIn, l, false).tensor == t.resolve(Role::DAct, l - 1, false).tensor);
+    const core::TensorView w = t.resolve(Role::Weight, l, false), dw = t.resolve(Role::DWeight, l, false);
+    CHECK(w.tensor == t.find(Role::Params));  // fp32: the masters are the weights the kernels read
+    CHECK(dw.tensor == t.find(Role::Grads));
+    CHECK(w.offset == kShape.weight_offset[l]);
+    CHECK(w.elements == size_t(kShape.fan_in(l)) * size_t(kShape.fan_out(l)));
+  }
+  CHECK(t.resolve(Role::Logits, -1, false).tensor == t.resolve(Role::Act, 2, false).tensor);
+  CHECK(t.resolve(Role::DLogits, -1, false).tensor == t.resolve(Role::DAct, 2, false).tensor);
+  CHECK(t.resolve(Role::Preact, 2, false).tensor == t.find(Role::Placeholder));  // the logits layer has none
+  CHECK(t.resolve(Role::DataX, -1, true).tensor != t.resolve(Role::DataX, -1, false).tensor);
+  CHECK(t.resolve(Role::Losses, -1, true).elements == 10000);  // evaluation fills one test-set array
+  CHECK_THROWS(t.resolve(Role::Scaler, -1, false));             // fp32 has no loss scaler
+  const core::TensorLayout half = core::tensor_layout(plan, kSizes, Precision::BF16);
+  CHECK(half.resolve(Role::Weight, 1, false).tensor == half.find(Role::Weights16));  // the 16-bit copy
+}
+
+TEST_CASE("memory from the layout: the default model 784-256-128-10, batch 128, on Fashion-MNIST's sizes") {
+  const core::StepPlan plan = core::build_step_plan(kShape, 128, core::Activation::ReLU, Optimizer::AdamW);
+  const core::MemoryUsage m = core::tensor_layout(plan, kSizes).usage(true);
+  // 784x256 + 256 + 256x128 + 128 + 128x10 + 10 (each rounded up to a multiple of 128) = 235,264 floats
+  CHECK(kShape.param_count == 235264);
+  CHECK(m.weights == 941056);
+  CHECK(m.master_weights == 0);
+  CHECK(m.gradients == 941056);
+  CHECK(m.optimizer_state == 2 * 941056);
+  // 128 x (784 + 3) (x_batch; labels, losses, flags) + 128 x (3 x 256 + 3 x 128 + 2 x 10) floats
+  CHECK(m.activations == 128 * (787 + 768 + 384 + 20) * kF);
+  // orders (60000 + 10000), loss history 10, evaluation losses and flags 2 x 10000, the 16-byte placeholder
+  CHECK(m.workspace == (60000 + 3 * 10000 + 10) * kF + 16);
+  CHECK(m.dataset == 70000 * 785 * kF);
+  CHECK(core::tensor_layout(plan, kSizes).usage(false).dataset == 0);
+
+  const core::StepPlan sgd = core::build_step_plan(kShape, 256, core::Activation::ReLU, Optimizer::SGD);
+  const core::MemoryUsage s = core::tensor_layout(sgd, kSizes).usage(true);
+  CHECK(s.optimizer_state == 941056);  // the momentum buffer alone
+  CHECK(s.activations == 2 * m.activations);
+
+  // fp16: 16-bit tensors, the fp32 masters beside the weights copy, the loss scaler (32 bytes) and its history
+  // (8 bytes a slot).
+  const core::StepPlan fp16 =
+      core::build_step_plan(kShape, 128, core::Activation::ReLU, Optimizer::AdamW, Precision::FP16);
+  const core::MemoryUsage h = core::tensor_layout(fp16, kSizes).usage(true);
+  CHECK(h.weights == 235264 * 2);
+  CHECK(h.master_weights == 941056);
+  CHECK(h.gradients == 235264 * 2);
+  CHECK(h.activations == 128 * 3 * kF + 128 * (784 + 768 + 384 + 20) * 2);
+  CHECK(h.workspace == m.workspace + 32 + 10 * 8);
+  // The same model in fp32: the fp32 layout of the same plan.
+  CHECK(core::tensor_layout(fp16, kSizes, Precision::FP32).usage(true) == m);
+}
