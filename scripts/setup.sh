@@ -16,7 +16,7 @@ packages=(
   build-essential cmake pkg-config
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc libshaderc-dev
   libglm-dev doctest-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-  libglfw3-dev libimgui-dev libstb-dev fonts-dejavu-core xvfb xauth
+  libglfw3-dev libimgui-dev libstb-dev fonts-dejavu-core xvfb xauth xdotool
   libopenblas-dev libopenblas0-pthread
   dataset-fashion-mnist
 )

@@ -38,9 +38,10 @@ struct Result {
   std::string out;
 };
 
-// Runs `env ... trainscope args` through the shell with its own settings folder; stdout and stderr together.
-Result run(const std::string& prefix, const std::string& args) {
-  const char* binary = std::getenv("TRAINSCOPE_BINARY");
+// Runs `env ... trainscope args` through the shell with its own settings folder (in `cwd` when given); stdout and
+// stderr together. binary "": `prefix args` alone (a script of the test's own).
+Result run(const std::string& prefix, const std::string& args, const fs::path& cwd = {},
+           const char* binary = std::getenv("TRAINSCOPE_BINARY")) {
   REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
   const fs::path log = scratch() / "output.txt";
   // xvfb-run with an X authority file of our own: by default it makes a temporary directory for one and, about one
@@ -52,8 +53,10 @@ Result run(const std::string& prefix, const std::string& args) {
     std::ofstream{auth};  // xauth warns about a file that does not exist
     with_auth.insert(at + std::string("xvfb-run -a").size(), " -f '" + auth.string() + "'");
   }
-  const std::string cmd = "XDG_CONFIG_HOME='" + (scratch() / "config").string() + "' " + with_auth + " '" + binary +
-                          "' " + args + " > '" + log.string() + "' 2>&1";
+  const std::string cmd = (cwd.empty() ? std::string() : "cd '" + cwd.string() + "' && ") + "XDG_CONFIG_HOME='" +
+                          (scratch() / "config").string() + "' " + with_auth +
+                          (*binary ? " '" + std::string(binary) + "'" : std::string()) + " " + args + " > '" +
+                          log.string() + "' 2>&1";
   const int status = std::system(cmd.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -184,7 +187,7 @@ TEST_CASE("end to end under Xvfb: a lesson changes the settings and resets; both
   const char* source = std::getenv("TRAINSCOPE_SOURCE_DIR");
   REQUIRE_MESSAGE(source != nullptr, "set TRAINSCOPE_SOURCE_DIR (ctest does)");
   const std::string lesson = (fs::path(source) / "tests" / "lessons" / "e2e-settings.json").string();
-  const Result r = run("xvfb-run -a -s '-screen 0 1024x768x24'", "dashboard --script '" + lesson + "'");
+  const Result r = run("xvfb-run -a -s '-screen 0 1024x768x24'", "dashboard --autoplay --script '" + lesson + "'");
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(r.out.find("FAILED") == std::string::npos);
@@ -199,7 +202,8 @@ TEST_CASE("end to end under Xvfb: a lesson changes the settings and resets; both
   std::ofstream(wrong) << R"({"title": "t", "settings": {"dataset": "spiral", "hidden": [8], "batch": 16},
       "steps": [{"when": {"both": {"step": 2}}, "timeout": 240},
                 {"expect": {"both": {"batch": 999}}}, {"quit": true}]})";
-  const Result w = run("xvfb-run -a -s '-screen 0 1024x768x24'", "dashboard --script '" + wrong.string() + "'");
+  const Result w =
+      run("xvfb-run -a -s '-screen 0 1024x768x24'", "dashboard --autoplay --script '" + wrong.string() + "'");
   INFO(w.out);
   CHECK(w.code == 1);
   CHECK(w.out.find("step 2 FAILED: expected gpu runs batch 16, not 999") != std::string::npos);
@@ -221,4 +225,98 @@ TEST_CASE("SIGTERM closes the dashboard cleanly: settings saved, exit code 143")
   CHECK(r.code == 143);
   CHECK(r.out.find("SIGTERM: closing the dashboard") != std::string::npos);
   CHECK(fs::exists(settings));
+}
+
+TEST_CASE("every shipped lesson plays unattended (--autoplay) from a folder without docs/, its pictures in --output") {
+  if (!have("xvfb-run")) {
+    test::skip("the shipped lessons", "xvfb-run is not installed (apt-get install xvfb xauth)");
+    return;
+  }
+  if (!test::vulkan_device_or_skip("the shipped lessons")) return;
+  const char* source = std::getenv("TRAINSCOPE_SOURCE_DIR");
+  REQUIRE_MESSAGE(source != nullptr, "set TRAINSCOPE_SOURCE_DIR (ctest does)");
+  const fs::path work = scratch() / "a_folder_without_docs";
+  fs::create_directories(work);
+  int lessons = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(source) / "assets" / "lessons")) {
+    if (entry.path().extension() != ".json") continue;
+    ++lessons;
+    const std::string name = entry.path().stem().string();
+    CAPTURE(name);
+    const fs::path out = work / ("pictures-" + name);
+    // A quick play of each lesson's flow: --limit, the first 2048 images (every batch size of the lessons fits, the
+    // sweep ends at 2048); --steady 4,0.5, figures counted as steady after 4 steps and half a second (the pictures'
+    // figures need not settle here: what is tested is that every step, check and picture of the lesson works).
+    const Result r = run("xvfb-run -a -s '-screen 0 1280x720x24'",
+                         "dashboard --autoplay --limit 2048 --steady 4,0.5 --script '" + entry.path().string() +
+                             "' --output '" + out.string() + "'",
+                         work);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("FAILED") == std::string::npos);  // every "expect" held: the peaks included (no "no peak")
+    // Every picture the lesson names, in its output folder, none anywhere else.
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    int pictures = 0;
+    for (size_t at = text.str().find("\"screenshot\": \""); at != std::string::npos;
+         at = text.str().find("\"screenshot\": \"", at + 1)) {
+      const size_t begin = at + std::string("\"screenshot\": \"").size();
+      const std::string png = text.str().substr(begin, text.str().find('"', begin) - begin);
+      CAPTURE(png);
+      check_png(out / png, 1280, 720);
+      ++pictures;
+    }
+    CHECK(pictures > 0);
+    CHECK_FALSE(fs::exists(work / "docs"));
+    CHECK(r.out.find("lesson: notes") != std::string::npos);  // the speaker notes, in the terminal
+  }
+  CHECK(lessons >= 5);
+}
+
+TEST_CASE("a lesson without --autoplay waits for the teacher: Space, Right and Page Down move it on") {
+  if (!have("xvfb-run") || !have("xdotool")) {
+    test::skip("the paced lesson", "xvfb-run or xdotool is not installed (apt-get install xvfb xauth xdotool)");
+    return;
+  }
+  if (!test::vulkan_device_or_skip("the paced lesson")) return;
+  const char* source = std::getenv("TRAINSCOPE_SOURCE_DIR");
+  const char* binary = std::getenv("TRAINSCOPE_BINARY");
+  REQUIRE((source != nullptr && binary != nullptr));
+  const fs::path work = scratch() / "paced";
+  fs::create_directories(work);
+  // The script runs under xvfb-run: the dashboard in the background, the keys sent with xdotool once the lesson
+  // waits, each exit code saying which check failed.
+  std::ofstream(work / "keys.sh") << "cd '" << work.string() << "'\n"
+                                  << "'" << binary << "' dashboard --script '"
+                                  << (fs::path(source) / "tests" / "lessons" / "paced.json").string()
+                                  << "' --spiral-points 400 --output out > log 2>&1 &\n"
+                                  << R"(pid=$!
+wait_for() { for i in $(seq 1 1200); do grep -q "$1" log && return 0; sleep 0.1; done; return 1; }
+wait_for 'step 2 at' || exit 90
+sleep 2
+grep -q 'step 3 at' log && exit 91
+win=$(xdotool search --sync --name '^trainscope' | head -n 1)
+xdotool windowfocus --sync "$win" key space
+wait_for 'step 3 at' || exit 92
+sleep 1
+grep -q 'step 4 at' log && exit 93
+xdotool key Right
+wait_for 'step 4 at' || exit 94
+sleep 1
+kill -0 "$pid" || exit 95
+xdotool key Next
+wait "$pid"
+)";
+  const Result r =
+      run("xvfb-run -a -s '-screen 0 1024x768x24'", "sh '" + (work / "keys.sh").string() + "'", {}, "");
+  std::ifstream in(work / "log");
+  std::stringstream log;
+  log << in.rdbuf();
+  INFO(r.out);
+  INFO(log.str());
+  CHECK(r.code == 0);
+  CHECK(log.str().find("lesson: notes 1/3: Say something about point one.") != std::string::npos);
+  CHECK(log.str().find("step 3 at") != std::string::npos);
+  CHECK(log.str().find("FAILED") == std::string::npos);
 }

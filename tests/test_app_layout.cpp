@@ -8,11 +8,14 @@
 #include <imgui.h>
 #include <imgui_internal.h>  // the windows' and tables' item extents (DC.CursorMaxPos, column content widths)
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "dashboard_test_util.hpp"
 #include "ui/dashboard.hpp"
+#include "ui/lesson.hpp"
 
 namespace {
 
@@ -116,9 +119,108 @@ TEST_CASE("every size and mode, every view: nothing clipped or scrolled, the los
                                    ui::tab_name(tab) + ".png");
         for (const auto& p : f.problems) FAIL_CHECK(p);
         CHECK(f.canvas_height >= ui::kMinPlotShare * static_cast<float>(size.height));
+        // Half the width from 1280x720 in presentation mode up, whatever the number of tabs (at 1024x768 in
+        // presentation mode the Controls' rows need more than the other half; in a lesson they get less, below).
+        if (size.width >= 1280)
+          CHECK(dashboard.drawn().plots_max.x - dashboard.drawn().plots_min.x >=
+                ui::kMinPlotWidthShare * static_cast<float>(size.width));
         CHECK(dashboard.drawn().layout.header_lines >= 3);  // the reference font sizes keep a full header
       }
     }
+  }
+}
+
+// The longest caption of the lessons that come with trainscope (assets/lessons/*.json).
+std::string longest_shipped_caption() {
+  const char* source = std::getenv("TRAINSCOPE_SOURCE_DIR");
+  REQUIRE_MESSAGE(source != nullptr, "set TRAINSCOPE_SOURCE_DIR (ctest does)");
+  std::string longest;
+  int lessons = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(source) / "assets" / "lessons")) {
+    if (entry.path().extension() != ".json") continue;
+    ++lessons;
+    for (const auto& step : ui::load_lesson(entry.path().string()).steps)
+      if (step.caption && step.caption->size() > longest.size()) longest = *step.caption;
+  }
+  CHECK(lessons >= 5);
+  return longest;
+}
+
+// `text` with its runs of spaces and newlines as single spaces, trimmed: what the caption's lines show joined.
+std::string words_of(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+TEST_CASE("a lesson's caption: inside the window, whole words, in large type, the plots keep half the width") {
+  const std::string caption = longest_shipped_caption();
+  CAPTURE(caption);
+  REQUIRE(caption.size() > 40);
+  const test::ValidationWatch validation;
+  for (const Sizes size : kSizes) {
+    auto renderer = test::make_renderer(size.width, size.height);
+    if (!renderer) return;
+    for (bool presentation : {false, true}) {
+      CAPTURE(size.width);
+      CAPTURE(presentation);
+      renderer->set_style(ui::StyleOptions{18.0f, presentation});
+      ui::DashboardModel model;
+      ui::DashboardView view = running_view(model);
+      view.caption = view.caption_reserve = caption;
+      view.caption_hint = "10/12 · Space: next";
+      ui::Dashboard dashboard;
+      dashboard.show(ui::Tab::Kernels);
+      const Frame f = render(*renderer, dashboard, view, true,
+                             "caption_" + std::to_string(size.width) + (presentation ? "_p.png" : "_n.png"));
+      for (const auto& p : f.problems) FAIL_CHECK(p);
+      const ui::DrawnLayout& d = dashboard.drawn();
+      CHECK(d.caption_min.x >= 0);
+      CHECK(d.caption_min.y >= d.header_max.y);  // under the header: it covers no figure
+      CHECK(d.caption_max.x <= static_cast<float>(size.width));
+      CHECK(d.caption_max.y <= d.plots_min.y);  // above the plots: it never hides a curve
+      CHECK(d.caption_widest <= d.caption_text_width);
+      CHECK(d.caption_widest > 0);
+      // Every word, whole, in order: nothing cut, no word broken across lines.
+      std::string joined;
+      for (const auto& line : d.caption_text) joined += (joined.empty() ? "" : " ") + line;
+      CHECK(joined == words_of(caption));
+      CHECK(d.plots_max.x - d.plots_min.x >= ui::kMinPlotWidthShare * static_cast<float>(size.width));
+      CHECK(f.canvas_height >= ui::kMinPlotShare * static_cast<float>(size.height));
+    }
+  }
+}
+
+TEST_CASE("a caption of 20,000 characters is cut with an ellipsis, not an abort") {
+  // Issue 25, item 4: drawn whole in one AddText it overflowed ImGui's 16-bit vertex indices (rc 134).
+  auto renderer = test::make_renderer(1280, 720);
+  if (!renderer) return;
+  renderer->set_style(ui::StyleOptions{18.0f, true});
+  std::string caption;
+  while (caption.size() < 20000) caption += "memory-bound kernels read and write more bytes than they compute ";
+  caption += std::string(3000, 'x');  // and one word longer than any line
+  for (const std::string& text : {caption, std::string(20000, 'y')}) {
+    ui::DashboardModel model;
+    ui::DashboardView view = running_view(model);
+    view.caption = view.caption_reserve = text;
+    ui::Dashboard dashboard;
+    dashboard.show(ui::Tab::Kernels);  // (the Controls' rows may scroll under a caption band of 3 lines)
+    const Frame f = render(*renderer, dashboard, view, true, "caption_20000_" + text.substr(0, 1) + ".png");
+    for (const auto& p : f.problems) FAIL_CHECK(p);
+    const ui::DrawnLayout& d = dashboard.drawn();
+    REQUIRE_FALSE(d.caption_text.empty());
+    CHECK(static_cast<int>(d.caption_text.size()) == d.layout.caption_lines);
+    CHECK(d.layout.caption_lines <= ui::kMaxCaptionLines);
+    CHECK(d.caption_text.back().size() < 400);
+    const std::string last = d.caption_text.back();
+    CHECK(last.substr(last.size() - 3) == "\xE2\x80\xA6");  // "…"
+    CHECK(d.caption_widest <= d.caption_text_width);
+    CHECK(f.canvas_height >= ui::kMinPlotShare * 720.0f);
   }
 }
 
@@ -218,6 +320,21 @@ TEST_CASE("compute_layout: the plot's share first, then the header, then the qui
   m.header_line = 81;
   m.frame_row = 127;
   l = ui::compute_layout(m);
+  CHECK(l.header_lines == 2);
+  CHECK_FALSE(l.quick_bar);
+  CHECK(l.body_height - 2 * m.padding_y - m.frame_row >= l.min_loss_canvas);
+  // A lesson's caption band: the lines its caption wants while the plot keeps its share, the header at most 3 lines;
+  // a caption that wants more than there is room for gets fewer lines, the header and the quick bar giving way first.
+  m = ui::LayoutMetrics{1280, 720, 27, 35, 30, 600, 48, 16, 16, 8, 8, 37, 3};
+  l = ui::compute_layout(m);
+  CHECK(l.caption_lines == 3);
+  CHECK(l.header_lines == 3);
+  CHECK(l.caption_height > 3 * 37);
+  CHECK(l.body_height - 2 * m.padding_y - m.frame_row >= l.min_loss_canvas);
+  m.caption_lines = 20;
+  l = ui::compute_layout(m);
+  CHECK(l.caption_lines >= 1);
+  CHECK(l.caption_lines < 20);
   CHECK(l.header_lines == 2);
   CHECK_FALSE(l.quick_bar);
   CHECK(l.body_height - 2 * m.padding_y - m.frame_row >= l.min_loss_canvas);

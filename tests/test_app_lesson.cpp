@@ -6,70 +6,21 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "core/error.hpp"
+#include "lesson_test_util.hpp"
 #include "ui/lesson.hpp"
 #include "ui/lesson_runner.hpp"
 
-namespace {
-
+using test::FakeHost;
+using test::parse_error;
+using test::run_of;
+using test::view_of;
 namespace fs = std::filesystem;
-
-std::string parse_error(const std::string& text) {
-  try {
-    ui::parse_lesson(text, "l.json");
-  } catch (const core::Error& e) {
-    CHECK(e.kind() == core::ErrorKind::InvalidArgument);
-    return e.what();
-  }
-  return "";
-}
-
-// A backend's record as a worker publishes it: running `cfg` for `steps` steps since its last change.
-core::BackendRun run_of(const std::string& name, const core::TrainConfig& cfg, long steps, long generation = 1) {
-  core::BackendRun r;
-  r.name = name;
-  r.config = cfg;
-  r.running.dims = {784};
-  r.running.dims.insert(r.running.dims.end(), cfg.hidden.begin(), cfg.hidden.end());
-  r.running.dims.push_back(10);
-  r.running.batch = cfg.batch;
-  r.running.activation = cfg.activation;
-  r.running.optimizer = cfg.optimizer;
-  r.running.precision = cfg.precision;
-  r.running.lr = cfg.lr;
-  r.step_losses.assign(static_cast<size_t>(steps), 1.0f);
-  r.steps_since_change = steps;
-  r.generation = generation;
-  return r;
-}
-
-struct FakeHost : ui::LessonHost {
-  std::vector<run::Command> posted;
-  std::vector<core::TrainConfig> resets;
-  std::vector<ui::LessonView> views;
-  std::vector<std::string> shots;
-  std::optional<std::string> shot_result;  // what screenshot_done() returns next
-  int sweeps = 0;
-  void post(const run::Command& c) override { posted.push_back(c); }
-  void reset(const core::TrainConfig& c) override { resets.push_back(c); }
-  void show(const ui::LessonView& v) override { views.push_back(v); }
-  void screenshot(const std::string& path) override { shots.push_back(path); }
-  std::optional<std::string> screenshot_done() override { return std::exchange(shot_result, std::nullopt); }
-  void start_sweep() override { ++sweeps; }
-};
-
-ui::DashboardView view_of(const core::TrainConfig& settings, std::vector<core::BackendRun> runs) {
-  ui::DashboardView v;
-  v.config = settings;
-  v.runs = std::move(runs);
-  v.live = true;
-  return v;
-}
-
-}  // namespace
 
 TEST_CASE("a lesson file with every kind of step is read as written") {
   const ui::Lesson l = ui::parse_lesson(R"({
@@ -177,7 +128,7 @@ TEST_CASE("a lesson nested hundreds of thousands of levels deep is refused, not 
   CHECK(parse_error(R"({"title": "t", "steps": [{"set": {"batch": 64}}, {"quit": true}]})").empty());
 }
 
-TEST_CASE("lesson files: unreadable ones, unwritable screenshot paths, batch sizes beyond the data") {
+TEST_CASE("lesson files: unreadable ones; screenshot names; every setting checked as training would check it") {
   const fs::path dir = fs::temp_directory_path() / ("trainscope_test_lesson_" + std::to_string(getpid()));
   fs::create_directories(dir / "folder");
   auto load_error = [](const std::string& path) {
@@ -192,25 +143,50 @@ TEST_CASE("lesson files: unreadable ones, unwritable screenshot paths, batch siz
   CHECK(load_error((dir / "folder").string()).find("--script: lesson file") != std::string::npos);
   std::ofstream(dir / "huge.json") << std::string(2 << 20, ' ');
   CHECK_FALSE(load_error((dir / "huge.json").string()).empty());
-  // A screenshot under a regular file (not a folder) cannot be written: refused before anything runs.
-  std::ofstream(dir / "a_file") << "x";
-  const std::string blocked = (dir / "a_file" / "shot.png").string();
-  const std::string error = parse_error(R"({"title": "t", "steps": [{"screenshot": ")" + blocked + R"("}]})");
-  CHECK(error.find("l.json: step 1: \"screenshot\": " + blocked) != std::string::npos);
-  CHECK(parse_error(R"({"title": "t", "steps": [{"screenshot": ")" + (dir / "folder").string() + R"("}]})")
-            .find("is a directory") != std::string::npos);
-  CHECK(parse_error(R"({"title": "t", "steps": [{"screenshot": ")" + (dir / "x.png").string() + R"("}]})").empty());
-  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "settings": {"batch": 64},
-                                            "steps": [{"quit": true}, {"set": {"batch": 512}}]})",
-                                        "l.json");
-  CHECK_NOTHROW(ui::check_lesson_against_data(l, 1000));
-  try {
-    ui::check_lesson_against_data(l, 100);
-    FAIL("a batch of 512 for 100 samples was accepted");
-  } catch (const core::Error& e) {
-    CHECK(std::string(e.what()).find("l.json: step 2: \"set.batch\": batch 512 is larger than the training set") !=
-          std::string::npos);
+  // Issue 25, item 8: a screenshot is a plain PNG file name in the lesson's output folder: no folders, no "..", no
+  // other extension, no NUL (which named "a^@b.png" and wrote "a").
+  auto shot_error = [](const std::string& json_name) {
+    return parse_error(R"({"title": "t", "steps": [{"screenshot": )" + json_name + "}]}");
+  };
+  CHECK(shot_error(R"("x.png")").empty());
+  for (const char* bad : {R"("../notes.png")", R"("docs/x.png")", R"("/tmp/x.png")", R"("notes.txt")", R"("x.PNG")",
+                          "\"a\\u0000b.png\"", "\"a\\nb.png\"", R"(".png")", R"("..")"}) {
+    CAPTURE(bad);
+    CHECK(shot_error(bad).find("l.json: step 1: \"screenshot\": ") != std::string::npos);
   }
+  // Issue 25, item 15: what training would refuse a minute later is refused now.
+  CHECK(parse_error(R"({"title": "t", "steps": [{"do": "sweep"}]})").empty());  // the documented form
+  CHECK(parse_error(R"({"title": "t", "steps": [{"set": {"lr": 1e-300}}]})")
+            .find("l.json: step 1: \"set.lr\": the learning rate must be a number > 0 and <= 10, not 1e-300 (0 as a "
+                  "32-bit float)") != std::string::npos);
+  CHECK(parse_error(R"({"title": "t", "steps": [{"set": {"lr": 1e-30}}]})").empty());  // a float holds 1e-30
+  // A 300 KB unknown key makes a short message (issue 25, item 18).
+  CHECK(parse_error(R"({"title": "t", "steps": [{")" + std::string(300000, 'k') + R"(": 1}]})").size() < 400);
+
+  core::DataSplit data;  // the loaded data as the checks see it: its shape and size
+  data.train.count = 1000, data.train.features = 784, data.train.classes = 10;
+  core::TrainConfig start;
+  start.dataset = "fashion-mnist";
+  auto settings_error = [&](const std::string& text) {
+    try {
+      ui::check_lesson_settings(ui::parse_lesson(text, "l.json"), start, data);
+    } catch (const core::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string fine = R"({"title": "t", "settings": {"batch": 64},
+      "steps": [{"quit": true}, {"set": {"batch": 512}}, {"model": {"dataset": "spiral", "hidden": [64, 64]}}]})";
+  CHECK(settings_error(fine).empty());
+  start.batch = 64;
+  CHECK(settings_error(R"({"title": "t", "steps": [{"quit": true}, {"set": {"batch": 5000}}]})")
+            .find("l.json: step 2: \"set\": --batch 5000: larger than the training set (1000 samples)") !=
+        std::string::npos);
+  CHECK(settings_error(R"({"title": "t", "steps": [{"model": {"hidden": [65536, 65536]}}]})")
+            .find("l.json: step 1: \"model\": --hidden/--batch: this model needs") != std::string::npos);
+  // The spiral has 6000 points here (3 arms x 2000): a batch of 5000 fits there, not in the 1000 images.
+  CHECK(settings_error(R"({"title": "t", "steps": [{"model": {"dataset": "spiral"}}, {"set": {"batch": 5000}}]})")
+            .empty());
   fs::remove_all(dir);
 }
 

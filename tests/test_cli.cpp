@@ -92,7 +92,13 @@ TEST_CASE("numeric options: NaN, sign, range, saturation and empty values refuse
       {{"train", "--threads", "-1"}, "--threads -1:"},
       {{"dashboard", "--font-size", "nan"}, "--font-size nan: not a finite number"},
       {{"dashboard", "--font-size", "9"}, "--font-size 9: the font size in pixels must be in [10, 48]"},
-      {{"dashboard", "--max-fps", "nan"}, "--max-fps nan: not a finite number"},
+      {{"dashboard", "--max-fps", "nan"}, "--max-fps nan: not a whole number"},
+      // Issue 25, item 12: 0.01 redrew every 100 s and took 95 s to close; a cap is whole frames per second.
+      {{"dashboard", "--max-fps", "0.01"}, "--max-fps 0.01: not a whole number; the frame-rate cap in frames per second "
+                                           "must be 0..1000"},
+      {{"dashboard", "--max-fps", "1001"}, "--max-fps 1001:"},
+      {{"dashboard", "--autoplay"}, "--autoplay: goes with --script"},
+      {{"dashboard", "--script", "x.json", "--steady", "4"}, "--steady 4: give STEPS,SECONDS"},
       {{"dashboard", "--frames", "-1"}, "--frames -1:"},
       {{"bench", "--repeats", "0"}, "--repeats 0:"},
   };
@@ -323,6 +329,21 @@ void tiny_run(const std::vector<std::string>& extra, size_t expected_steps) {
 TEST_CASE("a tiny CPU run on the spiral trains and writes the report") {
   tiny_run({}, 2 * (3 * 2000 / 32));   // 6000 training points: 187 steps per epoch
   tiny_run({"--limit", "320"}, 2 * 10);  // 10 steps per epoch: fewer than 50 losses
+}
+
+TEST_CASE("sweep --csv DIR makes a missing DIR, as train --csv does (issue 21: it said \"not a directory\")") {
+  const fs::path dir = scratch_dir() / "sweep-csv-new";
+  fs::remove_all(dir);
+  const Result r = run_cli({"sweep", "--dataset", "spiral", "--spiral-points", "100", "--hidden", "8", "--backend",
+                            "cpu", "--batch", "16,32", "--steps", "1", "--warmup", "0", "--csv", dir.string()});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(fs::exists(dir / "sweep.csv"));
+  CHECK(slurp(dir / "sweep.csv").find("16") != std::string::npos);
+  const Result blocked = run_cli({"sweep", "--dataset", "spiral", "--backend", "cpu", "--batch", "16", "--csv",
+                                  (dir / "sweep.csv").string()});  // a file, not a folder: refused before sweeping
+  CHECK(blocked.code == 2);
+  CHECK(blocked.err.find("not a directory") != std::string::npos);
 }
 
 TEST_CASE("a model too large for any machine is refused before anything is allocated") {

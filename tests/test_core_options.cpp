@@ -43,6 +43,11 @@ TEST_CASE("parse_int: strict, never saturating, empty named as empty") {
   CHECK(refusal([] { core::parse_int("-99999999999999999999", core::rules::batch); }).find("too small") !=
         std::string::npos);
   CHECK(core::parse_int("-1", core::rules::device) == -1);
+  // Issue 25, item 12: --max-fps 0.01 redrew every 100 s; a cap is whole frames per second, 0 (none) or 1..1000.
+  CHECK(refusal([] { core::parse_int("0.01", core::rules::max_fps); }).rfind("--max-fps 0.01: ", 0) == 0);
+  CHECK(refusal([] { core::parse_int("", core::rules::max_fps); }).rfind("--max-fps: the value is empty", 0) == 0);
+  CHECK(core::parse_int("0", core::rules::max_fps) == 0);
+  CHECK(core::parse_int("1000", core::rules::max_fps) == 1000);
   CHECK(refusal([] { core::parse_int("-2", core::rules::device); }) ==
         "--device -2: the Vulkan device index must be -1..1023 (-1: the best device)");
 }
@@ -61,7 +66,7 @@ TEST_CASE("parse_real: finite numbers in range only") {
   CHECK(refusal([] { core::parse_real("1", core::rules::momentum); }) == "--momentum 1: SGD momentum must be in [0, 1)");
   CHECK(refusal([] { core::parse_real("0", core::rules::lr); }) ==
         "--lr 0: the learning rate must be a number > 0 and <= 10");
-  CHECK(refusal([] { core::parse_real("", core::rules::max_fps); }).rfind("--max-fps: the value is empty", 0) == 0);
+  CHECK(refusal([] { core::parse_real("", core::rules::font_size); }).rfind("--font-size: the value is empty", 0) == 0);
   CHECK(refusal([] { core::parse_real("1e999", core::rules::loss_scale); }).find("out of range") != std::string::npos);
   CHECK(refusal([] { core::parse_real("0.5", core::rules::loss_scale); }) ==
         "--loss-scale 0.5: the initial fp16 loss scale must be a finite number >= 1 (default 65536)");

@@ -73,9 +73,15 @@ void write(const fs::path& path, const std::string& text) { std::ofstream(path) 
 }  // namespace
 
 TEST_CASE("roof ceilings: the better bandwidth and compute figure for the backend and thread count") {
-  const core::RoofCeilings g = core::roof_ceilings(gpu_peaks("k"), 0);
+  core::DevicePeaks hardware = gpu_peaks("k");
+  hardware.software = false;
+  const core::RoofCeilings g = core::roof_ceilings(hardware, 0);
   CHECK(g.bandwidth_gbps == doctest::Approx(30.0));  // vkCmdCopyBuffer beats the copy shader here
   CHECK(g.bandwidth_from == "label of copy_transfer");
+  // A software device (lavapipe): what its kernels can reach, the copy shader, however fast its vkCmdCopyBuffer.
+  const core::RoofCeilings soft = core::roof_ceilings(gpu_peaks("k"), 0);
+  CHECK(soft.bandwidth_gbps == doctest::Approx(20.0));
+  CHECK(soft.bandwidth_from == "label of copy_shader");
   CHECK(g.compute_gflops == doctest::Approx(90.0));  // vec4 beats scalar
   CHECK(g.compute_from == "label of fma_fp32_vec4");
 

@@ -6,16 +6,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
+
+#include <imgui.h>
 
 #include "app/commands.hpp"
+#include "app/dashboard_host.hpp"
+#include "app/dashboard_run.hpp"
+#include "app/window_cpu.hpp"
 #include "app/option_checks.hpp"
 #include "core/error.hpp"
 #include "run/explain.hpp"
 #include "core/files.hpp"
 #include "core/options.hpp"
-#include "core/csv_export.hpp"
-#include "core/report.hpp"
-#include "core/trace.hpp"
 #include "run/data.hpp"
 #include "run/interrupt.hpp"
 #include "run/peaks.hpp"
@@ -33,115 +36,6 @@
 
 namespace app {
 namespace {
-
-// The dashboard's controls and a lesson's steps, applied to the session (commands, resets), the window (style,
-// screenshots) and the dashboard (views).
-class SessionController final : public ui::Controller, public ui::LessonHost {
- public:
-  SessionController(run::Session& session, run::SessionPeaks& peaks, ui::Window& window, ui::Dashboard& dashboard)
-      : session_(session), peaks_(peaks), window_(window), dashboard_(dashboard) {}
-  void post(const run::Command& command) override { session_.post(command); }
-  void reset(const core::TrainConfig& config) override { session_.request_reset(config); }
-  void request_screenshot() override { shot_ = Shot{}; }
-  void set_style(const ui::StyleOptions& style) override { window_.set_style(style); }
-  ui::StyleOptions style() const override { return window_.style(); }
-  void remeasure_peaks() override { peaks_.measure(false); }
-
-  std::string export_trace() override {
-    std::vector<core::BackendTimeline> timelines;
-    for (const auto& r : session_.snapshot())
-      if (r.timeline) timelines.push_back(*r.timeline);
-    if (timelines.empty()) return "trace not saved: no step has been timed yet";
-    return write_export("trace", ui::timestamped_path(kExportFolder, "-trace.json"), [&](const std::string& path) {
-      core::write_trace(path, timelines, {{"producer", "trainscope dashboard"},
-                                          {"config", core::config_json(session_.settings())}});
-      return "trace saved: " + path + " (open it in Perfetto)";
-    });
-  }
-
-  std::string export_csv() override {
-    std::vector<core::DevicePeaks> peaks;
-    for (auto& b : peaks_.state().backends)
-      if (b.peaks) peaks.push_back(std::move(*b.peaks));
-    return write_export("CSV", ui::timestamped_path(kExportFolder, "-csv"), [&](const std::string& dir) {
-      core::write_csv_dir(dir, session_.snapshot(true), peaks);
-      return "CSV saved: " + dir + "/{steps,kernels,peaks}.csv";
-    });
-  }
-
-  void show(const ui::LessonView& v) override {
-    if (v.tab)
-      if (auto tab = ui::parse_tab(*v.tab)) dashboard_.show(*tab);
-    if (v.x_seconds) dashboard_.loss.x_axis = *v.x_seconds ? ui::LossCurves::XAxis::Seconds : ui::LossCurves::XAxis::Step;
-    if (v.accuracy) dashboard_.loss.show_accuracy = *v.accuracy;
-    if (v.kernels)
-      dashboard_.kernels.part = *v.kernels == "tables"       ? ui::KernelTimings::Part::Tables
-                                : *v.kernels == "precisions" ? ui::KernelTimings::Part::Precisions
-                                                             : ui::KernelTimings::Part::Bars;
-    if (v.presentation || v.font_size) {
-      ui::StyleOptions style = window_.style();
-      if (v.presentation) style.presentation = *v.presentation;
-      if (v.font_size) style.font_size = *v.font_size;
-      window_.set_style(style);
-    }
-  }
-  void screenshot(const std::string& path) override { shot_ = Shot{path, true, std::nullopt}; }
-  void start_sweep() override { dashboard_.sweep.request_start(); }
-  std::optional<std::string> screenshot_done() override {
-    if (!shot_ || !shot_->result) return std::nullopt;
-    std::optional<std::string> done = shot_->result;
-    shot_.reset();
-    return done;
-  }
-
-  // A screenshot is wanted (the button, F12 goes through the window itself, or a lesson): its path, "" for the
-  // default name. Asked for once; the result comes to saved().
-  std::optional<std::string> take_request() {
-    if (!shot_ || shot_->requested_from_window) return std::nullopt;
-    shot_->requested_from_window = true;
-    return shot_->path;
-  }
-  // The result of the screenshot asked for: "" or the error.
-  void saved(const std::string& error) {
-    if (shot_ && shot_->lesson) shot_->result = error;
-    else shot_.reset();
-  }
-  // The path the pending request wants ("" for the default), when a request is out.
-  std::optional<std::string> pending_path() const {
-    if (!shot_ || !shot_->requested_from_window) return std::nullopt;
-    return shot_->path;
-  }
-
- private:
-  static constexpr const char* kExportFolder = "exports";
-
-  // Makes the exports folder and runs `write`; its message, or what failed and what to do.
-  template <typename Write>
-  static std::string write_export(const char* what, const std::string& path, Write write) {
-    std::error_code ec;
-    std::filesystem::create_directories(kExportFolder, ec);
-    if (ec)
-      return fmt::format("{} not saved: cannot create the folder {}/ ({}); start trainscope in a folder you can write",
-                         what, kExportFolder, ec.message());
-    try {
-      return write(path);
-    } catch (const std::exception& e) {
-      return fmt::format("{} not saved: {}", what, e.what());
-    }
-  }
-
-  struct Shot {
-    std::string path;  // "" for the default name
-    bool lesson = false;
-    std::optional<std::string> result;  // set when saved: "" or the error
-    bool requested_from_window = false;
-  };
-  run::Session& session_;
-  run::SessionPeaks& peaks_;
-  ui::Window& window_;
-  ui::Dashboard& dashboard_;
-  std::optional<Shot> shot_;
-};
 
 // What to do when the window cannot open: only without a display does xvfb-run help; with one (under Xvfb too) the
 // usual cause is Vulkan itself (no driver), which the message then names.
@@ -232,7 +126,10 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
       ->description("Stop after N epochs, 1..10000 (without it the dashboard trains until stopped)")
       ->default_str("until stopped")
       ->check(CLI::Range(1, 10000));
-  c->add_option("--size", o.size, "Window size, pixels")->type_name("WxH")->group("Display");
+  // Without --size the window opens at the size it was left at (the remembered settings).
+  o.size.clear();
+  c->add_option("--size", o.size, "Window size, pixels, for this run (not remembered)")
+      ->type_name("WxH")->default_str("the remembered size")->group("Display");
   c->add_option("--font-size", d.font_size, "Font size in pixels, 10..48 (0: the remembered setting)")
       ->check(CLI::Validator(
           [](std::string& text) { return text == "0" ? "" : (core::parse_real(text, core::rules::font_size), ""); },
@@ -240,17 +137,32 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
       ->group("Display");
   c->add_flag("--presentation", d.presentation, "Presentation mode: large, high-contrast (for a projector)")
       ->group("Display");
-  c->add_option("--max-fps", d.max_fps, "Frame-rate cap, 0..1000 (0: none); a software GPU shares its cores with "
-                "training")
+  c->add_option("--max-fps", d.max_fps, "Frame-rate cap, whole frames per second 1..1000 (0: none); a software GPU "
+                "shares its cores with training")
       ->check(checked(core::rules::max_fps))->group("Display");
   c->add_option("--frames", d.frames, "Render N frames, print the UI frame times, and exit (scripted screenshots)")
       ->type_name("N")->check(checked(core::rules::frames))->group("Display");
   c->add_option("--screenshot", d.screenshot, "With --frames: write the last frame to this PNG")
       ->type_name("FILE.png")->default_str("none")->group("Display");
   c->add_option("--script", d.script,
-                "Run a lesson: timed steps (settings, captions, screenshots, checks) from a JSON file, e.g. "
-                "assets/lessons/batch-size.json; it is checked before the window opens (exit 2 when malformed)")
-      ->type_name("LESSON.json")->default_str("none")->group("Display");
+                "Give a lesson: its steps (settings, captions, speaker notes, screenshots, checks) from a JSON file, "
+                "e.g. assets/lessons/batch-size.json, paced by you: Space, Right or Page Down (a presentation "
+                "clicker) for the next point, Left or Page Up for the caption before. Checked before the window "
+                "opens (exit 2 when malformed)")
+      ->type_name("LESSON.json")->default_str("none")->group("Lesson");
+  c->add_flag("--autoplay", d.autoplay,
+              "With --script: play the lesson unattended, start to end (CI, the README's pictures); its conditions "
+              "time out (exit 1) and its quit step closes the window")
+      ->group("Lesson");
+  c->add_option("--output", d.output,
+                "With --script: the folder of the lesson's screenshots (made if missing); default: your pictures "
+                "folder/trainscope/LESSON (XDG_PICTURES_DIR, else ~/Pictures), never the current folder")
+      ->type_name("DIR")->default_str("pictures folder")->group("Lesson");
+  c->add_option("--steady", d.steady,
+                "With --script: every \"steady\" condition of the lesson needs N steps since the change and S seconds "
+                "of stable figures instead of its own (default 20 steps, 3 s); e.g. 4,0.5 plays a lesson's flow "
+                "quickly (the tests do), with pictures of figures that have not settled")
+      ->type_name("N,S")->default_str("the lesson's")->group("Lesson");
   return c;
 }
 
@@ -269,6 +181,11 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   if (d.font_size != 0) core::check(core::rules::font_size, d.font_size);
   static_assert(core::rules::font_size.min == ui::kMinFontSize && core::rules::font_size.max == ui::kMaxFontSize);
   if (!d.screenshot.empty()) core::check_output_path(d.screenshot, "--screenshot");
+  if (d.script.empty() && (d.autoplay || !d.output.empty() || !d.steady.empty()))
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("{}: goes with --script LESSON.json (a lesson to play)",
+                                  d.autoplay ? "--autoplay" : !d.output.empty() ? "--output" : "--steady"));
+  const std::optional<ui::LessonSteady> steady = parse_steady(d.steady);
   // A lesson is read and checked whole before anything else: a malformed one is refused before the window opens.
   std::optional<ui::LessonRunner> lesson;
   if (!d.script.empty()) {
@@ -276,14 +193,18 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     cfg = l.apply(cfg);
     core::validate(cfg);
     if (l.size) o.size = *l.size;
-    lesson.emplace(std::move(l));
+    const std::filesystem::path output =
+        d.output.empty() ? ui::default_lesson_output(d.script) : std::filesystem::path(d.output);
+    ui::check_lesson_output(l, output);
+    lesson.emplace(std::move(l), ui::LessonOptions{d.autoplay, output, steady});
   }
   int width = 0, height = 0;
-  parse_size(o.size, width, height);
+  if (!o.size.empty()) parse_size(o.size, width, height);
 
   const std::filesystem::path settings_path = ui::default_settings_path();
   ui::LoadedSettings loaded = ui::load_settings(settings_path);
   if (!loaded.warning.empty()) std::cerr << "trainscope: warning: " << loaded.warning << "\n";
+  if (o.size.empty()) width = loaded.settings.window_width, height = loaded.settings.window_height;
   ui::Settings settings = loaded.settings;
   if (d.font_size > 0) settings.font_size = d.font_size;
   if (d.presentation) settings.presentation = true;
@@ -300,7 +221,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   auto load = [&] {
     data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
     core::validate_against_data(cfg, *data);
-    if (lesson) ui::check_lesson_against_data(lesson->lesson(), data->train.count);
+    if (lesson) ui::check_lesson_settings(lesson->lesson(), cfg, *data);
   };
   if (lesson) load();
 
@@ -321,12 +242,20 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   if (!data) load();
 
   run::Observer observer;  // the window reads snapshots; nothing to print
-  run::Session session(cfg, data, run::backends_from_config(cfg), observer, run::SessionOptions{true, true});
+  run::SessionOptions session_options;
+  session_options.keep_alive = true;
+  session_options.lower_priority = true;  // the window first (and app::WindowCpu tells its threads by their nice 0)
+  session_options.fair = fair_by_default(cfg);
+  // --frames measures the window's frames: no background compile beside them.
+  const std::vector<core::Precision> ahead =
+      d.frames > 0 ? std::vector<core::Precision>{} : compile_ahead(cfg, lesson && d.autoplay ? &lesson->lesson() : nullptr);
+  run::Session session(cfg, data, run::backends_from_config(cfg, ahead), observer, session_options);
   session.start();
   // The devices' peaks from the cache. A device missing from it is measured once, now, with training paused (never
-  // under load); scripted runs (a lesson, --frames) never pause for it: they show "not measured" instead.
+  // under load), lessons included, so that no picture says "no peak"; --frames (a frame-time measurement) does not
+  // pause for it and says "not measured" instead.
   auto peaks = std::make_unique<run::SessionPeaks>(session, cfg.backends, cfg.device, core::default_peaks_path());
-  if (peaks->missing() && !lesson && d.frames == 0) peaks->measure(true);
+  if (peaks->missing() && d.frames == 0) peaks->measure(true);
   ui::DashboardModel model;
   ui::Dashboard dashboard;
   dashboard.load(settings);
@@ -335,8 +264,28 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   const bool final_shot = d.frames > 0 && !d.screenshot.empty();
   bool final_requested = false, final_done = false;
   int exit_code = 0;
-  if (lesson) fmt::print("lesson: {} ({} steps)\n", lesson->lesson().title, lesson->lesson().steps.size());
-  for (int frame = 0; !window->should_close() && !interrupt.signal(); ++frame) {
+  // What the window starts with: only what the user changes in the window is remembered, not a --size,
+  // --font-size or --presentation given for this run.
+  const ui::StyleOptions start_style = window->style();
+  const int start_width = window->width(), start_height = window->height();
+  std::string longest_caption;  // the caption band is as tall as the lesson's longest caption needs, all along
+  if (lesson) {
+    const ui::Lesson& l = lesson->lesson();
+    fmt::print("lesson: {} ({} steps, {} points{})\n", l.title, l.steps.size(), l.points(),
+               d.autoplay ? ", autoplay" : "; Space, Right or Page Down: next; Left or Page Up: the caption before");
+    for (const auto& step : l.steps)
+      if (step.caption && step.caption->size() > longest_caption.size()) longest_caption = *step.caption;
+  }
+  // Rendering on demand: a frame when the user does something (then at up to --max-fps for a moment, so that ImGui
+  // settles), when the figures change (at most kDataFps times a second: the trainers read back 4 times a second),
+  // and once a second otherwise (ages, timers). --frames draws every frame, as a frame-time measurement.
+  app::WindowCpu window_cpu;
+  double last_draw_s = -1, settle_until_s = 0, window_cores = -1;
+  std::string drawn_signature;
+  int frame = 0;
+  while (!window->should_close() && !interrupt.signal()) {
+    const bool continuous = d.frames > 0;
+    const bool input = window->wait_for_input(continuous ? 0.0 : kPollSeconds);
     ui::DashboardView view;
     view.runs = session.snapshot();
     model.update(view.runs);
@@ -346,6 +295,9 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     view.session_status = session.status();
     view.live = true;
     view.now_s = core::monotonic_seconds();
+    view.fair = session.fair();
+    if (const double cores = window_cpu.sample(view.now_s); cores >= 0) window_cores = cores;
+    view.window_cores = window_cores;
     const ui::FrameStats stats = window->frame_stats();
     view.ui_frame_ms = stats.last_ms;
     view.ui_frame_p95_ms = stats.p95_ms;
@@ -361,14 +313,33 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
       for (const auto& line : lesson->take_log()) fmt::print("lesson: {}\n", line);
       std::fflush(stdout);
       view.caption = lesson->caption();
+      view.caption_hint = lesson->hint();
+      view.caption_reserve = longest_caption;
       if (lesson->exit_code()) {
         exit_code = *lesson->exit_code();
         break;
       }
     }
+    if (input) settle_until_s = view.now_s + kSettleSeconds;
+    const std::string signature = view_signature(view, toast);
+    const bool shot_wanted = controller.pending_screenshot() || final_requested;
+    const bool draw = continuous || input || view.now_s < settle_until_s || shot_wanted || last_draw_s < 0 ||
+                      (signature != drawn_signature && view.now_s - last_draw_s >= 1.0 / kDataFps) ||
+                      view.now_s - last_draw_s >= 1.0;
+    if (!draw) continue;
+    last_draw_s = view.now_s;
+    drawn_signature = signature;
     if (const std::string t = window_title(view.runs); t != title) window->set_title(title = t);
     window->set_footer(ui::Dashboard::footer(view));
-    window->frame([&] { dashboard.draw(view, &controller, toast); });
+    window->frame([&] {
+      dashboard.draw(view, &controller, toast);
+      // The teacher's keys (what presentation clickers send), unless a text field has the keyboard.
+      if (lesson && !ImGui::GetIO().WantTextInput) {
+        auto pressed = [](ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), false); };
+        if (pressed(ImGuiKey_Space) || pressed(ImGuiKey_RightArrow) || pressed(ImGuiKey_PageDown)) lesson->next();
+        if (pressed(ImGuiKey_LeftArrow) || pressed(ImGuiKey_PageUp)) lesson->back();
+      }
+    });
 
     if (controller.take_request() && !window->request_screenshot()) {
       toast = "screenshot: not possible now (one is still being saved, or this window cannot be read back)";
@@ -377,7 +348,10 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     if (auto shot = window->take_screenshot_result()) {
       const bool is_final = final_requested && !final_done;
       const std::string path = is_final ? d.screenshot : controller.pending_path().value_or("");
-      const ui::SavedScreenshot saved = ui::save_screenshot(*shot, path);
+      // A lesson's picture replaces only a PNG (checked again now: the folder may have changed since the start).
+      const std::string refused = controller.pending_is_lesson() ? ui::lesson_screenshot_target_problem(path) : "";
+      const ui::SavedScreenshot saved =
+          refused.empty() ? ui::save_screenshot(*shot, path) : ui::SavedScreenshot{path, refused};
       toast = saved.error.empty() ? "screenshot saved: " + saved.path : "screenshot failed: " + saved.error;
       std::cerr << "trainscope: " << toast << "\n";
       if (is_final) {
@@ -387,8 +361,9 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
         controller.saved(saved.error);
       }
     }
+    ++frame;
     // --frames N: stop after N frames; with --screenshot, once that frame has been read back and saved.
-    if (d.frames > 0 && frame + 1 >= d.frames) {
+    if (d.frames > 0 && frame >= d.frames) {
       if (!final_shot || final_done) break;
       if (!final_requested) {
         final_requested = window->request_screenshot();
@@ -398,7 +373,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
           break;
         }
       }
-      if (frame + 1 >= d.frames + 30) {  // a read-back that never completes must not hang a script
+      if (frame >= d.frames + 30) {  // a read-back that never completes must not hang a script
         std::cerr << "trainscope: error: --screenshot: the frame was not read back\n";
         exit_code = 1;
         break;
@@ -409,16 +384,20 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   session.request_stop();
   session.wait();
 
-  // A lesson's window settings (presentation mode, a tab) are its own: the teacher's remembered ones stay.
+  // A lesson's window settings (presentation mode, a tab) are its own: the teacher's remembered ones stay. Otherwise
+  // what the user changed in the window is remembered; what the command line gave for this run is not.
   if (!lesson) {
-    dashboard.save(settings);
-    settings.font_size = window->style().font_size;
-    settings.presentation = window->style().presentation;
-    settings.window_width = window->width();
-    settings.window_height = window->height();
-    if (const std::string error = ui::save_settings(settings, settings_path); !error.empty())
+    ui::Settings remembered = loaded.settings;
+    dashboard.save(remembered);
+    if (window->style().font_size != start_style.font_size) remembered.font_size = window->style().font_size;
+    if (window->style().presentation != start_style.presentation)
+      remembered.presentation = window->style().presentation;
+    if (window->width() != start_width || window->height() != start_height)
+      remembered.window_width = window->width(), remembered.window_height = window->height();
+    if (const std::string error = ui::save_settings(remembered, settings_path); !error.empty())
       std::cerr << "trainscope: warning: settings not saved: " << error << "\n";
   }
+  if (lesson && lesson->failed() && exit_code == 0) exit_code = 1;  // a teacher's lesson that went on past a failure
 
   const ui::FrameStats stats = window->frame_stats();
   fmt::print("UI frame time: mean {:.1f} ms, p95 {:.1f} ms, max {:.1f} ms over {} frames\n", stats.mean_ms,

@@ -10,6 +10,7 @@
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
 #include "core/error.hpp"
+#include "core/csv_export.hpp"
 #include "core/files.hpp"
 #include "core/options.hpp"
 #include "core/report.hpp"
@@ -82,7 +83,8 @@ CLI::App* add_sweep_command(CLI::App& parent, SweepOptions& o) {
   s->add_option("--warmup", o.warmup, "Untimed warm-up steps before them, 0..100")->group("Sweep");
   s->add_option("--report", o.report, "Write the sweep as JSON to FILE (- for standard output), atomically")
       ->type_name("FILE.json")->default_str("none")->group("Output");
-  s->add_option("--csv", o.csv, "Write the sweep as DIR/sweep.csv (one row per point), atomically")
+  s->add_option("--csv", o.csv, "Write the sweep as DIR/sweep.csv (one row per point; DIR created if missing), "
+                "atomically")
       ->type_name("DIR")->default_str("none")->group("Output");
   return s;
 }
@@ -100,9 +102,7 @@ int run_sweep(SweepOptions& o) {
   if (!o.report.empty()) core::check_output_path(o.report, "--report");
   const std::string csv_path = o.csv.empty() ? "" : (std::filesystem::path(o.csv) / "sweep.csv").string();
   if (!csv_path.empty()) {
-    if (!std::filesystem::is_directory(o.csv))
-      bad(fmt::format("--csv {}: not a directory (create it first, or give another)", o.csv));
-    core::check_output_path(csv_path, "--csv");
+    core::check_csv_dir(o.csv, "--csv");  // as train's --csv: a directory, or one that can be made (at the end)
   }
   std::ostream& out = o.report == "-" ? std::cerr : std::cout;
   const core::DataSplit data = run::load_data(so.config);
@@ -132,6 +132,12 @@ int run_sweep(SweepOptions& o) {
     fmt::print(o.report == "-" ? stderr : stdout, "report: {}\n", o.report);
   }
   if (!csv_path.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directory(o.csv, ec);
+    if (ec)
+      throw core::Error(core::ErrorKind::Io, fmt::format("cannot create the CSV directory {}: {}; choose a writable "
+                                                         "place",
+                                                         o.csv, ec.message()));
     core::write_file_atomically(csv_path, run::sweep_csv(r), "the sweep's CSV");
     fmt::print(o.report == "-" ? stderr : stdout, "csv: {}\n", csv_path);
   }

@@ -50,8 +50,11 @@ struct DashboardOptions {
   std::string screenshot;      // with --frames: the last frame as a PNG here
   float font_size = 0;         // 0: the remembered setting
   bool presentation = false;   // large, high-contrast (also remembered)
-  double max_fps = 30;         // frame-rate cap, so that a software GPU leaves the trainers their cores
+  int max_fps = 30;            // frame-rate cap, so that a software GPU leaves the trainers their cores
   std::string script;          // a lesson file (ui/lesson.hpp), "" for none
+  bool autoplay = false;       // play the lesson unattended (else the teacher paces it)
+  std::string steady;          // "N,S": every steady condition needs N steps and S seconds ("" : the lesson's)
+  std::string output;          // the lesson's screenshots folder, "" for the default (ui::default_lesson_output)
 };
 
 CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& train, DashboardOptions& display);

@@ -193,6 +193,9 @@ struct BackendRun {
   std::string building_what;   // what is being applied, e.g. "batch 128 -> 512"
   std::string build_stage;     // where the build is, e.g. "uploading 210 MiB of data"
   double build_started_s = 0;  // core::monotonic_seconds() when it started
+  // Work the worker does between steps, its training clock stopped (run::BackendSpec::background): what it does,
+  // e.g. "compiling the bf16 kernels (3/24)"; "" when none is left.
+  std::string background;
 
   // Samples per second over every finished epoch (total samples / total training seconds); 0 if none.
   double samples_per_s() const;

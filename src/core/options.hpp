@@ -52,7 +52,8 @@ inline constexpr IntRule device{"--device", "the Vulkan device index", -1, 1023,
 inline constexpr IntRule readback{"--readback", "the read-back interval in steps", 1, 1000};
 // Display (dashboard)
 inline constexpr RealRule font_size{"--font-size", "the font size in pixels", 10, 48};  // --font-size 0: remembered
-inline constexpr RealRule max_fps{"--max-fps", "the frame-rate cap", 0, 1000, false, false, "0: no cap"};
+// Whole frames per second: a cap under 1 would leave the window seconds between frames (closing it included).
+inline constexpr IntRule max_fps{"--max-fps", "the frame-rate cap in frames per second", 0, 1000, "0: no cap"};
 inline constexpr IntRule frames{"--frames", "the number of frames", 0, 100000000, "0: until the window is closed"};
 }  // namespace rules
 

@@ -68,8 +68,9 @@ struct RoofCeilings {
 };
 
 // The ceilings of `peaks` for a trainer with `threads` threads (cpu; ignored for gpu):
-//   gpu: bandwidth = the better of the copy shader and vkCmdCopyBuffer; compute = the better of fp32 scalar / vec4
-//        FMA (the kernels compute in fp32 in every storage precision);
+//   gpu: bandwidth = the better of the copy shader and vkCmdCopyBuffer, on a software device the copy shader alone
+//        (what its kernels can reach: its vkCmdCopyBuffer is the CPU's memcpy); compute = the better of fp32 scalar /
+//        vec4 FMA (the kernels compute in fp32 in every storage precision);
 //   cpu: threads == 1: the 1-thread figures, else the all-threads ones; bandwidth = the better of STREAM copy and
 //        triad; compute = the FMA peak at the SIMD width the kernels run.
 RoofCeilings roof_ceilings(const DevicePeaks& peaks, int threads);

@@ -2,6 +2,7 @@
 #include "core/timeline.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <fmt/format.h>
 
 namespace core {
@@ -42,7 +43,7 @@ void TimelineRecorder::add(const StepPlan& plan, const StepRecord& record) {
     p = steps_.back().plan;
   else
     p = std::make_shared<const StepPlan>(plan);
-  steps_.push_back({std::move(p), record});
+  steps_.push_back({std::move(p), record, std::exchange(break_, false)});
   while (steps_.size() > capacity_) steps_.pop_front();
 }
 
@@ -94,8 +95,9 @@ BackendTimeline TimelineRecorder::timeline(const std::string& backend, const std
       workers[static_cast<size_t>(ts.thread) - 1].events.push_back(
           {e.kernel(), e.label(), ts.start_s, ts.end_s, r.step, ts.entry, e.flops, e.bytes()});
     }
-    b.wall_s = previous_end > 0 && previous_end <= last_end && &s != &steps_.front() ? last_end - previous_end
-                                                                                     : last_end - first_start;
+    b.wall_s = previous_end > 0 && previous_end <= last_end && &s != &steps_.front() && !s.after_break
+                   ? last_end - previous_end
+                   : last_end - first_start;
     previous_end = last_end;
     t.steps.push_back(b);
   }

@@ -37,7 +37,8 @@ struct TimelineTrack {
 
 // One step's wall time split (the breakdown bar): wall = kernels + overhead.
 //   wall_s:   from the end of the previous step's last kernel to the end of this step's last kernel on the backend's
-//             own track (GPU queue / calling thread); for the first step of the window, its own first to last kernel.
+//             own track (GPU queue / calling thread); for the first step of the window, and after a break
+//             (TimelineRecorder::add_break: the other backend's turn, a pause, a rebuild), its own first to last kernel.
 //   kernel_s: the sum of its kernel times (the measured StepRecord::kernel_ms).
 //   overhead_s = wall_s - kernel_s: launch, submit, fence waits and read-back, scheduling between kernels.
 struct StepBreakdown {
@@ -72,6 +73,9 @@ class TimelineRecorder {
   void set_capacity(size_t steps);  // at least 1; drops the oldest steps beyond it
   // Adds a finished step run with `plan` (record.kernel_ms has one value per plan entry, else it is ignored).
   void add(const StepPlan& plan, const StepRecord& record);
+  // The next step added follows a break that was no step's work (a pause, the other backend's turn, a rebuild, a
+  // background compile, a decision-boundary map): its wall time is its own span, not the gap since the step before.
+  void add_break() { break_ = true; }
   void clear() { steps_.clear(); }
   size_t size() const { return steps_.size(); }
 
@@ -81,8 +85,10 @@ class TimelineRecorder {
   struct Step {
     std::shared_ptr<const StepPlan> plan;
     StepRecord record;
+    bool after_break = false;
   };
   size_t capacity_;
+  bool break_ = false;
   std::deque<Step> steps_;
 };
 

@@ -11,6 +11,7 @@
 #include "core/files.hpp"
 #include "core/progress.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/warm_up.hpp"
 
 namespace gpu {
 
@@ -58,6 +59,13 @@ SharedDevice::SharedDevice(const vk::ContextOptions& o, const std::filesystem::p
     pipeline_cache_note += "; ignored (the pipelines are compiled afresh)";
     pipeline_cache_saved.clear();  // a bad file is replaced at the next save
   }
+}
+
+SharedDevice::~SharedDevice() = default;
+
+PipelineWarmer& SharedDevice::warmer() {
+  if (!warmer_) warmer_ = std::make_unique<PipelineWarmer>(context);
+  return *warmer_;
 }
 
 std::string SharedDevice::save_pipeline_cache() noexcept {

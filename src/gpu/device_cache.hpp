@@ -23,6 +23,7 @@
 namespace gpu {
 
 class Kernels;
+class PipelineWarmer;
 
 // $XDG_CACHE_HOME/trainscope when XDG_CACHE_HOME is an absolute path, else $HOME/.cache/trainscope; empty when
 // neither variable is set (then nothing is kept on disk).
@@ -33,6 +34,7 @@ std::filesystem::path default_cache_dir();
 // large or belongs to another device or driver is ignored, with a note), written back by save_pipeline_cache().
 struct SharedDevice {
   SharedDevice(const vk::ContextOptions& options, const std::filesystem::path& pipeline_cache_dir);
+  ~SharedDevice();
   // Writes the pipeline cache atomically (core::write_file_atomically) when its bytes changed since they were read or
   // last written. Returns "" or why it could not be written (the cache keeps working in memory). Never throws.
   std::string save_pipeline_cache() noexcept;
@@ -43,6 +45,11 @@ struct SharedDevice {
   std::string pipeline_cache_note;                  // "" or why the file on disk was not used
   std::vector<unsigned char> pipeline_cache_saved;  // the bytes on disk (read or last written)
   vk::PipelineCache pipeline_cache;                 // after the members above: made from them
+
+  // Runs pipelines once before they are needed (gpu/warm_up.hpp), remembering which it ran; made on first use.
+  // Destroyed first (declared last).
+  PipelineWarmer& warmer();
+  std::unique_ptr<PipelineWarmer> warmer_;
 };
 
 // The training and test sets on the device as gather_batch reads them (x as fp32, y as int32), and the identity

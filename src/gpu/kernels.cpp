@@ -95,16 +95,21 @@ const vk::ComputePipeline& Kernels::pipeline(const core::PlanEntry& e) const {
   const GemmVariant v = gemm_variant(e);
   if (v.split && e.op != core::Op::matmul_backward_weight)
     throw core::Error(core::ErrorKind::Internal, e.label() + ": only matmul_backward_weight runs split-K");
-  auto [it, inserted] = gemm_pipelines_.try_emplace({e.op, v.path, v.vec4, v.split});
+  return gemm_pipeline(e.op, v);
+}
+
+const vk::ComputePipeline& Kernels::gemm_pipeline(core::Op op, GemmVariant v) const {
+  if (!is_gemm(op)) throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " is not a GEMM");
+  auto [it, inserted] = gemm_pipelines_.try_emplace({op, v.path, v.vec4, v.split});
   if (inserted) {
     try {
-      const core::KernelDef& def = core::kernel_def(e.op);
+      const core::KernelDef& def = core::kernel_def(op);
       const uint32_t bindings = def.binding_count(precision_);
       // "<kernel>[_splitk][_texel]<suffix>" (shaders/shaders.cmake).
       const std::string name = def.name + std::string(v.split ? "_splitk" : "") +
                                std::string(v.path == GemmPath::Texel ? "_texel" : "") + suffix_;
       const std::array<uint32_t, 8> spec = gemm_spec_constants(gemm_.tiles, v);
-      const std::vector<vk::BindingKind> kinds = gemm_binding_kinds(e.op, v, precision_, bindings);
+      const std::vector<vk::BindingKind> kinds = gemm_binding_kinds(op, v, precision_, bindings);
       it->second = vk::ComputePipeline(*ctx_, name, bindings, def.params_bytes, spec, kinds, cache_);
     } catch (...) {
       gemm_pipelines_.erase(it);

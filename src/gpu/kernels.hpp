@@ -67,6 +67,9 @@ class Kernels {
   const vk::ComputePipeline& pipeline(const core::PlanEntry& e) const;
   // A kernel that is not a GEMM (a GEMM's pipeline depends on the shape: throws core::Error(Internal)).
   const vk::ComputePipeline& pipeline(core::Op op) const;
+  // GEMM kernel `op` in variant `v` (compiled on first use), whatever entry would pick it; split-K's reduce.
+  const vk::ComputePipeline& gemm_pipeline(core::Op op, GemmVariant v) const;
+  const vk::ComputePipeline& split_reduce() const { return split_reduce_; }
   const GemmConfig& gemm_config() const { return gemm_; }
   GemmVariant gemm_variant(const core::PlanEntry& e) const;
   core::Precision precision() const { return precision_; }

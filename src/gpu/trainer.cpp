@@ -18,9 +18,11 @@
 #include "core/error.hpp"
 #include "core/half.hpp"
 #include "core/metrics.hpp"
+#include "core/progress.hpp"
 #include "core/tensor_layout.hpp"
 #include "gpu/device_cache.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/warm_up.hpp"
 #include "vk/buffer.hpp"
 #include "vk/context.hpp"
 #include "vk/pipeline.hpp"
@@ -169,6 +171,19 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
     if (has(r)) owned(r).zero(ctx_);
   if (loss_scaling()) upload_scaler(std::nullopt, 0);
   build_descriptor_sets();
+  // This plan's kernels run once now (gpu/warm_up.hpp): a driver that compiles a shader at its first dispatch
+  // (lavapipe: seconds for a new precision) does it while the trainer is built, not inside the first step, whose time
+  // would count as training time. The GEMMs run on their own sets (lavapipe compiles per kind of texel view), the
+  // other kernels on the warmer's scratch buffer unless the device ran them before.
+  std::vector<PipelineWarmer::Item> used;
+  for (size_t i = 0; i < plan_.entries.size(); ++i) {
+    const core::PlanEntry& e = plan_.entries[i];
+    const bool gemm = core::kernel_def(e.op).grid == core::Grid::Gemm;
+    used.push_back({&kernels_.pipeline(e), gemm ? entry_sets_[i].main : VK_NULL_HANDLE});
+    if (e.split_k > 1) used.push_back({&kernels_.split_reduce(), VK_NULL_HANDLE});
+  }
+  core::report_progress(std::string("compiling the ") + core::to_string(cfg_.precision) + " kernels");
+  device_->warmer().warm(used);
 
   const uint32_t ring = static_cast<uint32_t>(cfg_.readback_interval);
   std::vector<VkCommandBuffer> cmds(ring);

@@ -6,22 +6,30 @@
 #include "cpu/trainer.hpp"
 #include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
+#include "run/background_compile.hpp"
 #include "run/session.hpp"
 
 namespace run {
 
-std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg) {
+std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg,
+                                              const std::vector<core::Precision>& compile_ahead) {
   std::vector<BackendSpec> specs;
   for (const auto& name : cfg.backends) {
     if (name == "gpu") {
       // One device cache per GPU backend: its rebuilds (batch size, optimizer, precision) and resets reuse the Vulkan
       // device, the compiled kernels and the uploaded dataset; compiled pipelines are kept on disk in
-      // $XDG_CACHE_HOME/trainscope. Only that backend's worker thread uses it.
+      // $XDG_CACHE_HOME/trainscope. Only that backend's worker thread uses it (the background compile included).
       auto cache = std::make_shared<gpu::DeviceCache>(gpu::default_cache_dir());
-      specs.push_back(
-          {name, [cache](const core::TrainConfig& c, const core::DataSplit& d, const std::vector<float>& p) {
-             return gpu::make_trainer(c, d, p, cache.get());
-           }});
+      std::shared_ptr<BackgroundCompile> ahead;
+      if (!compile_ahead.empty()) ahead = std::make_shared<BackgroundCompile>(cache, compile_ahead);
+      BackendSpec spec{name, [cache, ahead](const core::TrainConfig& c, const core::DataSplit& d,
+                                            const std::vector<float>& p) {
+                         auto trainer = gpu::make_trainer(c, d, p, cache.get());
+                         if (ahead) ahead->use_device(vk::ContextOptions{c.device, c.validation});
+                         return trainer;
+                       }};
+      if (ahead) spec.background = [ahead] { return ahead->step(); };
+      specs.push_back(std::move(spec));
     } else if (name == "cpu") {
       specs.push_back({name, cpu::make_trainer});
     } else {

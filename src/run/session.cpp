@@ -30,7 +30,19 @@ Session::Session(core::TrainConfig cfg, std::shared_ptr<const core::DataSplit> d
   for (const auto& spec : specs_)
     workers_.push_back(std::make_unique<Worker>(spec, cfg_, data_, init, observer_, stop_, keep_alive,
                                                 options_.lower_priority, options_.timeline_steps, refused));
+  // Turns (the fair mode) between workers that train at the same time: made whenever there are two, so that the
+  // mode can be switched on while training.
+  if (!cfg_.sequential && workers_.size() > 1) {
+    turns_ = std::make_unique<Turns>(workers_.size(), Turns::kSliceSeconds, options_.fair);
+    for (size_t i = 0; i < workers_.size(); ++i) workers_[i]->set_turns(turns_.get(), i);
+  }
 }
+
+void Session::set_fair(bool on) {
+  if (turns_) turns_->set_enabled(on);
+}
+
+bool Session::fair() const { return turns_ && turns_->enabled(); }
 
 Session::~Session() {
   request_stop();
@@ -57,6 +69,7 @@ void Session::wait() {
 void Session::request_stop() {
   stop_.store(true);
   for (auto& w : workers_) w->wake();
+  if (turns_) turns_->wake_all();
 }
 
 std::vector<core::BackendRun> Session::snapshot(bool with_step_rows) const {

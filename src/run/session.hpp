@@ -27,13 +27,22 @@ using TrainerFactory = std::function<std::unique_ptr<core::Trainer>(
 struct BackendSpec {
   std::string name;  // "gpu" | "cpu" (or a test's fake)
   TrainerFactory make;
+  // Work the worker does a piece at a time between steps while it trains (the dashboard compiles every pipeline the
+  // controls can select: run/background_compile.hpp): does one piece (a fraction of a second) and returns what it is
+  // doing, shown in BackendRun::background, or "" when nothing is left. Called on the worker's thread after a
+  // read-back, with its training clock stopped, at most half of the worker's time (after a piece of d seconds the
+  // next waits for d seconds of training). May throw core::Error (then it stops, with a status). Empty: none.
+  std::function<std::string()> background = {};
 };
 
 // The MLP that cfg trains on `data` (core::model_shape, here too for the run layer's users).
 using core::model_shape;
 
-// The specs of cfg.backends, in that order: "gpu" -> gpu::make_trainer, "cpu" -> cpu::make_trainer.
-std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg);
+// The specs of cfg.backends, in that order: "gpu" -> gpu::make_trainer, "cpu" -> cpu::make_trainer. With
+// `compile_ahead` precisions, the GPU backend compiles every pipeline of those in the background between its steps
+// (run::BackgroundCompile), so that a switch to one of them answers in seconds; the dashboard's.
+std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg,
+                                              const std::vector<core::Precision>& compile_ahead = {});
 
 // Progress callbacks. They are called from the worker threads, possibly two at once: implementations must be
 // thread-safe and quick (they run between training steps; their time is left out of samples/s).
@@ -53,6 +62,7 @@ class Observer {
 };
 
 class Worker;
+class Turns;
 
 struct SessionOptions {
   // The dashboard: workers stay alive after the last epoch (or an error) and wait for a Reset. Ignored with
@@ -65,6 +75,9 @@ struct SessionOptions {
   // The steps each backend's step timeline keeps (BackendRun::timeline): the dashboard's Timeline tab, train's
   // --trace-steps. At least 1.
   size_t timeline_steps = 8;
+  // The dashboard's fair mode (run/turns.hpp): the backends take turns in time slices, each timed alone. Switched
+  // with Session::set_fair(); ignored with cfg.sequential.
+  bool fair = false;
 };
 
 // Owns the worker threads of one training run: one per backend, or one running the backends in turn
@@ -114,6 +127,9 @@ class Session {
   core::TrainConfig settings() const;
   // Whether the last Pause / Resume asked for a pause (the backends say in BackendRun::paused when they are).
   bool pause_requested() const;
+  // The fair mode (SessionOptions::fair): on, the backends take turns, each timed alone.
+  void set_fair(bool on);
+  bool fair() const;
 
  private:
   void prepare_reset(core::TrainConfig cfg);
@@ -133,6 +149,7 @@ class Session {
   Observer& observer_;
   const SessionOptions options_;
   std::vector<BackendSpec> specs_;
+  std::unique_ptr<Turns> turns_;  // before the workers: they hold a pointer to it
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   std::thread loader_;

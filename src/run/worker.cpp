@@ -98,6 +98,7 @@ void Worker::run() {
       error = fmt::format("unexpected error: {}", e.what());
     }
     clock_.stop();
+    leave_turn();
     trainer_.reset();  // frees the device memory now; a Reset makes a new trainer
     end_build();
     {
@@ -149,6 +150,7 @@ void Worker::train_until_done() {
     }
     Next next = Next::Train;
     while (pos + static_cast<size_t>(cfg_.batch) <= static_cast<size_t>(N)) {
+      take_turn();
       next = apply_commands();
       if (next != Next::Train) break;
       // A batch change applied just now is checked against what is left of this epoch: a larger batch that no
@@ -167,6 +169,8 @@ void Worker::train_until_done() {
           core::monotonic_seconds() - last_collect_s_ >= kReadbackSeconds) {
         collect();
         update_boundary(paused_);
+        run_background();
+        pass_turn_if_over();
       }
     }
     collect();
@@ -353,10 +357,11 @@ Worker::Next Worker::apply_commands() {
     }
     if (stop_) return Next::Stop;
     if (!paused_ || step_budget_ > 0) return Next::Train;
-    // Paused: read back what is queued, then wait for the next command.
+    // Paused: read back what is queued, then wait for the next command (the turn goes to the other worker).
     lock.unlock();
     collect();
     clock_.stop();
+    leave_turn();
     {
       std::lock_guard run_lock(run_mutex_);
       run_.paused = true;
@@ -367,6 +372,10 @@ Worker::Next Worker::apply_commands() {
       std::lock_guard run_lock(run_mutex_);
       run_.paused = false;
     }
+    timeline_.add_break();  // the pause is no step's overhead
+    lock.unlock();
+    take_turn();
+    lock.lock();
   }
 }
 
@@ -414,6 +423,7 @@ void Worker::update_boundary(bool now) {
     boundary_inputs_.clear();
     return;
   }
+  timeline_.add_break();  // the map is no step's overhead
   std::lock_guard lock(run_mutex_);
   run_.boundary.classes = std::move(classes);
   run_.boundary.step = static_cast<long>(run_.step_losses.size());

@@ -17,6 +17,7 @@
 #include "core/trainer.hpp"
 #include "run/command.hpp"
 #include "run/session.hpp"
+#include "run/turns.hpp"
 
 namespace run {
 
@@ -62,6 +63,8 @@ class Worker {
          bool keep_alive, bool lower_priority = false, size_t timeline_steps = 8, RefusalFn on_refused = {});
 
   void run();  // the thread body: never throws
+  // The session's turns (fair mode), this worker's index among them; before run(). Null: no turns.
+  void set_turns(Turns* turns, size_t index) { turns_ = turns, turn_index_ = index; }
   void post(const Command& command);
   void wake();  // after the session's stop flag is set: ends a pause or an idle wait
   core::BackendRun snapshot(bool with_step_rows = false) const;  // see Session::snapshot
@@ -92,6 +95,13 @@ class Worker {
   void set_build_stage(std::string_view stage);
   void end_build();
   bool wait_for_reset();
+  // Fair mode (run/turns.hpp): take the turn before training (the clock stopped while waiting for it), give it up
+  // while not training, pass it on after a read-back once the slice is over. No-ops without turns.
+  void take_turn();
+  void leave_turn();
+  void pass_turn_if_over();
+  // One piece of BackendSpec::background, its time not training time.
+  void run_background();
 
   const BackendSpec spec_;
   Observer& observer_;
@@ -132,6 +142,10 @@ class Worker {
                                      // start or a change
   Command pending_reset_;
   long generation_ = 0;  // runs started (BackendRun::generation)
+  Turns* turns_ = nullptr;
+  size_t turn_index_ = 0;
+  bool background_done_ = false;
+  double background_due_s_ = 0;  // training seconds before the next background piece (half the time at most)
 
   // Shared with other threads.
   mutable std::mutex run_mutex_;  // guards run_ and step_rows_

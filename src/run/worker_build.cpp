@@ -143,6 +143,7 @@ void Worker::rebuild(const Command& c, const core::TrainConfig& next, const std:
   cfg_ = next;
   steps_since_build_ = 0;
   last_step_end_s_ = 0;  // the rebuild's time is no step's
+  timeline_.add_break();
   // The new trainer's pace is not known yet: read back after its first step. Its rate window starts empty, so that
   // no samples/s (and no speedup) ever mixes two settings.
   in_flight_ = 0;

@@ -4,11 +4,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "ui/screenshot.hpp"
+#include "ui/text_fit.hpp"
 
 namespace ui {
+namespace {
+
+constexpr float kCaptionPadEm = 0.5f;   // the caption's text from the band's left and right edges, font sizes
+constexpr float kHintScale = 0.8f;      // the teacher's hint's type, font sizes
+constexpr float kHintColumnEm = 11.0f;  // its column, in its own type's sizes: "10/12 · Space: next"
+
+}  // namespace
 
 const char* tab_name(Tab tab) {
   switch (tab) {
@@ -58,9 +67,18 @@ void Dashboard::save(Settings& s) const {
 std::string Dashboard::footer(const DashboardView& view) {
   FooterInfo info;
   std::string devices;
+  // Device names without their details in parentheses ("llvmpipe (LLVM 15.0.6, 256 bits) [software Vulkan: runs on
+  // the CPU]" -> "llvmpipe [software Vulkan: runs on the CPU]"): the footer keeps room for the batch, the precision
+  // and the date, which a slide must show.
+  auto short_name = [](std::string d) {
+    const size_t open = d.find(" (");
+    const size_t close = open == std::string::npos ? std::string::npos : d.find(')', open);
+    if (close != std::string::npos) d = d.substr(0, open) + d.substr(close + 1);
+    return d;
+  };
   for (const auto& r : view.runs)
     devices += fmt::format("{}{}: {}", devices.empty() ? "" : " | ", backend_title(r.name),
-                           r.device.empty() ? std::string("starting") : r.device);
+                           r.device.empty() ? std::string("starting") : short_name(r.device));
   info.devices = devices;
   const core::BackendRun* any = view.runs.empty() ? nullptr : &view.runs.front();
   const core::TrainConfig& cfg = any ? any->config : view.config;
@@ -70,8 +88,9 @@ std::string Dashboard::footer(const DashboardView& view) {
   info.model = fmt::format("MLP {} on {}, {} {}", dims, cfg.dataset, core::to_string(cfg.activation),
                            core::to_string(cfg.optimizer));
   // The batch size and precision in force: one value when every backend runs the same, else each backend's.
-  std::string batch, per_batch, precision, per_backend, skipped;
-  bool same_batch = true, same = true, any_skipped = false;
+  // (The skipped fp16 steps are in the header and the plots' red markers: the footer keeps to what ran.)
+  std::string batch, per_batch, precision, per_backend;
+  bool same_batch = true, same = true;
   for (const auto& r : view.runs) {
     const std::string b = std::to_string(r.config.batch);
     if (!batch.empty() && b != batch) same_batch = false;
@@ -81,12 +100,9 @@ std::string Dashboard::footer(const DashboardView& view) {
     if (!precision.empty() && p != precision) same = false;
     if (precision.empty()) precision = p;
     per_backend += fmt::format("{}{} {}", per_backend.empty() ? "" : ", ", backend_title(r.name), p);
-    skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", backend_title(r.name), r.skipped_steps);
-    any_skipped = any_skipped || r.skipped_steps > 0;
   }
   info.batch = view.runs.empty() ? fmt::format("batch {}", cfg.batch) : "batch " + (same_batch ? batch : per_batch);
   info.precision = view.runs.empty() ? core::to_string(cfg.precision) : same ? precision : per_backend;
-  if (any_skipped) info.precision += " (fp16 steps skipped: " + skipped + ")";
   return footer_text(info);
 }
 
@@ -98,7 +114,17 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
                                  ImGuiWindowFlags_NoScrollWithMouse;
   ImGui::Begin("trainscope", nullptr, flags);
-  const DashboardLayout layout = compute_layout(layout_metrics(vp->WorkSize.x, vp->WorkSize.y));
+  // A lesson's caption band: as many lines as its longest caption needs at this width (the band keeps its height
+  // from caption to caption), the hint's column beside them.
+  const bool band = !view.caption_reserve.empty() || !view.caption.empty() || !view.caption_hint.empty();
+  const float hint_column = view.caption_hint.empty() ? 0.0f : kHintColumnEm * kHintScale * ImGui::GetFontSize();
+  const float text_width = ImGui::GetContentRegionAvail().x - 2 * kCaptionPadEm * ImGui::GetFontSize() - hint_column;
+  // At most kMaxCaptionLines: a longer caption (20,000 characters, say) is cut with an ellipsis, not given the room.
+  const int want = band ? std::clamp(std::max(caption_band_lines(view.caption_reserve, text_width),
+                                              caption_band_lines(view.caption, text_width)),
+                                     1, kMaxCaptionLines)
+                        : 0;
+  const DashboardLayout layout = compute_layout(layout_metrics(vp->WorkSize.x, vp->WorkSize.y, want));
   drawn_ = DrawnLayout{};
   drawn_.layout = layout;
   sweep.update(view, controller);  // whichever tab is shown
@@ -109,10 +135,11 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   drawn_.header_min = ImGui::GetCursorScreenPos();
   ImGui::BeginChild("header", ImVec2(0, layout.header_height), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  race.draw(view, layout.header_lines);
+  race.draw(view, layout.header_lines, loss.target_loss);
   ImGui::EndChild();
   drawn_.header_max = ImGui::GetItemRectMax();
   ImGui::Separator();
+  if (layout.caption_lines > 0) draw_caption_band(view, layout, text_width);
 
   // The plots on the left, the views on the right (and the Controls in a column of their own when wide).
   const ImGuiWindowFlags panel = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
@@ -121,7 +148,6 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   ImGui::EndChild();
   drawn_.plots_min = ImGui::GetItemRectMin();
   drawn_.plots_max = ImGui::GetItemRectMax();
-  if (!view.caption.empty()) draw_caption(view.caption);
   ImGui::SameLine();
   const float tabs_width = layout.controls_column ? ImGui::GetContentRegionAvail().x - layout.controls_width - gap : 0;
   ImGui::BeginChild("views", ImVec2(tabs_width, layout.body_height), true);
@@ -216,22 +242,43 @@ void Dashboard::draw_tab(Tab tab, const DashboardView& view, Controller* control
   }
 }
 
-void Dashboard::draw_caption(const std::string& caption) const {
-  // Large, in the top right of the loss plot's data area (after the first steps a loss curve runs low and to the
-  // right, and the markers' labels start at the left), at most 90% of its width; a box that reads on both themes.
-  const Plot& plot = loss.top_plot();
-  ImFont* font = ImGui::GetFont();
-  const float size = 1.2f * ImGui::GetFontSize();
-  const float pad = 0.4f * ImGui::GetFontSize();
-  const ImVec2 area_min = plot.plot_min(), area_max = plot.plot_max();
-  const float wrap = std::max(4 * size, 0.9f * (area_max.x - area_min.x) - 2 * pad);
-  const ImVec2 text = font->CalcTextSizeA(size, FLT_MAX, wrap, caption.c_str());
-  const ImVec2 max(area_max.x - pad, area_min.y + pad + text.y + 2 * pad);
-  const ImVec2 min(max.x - text.x - 2 * pad, area_min.y + pad);
-  ImDrawList* dl = ImGui::GetForegroundDrawList();
-  dl->AddRectFilled(min, max, IM_COL32(16, 16, 16, 215), 0.3f * pad);
-  dl->AddText(font, size, ImVec2(min.x + pad, min.y + pad), IM_COL32(255, 255, 255, 255), caption.c_str(), nullptr,
-              wrap);
+void Dashboard::draw_caption_band(const DashboardView& view, const DashboardLayout& layout, float text_width) {
+  // Across the whole width, between the header and the plots: it never covers a curve or a panel. Large type on the
+  // panels' own background colour, so that it reads in both themes; the teacher's hint small and grey on the right.
+  const float font = ImGui::GetFontSize();
+  const float size = kCaptionScale * font;
+  const float pad = caption_band_padding(layout_metrics(0, 0));
+  const ImVec2 min = ImGui::GetCursorScreenPos();
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float height = layout.caption_height - ImGui::GetStyle().ItemSpacing.y;
+  ImGui::Dummy(ImVec2(width, height));
+  const ImVec2 max(min.x + width, min.y + height);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(min, max, ImGui::GetColorU32(ImGuiCol_FrameBg), 0.2f * font);
+  const float line = layout_metrics(0, 0).caption_line;
+  drawn_.caption_min = min;
+  drawn_.caption_max = max;
+  drawn_.caption_text_width = text_width;
+  drawn_.caption_text = wrap_words(view.caption, size, text_width, layout.caption_lines);
+  drawn_.caption_widest = 0;
+  const float x = min.x + kCaptionPadEm * font;
+  for (size_t i = 0; i < drawn_.caption_text.size(); ++i) {
+    const std::string& text = drawn_.caption_text[i];
+    drawn_.caption_widest = std::max(drawn_.caption_widest, ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f,
+                                                                                             text.c_str()).x);
+    dl->AddText(ImGui::GetFont(), size, ImVec2(x, min.y + pad + static_cast<float>(i) * line),
+                ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+  }
+  if (!view.caption_hint.empty()) {
+    const float hint_size = kHintScale * font;
+    const float column = kHintColumnEm * hint_size;
+    const std::vector<std::string> hint = wrap_words(view.caption_hint, hint_size, column, 1);
+    if (!hint.empty()) {
+      const float w = ImGui::GetFont()->CalcTextSizeA(hint_size, FLT_MAX, 0.0f, hint[0].c_str()).x;
+      dl->AddText(ImGui::GetFont(), hint_size, ImVec2(max.x - kCaptionPadEm * font - w, min.y + pad),
+                  ImGui::GetColorU32(ImGuiCol_TextDisabled), hint[0].c_str());
+    }
+  }
 }
 
 }  // namespace ui

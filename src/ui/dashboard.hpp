@@ -1,7 +1,8 @@
 // ui::Dashboard: the whole window, laid out for a projector first (ui/layout.hpp): the race header on top with a fixed
-// height, the loss curves on the left, the other views as tabs on the right (kTabs; their titles wrap onto a second
-// row where they do not fit side by side; wide windows keep the Controls in a column of their own), a row of quick
-// controls along the bottom, and a lesson's caption drawn large over the plots. Each panel is a small struct with its
+// height, in a lesson a band with its caption in large type under it (and the teacher's quiet "3/9 · Space: next"),
+// the loss curves on the left (at least half the width), the other views as tabs on the right (kTabs; titles that do
+// not fit side by side are in a "More" menu; wide windows keep the Controls in a column of their own), a row of quick
+// controls along the bottom. Each panel is a small struct with its
 // own state and a draw(), as in Dear ImGui's examples; nothing draws outside its box (long texts are shortened with
 // an ellipsis, ui/text_fit.hpp).
 #pragma once
@@ -40,6 +41,10 @@ struct DrawnLayout {
   ImVec2 plots_min, plots_max;  // the plots' panel
   ImVec2 tabs_min, tabs_max;    // the tabbed views' panel
   ImVec2 bar_min, bar_max;      // the quick controls (empty without them)
+  ImVec2 caption_min, caption_max;       // the caption band (empty without one)
+  std::vector<std::string> caption_text;  // its lines as drawn
+  float caption_text_width = 0;          // the room of a line of it (pixels), hint column excluded
+  float caption_widest = 0;              // its widest line as drawn (pixels)
 };
 
 class Dashboard {
@@ -74,7 +79,7 @@ class Dashboard {
  private:
   void draw_tabs(const DashboardView& view, Controller* controller, bool with_controls);
   void draw_tab(Tab tab, const DashboardView& view, Controller* controller);
-  void draw_caption(const std::string& caption) const;
+  void draw_caption_band(const DashboardView& view, const DashboardLayout& layout, float text_width);
 
   Tab tab_ = Tab::Controls;
   std::optional<Tab> requested_tab_;

@@ -55,12 +55,16 @@ struct DashboardView {
   double now_s = 0;             // core::monotonic_seconds() of this frame; 0: no ages shown (a finished run)
   double ui_frame_ms = 0;       // the UI's own frame time
   double ui_frame_p95_ms = 0;
-  std::string caption;          // a lesson's caption, shown large over the plots ("" for none)
+  std::string caption;          // a lesson's caption, shown large in a band under the header ("" for none)
+  std::string caption_hint;     // the teacher's hint beside it ("3/9 · Space: next"; "" for none)
+  std::string caption_reserve;  // the lesson's longest caption: the band is as tall as it needs, all lesson long
   bool sweep_busy = false;      // the Sweep tab's sweep is asked for or running (a lesson waits for its end)
   std::string sweep_status;     // its run::LiveSweepState::status ("done", "stopped", "failed: ..."; "" never run)
   // The measured peaks of the runs' devices (run::SessionPeaks; the cache for a finished run's picture): the
   // bandwidth shares and the rooflines. While peaks_measuring, training is paused for a measurement.
   std::vector<core::BackendPeaks> peaks;
+  bool fair = false;            // the fair mode: the backends take turns, each timed alone (run::Session::fair)
+  double window_cores = -1;     // the window's own CPU use over the last seconds, in cores (-1: not measured)
   bool peaks_measuring = false;
   std::string peaks_stage;    // what is being measured ("gpu: fp32 FMA: vec4")
   std::string peaks_message;  // the last measurement's outcome, "" before any

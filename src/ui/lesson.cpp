@@ -13,91 +13,14 @@
 #include "core/files.hpp"
 #include "core/options.hpp"
 #include "ui/dashboard.hpp"
+#include "ui/lesson_json.hpp"
 #include "ui/style.hpp"
 
 namespace ui {
 namespace {
 
+using namespace lesson_json;
 using json = nlohmann::json;
-
-constexpr int kMaxLessonDepth = 32;  // JSON nesting levels a lesson file may use (it needs 5)
-
-// Where a value sits, for messages: "lesson.json: step 3".
-struct Where {
-  std::string file, step;
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw core::Error(core::ErrorKind::InvalidArgument,
-                      fmt::format("{}{}: {}{}", file, step.empty() ? "" : ": " + step,
-                                  field.empty() ? "" : "\"" + field + "\": ", what));
-  }
-};
-
-std::string shown(const json& v) {
-  std::string s = v.dump();
-  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
-}
-
-// Checks that `object` has only keys of `allowed`, naming the first unknown one and what is allowed.
-void only_keys(const Where& w, const json& object, const std::string& field, const std::set<std::string>& allowed) {
-  if (!object.is_object()) w.fail(field, fmt::format("must be an object {{...}}, not {}", shown(object)));
-  for (const auto& [key, value] : object.items()) {
-    (void)value;
-    if (allowed.count(key)) continue;
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    w.fail(field.empty() ? key : field + "." + key, fmt::format("unknown key (allowed: {})", list));
-  }
-}
-
-double number(const Where& w, const json& v, const std::string& field, double lo, double hi) {
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi)
-    w.fail(field, fmt::format("must be a number {:g}..{:g}, not {}", lo, hi, shown(v)));
-  return v.get<double>();
-}
-
-long integer(const Where& w, const json& v, const std::string& field, long lo, long hi) {
-  if (!v.is_number_integer() || v.get<long>() < lo || v.get<long>() > hi)
-    w.fail(field, fmt::format("must be an integer {}..{}, not {}", lo, hi, shown(v)));
-  return v.get<long>();
-}
-
-// A setting checked with its rule from core/options.hpp (the command line's): "the batch size must be 1..65536".
-long integer(const Where& w, const json& v, const std::string& field, const core::IntRule& rule) {
-  bool ok = v.is_number_integer();
-  if (ok) {
-    try {
-      core::check(rule, v.get<long long>());
-    } catch (const core::Error&) {
-      ok = false;
-    }
-  }
-  if (!ok) w.fail(field, fmt::format("{} must be an integer {}, not {}", rule.what, core::allowed(rule), shown(v)));
-  return static_cast<long>(v.get<long long>());
-}
-
-double number(const Where& w, const json& v, const std::string& field, const core::RealRule& rule) {
-  bool ok = v.is_number();
-  if (ok) {
-    try {
-      core::check(rule, v.get<double>());
-    } catch (const core::Error&) {
-      ok = false;
-    }
-  }
-  if (!ok) w.fail(field, fmt::format("{} must be {}, not {}", rule.what, core::allowed(rule), shown(v)));
-  return v.get<double>();
-}
-
-bool boolean(const Where& w, const json& v, const std::string& field) {
-  if (!v.is_boolean()) w.fail(field, fmt::format("must be true or false, not {}", shown(v)));
-  return v.get<bool>();
-}
-
-std::string text(const Where& w, const json& v, const std::string& field, bool may_be_empty = false) {
-  if (!v.is_string() || (!may_be_empty && v.get<std::string>().empty()))
-    w.fail(field, fmt::format("must be a{} string, not {}", may_be_empty ? "" : " non-empty", shown(v)));
-  return v.get<std::string>();
-}
 
 // The dashboard's tabs by name (ui::kTabs), for "view.tab" and "window.tab".
 std::vector<std::string> tab_names() {
@@ -144,18 +67,12 @@ core::Activation activation(const Where& w, const json& v, const std::string& f)
   return one_of(w, v, f, {"relu", "gelu"}) == "gelu" ? core::Activation::GELU : core::Activation::ReLU;
 }
 
-// A path a screenshot can be written to (core::check_output_path: not a folder, in a folder that exists and takes a
-// new file), named with the file, the step and the field in the message.
-void check_output(const Where& w, const std::string& path, const std::string& field) {
-  core::check_output_path(path, fmt::format("{}{}: \"{}\":", w.file, w.step.empty() ? "" : ": " + w.step, field));
-}
-
 LessonSettings settings_of(const Where& w, const json& v, const std::string& field) {
   only_keys(w, v, field, {"batch", "lr", "optimizer", "precision", "hidden", "activation"});
   LessonSettings s;
   const auto f = [&](const char* key) { return field + "." + key; };
   if (v.contains("batch")) s.batch = static_cast<int>(integer(w, v["batch"], f("batch"), core::rules::batch));
-  if (v.contains("lr")) s.lr = static_cast<float>(number(w, v["lr"], f("lr"), core::rules::lr));
+  if (v.contains("lr")) s.lr = real(w, v["lr"], f("lr"), core::rules::lr);
   if (v.contains("optimizer")) s.optimizer = optimizer(w, v["optimizer"], f("optimizer"));
   if (v.contains("precision")) s.precision = precision(w, v["precision"], f("precision"));
   if (v.contains("hidden")) s.hidden = hidden_sizes(w, v["hidden"], f("hidden"));
@@ -166,7 +83,7 @@ LessonSettings settings_of(const Where& w, const json& v, const std::string& fie
 const std::vector<std::string> kBackendKeys = {"gpu", "cpu", "both"};
 
 LessonCondition condition_of(const Where& w, const json& v) {
-  only_keys(w, v, "when", {"gpu", "cpu", "both", "applied", "speedup", "sweep_done"});
+  only_keys(w, v, "when", {"gpu", "cpu", "both", "applied", "speedup", "sweep_done", "steady"});
   LessonCondition c;
   for (const auto& b : kBackendKeys) {
     if (!v.contains(b)) continue;
@@ -184,19 +101,38 @@ LessonCondition condition_of(const Where& w, const json& v) {
   if (v.contains("applied")) c.applied = boolean(w, v["applied"], "when.applied");
   if (v.contains("speedup")) c.speedup = boolean(w, v["speedup"], "when.speedup");
   if (v.contains("sweep_done")) c.sweep_done = boolean(w, v["sweep_done"], "when.sweep_done");
-  if (c.backends.empty() && !c.applied && !c.speedup && !c.sweep_done) w.fail("when", "names no condition");
+  if (v.contains("steady")) {
+    const json& o = v["steady"];
+    LessonSteady steady;
+    if (o.is_boolean()) {
+      if (!o.get<bool>()) w.fail("when.steady", "give true (or {\"steps\": N, \"seconds\": S, \"spread\": X}), or leave it out");
+    } else {
+      only_keys(w, o, "when.steady", {"steps", "seconds", "spread"});
+      if (o.contains("steps")) steady.steps = integer(w, o["steps"], "when.steady.steps", 1, 1000000);
+      if (o.contains("seconds")) steady.seconds = number(w, o["seconds"], "when.steady.seconds", 0, 600);
+      if (o.contains("spread")) steady.spread = number(w, o["spread"], "when.steady.spread", 0.001, 10);
+    }
+    c.steady = steady;
+  }
+  if (c.backends.empty() && !c.applied && !c.speedup && !c.sweep_done && !c.steady) w.fail("when", "names no condition");
   return c;
 }
 
 LessonStep step_of(const Where& w, const json& v) {
-  only_keys(w, v, "", {"at", "after", "when", "timeout", "set", "do", "model", "view", "caption", "caption_seconds",
-                       "expect", "screenshot", "quit"});
+  only_keys(w, v, "", {"next", "at", "after", "when", "timeout", "set", "do", "model", "view", "caption",
+                       "caption_seconds", "notes", "expect", "screenshot", "quit"});
   LessonStep s;
   int triggers = 0;
+  if (v.contains("next")) {
+    if (!boolean(w, v["next"], "next")) w.fail("next", "give true (the step waits for the teacher), or leave it out");
+    s.next = true;
+    ++triggers;
+  }
   if (v.contains("at")) s.at = number(w, v["at"], "at", 0, 1e6), ++triggers;
   if (v.contains("after")) s.after = number(w, v["after"], "after", 0, 1e6), ++triggers;
   if (v.contains("when")) s.when = condition_of(w, v["when"]), ++triggers;
-  if (triggers > 1) w.fail("at", "a step has one trigger: \"at\", \"after\" or \"when\"");
+  if (triggers > 1) w.fail(s.next ? "next" : "at", "a step has one trigger: \"next\", \"at\", \"after\" or \"when\"");
+  if (s.when && s.when->steady) s.timeout = 120;
   if (v.contains("timeout")) {
     if (!s.when) w.fail("timeout", "only a \"when\" step waits, so only it has a timeout");
     s.timeout = number(w, v["timeout"], "timeout", 0.1, 1e6);
@@ -213,7 +149,7 @@ LessonStep step_of(const Where& w, const json& v) {
     }
     if (o.contains("lr")) {
       run::Command c(K::SetLearningRate);
-      c.lr = static_cast<float>(number(w, o["lr"], "set.lr", core::rules::lr));
+      c.lr = real(w, o["lr"], "set.lr", core::rules::lr);
       s.commands.push_back(c);
     }
     if (o.contains("optimizer")) {
@@ -269,7 +205,7 @@ LessonStep step_of(const Where& w, const json& v) {
     if (o.contains("plot")) view.accuracy = one_of(w, o["plot"], "view.plot", {"loss", "accuracy"}) == "accuracy";
     if (o.contains("presentation")) view.presentation = boolean(w, o["presentation"], "view.presentation");
     if (o.contains("font_size"))
-      view.font_size = static_cast<float>(number(w, o["font_size"], "view.font_size", core::rules::font_size));
+      view.font_size = real(w, o["font_size"], "view.font_size", core::rules::font_size);
     if (o.contains("kernels")) view.kernels = one_of(w, o["kernels"], "view.kernels", {"bars", "precisions", "tables"});
     s.view = view;
   }
@@ -278,20 +214,24 @@ LessonStep step_of(const Where& w, const json& v) {
     if (!s.caption) w.fail("caption_seconds", "goes with a \"caption\"");
     s.caption_seconds = number(w, v["caption_seconds"], "caption_seconds", 0.1, 1e6);
   }
+  if (v.contains("notes")) s.notes = text(w, v["notes"], "notes");
   if (v.contains("expect")) {
     const json& o = v["expect"];
-    only_keys(w, o, "expect", {"gpu", "cpu", "both", "applied", "figures"});
+    only_keys(w, o, "expect", {"gpu", "cpu", "both", "applied", "figures", "peaks"});
     LessonExpect e;
     for (const auto& b : kBackendKeys)
       if (o.contains(b)) e.backends[b] = settings_of(w, o[b], "expect." + b);
     if (o.contains("applied")) e.applied = boolean(w, o["applied"], "expect.applied");
     if (o.contains("figures")) e.figures_current = one_of(w, o["figures"], "expect.figures", {"current"}) == "current";
-    if (e.backends.empty() && !e.applied && !e.figures_current) w.fail("expect", "expects nothing");
+    if (o.contains("peaks") && !(e.peaks = boolean(w, o["peaks"], "expect.peaks")))
+      w.fail("expect.peaks", "give true, or leave it out");
+    if (e.backends.empty() && !e.applied && !e.figures_current && !e.peaks) w.fail("expect", "expects nothing");
     s.expect = e;
   }
   if (v.contains("screenshot")) {
     s.screenshot = text(w, v["screenshot"], "screenshot");
-    check_output(w, *s.screenshot, "screenshot");
+    if (const std::string why = lesson_screenshot_name_problem(*s.screenshot); !why.empty())
+      w.fail("screenshot", fmt::format("{} {}", shown(v["screenshot"]), why));
   }
   if (v.contains("quit")) {
     const json& q = v["quit"];
@@ -303,9 +243,10 @@ LessonStep step_of(const Where& w, const json& v) {
     }
   }
   // A step with a trigger and nothing else waits (for a condition, or some seconds): the lesson's log says when.
-  if (s.commands.empty() && !s.reset && !s.model && !s.view && !s.caption && !s.expect && !s.screenshot && !s.quit &&
-      triggers == 0)
-    w.fail("", "does nothing (give a trigger to wait for, or set, do, model, view, caption, expect, screenshot, quit)");
+  if (s.commands.empty() && !s.reset && !s.sweep && !s.model && !s.view && !s.caption && !s.notes && !s.expect &&
+      !s.screenshot && !s.quit && triggers == 0)
+    w.fail("", "does nothing (give a trigger to wait for, or set, do, model, view, caption, notes, expect, screenshot, "
+               "quit)");
   return s;
 }
 
@@ -369,7 +310,7 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
     if (o.contains("epochs")) l.epochs = static_cast<int>(integer(w, o["epochs"], "settings.epochs", core::rules::epochs));
     if (o.contains("limit")) l.limit = static_cast<int>(integer(w, o["limit"], "settings.limit", core::rules::limit));
     if (o.contains("threads")) l.threads = static_cast<int>(integer(w, o["threads"], "settings.threads", core::rules::threads));
-    if (o.contains("lr")) l.lr = static_cast<float>(number(w, o["lr"], "settings.lr", core::rules::lr));
+    if (o.contains("lr")) l.lr = real(w, o["lr"], "settings.lr", core::rules::lr);
     if (o.contains("optimizer")) l.optimizer = optimizer(w, o["optimizer"], "settings.optimizer");
     if (o.contains("precision")) l.precision = precision(w, o["precision"], "settings.precision");
   }
@@ -379,7 +320,7 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
     if (o.contains("size")) l.size = text(w, o["size"], "window.size");
     if (o.contains("presentation")) l.presentation = boolean(w, o["presentation"], "window.presentation");
     if (o.contains("font_size"))
-      l.font_size = static_cast<float>(number(w, o["font_size"], "window.font_size", core::rules::font_size));
+      l.font_size = real(w, o["font_size"], "window.font_size", core::rules::font_size);
     if (o.contains("tab")) l.tab = one_of(w, o["tab"], "window.tab", tab_names());
   }
   if (!root.contains("steps")) w.fail("steps", "missing: a lesson has a list of steps");
@@ -404,16 +345,24 @@ Lesson load_lesson(const std::string& path) {
   return parse_lesson(contents, path);
 }
 
-void check_lesson_against_data(const Lesson& lesson, int train_count) {
-  auto check = [&](const std::string& step, const std::string& field, int batch) {
-    if (batch > train_count)
-      Where{lesson.file, step}.fail(field, fmt::format("batch {} is larger than the training set ({} samples)", batch,
-                                                       train_count));
-  };
-  if (lesson.batch) check("", "settings.batch", *lesson.batch);
-  for (const auto& s : lesson.steps)
-    for (const auto& c : s.commands)
-      if (c.kind == run::Command::Kind::SetBatch) check(fmt::format("step {}", s.number), "set.batch", c.value);
+int Lesson::points() const {
+  int n = 1;
+  for (const auto& s : steps) n += s.next ? 1 : 0;
+  return n;
+}
+
+std::string lesson_screenshot_name_problem(const std::string& name) {
+  if (name.size() > 255) return "is too long: a file name has at most 255 bytes";
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f) return "holds a control character (a NUL, a newline, ...): give a plain file name";
+  if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
+    return "is not a plain file name: a lesson's screenshots go into its output folder (--output), with no folders of "
+           "their own";
+  if (name == "." || name == ".." || name.front() == '.')
+    return "is not a plain file name (it starts with a dot)";
+  if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".png") != 0)
+    return "must end in .png: a lesson writes PNG pictures only";
+  return "";
 }
 
 }  // namespace ui

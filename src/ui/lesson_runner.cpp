@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/speedup.hpp"
 
@@ -39,6 +40,7 @@ std::string summary(const LessonStep& s) {
   if (s.model) parts.push_back("new model");
   if (s.sweep) parts.push_back("sweep");
   if (s.view) parts.push_back("view");
+  if (s.next) parts.insert(parts.begin(), "next");
   if (s.caption) parts.push_back(s.caption->empty() ? "caption cleared" : "caption");
   if (s.expect) parts.push_back("expect");
   if (s.screenshot) parts.push_back("screenshot " + *s.screenshot);
@@ -86,14 +88,104 @@ std::string running_difference(const core::BackendRun& run, const LessonSettings
 
 void LessonRunner::fail(const LessonStep& step, const std::string& why) {
   log_.push_back(fmt::format("step {} FAILED: {}", step.number, why));
-  exit_code_ = 1;
+  // Unattended, a failure ends the lesson (exit 1); in front of a class it is said and the lesson goes on.
+  if (options_.autoplay)
+    exit_code_ = 1;
+  else
+    failed_ = true;
+}
+
+void LessonRunner::next() {
+  if (back_ > 0) {  // looking at an earlier caption: forward again first
+    --back_;
+    return;
+  }
+  if (end_code_) {
+    exit_code_ = failed_ && *end_code_ == 0 ? 1 : *end_code_;
+    return;
+  }
+  next_pressed_ = true;
+}
+
+void LessonRunner::back() {
+  if (back_ + 1 < shown_captions_.size()) ++back_;
+}
+
+std::string LessonRunner::hint() const {
+  if (options_.autoplay || exit_code_) return "";
+  const int n = lesson_.points();
+  const std::string at = fmt::format("{}/{}", std::max(1, point_ - static_cast<int>(back_)), n);
+  if (back_ > 0) return at + " · earlier · Space: on";
+  if (end_code_) return at + " · Space: end";
+  const bool next_waits = next_ < lesson_.steps.size() && lesson_.steps[next_].next && !waiting_for_screenshot_;
+  if (waiting_for_ == "teacher" || (next_waits && !next_pressed_)) return at + " · Space: next";
+  if (!waiting_for_.empty()) return at + " · " + waiting_for_ + (next_pressed_ ? " · next noted" : "");
+  if (finished()) return at + " · the end";
+  return at;
+}
+
+bool LessonRunner::steady(const LessonSteady& s, double now_s, const DashboardView& view, std::string& state) {
+  Sample sample{now_s, {}, 0};
+  const LessonSettings shown = settings_of(view.config);
+  for (const auto& r : view.runs) {
+    if (r.finished || !r.error.empty()) continue;  // a finished backend's figures no longer move
+    if (r.steps_since_change < s.steps || r.recent_samples_per_s <= 0 || !running_difference(r, shown).empty()) {
+      state = fmt::format("{} at {} of {} steps since its last change", r.name, r.steps_since_change, s.steps);
+      samples_.clear();
+      return false;
+    }
+    sample.rates.push_back(r.recent_samples_per_s);
+  }
+  const core::BackendRun *gpu = view.run("gpu"), *cpu = view.run("cpu");
+  if (gpu && cpu) {
+    const core::Speedup sp = core::live_speedup(*gpu, *cpu);
+    sample.speedup = sp.ok() ? sp.value : 0;
+  }
+  if (!samples_.empty() && samples_.back().rates.size() != sample.rates.size()) samples_.clear();
+  samples_.push_back(std::move(sample));
+  // The oldest sample kept is the newest one at least `seconds` old: the figures are judged over that span.
+  while (samples_.size() > 1 && now_s - samples_[1].now_s >= s.seconds) samples_.pop_front();
+  if (now_s - samples_.front().now_s < s.seconds) {
+    state = "the figures are settling";
+    return false;
+  }
+  // The spread of each figure over the span: (max - min) / mean.
+  double worst = 0;
+  std::string what;
+  auto spread = [&](auto value, const std::string& name) {
+    double lo = INFINITY, hi = 0, sum = 0;
+    for (const Sample& x : samples_) {
+      const double v = value(x);
+      lo = std::min(lo, v), hi = std::max(hi, v), sum += v;
+    }
+    const double mean = sum / static_cast<double>(samples_.size());
+    const double d = mean > 0 ? (hi - lo) / mean : 0;
+    if (d >= worst) worst = d, what = name;
+  };
+  for (size_t i = 0; i < samples_.front().rates.size(); ++i)
+    spread([i](const Sample& x) { return x.rates[i]; }, "samples/s");
+  if (samples_.front().speedup > 0) spread([](const Sample& x) { return x.speedup; }, "the speedup");
+  state = fmt::format("{} moved {:.0f}% over {:g} s (steady: within {:.0f}%)", what, 100 * worst, s.seconds,
+                      100 * s.spread);
+  return worst <= s.spread;
 }
 
 bool LessonRunner::triggered(const LessonStep& step, double now_s, const DashboardView& view) {
+  waiting_for_.clear();
+  if (step.next) {
+    if (options_.autoplay) return true;
+    if (!next_pressed_) {
+      waiting_for_ = "teacher";
+      return false;
+    }
+    next_pressed_ = false;
+    return true;
+  }
+  if (step.at || step.after) waiting_for_ = "waiting…";
   if (step.at) return now_s - start_s_ >= *step.at;
   if (step.after) return now_s - previous_s_ >= *step.after;
   if (!step.when) return true;
-  if (waiting_since_s_ < 0) waiting_since_s_ = now_s;
+  if (waiting_since_s_ < 0) waiting_since_s_ = now_s, samples_.clear();
   const LessonCondition& c = *step.when;
   bool holds = true;
   std::string state;  // where things stand, for a timeout's message
@@ -146,7 +238,21 @@ bool LessonRunner::triggered(const LessonStep& step, double now_s, const Dashboa
     state += fmt::format("{}sweep {}", state.empty() ? "" : "; ",
                          view.sweep_status.empty() ? "not started" : view.sweep_status);
   }
-  if (!holds && now_s - waiting_since_s_ >= step.timeout)
+  waiting_for_ = c.sweep_done ? "sweeping…" : "training…";
+  if (c.steady && holds) {
+    std::string moved;
+    LessonSteady wanted = *c.steady;
+    if (options_.steady) wanted.steps = options_.steady->steps, wanted.seconds = options_.steady->seconds;
+    const bool settled = steady(wanted, now_s, view, moved);
+    waiting_for_ = "settling…";
+    if (!settled && now_s - waiting_since_s_ >= step.timeout) {  // a steady condition never fails a lesson
+      log_.push_back(fmt::format("step {}: the figures did not settle within {:g} s ({}): going on", step.number,
+                                 step.timeout, moved));
+      return true;
+    }
+    return settled;
+  }
+  if (!holds && options_.autoplay && now_s - waiting_since_s_ >= step.timeout)
     fail(step, fmt::format("\"when\" did not hold within {:g} s ({})", step.timeout, state.empty() ? "-" : state));
   return holds;
 }
@@ -158,6 +264,10 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
                              summary(step)));
   waiting_since_s_ = -1;
   previous_s_ = now_s;
+  if (step.next) {
+    ++point_;
+    back_ = 0;
+  }
   for (const auto& c : step.commands) host.post(c);
   if (step.reset || step.model) {  // the runs from before count for nothing in the steps after
     long newest = 0;
@@ -182,8 +292,11 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
   if (step.view) host.show(*step.view);
   if (step.caption) {
     caption_ = *step.caption;
-    caption_until_s_ = now_s + step.caption_seconds;
+    caption_until_s_ = step.caption_seconds ? now_s + *step.caption_seconds : INFINITY;
+    shown_captions_.resize(static_cast<size_t>(point_));
+    shown_captions_.back() = caption_;
   }
+  if (step.notes) log_.push_back(fmt::format("notes {}/{}: {}", point_, lesson_.points(), *step.notes));
   if (step.expect) {
     const LessonExpect& e = *step.expect;
     std::vector<std::string> problems;
@@ -216,6 +329,15 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
           problems.push_back("a speedup is shown while the CPU runs " + d + " (the GPU's settings)");
       }
     }
+    if (e.peaks)
+      for (const auto& r : view.runs) {
+        const core::RoofCeilings roof = view.roof(r);
+        if (roof.bandwidth_gbps <= 0 || roof.compute_gflops <= 0) {
+          const core::BackendPeaks* p = view.peaks_of(r.name);
+          problems.push_back(fmt::format("{}'s device has no measured peaks{}", r.name,
+                                         p && !p->note.empty() ? " (" + p->note + ")" : ""));
+        }
+      }
     if (!problems.empty()) {
       std::string all;
       for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
@@ -225,12 +347,14 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
     log_.push_back(fmt::format("step {}: as expected", step.number));
   }
   if (step.screenshot) {
-    host.screenshot(*step.screenshot);
+    host.screenshot(options_.output.empty() ? *step.screenshot : (options_.output / *step.screenshot).string());
     waiting_for_screenshot_ = true;
     screenshot_step_ = step.number;
   }
   if (step.quit) {
-    if (waiting_for_screenshot_)
+    if (!options_.autoplay)
+      end_code_ = *step.quit;  // the teacher's next ends it
+    else if (waiting_for_screenshot_)
       pending_quit_ = *step.quit;
     else
       exit_code_ = *step.quit;
@@ -240,7 +364,7 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
 void LessonRunner::update(double now_s, const DashboardView& view, LessonHost& host) {
   if (start_s_ < 0) start_s_ = previous_s_ = now_s;
   if (!caption_.empty() && now_s >= caption_until_s_) caption_.clear();
-  if (exit_code_) return;
+  if (exit_code_ || end_code_) return;
   if (waiting_for_screenshot_) {
     const std::optional<std::string> done = host.screenshot_done();
     if (!done) return;
@@ -248,12 +372,16 @@ void LessonRunner::update(double now_s, const DashboardView& view, LessonHost& h
     previous_s_ = now_s;
     if (!done->empty()) {
       log_.push_back(fmt::format("step {} FAILED: {}", screenshot_step_, *done));
-      exit_code_ = 1;
-      return;
+      if (options_.autoplay) {
+        exit_code_ = 1;
+        return;
+      }
+      failed_ = true;
     }
     if (pending_quit_) exit_code_ = std::exchange(pending_quit_, std::nullopt);
   }
-  while (next_ < lesson_.steps.size() && !waiting_for_screenshot_ && !exit_code_) {
+  waiting_for_.clear();
+  while (next_ < lesson_.steps.size() && !waiting_for_screenshot_ && !exit_code_ && !end_code_) {
     const LessonStep& step = lesson_.steps[next_];
     if (!triggered(step, now_s, view)) break;
     ++next_;

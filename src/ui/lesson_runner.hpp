@@ -1,8 +1,10 @@
-// ui::LessonRunner: plays a ui::Lesson in the dashboard, one frame at a time: waits for each step's trigger, sends its
-// commands through the same paths as the controls, shows its caption, checks its expectations against what the
-// trainers run, takes its screenshot and quits when told. It never waits inside a frame: a screenshot or a condition
-// is looked at again in the next frame.
+// ui::LessonRunner: plays a ui::Lesson in the dashboard, one frame at a time: waits for each step's trigger (the
+// teacher's next, a time, a condition), sends its commands through the same paths as the controls, shows its caption,
+// prints its notes, checks its expectations against what the trainers run, takes its screenshot and quits when told.
+// It never waits inside a frame: a screenshot or a condition is looked at again in the next frame.
 #pragma once
+#include <deque>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,30 +34,70 @@ std::string running_difference(const core::BackendRun& run, const LessonSettings
 // `settings` (the controls' truth) as LessonSettings: what every backend's trainer must run once it has applied them.
 LessonSettings settings_of(const core::TrainConfig& settings);
 
+struct LessonOptions {
+  // true: unattended (--autoplay): "next" steps run at once, a condition that times out fails the lesson, "quit"
+  // ends it. false: the teacher paces it: "next" steps and "quit" wait for next(), conditions wait as long as needed.
+  bool autoplay = true;
+  std::filesystem::path output = {};  // the folder of the screenshots (their names are joined to it); empty: as named
+  // Overrides every steady condition's steps and seconds (--steady N,S; a quick play of a lesson's flow), or none.
+  std::optional<LessonSteady> steady = {};
+};
+
 class LessonRunner {
  public:
-  explicit LessonRunner(Lesson lesson) : lesson_(std::move(lesson)) {}
+  explicit LessonRunner(Lesson lesson, LessonOptions options = {})
+      : lesson_(std::move(lesson)), options_(std::move(options)) {}
 
   // One frame: `now_s` on a steady clock (seconds), `view` what the dashboard shows. Runs every step whose trigger
   // holds now (several in one frame when they follow at once). Lines of what it did go to log().
   void update(double now_s, const DashboardView& view, LessonHost& host);
 
+  // The teacher's keys: next (Space, Right, Page Down) and back (Left, Page Up). Back shows the caption of the point
+  // before (the lesson itself goes on); next then comes forward again through those captions before it moves the
+  // lesson on. A next while the lesson waits for something else is kept for its next "next" step (one at most).
+  void next();
+  void back();
+  // The quiet hint for the teacher: "3/9 · Space: next", "3/9 · settling…" (waiting for steady figures), "3/9 ·
+  // training…", "9/9 · Space: end" (the last step), "2/9 · earlier · Space: on"; "" with autoplay.
+  std::string hint() const;
+
   bool finished() const { return next_ >= lesson_.steps.size() && !waiting_for_screenshot_; }
   // The exit code a "quit" step asked for, or 1 after a failed expectation or a condition's timeout.
   std::optional<int> exit_code() const { return exit_code_; }
-  // The caption to show now ("" for none).
-  const std::string& caption() const { return caption_; }
+  // The caption to show now ("" for none): the current one, or the earlier one the teacher went back to.
+  const std::string& caption() const {
+    return back_ > 0 && back_ < shown_captions_.size() ? shown_captions_[shown_captions_.size() - 1 - back_] : caption_;
+  }
+  // A teacher's lesson that had a failure (said in the log; the lesson went on): its exit code will be 1.
+  bool failed() const { return failed_; }
   // What happened since the last call, one line each ("step 3 at 12.4 s: set batch 512"), then cleared.
   std::vector<std::string> take_log() { return std::exchange(log_, {}); }
   const Lesson& lesson() const { return lesson_; }
 
  private:
   bool triggered(const LessonStep& step, double now_s, const DashboardView& view);
+  // The "steady" part of a condition: whether it holds now; `state` gets how far the figures moved.
+  bool steady(const LessonSteady& s, double now_s, const DashboardView& view, std::string& state);
   void run_step(const LessonStep& step, double now_s, const DashboardView& view, LessonHost& host);
   void fail(const LessonStep& step, const std::string& why);
 
+  struct Sample {  // one frame's figures, while a steady condition waits
+    double now_s;
+    std::vector<double> rates;  // samples/s of each backend, in view.runs order
+    double speedup;             // 0: none shown
+  };
+
   Lesson lesson_;
+  LessonOptions options_;
   size_t next_ = 0;
+  int point_ = 1;                 // the point the lesson is at (1 + the "next" steps run)
+  bool next_pressed_ = false;     // a next not yet used
+  std::vector<std::string> shown_captions_;  // the caption of each point so far (back() walks through them)
+  size_t back_ = 0;               // how many points back the teacher is looking (0: the current caption)
+  std::string waiting_for_;       // what the current step waits for, in words ("": nothing; "teacher")
+  std::optional<int> end_code_;   // a teacher's lesson at its "quit": the exit code its next() ends it with
+  bool failed_ = false;           // a teacher's lesson had a failure (it went on; the exit code is 1)
+  std::deque<Sample> samples_;
   double start_s_ = -1;          // the first frame's time
   double previous_s_ = 0;        // when the previous step ran (or the start)
   double waiting_since_s_ = -1;  // when the current "when" step began to wait

@@ -61,7 +61,25 @@ void kernel_bar_table(const char* id, const DashboardView& view,
                       const std::function<KernelBar(const core::BackendRun&, const std::string&)>& bar_of) {
   const int n = static_cast<int>(view.runs.size());
   if (n == 0) return;
-  const std::vector<std::string> names = kernel_names(view);
+  std::vector<std::string> names = kernel_names(view);
+  // Rows that do not fit the panel's height are left out, the smallest bars first, and named in a last row (as the
+  // tables drop their least important columns rather than scroll): a projector shows every bar that matters whole.
+  const float row_height = ImGui::GetTextLineHeight() + 3.0f;  // a line, the cells' 1-pixel padding, a pixel to spare
+  const int fit = static_cast<int>(ImGui::GetContentRegionAvail().y / row_height) - 1;  // the headings' row
+  std::vector<std::string> left_out;
+  if (fit >= 3 && static_cast<int>(names.size()) > fit) {
+    std::vector<std::pair<float, std::string>> by_size;
+    for (const auto& name : names) {
+      float largest = 0;
+      for (const auto& run : view.runs) largest = std::max(largest, bar_of(run, name).fraction);
+      by_size.emplace_back(largest, name);
+    }
+    std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (size_t i = static_cast<size_t>(fit - 1); i < by_size.size(); ++i) left_out.push_back(by_size[i].second);
+    std::erase_if(names, [&](const std::string& k) {
+      return std::find(left_out.begin(), left_out.end(), k) != left_out.end();
+    });
+  }
   const float width = ImGui::GetContentRegionAvail().x;
   float name_width = 0;
   for (const auto& name : names) name_width = std::max(name_width, ImGui::CalcTextSize(name.c_str()).x);
@@ -93,7 +111,22 @@ void kernel_bar_table(const char* id, const DashboardView& view,
       if (!b.present) continue;
       const float room = ImGui::GetContentRegionAvail().x - 2 * ImGui::GetStyle().FramePadding.x;
       bar(b.fraction, backend_color(run.name), fit_pieces({b.text, b.detail}, room, "  "));
+      if (!b.tooltip.empty() && ImGui::IsItemHovered()) wrapped_tooltip(b.tooltip, 30.0f);
     }
+  }
+  if (!left_out.empty()) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    std::string all, tip = "The smallest bars, left out for room (a larger window or smaller type shows them):";
+    for (const auto& k : left_out) {
+      all += (all.empty() ? "" : ", ") + k;
+      tip += "\n" + k + ":";
+      for (const auto& run : view.runs)
+        if (const KernelBar b = bar_of(run, k); b.present) tip += fmt::format("  {} {}", backend_title(run.name), b.text);
+    }
+    text_line(fmt::format("+{} smaller: {}", left_out.size(), all), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+              ImGui::GetContentRegionAvail().x);
+    if (ImGui::IsItemHovered()) wrapped_tooltip(tip, 30.0f);
   }
   ImGui::EndTable();
   ImGui::PopStyleVar();

@@ -30,6 +30,8 @@ class Controller {
   // (core::write_csv_dir). Return what to tell the user: where it went, or why it failed. Never throw.
   virtual std::string export_trace() = 0;
   virtual std::string export_csv() = 0;
+  // The fair mode (run::Session::set_fair): the backends take turns in time slices, each timed alone.
+  virtual void set_fair(bool on) { (void)on; }
 };
 
 // "13 ms", "12.3 s", "4 min 05 s", "1 h 02 min".
@@ -55,6 +57,7 @@ struct KernelBar {
   float fraction = 0;
   std::string text;
   std::string detail;
+  std::string tooltip;  // shown when the bar is hovered ("" for none)
 };
 
 // A table with one row per kernel (kernel_names order): the name (shortened in the middle when the bars would get

@@ -28,7 +28,14 @@ void MemoryBandwidth::draw(const DashboardView& view, Controller* controller) {
           }
           const double share = r.gbps / peak;
           b.fraction = static_cast<float>(share);
-          b.text = fmt::format("{:.0f}%", 100 * share);
+          b.text = fmt::format("{:.0f}%{}", 100 * share, share > 1 ? " (?)" : "");
+          b.tooltip = fmt::format("{}: {:.2f} GB/s = {:.0f}% of the measured memory ceiling ({:.2f} GB/s, {}).", name,
+                                  r.gbps, 100 * share, peak, view.roof(run).bandwidth_from);
+          if (share > 1)
+            b.tooltip += "\n\nAbove 100%: the ceiling is main memory's, measured on buffers far larger than the "
+                         "caches. This kernel's data (a layer's activations, a bias) fit in the caches, which are "
+                         "faster than main memory, so it moved its bytes faster than memory alone could. The bytes "
+                         "are the compulsory ones (each tensor read or written once).";
         }
         return b;
       });

@@ -8,40 +8,39 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/options.hpp"
+#include "ui/panel_controls_common.hpp"
 #include "ui/panel_race.hpp"
 #include "ui/text_fit.hpp"
 
 namespace ui {
 namespace {
 
-constexpr int kBatchPresets[] = {32, 128, 512, 2048};
+using namespace controls;
+
 constexpr core::Precision kPrecisions[] = {core::Precision::FP32, core::Precision::FP16, core::Precision::BF16};
 constexpr const char* kRecipe =
     "Mixed precision: weights, activations and gradients are stored in 16 bits (half the bytes to move); every sum is "
     "still accumulated in fp32, and the optimizer updates fp32 master weights. fp16 has a narrow range: the loss is "
     "multiplied by a loss scale, lowered when gradients overflow. bf16 keeps fp32's range (with fewer digits) and "
-    "needs no scaling. Applies to both backends.";
+    "needs no scaling. Applies to both backends.\n\n"
+    "Why 16 bits can be slower here: both backends do every multiply and add in fp32 (no 16-bit arithmetic units "
+    "on this CPU, none used by lavapipe), so 16 bits only save bytes, and every value is converted on its way in and "
+    "out: extra work, no faster arithmetic. Measured 2-5x slower on this machine. A GPU's tensor cores multiply "
+    "16-bit numbers many times faster than fp32: that is where mixed precision speeds training up.";
 
-int hardware_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
-
-void post_batch(Controller& c, int batch) {
-  run::Command cmd(run::Command::Kind::SetBatch);
-  cmd.value = std::clamp(batch, 1, 65536);
-  c.post(cmd);
-}
-
-bool all_paused(const DashboardView& view) {
-  bool paused = !view.runs.empty();
-  for (const auto& r : view.runs) paused = paused && (r.paused || r.finished);
-  return paused;
-}
-
-// A button that looks selected (the setting in force) or not.
-bool toggle_button(const char* label, bool selected) {
-  if (selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetColorU32(ImGuiCol_ButtonActive));
-  const bool clicked = ImGui::Button(label);
-  if (selected) ImGui::PopStyleColor();
-  return clicked;
+// "" when `value` passes `rule` (core/options: the command line's), else its message without the option's name
+// ("batch 70000: the batch size must be 1..65536").
+template <typename Rule, typename T>
+std::string refused(const Rule& rule, T value, const char* name) {
+  try {
+    core::check(rule, value);
+    return "";
+  } catch (const core::Error& e) {
+    const std::string m = e.what();
+    const size_t space = m.find(' ');  // "--batch 70000: ..." -> "batch 70000: ..."
+    return space == std::string::npos ? m : name + m.substr(space);
+  }
 }
 
 // Why backends cannot run `p` ("GPU: no 16-bit storage buffers ..."), "" when all can.
@@ -53,19 +52,6 @@ std::string unsupported(const DashboardView& view, core::Precision p) {
       why += fmt::format("{}{}: {}", why.empty() ? "" : "\n", backend_title(r.name), r.precision_unsupported[i]);
   }
   return why;
-}
-
-// The first thing worth saying in the quick bar when there is no toast: a backend applying a change, a refusal.
-std::string bar_status(const DashboardView& view) {
-  if (view.peaks_measuring) return "measuring peaks, training paused: " + view.peaks_stage;
-  if (view.peaks_message.find("not measured") != std::string::npos) return view.peaks_message;
-  for (const auto& r : view.runs)
-    if (r.building || !r.error.empty() || (view.live && !pending_changes(r, view.config).empty()))
-      return fmt::format("{}: {}", backend_title(r.name), backend_state_line(view, r));
-  for (const auto& r : view.runs)
-    if (r.status.find("refused") != std::string::npos) return fmt::format("{}: {}", backend_title(r.name), r.status);
-  if (!view.session_status.empty()) return view.session_status;
-  return "";
 }
 
 }  // namespace
@@ -135,7 +121,11 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   const float w = ImGui::GetFontSize() * 5.0f;
   int batch = s.batch;
   ImGui::SetNextItemWidth(w);
-  if (ImGui::InputInt("##batch", &batch, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue)) post_batch(c, batch);
+  if (ImGui::InputInt("##batch", &batch, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    // Out of range is said, never clamped to something else (70000 became 65536, then was refused anyway).
+    setting_error_ = refused(core::rules::batch, batch, "batch");
+    if (setting_error_.empty()) post_batch(c, batch);
+  }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Batch size (Enter applies). The buffers are reallocated; weights and optimizer state are kept.\n"
                       "Larger batches give the GPU more parallel work per dispatch.");
@@ -150,9 +140,12 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   float lr = s.lr;
   ImGui::SetNextItemWidth(w);
   if (ImGui::InputFloat("##lr", &lr, 0, 0, "%.1e", ImGuiInputTextFlags_EnterReturnsTrue)) {
-    run::Command cmd(run::Command::Kind::SetLearningRate);
-    cmd.lr = std::clamp(lr, 1e-6f, 10.0f);
-    c.post(cmd);
+    setting_error_ = refused(core::rules::lr, lr, "lr");
+    if (setting_error_.empty()) {
+      run::Command cmd(run::Command::Kind::SetLearningRate);
+      cmd.lr = lr;
+      c.post(cmd);
+    }
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Learning rate (Enter applies), from the next step on.");
   same_line_if_fits(ImGui::CalcTextSize("lr").x);
@@ -176,14 +169,35 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   const int max_threads = hardware_threads();
   if (!ImGui::IsAnyItemActive() || threads_ <= 0) threads_ = s.threads > 0 ? s.threads : max_threads;
   ImGui::SetNextItemWidth(w);
-  ImGui::SliderInt("##threads", &threads_, 1, max_threads, "%d", ImGuiSliderFlags_AlwaysClamp);
+  // The unit in the slider itself ("2 threads"): the row keeps room for the fair mode's checkbox.
+  ImGui::SliderInt("##threads", &threads_, 1, max_threads, threads_ == 1 ? "%d thread" : "%d threads",
+                   ImGuiSliderFlags_AlwaysClamp);
   if (ImGui::IsItemDeactivatedAfterEdit()) {  // on release: one rebuild of the thread pool, not one per pixel
     run::Command cmd(run::Command::Kind::SetThreads);
     cmd.value = threads_;
     c.post(cmd);
   }
-  same_line_if_fits(ImGui::CalcTextSize("CPU threads").x);
-  ImGui::TextUnformatted("CPU threads");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The CPU backend's threads (drag, then release to apply).");
+  same_line_if_fits(checkbox_width("take turns"));
+  bool fair = view.fair;
+  if (ImGui::Checkbox("take turns", &fair)) c.set_fair(fair);
+  if (ImGui::IsItemHovered())
+    wrapped_tooltip("Fair mode: the backends train in turns of half a second, each timed alone, as `train "
+                    "--sequential` times them. On a software GPU (it runs on the CPU's own cores) or with few cores, "
+                    "two trainers at once take cores from each other and each one's samples/s would count the other's "
+                    "work too. On by default there. Off: both train at once, as a real GPU beside a CPU would.");
+  // A value typed out of range, or a change a backend refused: the whole message, wrapped (not cut).
+  std::string refusal = setting_error_;
+  for (const auto& r : view.runs)
+    if (refusal.empty() && r.status.find("refused") != std::string::npos)
+      refusal = fmt::format("{}: {}", backend_title(r.name), r.status);
+  if (!refusal.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 60, 60, 255));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(refusal.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  }
 }
 
 void Controls::draw_toggles(const DashboardView& view, Controller& c, float width) {
@@ -263,8 +277,18 @@ void Controls::draw_backends(const DashboardView& view) {
     ImGui::TextUnformatted(backend_title(r.name));
     ImGui::PopStyleColor();
     ImGui::SameLine();
-    std::string line = backend_state_line(view, r);
-    if (!pending && r.error.empty()) line = "runs " + line + fmt::format(" · lr {:g}", r.config.lr);
+    // What it runs (the header says how old its figures are: not repeated here).
+    std::string line = backend_state_line(view, r, false);
+    if (!pending && r.error.empty() && !r.finished) {
+      // "paused · fp32 · ..." reads "runs fp32 · ... (paused)".
+      std::string paused;
+      for (const std::string what : {"paused to measure peaks", "paused"})
+        if (paused.empty() && line.rfind(what + " · ", 0) == 0) {
+          paused = " (" + what + ")";
+          line = line.substr(what.size() + std::string(" · ").size());
+        }
+      line = "runs " + line + fmt::format(" · lr {:g}", r.config.lr) + paused;
+    }
     text_line(line, pending ? ImGui::GetColorU32(ImGuiCol_TextDisabled) : 0);
   }
 }
@@ -332,60 +356,6 @@ void Controls::draw_display(Controller& c) {
   same_line_if_fits(checkbox_width("presentation"));
   if (ImGui::Checkbox("presentation", &style.presentation)) c.set_style(style);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Presentation mode: larger type, dark on white, for a projector.");
-}
-
-void Controls::draw_quick_bar(const DashboardView& view, Controller* controller, const std::string& toast) {
-  Controller& c = controller ? *controller : null_controller();
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
-  const char* shot = "Screenshot (F12)";
-  const float shot_width = button_width(shot);
-  // Room left on the row for an item of `width`, the Screenshot button kept at the right end.
-  auto fits = [&](float width) {
-    return ImGui::GetCursorScreenPos().x + width + style.ItemSpacing.x + shot_width <= right;
-  };
-  ImGui::BeginDisabled(controller == nullptr || !view.live);
-  const bool pausing = view.pause_requested;
-  if (ImGui::Button(pausing ? "Resume" : "Pause"))
-    c.post(run::Command(pausing ? run::Command::Kind::Resume : run::Command::Kind::Pause));
-  ImGui::SameLine();
-  if (all_paused(view) && fits(button_width("Single step"))) {
-    if (ImGui::Button("Single step")) c.post(run::Command(run::Command::Kind::SingleStep));
-    ImGui::SameLine();
-  }
-  if (fits(button_width("Reset"))) {
-    if (ImGui::Button("Reset")) c.reset(view.config);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Both backends start again with the settings shown.");
-    ImGui::SameLine();
-  }
-  float presets = ImGui::CalcTextSize("batch").x;
-  for (int b : kBatchPresets) presets += style.ItemSpacing.x + button_width(std::to_string(b).c_str());
-  if (fits(presets)) {
-    ImGui::TextUnformatted("batch");
-    for (int b : kBatchPresets) {
-      ImGui::SameLine();
-      if (toggle_button(std::to_string(b).c_str(), view.config.batch == b)) post_batch(c, b);
-    }
-    ImGui::SameLine();
-  }
-  const float combo = ImGui::CalcTextSize("fp32").x + ImGui::GetFrameHeight() + 2 * style.FramePadding.x;
-  if (fits(combo)) {
-    draw_precision_combo(view, c, combo);
-    ImGui::SameLine();
-  }
-  ImGui::EndDisabled();
-  // The toast, else what is under way; greyed, shortened to the room left.
-  const std::string status = toast.empty() ? bar_status(view) : toast;
-  const float room = right - shot_width - style.ItemSpacing.x - ImGui::GetCursorScreenPos().x;
-  if (room > ImGui::GetFontSize()) {
-    ImGui::AlignTextToFramePadding();
-    text_line(status.empty() ? std::string(" ") : status, ImGui::GetColorU32(ImGuiCol_TextDisabled), room);
-    ImGui::SameLine();
-  }
-  ImGui::SetCursorScreenPos(ImVec2(right - shot_width, ImGui::GetCursorScreenPos().y));
-  ImGui::BeginDisabled(controller == nullptr);
-  if (ImGui::Button(shot)) c.request_screenshot();
-  ImGui::EndDisabled();
 }
 
 }  // namespace ui

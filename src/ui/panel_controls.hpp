@@ -1,6 +1,6 @@
 // Controls: pause / resume / single step / reset; batch size, learning rate, optimizer, precision, CPU threads; per
 // backend what it runs now and what is pending; dataset, hidden layer sizes and activation (which reset training,
-// after a confirmation); font size and presentation mode. Every widget shows the settings of DashboardView::config
+// after a confirmation); the fair mode (the backends take turns); font size and presentation mode. Every widget shows the settings of DashboardView::config
 // (the session's settings: what a Reset restarts with), never a copy of its own, so what the controls show is what
 // runs once the backends have applied it. Every change goes to the Controller; the backends apply it at their next
 // step boundary. The quick bar is the most used of them in one row along the bottom of the window.
@@ -38,6 +38,7 @@ struct Controls {
   float font_size_ = 0;  // the slider's value while dragging
   int threads_ = 0;      // the slider's value while dragging
   std::string model_error_;
+  std::string setting_error_;  // a batch size or learning rate typed out of range, with what is allowed
   core::TrainConfig pending_;  // the model change awaiting confirmation
 };
 

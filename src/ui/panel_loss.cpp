@@ -23,14 +23,23 @@ void LossCurves::draw_time_to_loss(const DashboardView& view) {
                       "average loss reached it.");
   if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x < 3 * ImGui::GetFontSize()) return;
   ImGui::SameLine();
-  std::vector<std::string> pieces = {"reached:"};
+  // "reached: GPU 40 s, CPU 12 s", shorter forms where the panel is narrow (1280x720 presentation): the times first.
+  std::vector<std::string> times;
   for (const char* name : {"gpu", "cpu"}) {
     const core::BackendRun* r = view.run(name);
     if (!r) continue;
     const double t = time_to_loss(*r, target_loss);
-    pieces.push_back(fmt::format("{} {}", backend_title(name), t < 0 ? std::string("not yet") : format_duration(t)));
+    times.push_back(fmt::format("{} {}", backend_title(name), t < 0 ? std::string("-") : format_duration(t)));
   }
-  text_line(fit_pieces(pieces, ImGui::GetContentRegionAvail().x, " "));
+  std::string joined;
+  for (const auto& t : times) joined += (joined.empty() ? "" : ", ") + t;
+  const float room = ImGui::GetContentRegionAvail().x;
+  const std::string full = "reached: " + joined;
+  text_line(ImGui::CalcTextSize(full.c_str()).x <= room ? full : joined, 0, room);
+  if (ImGui::IsItemHovered())
+    wrapped_tooltip(fmt::format("The training time each side needed until its 20-step average loss reached {:.2f} "
+                                "(\"-\": not yet). Drag the number to change the target.",
+                                target_loss));
 }
 
 void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
@@ -38,6 +47,23 @@ void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
   loss_plot_.set_axis_labels(by_step ? "step" : "training seconds", "training loss");
   accuracy_plot_.set_axis_labels(by_step ? "epoch" : "training seconds", "test accuracy (%)");
   accuracy_plot_.set_integer_x(by_step);
+
+  // By step both curves coincide for as many steps as both trained; the faster side's thousands more would squeeze
+  // the slower one's curve into the left edge, so auto-fit shows the slower side's steps (the faster one runs on past
+  // the right edge, which the x label says; zooming out shows it).
+  long fewest = 0, most = 0;
+  std::string ahead;
+  for (const auto& run : view.runs) {
+    const long n = static_cast<long>(run.step_losses.size());
+    if (n == 0) continue;
+    if (fewest == 0 || n < fewest) fewest = n;
+    if (n > most) most = n, ahead = backend_title(run.name);
+  }
+  const bool clip = by_step && view.runs.size() > 1 && fewest > 0 && most > 2 * fewest;
+  loss_plot_.set_fit_x_limit(clip ? 1.05 * static_cast<double>(fewest) : 0);
+  if (clip)
+    loss_plot_.set_axis_labels(fmt::format("step · {} at {} →", ahead, format_rate(static_cast<double>(most))),
+                               "training loss");
 
   std::vector<PlotSeries> losses, accuracies;
   struct Pending {

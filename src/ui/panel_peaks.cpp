@@ -25,6 +25,11 @@ std::string ceiling_text(const DashboardView& view, const core::BackendRun& run,
   std::string text = backend_title(run.name);
   if (roof.bandwidth_gbps <= 0 && roof.compute_gflops <= 0) return text + " not measured";
   if (kind != "compute") text += fmt::format(" {} GB/s", figure_text(roof.bandwidth_gbps));
+  // A software device's ceiling is its copy shader; its vkCmdCopyBuffer (a memcpy) beside it, for comparison.
+  const core::BackendPeaks* p = view.peaks_of(run.name);
+  if (kind != "compute" && p && p->peaks && p->peaks->software)
+    if (const double transfer = p->peaks->value("copy_transfer"); transfer > 0)
+      text += fmt::format(" (vkCmdCopyBuffer {})", figure_text(transfer));
   if (kind == "both") text += ",";
   if (kind != "bandwidth") text += fmt::format(" {} GFLOP/s", figure_text(roof.compute_gflops));
   return text;
@@ -39,7 +44,14 @@ std::string peaks_tooltip(const DashboardView& view, const core::BackendRun& run
   const core::DevicePeaks& peaks = *p->peaks;
   const core::RoofCeilings roof = core::roof_ceilings(peaks, run.config.threads);
   std::string text = fmt::format("{}: {}\n", backend_title(run.name), peaks.device);
-  if (peaks.software) text += "A software Vulkan device: these are the CPU's figures seen through the driver.\n";
+  if (peaks.software) {
+    text += "A software Vulkan device: these are the CPU's figures seen through the driver.";
+    if (const core::PeakFigure* t = peaks.find("copy_transfer"); t && t->value > 0)
+      text += fmt::format(" Its memory ceiling is what its kernels can reach, the copy shader; its vkCmdCopyBuffer "
+                          "({} GB/s) is the CPU's memcpy, which no shader matches.",
+                          figure_text(t->value));
+    text += "\n";
+  }
   auto ceiling = [&](const char* what, double value, const char* unit, const std::string& from) {
     if (value <= 0) return fmt::format("\n{} ceiling: not measured\n", what);
     const core::PeakFigure* f = figure_labelled(peaks, from);

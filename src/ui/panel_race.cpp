@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "core/speedup.hpp"
+#include <algorithm>
 #include <cmath>
+
+#include "core/speedup.hpp"
 
 #include "ui/layout.hpp"
 #include "ui/style.hpp"
@@ -31,11 +33,12 @@ std::string short_device(const std::string& device) {
 
 }  // namespace
 
-std::string backend_state_line(const DashboardView& view, const core::BackendRun& run) {
+std::string backend_state_line(const DashboardView& view, const core::BackendRun& run, bool with_age) {
   std::string state;
   if (!run.error.empty()) return "stopped: " + run.error;
   const double age = view.age(run);
-  const std::string stale = age > kStaleSeconds ? fmt::format("figures {:.0f} s old · ", age) : std::string();
+  const std::string stale =
+      with_age && age > kStaleSeconds ? fmt::format("figures {:.0f} s old · ", age) : std::string();
   if (run.building) {
     const double for_s = view.now_s > 0 && run.build_started_s > 0 ? view.now_s - run.build_started_s : 0;
     state = run.building_what == "start" ? std::string("starting") : "applying " + run.building_what;
@@ -108,42 +111,69 @@ void RaceHeader::draw_backend(const DashboardView& view, const core::BackendRun&
                       "scale halved; after 2000 good steps it is doubled. A few skipped steps at the start are normal.");
 }
 
-void RaceHeader::draw_speedup(const DashboardView& view, int lines) {
+void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target_loss) {
   const core::BackendRun* gpu = view.run("gpu");
   const core::BackendRun* cpu = view.run("cpu");
   const float width = ImGui::GetContentRegionAvail().x;
   core::Speedup s;
+  // Once both finished, the race's result stays: the speedup over their whole epochs (as `train` reports it).
+  const bool finished = gpu && cpu && gpu->finished && cpu->finished;
   if (gpu && cpu)
-    s = view.live ? core::live_speedup(*gpu, *cpu) : core::run_speedup(*gpu, *cpu);
+    s = view.live && !finished ? core::live_speedup(*gpu, *cpu) : core::run_speedup(*gpu, *cpu);
   else
     s.reason = "one backend only";
-  if (lines >= 4) text_line("speedup  GPU / CPU", ImGui::GetColorU32(ImGuiCol_TextDisabled), width);
+  // Paused (or a backend pausing): the last figure stays, greyed, with its age.
+  const bool paused = gpu && cpu && !finished && (gpu->paused || cpu->paused);
+  const double age = paused ? std::max(view.age(*gpu), view.age(*cpu)) : 0;
+  const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  if (lines >= 4) text_line(view.fair ? "speedup · taking turns" : "speedup  GPU / CPU", grey, width);
+  const bool hovered_label = lines >= 4 && ImGui::IsItemHovered();
   // The figure: twice the text size when there are lines for it (it takes two).
   const float scale = lines >= 3 ? 2.0f : 1.0f;
   ImGui::SetWindowFontScale(scale);
   std::string big = "-";
   if (s.ok()) big = fmt::format("{:.{}f}x", s.value, s.value >= 10 ? 0 : s.value >= 0.1 ? 2 : 3);
   if (lines < 3) big = "speedup " + big;
-  if (s.ok()) ImGui::PushStyleColor(ImGuiCol_Text, s.value >= 1 ? kGpuColor : kCpuColor);
+  if (s.ok()) ImGui::PushStyleColor(ImGuiCol_Text, paused ? grey : s.value >= 1 ? kGpuColor : kCpuColor);
   text_line(big, 0, width);
   if (s.ok()) ImGui::PopStyleColor();
   ImGui::SetWindowFontScale(1.0f);
   const bool software = gpu && gpu->device.find("software") != std::string::npos;
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("GPU samples/s / CPU samples/s over the last seconds, only while both train the same model with the\n"
-                      "same batch size, precision and optimizer.%s",
-                      software ? "\nThis GPU is software Vulkan: both sides share the same CPU cores." : "");
-  // Under it: who is faster, or why there is no figure.
+  if (ImGui::IsItemHovered() || hovered_label)
+    wrapped_tooltip(fmt::format(
+        "{}{}{}",
+        finished ? "The race's result: GPU samples/s / CPU samples/s over their whole epochs."
+                 : "GPU samples/s / CPU samples/s over the last seconds, only while both train the same model with "
+                   "the same batch size, precision and optimizer.",
+        software ? " This GPU is software Vulkan: both sides share the same CPU cores." : "",
+        view.fair ? "\n\nTaking turns (fair mode, Controls): the backends train in turns of half a second, each timed "
+                    "alone, as `train --sequential` times them, so that neither's samples/s counts the cores the other "
+                    "took. Both curves still grow on screen; training seconds leave out the waits."
+                  : ""));
+  // Under it: who is faster, or why there is no figure; the paused figure's age; the race's result.
   std::string note;
   if (s.ok())
     note = s.value >= 1 ? fmt::format("the GPU is {:.1f}x as fast", s.value)
                         : fmt::format("the CPU is {:.1f}x as fast", 1 / s.value);
   else
     note = s.reason;
-  text_line(note, s.ok() ? 0 : ImGui::GetColorU32(ImGuiCol_TextDisabled), width);
+  if (paused && s.ok()) note = fmt::format("paused · figures {} old", format_duration(age));
+  if (lines < 4 && view.fair) note += " · taking turns";  // the label line it has in a 4-line header
+  if (finished) {
+    const double tg = time_to_loss(*gpu, target_loss), tc = time_to_loss(*cpu, target_loss);
+    if (tg >= 0 || tc >= 0) {
+      auto at = [](const char* who, double t) {
+        return fmt::format("{} {}", who, t >= 0 ? format_duration(t) : std::string("never"));
+      };
+      const bool gpu_first = tg >= 0 && (tc < 0 || tg <= tc);
+      note = fmt::format("loss {:.2f} reached: {}, {}", target_loss, gpu_first ? at("GPU", tg) : at("CPU", tc),
+                         gpu_first ? at("CPU", tc) : at("GPU", tg));
+    }
+  }
+  text_line(note, s.ok() && !paused ? 0 : grey, width);
 }
 
-void RaceHeader::draw(const DashboardView& view, int lines) {
+void RaceHeader::draw(const DashboardView& view, int lines, float target_loss) {
   const core::BackendRun* gpu = view.run("gpu");
   const core::BackendRun* cpu = view.run("cpu");
   const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX;
@@ -162,7 +192,7 @@ void RaceHeader::draw(const DashboardView& view, int lines) {
   ImGui::TableNextColumn();
   if (gpu) draw_backend(view, *gpu, lines);
   ImGui::TableNextColumn();
-  draw_speedup(view, lines);
+  draw_speedup(view, lines, target_loss);
   ImGui::TableNextColumn();
   if (cpu) draw_backend(view, *cpu, lines);
   ImGui::EndTable();

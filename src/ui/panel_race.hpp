@@ -1,24 +1,27 @@
 // The race header: per backend its device, samples/s, steps, epoch, loss, test accuracy, and one line of state (the
 // settings it runs, a change being applied with its stage, what is pending, paused, finished, stopped) with the age
 // of its figures when they are older than 2 s; between them the speedup (GPU ÷ CPU samples/s) in large type, or "-"
-// with the reason when there is no honest figure (core::live_speedup). Always the same number of lines (the layout's
-// header_lines), each shortened to its column, so that nothing below ever moves.
+// with the reason when there is no honest figure (core::live_speedup): greyed with the figures' age while paused,
+// the race's result over whole epochs once both finished ("loss 0.50 reached: CPU 12 s, GPU 40 s"), and "taking
+// turns" when the fair mode times each backend alone. Always the same number of lines (the layout's header_lines),
+// each shortened to its column, so that nothing below ever moves.
 #pragma once
 #include "ui/panel.hpp"
 
 namespace ui {
 
 struct RaceHeader {
-  // `lines`: 2..4 lines of text (the layout decides from the window and font sizes).
-  void draw(const DashboardView& view, int lines);
+  // `lines`: 2..4 lines of text (the layout decides from the window and font sizes). target_loss: the loss the race
+  // result names once both backends finished (the loss panel's target).
+  void draw(const DashboardView& view, int lines, float target_loss = 0.5f);
 
  private:
   void draw_backend(const DashboardView& view, const core::BackendRun& run, int lines);
-  void draw_speedup(const DashboardView& view, int lines);
+  void draw_speedup(const DashboardView& view, int lines, float target_loss);
 };
 
 // The backend's state line of the header, e.g. "fp32 · batch 128 · adamw", "applying batch 128 -> 512: saving the
-// state (3 s)", "pending: batch 512", "paused", with "figures 5 s old · " in front when they are stale.
-std::string backend_state_line(const DashboardView& view, const core::BackendRun& run);
+// state (3 s)", "pending: batch 512", "paused", with "figures 5 s old · " in front when they are stale (with_age).
+std::string backend_state_line(const DashboardView& view, const core::BackendRun& run, bool with_age = true);
 
 }  // namespace ui

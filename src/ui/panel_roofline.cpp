@@ -77,20 +77,13 @@ void draw_grid(ImDrawList* dl, const Chart& c) {
   dl->AddRect(c.min, c.max, ImGui::GetColorU32(ImGuiCol_Border));
 }
 
-// The two ceilings of one backend (memory: the slope bandwidth x intensity; compute: the flat line), labelled.
-// `label_y` holds the label positions already taken, so that a second backend's labels move aside.
-// `thick`: the line width (each backend drawn over the previous one a little thinner, so that two equal ceilings both
-// show, as a line of two colours).
-void draw_roof(ImDrawList* dl, const Chart& c, const BackendDots& b, float thick, std::vector<float>& label_y) {
+// The two ceilings of one backend (memory: the slope bandwidth x intensity; compute: the flat line); their figures
+// are in the legend under the chart, where they cover nothing. `thick`: the line width (each backend drawn over the
+// previous one a little thinner, so that two equal ceilings both show, as a line of two colours).
+void draw_roof(ImDrawList* dl, const Chart& c, const BackendDots& b, float thick) {
   const ImU32 color = backend_color(b.run->name);
   const double ridge = core::ridge_intensity(b.roof);
   const double x_lo = c.axes.x_lo, x_hi = c.axes.x_hi;
-  auto place = [&](float y) {
-    for (float taken : label_y)
-      if (std::abs(taken - y) < ImGui::GetFontSize()) y = taken + ImGui::GetFontSize();
-    label_y.push_back(y);
-    return y;
-  };
   if (b.roof.bandwidth_gbps > 0) {
     const double end = ridge > 0 ? ridge : x_hi;
     dl->AddLine(c.at(x_lo, b.roof.bandwidth_gbps * x_lo), c.at(end, b.roof.bandwidth_gbps * end), color, thick);
@@ -100,13 +93,6 @@ void draw_roof(ImDrawList* dl, const Chart& c, const BackendDots& b, float thick
     const ImVec2 a = c.at(begin, b.roof.compute_gflops), z = c.at(x_hi, b.roof.compute_gflops);
     dl->AddLine(a, z, color, thick);
   }
-  // The label: "GPU 19.2 GB/s · 26.3 GFLOP/s" at the top left of the data area, in the backend's colour.
-  const std::string text = fmt::format("{}: {} GB/s, {} GFLOP/s", backend_title(b.run->name),
-                                       core::figure_text(b.roof.bandwidth_gbps),
-                                       core::figure_text(b.roof.compute_gflops));
-  const float y = place(c.min.y + 0.2f * ImGui::GetFontSize());
-  const std::string shown = fit_text(text, c.max.x - c.min.x - 0.6f * ImGui::GetFontSize());
-  dl->AddText(ImVec2(c.min.x + 0.3f * ImGui::GetFontSize(), y), color, shown.c_str());
 }
 
 }  // namespace
@@ -132,7 +118,7 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   }
   const float font = ImGui::GetFontSize();
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float below = line;
+  const float below = 2 * line;  // the legend and the note
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 size(avail.x, std::max(avail.y - below, 6 * line));
@@ -155,26 +141,29 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
               ImGui::GetColorU32(ImGuiCol_Text), x_shown.c_str());
 
   dl->PushClipRect(c.min, c.max, true);
-  std::vector<float> label_y;
   float thick = std::max(4.0f, 0.25f * font);
   for (const auto& b : backends) {
-    draw_roof(dl, c, b, thick, label_y);
+    draw_roof(dl, c, b, thick);
     thick = std::max(1.5f, thick * 0.45f);
   }
-  // The dots: GPU circles, CPU squares (shape and colour both tell the backends apart), each with its kernel's name
-  // where it does not cover an earlier label; hover for the figures.
+  // The dots: GPU circles, CPU squares (shape and colour both tell the backends apart); hover for the figures.
   const float r = 0.32f * font;
   const ImU32 outline = ImGui::GetColorU32(ImGuiCol_Text);
-  std::vector<ImVec4> labels;  // rectangles taken by names
   const core::RooflinePoint* hovered_dot = nullptr;
   const BackendDots* hovered_backend = nullptr;
   float best = font * font;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
+  struct Dot {
+    ImVec2 at;
+    const core::RooflinePoint* point;
+  };
+  std::vector<Dot> dots;
   for (const auto& b : backends) {
     const ImU32 color = backend_color(b.run->name);
     for (const auto& p : b.points) {
       if (p.flops <= 0 || p.gflops <= 0) continue;
       const ImVec2 at = c.at(p.intensity, p.gflops);
+      dots.push_back({at, &p});
       if (b.run->name == "cpu") {
         dl->AddRectFilled(ImVec2(at.x - r, at.y - r), ImVec2(at.x + r, at.y + r), color);
         dl->AddRect(ImVec2(at.x - r, at.y - r), ImVec2(at.x + r, at.y + r), outline);
@@ -182,21 +171,41 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
         dl->AddCircleFilled(at, r * 1.15f, color);
         dl->AddCircle(at, r * 1.15f, outline);
       }
-      const ImVec2 ts = ImGui::CalcTextSize(p.kernel.c_str());
-      const ImVec4 box(at.x + r * 1.6f, at.y - ts.y / 2, at.x + r * 1.6f + ts.x, at.y + ts.y / 2);
-      const bool free = box.z <= c.max.x && std::none_of(labels.begin(), labels.end(), [&](const ImVec4& o) {
-        return box.x < o.z && o.x < box.z && box.y < o.w && o.y < box.w;
-      });
-      if (free) {
-        labels.push_back(box);
-        dl->AddText(ImVec2(box.x, box.y), ImGui::GetColorU32(ImGuiCol_Text), p.kernel.c_str());
-      }
       const float dx = mouse.x - at.x, dy = mouse.y - at.y;
       if (hovered && dx * dx + dy * dy < best) {
         best = dx * dx + dy * dy;
         hovered_dot = &p;
         hovered_backend = &b;
       }
+    }
+  }
+  // The kernels' names: the matrix multiplications first (what a roofline lesson is about), each name right of its
+  // dot, else left, above or below, wherever it covers no other name or dot and stays inside the chart.
+  std::stable_sort(dots.begin(), dots.end(), [](const Dot& a, const Dot& b) {
+    return (a.point->kernel.rfind("matmul", 0) == 0) > (b.point->kernel.rfind("matmul", 0) == 0);
+  });
+  std::vector<ImVec4> taken;  // rectangles of names and dots
+  for (const Dot& d : dots) taken.emplace_back(d.at.x - r, d.at.y - r, d.at.x + r, d.at.y + r);
+  std::vector<std::string> named;  // one name per kernel (both backends' dots of a kernel share it)
+  for (const Dot& d : dots) {
+    const std::string& name = d.point->kernel;
+    if (std::find(named.begin(), named.end(), name) != named.end()) continue;
+    const ImVec2 ts = ImGui::CalcTextSize(name.c_str());
+    const float gap = 1.6f * r;
+    const ImVec4 places[] = {{d.at.x + gap, d.at.y - ts.y / 2, d.at.x + gap + ts.x, d.at.y + ts.y / 2},
+                             {d.at.x - gap - ts.x, d.at.y - ts.y / 2, d.at.x - gap, d.at.y + ts.y / 2},
+                             {d.at.x - ts.x / 2, d.at.y - gap - ts.y, d.at.x + ts.x / 2, d.at.y - gap},
+                             {d.at.x - ts.x / 2, d.at.y + gap, d.at.x + ts.x / 2, d.at.y + gap + ts.y}};
+    for (const ImVec4& box : places) {
+      const bool inside = box.x >= c.min.x && box.z <= c.max.x && box.y >= c.min.y && box.w <= c.max.y;
+      const bool free = std::none_of(taken.begin(), taken.end(), [&](const ImVec4& o) {
+        return box.x < o.z && o.x < box.z && box.y < o.w && o.y < box.w;
+      });
+      if (!inside || !free) continue;
+      taken.push_back(box);
+      named.push_back(name);
+      dl->AddText(ImVec2(box.x, box.y), ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
+      break;
     }
   }
   dl->PopClipRect();
@@ -207,7 +216,22 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
     wrapped_tooltip(dot_tooltip(*hovered_backend->run, hovered_backend->roof, *hovered_dot));
   }
 
-  std::string note = "circles: GPU, squares: CPU; hover a dot";
+  // The legend, under the chart: each backend's mark and its two ceilings, in its colour.
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y));
+  std::vector<std::string> pieces;
+  for (const auto& b : backends)
+    pieces.push_back(fmt::format("{} {}: {} GB/s, {} GFLOP/s", b.run->name == "cpu" ? "squares" : "circles",
+                                 backend_title(b.run->name), core::figure_text(b.roof.bandwidth_gbps),
+                                 core::figure_text(b.roof.compute_gflops)));
+  // One row: each piece gets its share of the width (shortened with an ellipsis when the panel is narrow).
+  const float share = (ImGui::GetContentRegionAvail().x - font * static_cast<float>(backends.size())) /
+                      static_cast<float>(std::max<size_t>(1, backends.size()));
+  for (size_t i = 0; i < backends.size(); ++i) {
+    if (i) ImGui::SameLine(0, font);
+    text_line(pieces[i], backend_color(backends[i].run->name),
+              std::max(font, std::min(share, ImGui::CalcTextSize(pieces[i].c_str()).x + 1)));
+  }
+  std::string note = "hover a dot for its figures";
   if (!off_chart.empty()) {
     note += " · 0 FLOP, not drawn:";
     for (const auto& k : off_chart) note += " " + k;

@@ -68,14 +68,56 @@ void draw_breakdown(const core::BackendTimeline& t, ImU32 color) {
   wrapped_tooltip(tip);
 }
 
+// The colour key: a swatch and a name per kernel (and the host's greys), in one row; what does not fit is listed by
+// the tooltip of the "..." at its end.
+void draw_key(const DashboardView& view) {
+  std::vector<core::TimelineEvent> kinds;  // one event per name, for its colour
+  auto add = [&](const core::TimelineEvent& e) {
+    for (const auto& k : kinds)
+      if (k.name == e.name) return;
+    kinds.push_back(e);
+  };
+  for (const auto& run : view.runs)
+    if (run.timeline)
+      for (const auto& track : run.timeline->tracks)
+        for (const auto& e : track.events) add(e);
+  if (kinds.empty()) return;
+  std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return (a.entry >= 0) > (b.entry >= 0); });
+  const float font = ImGui::GetFontSize();
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  const ImVec2 start = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  float x = start.x;
+  std::string rest;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const float w = 0.9f * font + ImGui::CalcTextSize(kinds[i].name.c_str()).x + 0.8f * font;
+    const float more = ImGui::CalcTextSize("...").x;
+    if (!rest.empty() || x + w + (i + 1 < kinds.size() ? more : 0) > right) {
+      rest += (rest.empty() ? "" : ", ") + kinds[i].name;
+      continue;
+    }
+    dl->AddRectFilled(ImVec2(x, start.y + 0.2f * font), ImVec2(x + 0.7f * font, start.y + 0.9f * font),
+                      event_color(kinds[i]));
+    dl->AddText(ImVec2(x + 0.9f * font, start.y), ImGui::GetColorU32(ImGuiCol_Text), kinds[i].name.c_str());
+    x += w;
+  }
+  ImGui::Dummy(ImVec2(right - start.x, ImGui::GetTextLineHeight()));
+  if (!rest.empty()) {
+    dl->AddText(ImVec2(x, start.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), "...");
+    if (ImGui::IsItemHovered()) wrapped_tooltip("Also: " + rest + " (hover a span for its name)");
+  }
+}
+
 }  // namespace
 
 void TimelinePanel::draw(const DashboardView& view, Controller* controller) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  // Height: per backend a title, a time axis and a breakdown bar; the export row; the rest shared by the tracks.
+  // Height: the colour key; per backend a title, a time axis and a breakdown bar; the export row; the rest shared by
+  // the tracks.
   int tracks = 0, shown = 0;
   for (const auto& run : view.runs)
     if (run.timeline && !run.timeline->empty()) tracks += static_cast<int>(run.timeline->tracks.size()), ++shown;
+  draw_key(view);
   const float fixed = static_cast<float>(view.runs.size()) * 3 * line + ImGui::GetFrameHeightWithSpacing();
   const float lane = tracks > 0 ? std::clamp((ImGui::GetContentRegionAvail().y - fixed) / static_cast<float>(tracks),
                                              0.35f * ImGui::GetFontSize(), 1.4f * line)

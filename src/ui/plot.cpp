@@ -232,6 +232,7 @@ void Plot::fit_views(std::span<const PlotSeries> series) {
     x = unite(x, s.data->x_extent());
     y = unite(y, s.data->y_extent(log_y_));
   }
+  if (x && fit_x_limit_ > 0 && x->hi > fit_x_limit_ && x->lo < fit_x_limit_) x->hi = fit_x_limit_;
   if (x) x_view_ = fit_range(*x, kFitPadX, false);
   if (y) y_view_ = fit_range(*y, kFitPadY, log_y_);
 }

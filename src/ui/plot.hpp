@@ -75,6 +75,9 @@ class Plot {
   Range x_view() const { return x_view_; }
   Range y_view() const { return y_view_; }
   void set_view(Range x, Range y);  // turns auto-fit off
+  // Auto-fit shows x up to `x` at most (0: all the data): "loss by step" fits the slower side's steps, so that its
+  // curve is not squeezed into the left edge by the faster side's thousands of steps.
+  void set_fit_x_limit(double x) { fit_x_limit_ = x; }
   bool hidden(std::string_view label) const { return hidden_.contains(label); }
   void set_hidden(std::string_view label, bool hide);
 
@@ -107,6 +110,7 @@ class Plot {
 
   std::string x_label_, y_label_;
   bool auto_fit_ = true;
+  double fit_x_limit_ = 0;
   bool log_y_ = false;
   bool integer_x_ = false;
   bool header_items_ = true;

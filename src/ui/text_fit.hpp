@@ -17,6 +17,12 @@ std::string fit_text(std::string_view text, float width);
 // Like fit_text, but cut in the middle ("matmul_…_weight"), for names whose end tells them apart.
 std::string fit_text_middle(std::string_view text, float width);
 
+// `text` in lines of at most `width` pixels of the current font at `size` pixels, broken at spaces (and at '\n'),
+// never inside a word: a word wider than a whole line is shortened with "…". At most `max_lines` lines: when text is
+// left over, the last line ends with "…" (words giving way to it). Only the text that can be shown is measured, so a
+// caption of 20,000 characters costs what its first lines cost. Requires a current ImGui frame (or font atlas).
+std::vector<std::string> wrap_words(std::string_view text, float size, float width, int max_lines);
+
 // The first pieces, joined by `separator`, as many as fit in `width` (at least the first, shortened if needed).
 std::string fit_pieces(const std::vector<std::string>& pieces, float width, std::string_view separator = "   ");
 

@@ -56,6 +56,14 @@ Window::Window(const WindowOptions& options) : vsync_(options.vsync), max_fps_(o
   glfwSetWindowUserPointer(window, this);
   glfwSetKeyCallback(window, on_key);
   glfwSetFramebufferSizeCallback(window, on_framebuffer_size);
+  // Every kind of input wakes the on-demand loop (ImGui's GLFW backend chains these: it sees the same events).
+  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { on_input(w); });
+  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int, int, int) { on_input(w); });
+  glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { on_input(w); });
+  glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int) { on_input(w); });
+  glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { on_input(w); });
+  glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { on_input(w); });
+  glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { on_input(w); });
 
   vk::GraphicsOptions go;
   go.device_index = options.device_index;
@@ -138,13 +146,27 @@ void Window::set_size(int width, int height) {
 }
 
 void Window::on_key(GLFWwindow* window, int key, int, int action, int) {
+  on_input(window);
   if (key == GLFW_KEY_F12 && action == GLFW_PRESS)
     static_cast<Window*>(glfwGetWindowUserPointer(window))->request_screenshot();
 }
 
 void Window::on_framebuffer_size(GLFWwindow* window, int, int) {
+  on_input(window);
   static_cast<Window*>(glfwGetWindowUserPointer(window))->recreate_ = true;
 }
+
+void Window::on_input(GLFWwindow* window) {
+  if (auto* self = static_cast<Window*>(glfwGetWindowUserPointer(window))) self->input_ = true;
+}
+
+bool Window::wait_for_input(double seconds) {
+  if (!input_ && seconds > 0) glfwWaitEventsTimeout(seconds);
+  glfwPollEvents();
+  return std::exchange(input_, false);
+}
+
+void Window::wake() { glfwPostEmptyEvent(); }
 
 void Window::recreate_swapchain() {
   int w = 0, h = 0;

@@ -67,6 +67,13 @@ class Window {
   // fails (device lost, out of memory).
   void frame(const DrawFn& draw);
 
+  // Rendering on demand: waits up to `seconds` for the user (keys, mouse, scroll, text, a resize or an expose), or
+  // until wake() is called from another thread; returns whether any input arrived since the last call (including
+  // during the last frame()). Events are handled while waiting.
+  bool wait_for_input(double seconds);
+  // Ends a wait_for_input() from any thread.
+  static void wake();
+
   // Reads the next frame back (the F12 key does the same). False when the surface's images cannot be read back or
   // a screenshot is still in flight. The frame is drawn with the footer of set_footer().
   bool request_screenshot();
@@ -113,6 +120,7 @@ class Window {
 
   static void on_key(GLFWwindow* window, int key, int scancode, int action, int mods);
   static void on_framebuffer_size(GLFWwindow* window, int width, int height);
+  static void on_input(GLFWwindow* window);  // any other input: the next wait_for_input() returns true
   void recreate_swapchain();
   void record(FrameSlot& slot, uint32_t image, bool capture);
   void collect_screenshot();
@@ -131,6 +139,7 @@ class Window {
 
   bool vsync_ = true;
   double max_fps_ = 0;
+  bool input_ = false;  // input arrived since the last wait_for_input()
   bool recreate_ = false;
   uint64_t frame_index_ = 0;
   std::optional<StyleOptions> pending_style_;

@@ -1,0 +1,74 @@
+// The dashboard's controller over the session: the Timeline tab's exports and a lesson's views.
+#include "app/dashboard_host.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/csv_export.hpp"
+#include "core/report.hpp"
+#include "core/trace.hpp"
+#include "ui/screenshot.hpp"
+
+namespace app {
+namespace {
+
+constexpr const char* kExportFolder = "exports";
+
+// Makes the exports folder and runs `write`; its message, or what failed and what to do.
+template <typename Write>
+std::string write_export(const char* what, const std::string& path, Write write) {
+  std::error_code ec;
+  std::filesystem::create_directories(kExportFolder, ec);
+  if (ec)
+    return fmt::format("{} not saved: cannot create the folder {}/ ({}); start trainscope in a folder you can write",
+                       what, kExportFolder, ec.message());
+  try {
+    return write(path);
+  } catch (const std::exception& e) {
+    return fmt::format("{} not saved: {}", what, e.what());
+  }
+}
+
+}  // namespace
+
+std::string SessionController::export_trace() {
+  std::vector<core::BackendTimeline> timelines;
+  for (const auto& r : session_.snapshot())
+    if (r.timeline) timelines.push_back(*r.timeline);
+  if (timelines.empty()) return "trace not saved: no step has been timed yet";
+  return write_export("trace", ui::timestamped_path(kExportFolder, "-trace.json"), [&](const std::string& path) {
+    core::write_trace(path, timelines, {{"producer", "trainscope dashboard"},
+                                        {"config", core::config_json(session_.settings())}});
+    return "trace saved: " + path + " (open it in Perfetto)";
+  });
+}
+
+std::string SessionController::export_csv() {
+  std::vector<core::DevicePeaks> peaks;
+  for (auto& b : peaks_.state().backends)
+    if (b.peaks) peaks.push_back(std::move(*b.peaks));
+  return write_export("CSV", ui::timestamped_path(kExportFolder, "-csv"), [&](const std::string& dir) {
+    core::write_csv_dir(dir, session_.snapshot(true), peaks);
+    return "CSV saved: " + dir + "/{steps,kernels,peaks}.csv";
+  });
+}
+
+void SessionController::show(const ui::LessonView& v) {
+  if (v.tab)
+    if (auto tab = ui::parse_tab(*v.tab)) dashboard_.show(*tab);
+  if (v.x_seconds) dashboard_.loss.x_axis = *v.x_seconds ? ui::LossCurves::XAxis::Seconds : ui::LossCurves::XAxis::Step;
+  if (v.accuracy) dashboard_.loss.show_accuracy = *v.accuracy;
+  if (v.kernels)
+    dashboard_.kernels.part = *v.kernels == "tables"       ? ui::KernelTimings::Part::Tables
+                              : *v.kernels == "precisions" ? ui::KernelTimings::Part::Precisions
+                                                           : ui::KernelTimings::Part::Bars;
+  if (v.presentation || v.font_size) {
+    ui::StyleOptions style = window_.style();
+    if (v.presentation) style.presentation = *v.presentation;
+    if (v.font_size) style.font_size = *v.font_size;
+    window_.set_style(style);
+  }
+}
+
+}  // namespace app

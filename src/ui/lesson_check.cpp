@@ -1,0 +1,140 @@
+// The checks of a lesson that need more than its text: the settings each step makes (against the start and the data,
+// before the window opens), and where its screenshots go (the output folder, the files already there).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "ui/lesson.hpp"
+#include "ui/lesson_json.hpp"
+
+namespace ui {
+namespace {
+
+namespace fs = std::filesystem;
+using lesson_json::Where;
+
+// The training set's size and shape of `cfg.dataset`: `data`'s when it is the loaded one (`loaded`), else what that
+// dataset has (a lesson's "model" step may switch datasets; only the shape and the count matter here).
+core::DataSplit shape_of(const core::TrainConfig& cfg, const core::DataSplit& data, const std::string& loaded) {
+  core::DataSplit d;
+  if (cfg.dataset == loaded) {
+    d.train.count = data.train.count, d.train.features = data.train.features, d.train.classes = data.train.classes;
+  } else if (cfg.dataset == "spiral") {
+    d.train.count = cfg.spiral_points * cfg.spiral_classes, d.train.features = 2, d.train.classes = cfg.spiral_classes;
+  } else {  // fashion-mnist: 60,000 training images of 28 x 28 pixels, 10 classes (or the first --limit of them)
+    d.train.count = cfg.limit > 0 ? std::min(cfg.limit, 60000) : 60000, d.train.features = 784, d.train.classes = 10;
+  }
+  return d;
+}
+
+// The PNG file signature (the PNG specification, section 5.2).
+constexpr unsigned char kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+
+}  // namespace
+
+void check_lesson_settings(const Lesson& lesson, const core::TrainConfig& start, const core::DataSplit& data) {
+  auto check = [&](const core::TrainConfig& cfg, const std::string& step, const std::string& field) {
+    try {
+      core::validate(cfg);
+      core::validate_against_data(cfg, shape_of(cfg, data, start.dataset));
+    } catch (const core::Error& e) {
+      Where{lesson.file, step}.fail(field, e.what());
+    }
+  };
+  core::TrainConfig cfg = start;
+  check(cfg, "", "settings");
+  for (const LessonStep& s : lesson.steps) {
+    if (s.commands.empty() && !s.model) continue;
+    for (const auto& c : s.commands) run::apply_setting(c, cfg);
+    std::string field = s.model ? "model" : "set";
+    if (s.model) {
+      if (s.model->dataset) cfg.dataset = *s.model->dataset;
+      if (s.model->hidden) cfg.hidden = *s.model->hidden;
+      if (s.model->activation) cfg.activation = *s.model->activation;
+    }
+    check(cfg, fmt::format("step {}", s.number), field);
+  }
+}
+
+fs::path default_lesson_output(const std::string& lesson_file) {
+  const std::string stem = fs::path(lesson_file).stem().string();
+  const char* home = std::getenv("HOME");
+  const std::string home_dir = home && *home ? home : "";
+  auto pictures = [&]() -> fs::path {
+    if (const char* env = std::getenv("XDG_PICTURES_DIR"); env && fs::path(env).is_absolute()) return env;
+    // xdg-user-dirs' file: lines XDG_PICTURES_DIR="$HOME/Pictures" (its own format: a quoted path, $HOME expanded).
+    const char* config = std::getenv("XDG_CONFIG_HOME");
+    const fs::path dirs = config && fs::path(config).is_absolute() ? fs::path(config) / "user-dirs.dirs"
+                          : home_dir.empty()                      ? fs::path()
+                                                                  : fs::path(home_dir) / ".config" / "user-dirs.dirs";
+    if (!dirs.empty() && core::file_kind(dirs.string()) == "a regular file") {
+      std::ifstream in(dirs);
+      for (std::string line; std::getline(in, line);) {
+        const std::string key = "XDG_PICTURES_DIR=\"";
+        if (line.rfind(key, 0) != 0 || line.size() < key.size() + 1 || line.back() != '"') continue;
+        std::string value = line.substr(key.size(), line.size() - key.size() - 1);
+        if (value.rfind("$HOME", 0) == 0) {
+          if (home_dir.empty()) break;
+          value = home_dir + value.substr(5);
+        }
+        if (fs::path(value).is_absolute() && value != home_dir && value != home_dir + "/") return value;
+      }
+    }
+    if (home_dir.empty()) return {};
+    return fs::path(home_dir) / "Pictures";
+  }();
+  if (pictures.empty())
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      "--output: there is no HOME to find the pictures folder in; give the folder for the lesson's "
+                      "screenshots with --output DIR");
+  return pictures / "trainscope" / stem;
+}
+
+void check_lesson_output(const Lesson& lesson, const fs::path& folder) {
+  bool any = false;
+  for (const auto& s : lesson.steps) any = any || s.screenshot.has_value();
+  if (!any) return;  // nothing will be written: no folder is made
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    fs::create_directories(folder, ec);
+    if (ec)
+      throw core::Error(core::ErrorKind::InvalidArgument,
+                        fmt::format("--output {}: cannot make the folder for the lesson's screenshots ({}); give a "
+                                    "folder you can write with --output DIR",
+                                    folder.string(), ec.message()));
+  }
+  for (const auto& s : lesson.steps) {
+    if (!s.screenshot) continue;
+    const fs::path path = folder / *s.screenshot;
+    const Where w{lesson.file, fmt::format("step {}", s.number)};
+    if (const std::string why = lesson_screenshot_target_problem(path); !why.empty()) w.fail("screenshot", why);
+    try {
+      core::check_output_path(path.string(), "--output");
+    } catch (const core::Error& e) {
+      w.fail("screenshot", e.what());
+    }
+  }
+}
+
+std::string lesson_screenshot_target_problem(const fs::path& path) {
+  const std::string kind = core::file_kind(path.string());
+  if (kind.empty()) return "";
+  if (kind != "a regular file")
+    return fmt::format("{} is {}: a lesson replaces only its own pictures (PNG files); give another --output folder",
+                       path.string(), kind);
+  unsigned char head[sizeof kPngSignature] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(head), sizeof head);
+  if (!in || !std::equal(std::begin(head), std::end(head), std::begin(kPngSignature)))
+    return fmt::format("{} exists and is not a PNG: a lesson replaces only its own pictures; move that file or give "
+                       "another --output folder",
+                       path.string());
+  return "";
+}
+
+}  // namespace ui

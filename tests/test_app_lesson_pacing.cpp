@@ -1,0 +1,134 @@
+// Lessons the teacher paces and what they write (ui/lesson_runner.hpp, ui/lesson.hpp): "next" steps wait for the
+// teacher's key and back() shows the caption before, a quit waits for the teacher; with autoplay they run at once;
+// a steady condition waits for settled figures and never fails a lesson; screenshots go only to the output folder,
+// replacing only a PNG.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "lesson_test_util.hpp"
+
+using test::FakeHost;
+using test::run_of;
+using test::view_of;
+namespace fs = std::filesystem;
+
+TEST_CASE("the output folder: made when missing; a picture replaces only a PNG, never a link or another file") {
+  const fs::path dir = fs::temp_directory_path() / ("trainscope_test_lesson_out_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [{"screenshot": "a.png"}, {"quit": true}]})",
+                                        "l.json");
+  CHECK_NOTHROW(ui::check_lesson_output(l, dir / "new" / "folder"));
+  CHECK(fs::is_directory(dir / "new" / "folder"));
+  std::ofstream(dir / "a.png") << "my notes, not a picture";
+  CHECK_THROWS_WITH_AS(ui::check_lesson_output(l, dir), doctest::Contains("exists and is not a PNG"), core::Error);
+  CHECK(ui::lesson_screenshot_target_problem(dir / "a.png").find("is not a PNG") != std::string::npos);
+  std::ofstream(dir / "a.png", std::ios::binary | std::ios::trunc) << "\x89PNG\r\n\x1a\n and the rest";
+  CHECK_NOTHROW(ui::check_lesson_output(l, dir));
+  fs::remove(dir / "a.png");
+  std::ofstream(dir / "target.txt") << "a file the link points at";
+  fs::create_symlink(dir / "target.txt", dir / "a.png");
+  CHECK(ui::lesson_screenshot_target_problem(dir / "a.png").find("is a symlink") != std::string::npos);
+  fs::remove(dir / "a.png");
+  fs::create_directories(dir / "a.png");
+  CHECK(ui::lesson_screenshot_target_problem(dir / "a.png").find("is a directory") != std::string::npos);
+  // Without --output: the pictures folder, never the current one.
+  setenv("XDG_PICTURES_DIR", (dir / "Pictures").c_str(), 1);
+  CHECK(ui::default_lesson_output("assets/lessons/batch-size.json") == dir / "Pictures" / "trainscope" / "batch-size");
+  unsetenv("XDG_PICTURES_DIR");
+  fs::remove_all(dir);
+}
+
+
+TEST_CASE("a teacher's lesson: next steps wait for the teacher, back shows the caption before, quit waits too") {
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [
+      {"caption": "one", "notes": "say one"},
+      {"next": true, "caption": "two", "set": {"batch": 64}},
+      {"next": true, "caption": "three"},
+      {"quit": true}]})",
+                                        "l.json");
+  CHECK(l.points() == 3);
+  core::TrainConfig cfg;
+  const auto view = view_of(cfg, {run_of("cpu", cfg, 5)});
+  SUBCASE("paced") {
+    ui::LessonRunner runner(l, ui::LessonOptions{false, {}});
+    FakeHost host;
+    runner.update(0, view, host);
+    CHECK(runner.caption() == "one");
+    CHECK(runner.hint() == "1/3 · Space: next");
+    runner.update(60, view, host);  // however long it waits
+    CHECK(host.posted.empty());
+    runner.next();
+    runner.update(61, view, host);
+    CHECK(runner.caption() == "two");
+    REQUIRE(host.posted.size() == 1);
+    CHECK(runner.hint() == "2/3 · Space: next");
+    runner.back();
+    CHECK(runner.caption() == "one");
+    CHECK(runner.hint() == "1/3 · earlier · Space: on");
+    runner.next();  // forward to the current caption: the lesson does not move on
+    runner.update(62, view, host);
+    CHECK(runner.caption() == "two");
+    runner.next();
+    runner.update(63, view, host);
+    CHECK(runner.caption() == "three");
+    CHECK(runner.hint() == "3/3 · Space: end");
+    CHECK_FALSE(runner.exit_code());  // the quit waits for the teacher
+    runner.next();
+    CHECK(runner.exit_code() == 0);
+    const auto log = runner.take_log();
+    CHECK(std::find(log.begin(), log.end(), "notes 1/3: say one") != log.end());
+  }
+  SUBCASE("autoplay") {
+    ui::LessonRunner runner(l, ui::LessonOptions{true, "out"});
+    FakeHost host;
+    runner.update(0, view, host);
+    runner.update(1, view, host);
+    runner.update(2, view, host);
+    runner.update(3, view, host);
+    CHECK(runner.exit_code() == 0);
+    CHECK(runner.hint().empty());
+  }
+}
+
+
+TEST_CASE("a steady condition: enough steps, then figures that stay within their spread; it never fails a lesson") {
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [
+      {"when": {"steady": {"steps": 10, "seconds": 2, "spread": 0.1}}, "timeout": 30},
+      {"screenshot": "x.png"}]})",
+                                        "l.json");
+  core::TrainConfig cfg;
+  auto view_at = [&](long steps, double gpu_rate, double cpu_rate) {
+    core::BackendRun gpu = run_of("gpu", cfg, steps), cpu = run_of("cpu", cfg, steps);
+    gpu.recent_samples_per_s = gpu_rate;
+    cpu.recent_samples_per_s = cpu_rate;
+    return view_of(cfg, {gpu, cpu});
+  };
+  {
+    ui::LessonRunner runner(l, ui::LessonOptions{true, "out"});
+    FakeHost host;
+    runner.update(0, view_at(5, 1000, 5000), host);  // too few steps
+    runner.update(3, view_at(12, 1000, 5000), host);  // enough steps: the span starts
+    runner.update(4, view_at(13, 1300, 5000), host);  // the GPU's samples/s moved 30%
+    runner.update(5.5, view_at(14, 1000, 5000), host);
+    CHECK(host.shots.empty());
+    for (double t = 6; t <= 8.5; t += 0.5) runner.update(t, view_at(15, 1000 + 10 * t, 5000), host);
+    REQUIRE(host.shots == std::vector<std::string>{"out/x.png"});
+  }
+  {  // figures that never settle: the lesson goes on after the timeout and says how far they moved
+    ui::LessonRunner runner(l, ui::LessonOptions{true, {}});
+    FakeHost host;
+    for (double t = 0; t <= 31; t += 1) runner.update(t, view_at(20, t == static_cast<int>(t / 2) * 2 ? 1000 : 2000, 5000), host);
+    CHECK(host.shots == std::vector<std::string>{"x.png"});
+    CHECK_FALSE(runner.exit_code());
+    const auto log = runner.take_log();
+    CHECK(std::any_of(log.begin(), log.end(), [](const std::string& line) {
+      return line.find("did not settle within 30 s (") != std::string::npos && line.find("moved") != std::string::npos;
+    }));
+  }
+}
