@@ -128,8 +128,8 @@ TEST_CASE("the window under Xvfb: N frames, a screenshot, the UI frame time, rem
   fs::create_directories(scratch() / "config" / "trainscope");
   std::ofstream(scratch() / "config" / "trainscope" / "settings.json") << "{ this is not json";
   const Result r = run("xvfb-run -a -s '-screen 0 1280x720x24'",
-                       "dashboard --dataset spiral --spiral-points 2000 --hidden 64,32 --batch 64 --frames 90 "
-                       "--size 1280x720 --screenshot '" + png.string() + "'");
+                       "dashboard --dataset spiral --spiral-points 2000 --hidden 64,32 --batch 64 --frames 60 "
+                       "--size 1280x720 --presentation --screenshot '" + png.string() + "'");
   INFO(r.out);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("warning") != std::string::npos);
@@ -141,6 +141,9 @@ TEST_CASE("the window under Xvfb: N frames, a screenshot, the UI frame time, rem
   std::stringstream s;
   s << in.rdbuf();
   CHECK(s.str().find("font_size") != std::string::npos);
+  // --size and --presentation were for this run: the remembered settings keep theirs (issue 21: they were saved).
+  CHECK(s.str().find("\"presentation\": false") != std::string::npos);
+  CHECK(s.str().find("1280") == std::string::npos);
 }
 
 TEST_CASE("the window without a Vulkan driver: the message names Vulkan, and xvfb-run only where there is no display") {
@@ -217,9 +220,9 @@ TEST_CASE("SIGTERM closes the dashboard cleanly: settings saved, exit code 143")
   if (!test::vulkan_device_or_skip("the dashboard and SIGTERM")) return;
   const fs::path settings = scratch() / "config" / "trainscope" / "settings.json";
   fs::remove(settings);
-  // timeout sends SIGTERM to trainscope after 15 s of an endless run; --preserve-status: trainscope's exit code.
+  // timeout sends SIGTERM to trainscope after 10 s of an endless run; --preserve-status: trainscope's exit code.
   // Before the fix SIGTERM killed it (also 143 in a shell) and nothing was saved.
-  const Result r = run("xvfb-run -a -s '-screen 0 1280x720x24' timeout --preserve-status -s TERM 15",
+  const Result r = run("xvfb-run -a -s '-screen 0 1280x720x24' timeout --preserve-status -s TERM 10",
                        "dashboard --dataset spiral --hidden 16 --size 1280x720");
   INFO(r.out);
   CHECK(r.code == 143);

@@ -86,7 +86,7 @@ std::vector<const vk::ComputePipeline*> every_pipeline(const Kernels& kernels) {
     for (bool vec4 : {false, true}) {
       if (vec4 && !config.vector_loads) continue;
       for (bool split : {false, true}) {
-        if (split && def.op != core::Op::MatmulBackwardWeight) continue;
+        if (split && def.op != core::Op::matmul_backward_weight) continue;
         out.push_back(&kernels.gemm_pipeline(def.op, GemmVariant{config.path, vec4, split}));
       }
     }

@@ -250,6 +250,17 @@ bool LessonRunner::triggered(const LessonStep& step, double now_s, const Dashboa
                                  step.timeout, moved));
       return true;
     }
+    // The figures the picture will show, for the terminal (and the measurements of docs/benchmarks.md).
+    if (settled) {
+      std::string figures;
+      for (const auto& r : view.runs)
+        figures += fmt::format("{}{} {:.0f} samples/s", figures.empty() ? "" : ", ", r.name, r.recent_samples_per_s);
+      const core::BackendRun *gpu = view.run("gpu"), *cpu = view.run("cpu");
+      if (gpu && cpu && core::live_speedup(*gpu, *cpu).ok())
+        figures += fmt::format(", speedup {:.3f}x", core::live_speedup(*gpu, *cpu).value);
+      if (view.window_cores >= 0) figures += fmt::format("; window {:.2f} cores", view.window_cores);
+      log_.push_back(fmt::format("step {}: steady: {}{}", step.number, figures, view.fair ? " (taking turns)" : ""));
+    }
     return settled;
   }
   if (!holds && options_.autoplay && now_s - waiting_since_s_ >= step.timeout)
