@@ -127,4 +127,17 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
   return plan;
 }
 
+std::vector<PlanEntry> forward_pass(const StepPlan& plan, long rows, Pass pass) {
+  std::vector<PlanEntry> out;
+  auto add = [&](PlanEntry e) {
+    set_figures(e, plan.precision);
+    out.push_back(e);
+  };
+  add({.op = Op::gather_batch, .B = rows, .C = plan.shape.inputs()});
+  for (const PlanEntry& e : plan.entries)
+    if (e.layer_forward()) add(e.with_rows(rows));
+  if (pass == Pass::Evaluation) add({.op = Op::softmax_xent_forward_backward, .B = rows, .C = plan.shape.classes()});
+  return out;
+}
+
 }  // namespace core

@@ -80,8 +80,8 @@ class CpuTrainer final : public core::Trainer {
   void* resolve(Role role, int l, bool evaluation);
   // Runs one entry's kernel on its bindings (in the table's order).
   void run(const core::PlanEntry& entry, const core::StepArgs& args, bool evaluation);
-  // The evaluation's forward pass over `count` rows of the evaluation dataset from position `start` of its order:
-  // gather_batch, the layers, and (when `loss`) softmax_xent into the per-sample results at `start`.
+  // The evaluation's (`loss`) or the prediction's forward pass (core::forward_pass) over `count` rows of the evaluation
+  // dataset from position `start` of its order; the evaluation's per-sample results at `start`.
   void forward_rows(long start, long count, bool loss);
   void narrow_weights();  // the 16-bit weights copy from the fp32 masters
   void reset_scaler(const core::LossScalerState* state);  // null: a fresh scaler at cfg_.loss_scale_init
@@ -241,10 +241,9 @@ void CpuTrainer::forward_rows(long start, long count, bool loss) {
   core::StepArgs args = core::step_args(cfg_, t_ + 1, static_cast<size_t>(start));
   args.evaluation = true;
   args.out_offset = static_cast<uint32_t>(start);
-  run({.op = Op::gather_batch, .B = count, .C = shape_.inputs()}, args, true);
-  for (const core::PlanEntry& entry : plan_.entries)
-    if (entry.layer_forward()) run(entry.with_rows(count), args, true);
-  if (loss) run({.op = Op::softmax_xent_forward_backward, .B = count, .C = shape_.classes()}, args, true);
+  for (const core::PlanEntry& e :
+       core::forward_pass(plan_, count, loss ? core::Pass::Evaluation : core::Pass::Prediction))
+    run(e, args, true);
 }
 
 core::EvalResult CpuTrainer::evaluate() {

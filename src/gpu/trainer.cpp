@@ -90,7 +90,15 @@ class VulkanTrainer final : public core::Trainer {
   void build_descriptor_sets();
   // The buffer (range) a trainer role takes for layer l (kernel_table.hpp), in training or evaluation.
   BufferRange resolve(core::Role role, int l, bool evaluation) const;
-  EntrySets make_set(const core::PlanEntry& e, bool evaluation);  // e's bindings, in the table's order
+  // e's bindings, in the table's order, from `pool`: its roles' tensors in training or evaluation, or the buffers of
+  // `overrides` for the roles they name (predict()'s points in place of the dataset).
+  using Override = std::pair<core::Role, const Buffer*>;
+  EntrySets make_set(vk::DescriptorPool& pool, const core::PlanEntry& e, bool evaluation,
+                     std::span<const Override> overrides = {});
+  // The entries of a forward pass (core::forward_pass) with their sets, each followed by a compute barrier: each
+  // kernel reads what the one before it wrote (RAW), and the next batch overwrites what the last one read (WAR).
+  void record_pass(VkCommandBuffer cmd, const std::vector<core::PlanEntry>& pass, const std::vector<EntrySets>& sets,
+                   const core::StepArgs& args) const;
   void record_step(Slot& slot, size_t first, uint32_t slot_index);
   // --submit-per-kernel: each entry of the step recorded into the slot's command buffer alone, submitted, waited for.
   void run_step_per_kernel(Slot& slot, size_t first, uint32_t slot_index);
@@ -119,8 +127,7 @@ class VulkanTrainer final : public core::Trainer {
   std::vector<const Buffer*> bound_;   // per layout tensor: the buffer its bindings take
   vk::DescriptorPool pool_;
   std::vector<EntrySets> entry_sets_;  // one per plan entry
-  EntrySets gather_test_set_;
-  EntrySets softmax_eval_set_;
+  std::vector<EntrySets> eval_sets_;   // one per entry of the evaluation pass
 
   std::vector<Slot> slots_;
   vk::Handle<VkFence> fence_;
@@ -240,27 +247,38 @@ BufferRange VulkanTrainer::resolve(core::Role role, int l, bool evaluation) cons
   return {bound_[static_cast<size_t>(v.tensor)], v.offset * e, v.elements * e};
 }
 
-EntrySets VulkanTrainer::make_set(const core::PlanEntry& e, bool evaluation) {
+EntrySets VulkanTrainer::make_set(vk::DescriptorPool& pool, const core::PlanEntry& e, bool evaluation,
+                                  std::span<const Override> overrides) {
   const core::KernelDef& def = core::kernel_def(e.op);
   std::vector<BufferRange> ranges;
-  for (const core::BindingDef& b : def.bindings)
-    if (core::present(b.when, cfg_.precision)) ranges.push_back(resolve(b.role, e.layer, evaluation));
+  for (const core::BindingDef& b : def.bindings) {
+    if (!core::present(b.when, cfg_.precision)) continue;
+    const auto o = std::find_if(overrides.begin(), overrides.end(), [&](const Override& x) { return x.first == b.role; });
+    ranges.push_back(o != overrides.end() ? BufferRange{o->second} : resolve(b.role, e.layer, evaluation));
+  }
   const int partials = layout_.find(core::Role::SplitKPartials);
-  return kernels_.allocate_sets(pool_, e, ranges, partials < 0 ? vk::BufferRange{} : vk::BufferRange{bound_[partials]});
+  return kernels_.allocate_sets(pool, e, ranges, partials < 0 ? vk::BufferRange{} : vk::BufferRange{bound_[partials]});
+}
+
+void VulkanTrainer::record_pass(VkCommandBuffer cmd, const std::vector<core::PlanEntry>& pass,
+                                const std::vector<EntrySets>& sets, const core::StepArgs& args) const {
+  for (size_t k = 0; k < pass.size(); ++k) {
+    kernels_.dispatch(cmd, pass[k], sets[k], core::kernel_def(pass[k].op).args(pass[k], args));
+    vk::compute_barrier(cmd);  // RAW within the pass; after its last kernel, WAR against the next batch
+  }
 }
 
 void VulkanTrainer::build_descriptor_sets() {
   uint32_t max_bindings = 0;
   for (const core::KernelDef& def : core::kernel_table())
     max_bindings = std::max(max_bindings, def.binding_count(cfg_.precision));
-  uint32_t sets = static_cast<uint32_t>(plan_.entries.size()) + 2;
+  // Evaluation: gather from the test set, the layers' forward kernels, per-sample results into the test-set arrays.
+  const std::vector<core::PlanEntry> eval = core::forward_pass(plan_, plan_.batch, core::Pass::Evaluation);
+  uint32_t sets = static_cast<uint32_t>(plan_.entries.size() + eval.size());
   for (const core::PlanEntry& e : plan_.entries) sets += e.split_k > 1 ? 1 : 0;  // the reduce's set
   pool_ = vk::DescriptorPool(ctx_, sets, max_bindings);
-  for (const auto& e : plan_.entries) entry_sets_.push_back(make_set(e, false));
-  // Evaluation: gather from the test set, and per-sample results into test-set-sized arrays; matmul_forward reuses
-  // the training sets (the same activations and weights). Evaluation writes no gradient.
-  gather_test_set_ = make_set(core::PlanEntry{core::Op::gather_batch}, true);
-  softmax_eval_set_ = make_set(core::PlanEntry{core::Op::softmax_xent_forward_backward}, true);
+  for (const auto& e : plan_.entries) entry_sets_.push_back(make_set(pool_, e, false));
+  for (const auto& e : eval) eval_sets_.push_back(make_set(pool_, e, true));
 }
 
 void VulkanTrainer::begin_epoch(std::span<const uint32_t> order) {
@@ -423,29 +441,14 @@ std::vector<core::StepRecord> VulkanTrainer::flush() {
 
 core::EvalResult VulkanTrainer::evaluate() {
   flush_into_ready();
-  const int N = data_.test.count;
-  const int B = plan_.batch;
+  const long N = data_.test.count, B = plan_.batch;
   core::StepArgs args = core::step_args(cfg_, t_ + 1);
   args.evaluation = true;
   ctx_.run_one_shot([&](VkCommandBuffer cmd) {
-    // The last training step's update wrote params that the forward pass reads (RAW).
-    vk::compute_barrier(cmd);
-    for (int start = 0; start < N; start += B) {
-      const long count = std::min(B, N - start);  // the last batch may be partial
+    vk::compute_barrier(cmd);  // RAW: the last training step's update wrote the params the forward pass reads
+    for (long start = 0; start < N; start += B) {  // the last batch may be partial
       args.first = args.out_offset = static_cast<uint32_t>(start);
-      const core::PlanEntry gather{.op = core::Op::gather_batch, .B = count, .C = shape_.inputs()};
-      kernels_.dispatch(cmd, gather, gather_test_set_, core::kernel_def(gather.op).args(gather, args));
-      vk::compute_barrier(cmd);  // RAW: x_batch, y_batch
-      for (size_t i = 0; i < plan_.entries.size(); ++i) {
-        if (!plan_.entries[i].layer_forward()) continue;
-        const core::PlanEntry e = plan_.entries[i].with_rows(count);
-        kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
-        vk::compute_barrier(cmd);  // RAW: this layer's output is the next layer's input (or the logits)
-      }
-      const core::PlanEntry softmax{.op = core::Op::softmax_xent_forward_backward, .B = count, .C = shape_.classes()};
-      kernels_.dispatch(cmd, softmax, softmax_eval_set_, core::kernel_def(softmax.op).args(softmax, args));
-      // WAR: the next batch's gather_batch and matmul_forward overwrite x_batch, y_batch and the logits read here.
-      vk::compute_barrier(cmd);
+      record_pass(cmd, core::forward_pass(plan_, std::min(B, N - start), core::Pass::Evaluation), eval_sets_, args);
     }
   });
   std::vector<float> losses(static_cast<size_t>(N));
@@ -453,7 +456,7 @@ core::EvalResult VulkanTrainer::evaluate() {
   buffer(core::Role::Losses, -1, true).download(ctx_, losses.data(), losses.size() * kF);
   buffer(core::Role::Correct, -1, true).download(ctx_, correct.data(), correct.size() * 4);
   double loss = 0, right = 0;
-  for (int i = 0; i < N; ++i) {
+  for (long i = 0; i < N; ++i) {
     loss += losses[i];
     right += correct[i];
   }
@@ -478,42 +481,28 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
   labels.zero(ctx_);
   const VkDeviceSize row_bytes = VkDeviceSize(K) * kE_;
   Buffer logits(ctx_, count * row_bytes, MemoryKind::HostVisible, "predict_logits");
-  const core::KernelDef& gather_def = core::kernel_def(core::Op::gather_batch);
-  std::vector<BufferRange> ranges;
-  for (const core::BindingDef& b : gather_def.bindings) {
-    if (!core::present(b.when, cfg_.precision)) continue;
-    if (b.role == core::Role::DataX) ranges.push_back({&points});
-    else if (b.role == core::Role::DataY) ranges.push_back({&labels});
-    else if (b.role == core::Role::Order) ranges.push_back({&order});
-    else ranges.push_back(resolve(b.role, -1, false));
-  }
-  vk::DescriptorPool pool(ctx_, 1, gather_def.binding_count(cfg_.precision));
-  const VkDescriptorSet gather_set = pool.allocate(ctx_, kernels_.pipeline(core::Op::gather_batch), ranges);
+  const std::vector<core::PlanEntry> full = core::forward_pass(plan_, B, core::Pass::Prediction);
+  vk::DescriptorPool pool(ctx_, static_cast<uint32_t>(full.size()), 8);
+  const Override points_data[] = {{core::Role::DataX, &points}, {core::Role::DataY, &labels}, {core::Role::Order, &order}};
+  std::vector<EntrySets> sets;
+  for (const core::PlanEntry& e : full) sets.push_back(make_set(pool, e, true, points_data));
   core::StepArgs args = core::step_args(cfg_, t_ + 1);
   args.evaluation = true;
-  const Buffer& out = *resolve(core::Role::Logits, -1, false).buffer;
+  const BufferRange out = resolve(core::Role::Logits, -1, true);
   ctx_.run_one_shot([&](VkCommandBuffer cmd) {
     vk::compute_barrier(cmd);  // RAW: the last step's update wrote the weights the forward pass reads
     for (size_t start = 0; start < count; start += static_cast<size_t>(B)) {
       const long n = static_cast<long>(std::min<size_t>(static_cast<size_t>(B), count - start));
       args.first = static_cast<uint32_t>(start);
-      const core::PlanEntry gather{.op = core::Op::gather_batch, .B = n, .C = F};
-      kernels_.dispatch(cmd, gather, gather_set, gather_def.args(gather, args));
-      vk::compute_barrier(cmd);  // RAW: x_batch
-      for (size_t i = 0; i < plan_.entries.size(); ++i) {
-        if (!plan_.entries[i].layer_forward()) continue;
-        const core::PlanEntry e = plan_.entries[i].with_rows(n);
-        kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
-        vk::compute_barrier(cmd);  // RAW: each layer's output is the next one's input
-      }
+      record_pass(cmd, n == B ? full : core::forward_pass(plan_, n, core::Pass::Prediction), sets, args);
       // The logits (n x K) out to their rows; the next chunk's kernels overwrite them only after the copy (WAR).
       VkMemoryBarrier to_copy{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
       to_copy.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
       to_copy.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
       vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &to_copy, 0,
                            nullptr, 0, nullptr);
-      const VkBufferCopy region{0, start * row_bytes, VkDeviceSize(n) * row_bytes};
-      vkCmdCopyBuffer(cmd, out.handle(), logits.handle(), 1, &region);
+      const VkBufferCopy region{out.offset, start * row_bytes, VkDeviceSize(n) * row_bytes};
+      vkCmdCopyBuffer(cmd, out.buffer->handle(), logits.handle(), 1, &region);
       vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, nullptr, 0,
                            nullptr, 0, nullptr);
     }
