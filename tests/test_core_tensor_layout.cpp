@@ -96,8 +96,9 @@ TEST_CASE("memory from the layout: the default model 784-256-128-10, batch 128, 
   CHECK(m.optimizer_state == 2 * 941056);
   // 128 x (784 + 3) (x_batch; labels, losses, flags) + 128 x (3 x 256 + 3 x 128 + 2 x 10) floats
   CHECK(m.activations == 128 * (787 + 768 + 384 + 20) * kF);
-  // orders (60000 + 10000), loss history 10, evaluation losses and flags 2 x 10000, the 16-byte placeholder
-  CHECK(m.workspace == (60000 + 3 * 10000 + 10) * kF + 16);
+  // orders (60000 + 10000), loss history 10, evaluation losses and flags 2 x 10000, prediction's classes 128, the
+  // 16-byte placeholder
+  CHECK(m.workspace == (60000 + 3 * 10000 + 10 + 128) * kF + 16);
   CHECK(m.dataset == 70000 * 785 * kF);
   CHECK(core::tensor_layout(plan, kSizes).usage(false).dataset == 0);
 

@@ -67,7 +67,7 @@ Check check(core::Trainer& t) {
 
 }  // namespace
 
-TEST_CASE("the grid: cell centres, the cell of a point, argmax with the first maximum") {
+TEST_CASE("the grid: cell centres, the cell of a point") {
   core::Dataset d;
   d.count = 2;
   d.features = 2;
@@ -80,8 +80,6 @@ TEST_CASE("the grid: cell centres, the cell of a point, argmax with the first ma
   for (size_t k = 0; k < 16; ++k) CHECK(g.cell(p[2 * k], p[2 * k + 1]) == k);  // each centre in its own cell
   CHECK(g.cell(-100, -100) == 0);
   CHECK(g.cell(100, 100) == 15);
-  const std::vector<float> z = {1, 3, 3, 0, -1, -2};
-  CHECK(core::argmax_rows(z, 2, 3) == std::vector<int32_t>{1, 0});
 }
 
 TEST_CASE("a trained 2-class spiral model: the map agrees with its predictions at the training points") {

@@ -75,6 +75,7 @@ core::MemoryUsage expected(const Setup& s, bool gpu) {
   m.workspace = (train + test) * kF                          // order, test order
                 + static_cast<size_t>(s.cfg.readback_interval) * kF  // loss history
                 + 2 * test * kF                              // evaluation losses and flags
+                + B * kF                                     // prediction's classes
                 + 16;                                        // the placeholder (the logits layer's preact)
   m.dataset = gpu ? (train * F + train + test * F + test) * kF : 0;
   return m;

@@ -199,6 +199,31 @@ TEST_CASE("softmax_xent_forward_backward") {
   check_parity(Op::softmax_xent_forward_backward, out);
 }
 
+TEST_CASE("argmax") {
+  std::vector<KernelCase> out;
+  auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
+  // (B, K): one row, one class, rows over several workgroups and split over the CPU's threads; logits from a few
+  // values, so that rows hold equal maxima (the first one wins), and extreme ones.
+  for (auto [B, K] : {std::pair{1L, 1L}, {1L, 10L}, {7L, 3L}, {130L, 10L}, {260L, 17L}}) {
+    KernelCase c{"B=" + std::to_string(B) + " K=" + std::to_string(K), {}, {}, {size_t(B), size_t(B * K)}, {}};
+    c.entry.B = B;
+    c.entry.C = K;
+    c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "logits")
+        for (auto& x : v) x = double(rng.next_u32() % 4) - 1;  // -1, 0, 1, 2: ties in most rows
+    };
+    add(c);
+  }
+  KernelCase extreme{"B=9 K=10 extreme", {}, {}, {9, 90}, {}};
+  extreme.entry.B = 9;
+  extreme.entry.C = 10;
+  extreme.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+    if (b == "logits") test::fill_extreme(v, rng);
+  };
+  add(extreme);
+  check_parity(Op::argmax, out);
+}
+
 TEST_CASE("loss_reduce") {
   std::vector<KernelCase> out;
   auto add = [&](KernelCase c) { out.push_back(std::move(c)); };

@@ -59,6 +59,12 @@ struct SoftmaxXentParams {
   uint out_offset;    // losses and correct are written at out_offset + b (evaluation fills one test-set array)
 };
 
+// argmax: predictions (B) <- the index of the first maximum of each row of logits (B,K).
+struct ArgmaxParams {
+  uint B;
+  uint K;
+};
+
 // loss_reduce: loss_history[slot] = mean(losses (B)).
 struct LossReduceParams {
   uint B;
@@ -159,6 +165,7 @@ TRAINSCOPE_PARAMS_LAYOUT(MatmulForwardParams, 6, add_bias);
 TRAINSCOPE_PARAMS_LAYOUT(MatmulBackwardParams, 4, k_slice);
 TRAINSCOPE_PARAMS_LAYOUT(SplitKReduceParams, 2, slices);
 TRAINSCOPE_PARAMS_LAYOUT(SoftmaxXentParams, 5, out_offset);
+TRAINSCOPE_PARAMS_LAYOUT(ArgmaxParams, 2, K);
 TRAINSCOPE_PARAMS_LAYOUT(LossReduceParams, 2, slot);
 TRAINSCOPE_PARAMS_LAYOUT(ActBackwardParams, 2, act);
 TRAINSCOPE_PARAMS_LAYOUT(BiasAddParams, 2, OC);

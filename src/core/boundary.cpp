@@ -1,4 +1,4 @@
-// The decision boundary's grid and argmax (see boundary.hpp).
+// The decision boundary's grid (see boundary.hpp).
 #include "core/boundary.hpp"
 
 #include <algorithm>
@@ -42,15 +42,6 @@ std::vector<float> grid_points(const BoundaryGrid& g) {
       p.push_back(g.y0 + (static_cast<float>(i) + 0.5f) * (g.y1 - g.y0) / static_cast<float>(g.n));
     }
   return p;
-}
-
-std::vector<int32_t> argmax_rows(std::span<const float> z, size_t rows, size_t cols) {
-  std::vector<int32_t> out(rows);
-  for (size_t r = 0; r < rows; ++r) {
-    const float* row = z.data() + r * cols;
-    out[r] = static_cast<int32_t>(std::max_element(row, row + cols) - row);  // the first maximum
-  }
-  return out;
 }
 
 }  // namespace core

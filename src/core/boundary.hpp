@@ -3,7 +3,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "core/dataset.hpp"
@@ -28,10 +27,6 @@ BoundaryGrid boundary_grid(const Dataset& data, int n = kBoundaryCells);
 
 // The cell centres, row-major from the bottom row, as n*n rows of (x, y): the inputs of Trainer::predict().
 std::vector<float> grid_points(const BoundaryGrid& grid);
-
-// Per row of z (rows x cols), the index of its largest value (the first where several are equal), as
-// softmax_xent_forward_backward's correct flag counts it.
-std::vector<int32_t> argmax_rows(std::span<const float> z, size_t rows, size_t cols);
 
 // A model's predicted class at every cell of `grid` (row-major, as grid_points), and the step of the weights.
 struct DecisionBoundary {

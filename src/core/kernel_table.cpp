@@ -30,7 +30,7 @@ const char* to_string(Role role) {
   static const char* const names[] = {
       "DataX",   "DataY",    "Order",  "XBatch", "YBatch",      "LayerIn", "Act",    "Preact",
       "DAct",    "DPreact",  "DLayerIn", "Weight", "Bias",      "DWeight", "DBias",  "Logits",
-      "DLogits", "Losses",   "Correct", "LossHistory", "Params", "Grads",  "State1", "State2",
+      "DLogits", "Losses",   "Correct", "Predictions", "LossHistory", "Params", "Grads",  "State1", "State2",
       "Weights16", "Scaler", "ScaleHistory", "SplitKPartials", "Placeholder"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Role::Placeholder) + 1);
   return names[static_cast<size_t>(role)];

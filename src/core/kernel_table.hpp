@@ -68,6 +68,7 @@ enum class Role : uint8_t {
   DWeight, DBias,        // their gradients
   Logits, DLogits,       // Act and DPreact of the last layer
   Losses, Correct,       // per-sample cross-entropy (B) and argmax == label flags (B)
+  Predictions,           // prediction: each row's class (B), the first maximum of its logits
   LossHistory,           // the read-back ring of mean losses, one per step slot
   Params, Grads,         // the flat fp32 master parameters and the flat gradients (ModelShape layout)
   State1, State2,        // AdamW m and v, or the SGD momentum buffer (State1)

@@ -137,6 +137,7 @@ std::vector<PlanEntry> forward_pass(const StepPlan& plan, long rows, Pass pass) 
   for (const PlanEntry& e : plan.entries)
     if (e.layer_forward()) add(e.with_rows(rows));
   if (pass == Pass::Evaluation) add({.op = Op::softmax_xent_forward_backward, .B = rows, .C = plan.shape.classes()});
+  if (pass == Pass::Prediction) add({.op = Op::argmax, .B = rows, .C = plan.shape.classes()});
   return out;
 }
 

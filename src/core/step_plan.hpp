@@ -97,8 +97,8 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
 // The passes a trainer runs besides training steps, on `rows` samples at a time, as plan entries both trainers run
 // the same way: gather_batch of the rows, the forward kernels of `plan`'s layers (matmul_forward, and bias_add /
 // act_forward when unfused); then, for Evaluation, softmax_xent_forward_backward without a gradient (per-sample
-// losses and correct flags at StepArgs::out_offset); for Prediction, the logits stay (each row's class: their first
-// maximum). The step's settings give the rows' position (StepArgs::first) and evaluation = true.
+// losses and correct flags at StepArgs::out_offset); for Prediction, argmax (each row's class, into predictions). The
+// step's settings give the rows' position (StepArgs::first) and evaluation = true.
 enum class Pass { Evaluation, Prediction };
 std::vector<PlanEntry> forward_pass(const StepPlan& plan, long rows, Pass pass);
 

@@ -51,6 +51,7 @@ TensorLayout tensor_layout(const StepPlan& plan, const LayoutSizes& sizes, Preci
   add("loss_history", Role::LossHistory, -1, false, sizes.readback, Elem::F32, &M::workspace, true);
   add("eval_losses", Role::Losses, -1, true, sizes.test, Elem::F32, &M::workspace);
   add("eval_correct", Role::Correct, -1, true, sizes.test, Elem::I32, &M::workspace);
+  add("predictions", Role::Predictions, -1, false, B, Elem::I32, &M::workspace);
   add("placeholder", Role::Placeholder, -1, false, 4, Elem::F32, &M::workspace);
   size_t partials = 0;  // one buffer serves every split entry: they run one after the other
   for (const PlanEntry& e : plan.entries)

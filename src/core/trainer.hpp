@@ -141,7 +141,7 @@ class Trainer {
   virtual std::string unsupported_reason(Precision precision) const = 0;
 
   // The class the current weights predict for each of `count` inputs (x: count x features, row-major): the forward
-  // kernels of the plan on this backend's device, batch by batch, then the argmax of the logits (the first maximum).
+  // kernels of the plan on this backend's device, batch by batch, then the argmax kernel (the first maximum).
   // For the decision boundary (core/boundary.hpp); flushes first. A trainer that cannot returns an empty vector.
   // Throws core::Error(Internal) when x.size() != count x features.
   virtual std::vector<int32_t> predict(std::span<const float> x, size_t count) {

@@ -261,7 +261,7 @@ core::EvalResult CpuTrainer::evaluate() {
 }
 
 std::vector<int32_t> CpuTrainer::predict(std::span<const float> x, size_t count) {
-  const long F = shape_.inputs(), K = shape_.classes(), B = plan_.batch;
+  const long F = shape_.inputs(), B = plan_.batch;
   if (x.size() != count * static_cast<size_t>(F))
     throw core::Error(core::ErrorKind::Internal, "cpu trainer: predict() needs count x features inputs");
   // The points as the dataset evaluation reads (gather_batch then the forward kernels), batch by batch.
@@ -269,23 +269,19 @@ std::vector<int32_t> CpuTrainer::predict(std::span<const float> x, size_t count)
   std::vector<uint32_t> order(count);
   std::iota(order.begin(), order.end(), 0u);
   predict_x_ = x.data(), predict_y_ = labels.data(), predict_order_ = order.data();
-  std::vector<float> z(count * static_cast<size_t>(K));
-  const void* logits = resolve(Role::Logits, -1, false);
+  std::vector<int32_t> classes(count);
   try {
     for (size_t start = 0; start < count; start += static_cast<size_t>(B)) {
       const long n = static_cast<long>(std::min<size_t>(static_cast<size_t>(B), count - start));
       forward_rows(static_cast<long>(start), n, false);
-      float* dst = z.data() + start * static_cast<size_t>(K);
-      const size_t values = static_cast<size_t>(n * K);
-      if (cfg_.precision == core::Precision::FP32) std::copy_n(static_cast<const float*>(logits), values, dst);
-      else widen(dst, static_cast<const uint16_t*>(logits), values, cfg_.precision);
+      std::copy_n(tensor<int32_t>(Role::Predictions), n, classes.data() + start);
     }
   } catch (...) {
     predict_x_ = predict_y_ = predict_order_ = nullptr;
     throw;
   }
   predict_x_ = predict_y_ = predict_order_ = nullptr;
-  return core::argmax_rows(z, count, static_cast<size_t>(K));
+  return classes;
 }
 
 core::TrainerState CpuTrainer::export_state() {

@@ -465,12 +465,12 @@ core::EvalResult VulkanTrainer::evaluate() {
 
 std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t count) {
   flush_into_ready();
-  const long F = shape_.inputs(), K = shape_.classes(), B = plan_.batch;
+  const long F = shape_.inputs(), B = plan_.batch;
   if (x.size() != count * static_cast<size_t>(F))
     throw core::Error(core::ErrorKind::Internal, "gpu trainer: predict() needs count x features inputs");
   if (count == 0) return {};
   // Short-lived buffers (not part of memory_usage()): the points as a dataset of their own, read through the same
-  // gather_batch and forward kernels as evaluation, and the logits of every chunk copied out after its forward pass.
+  // gather_batch and forward kernels as evaluation, and the classes of every chunk copied out after its pass.
   Buffer points(ctx_, std::max<VkDeviceSize>(x.size_bytes(), 16), MemoryKind::DeviceLocal, "predict_points");
   points.upload(ctx_, x.data(), x.size_bytes());
   std::vector<uint32_t> iota(count);
@@ -479,8 +479,7 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
   order.upload(ctx_, iota.data(), count * 4);
   Buffer labels(ctx_, count * 4, MemoryKind::DeviceLocal, "predict_labels");
   labels.zero(ctx_);
-  const VkDeviceSize row_bytes = VkDeviceSize(K) * kE_;
-  Buffer logits(ctx_, count * row_bytes, MemoryKind::HostVisible, "predict_logits");
+  Buffer classes(ctx_, count * 4, MemoryKind::HostVisible, "predict_classes");
   const std::vector<core::PlanEntry> full = core::forward_pass(plan_, B, core::Pass::Prediction);
   vk::DescriptorPool pool(ctx_, static_cast<uint32_t>(full.size()), 8);
   const Override points_data[] = {{core::Role::DataX, &points}, {core::Role::DataY, &labels}, {core::Role::Order, &order}};
@@ -488,21 +487,21 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
   for (const core::PlanEntry& e : full) sets.push_back(make_set(pool, e, true, points_data));
   core::StepArgs args = core::step_args(cfg_, t_ + 1);
   args.evaluation = true;
-  const BufferRange out = resolve(core::Role::Logits, -1, true);
+  const BufferRange out = resolve(core::Role::Predictions, -1, true);
   ctx_.run_one_shot([&](VkCommandBuffer cmd) {
     vk::compute_barrier(cmd);  // RAW: the last step's update wrote the weights the forward pass reads
     for (size_t start = 0; start < count; start += static_cast<size_t>(B)) {
       const long n = static_cast<long>(std::min<size_t>(static_cast<size_t>(B), count - start));
       args.first = static_cast<uint32_t>(start);
       record_pass(cmd, n == B ? full : core::forward_pass(plan_, n, core::Pass::Prediction), sets, args);
-      // The logits (n x K) out to their rows; the next chunk's kernels overwrite them only after the copy (WAR).
+      // The classes (n) out to their rows; the next chunk's kernels overwrite them only after the copy (WAR).
       VkMemoryBarrier to_copy{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
       to_copy.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
       to_copy.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
       vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &to_copy, 0,
                            nullptr, 0, nullptr);
-      const VkBufferCopy region{out.offset, start * row_bytes, VkDeviceSize(n) * row_bytes};
-      vkCmdCopyBuffer(cmd, out.buffer->handle(), logits.handle(), 1, &region);
+      const VkBufferCopy region{out.offset, start * 4, VkDeviceSize(n) * 4};
+      vkCmdCopyBuffer(cmd, out.buffer->handle(), classes.handle(), 1, &region);
       vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, nullptr, 0,
                            nullptr, 0, nullptr);
     }
@@ -512,17 +511,8 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
     vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0,
                          nullptr);
   });
-  std::vector<float> z(count * static_cast<size_t>(K));
-  if (sixteen_bit()) {
-    const auto* bits = static_cast<const uint16_t*>(logits.mapped());
-    if (cfg_.precision == core::Precision::FP16)
-      core::from_fp16(z.data(), bits, z.size());
-    else
-      core::from_bf16(z.data(), bits, z.size());
-  } else {
-    std::memcpy(z.data(), logits.mapped(), z.size() * sizeof(float));
-  }
-  return core::argmax_rows(z, count, static_cast<size_t>(K));
+  const auto* first = static_cast<const int32_t*>(classes.mapped());
+  return std::vector<int32_t>(first, first + count);
 }
 
 std::vector<float> VulkanTrainer::parameters() {
