@@ -5,6 +5,7 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(IMGUI REQUIRED IMPORTED_TARGET imgui)
 
 add_library(trainscope_ui_plot STATIC ${CMAKE_SOURCE_DIR}/src/ui/plot_math.cpp ${CMAKE_SOURCE_DIR}/src/ui/plot.cpp
+  ${CMAKE_SOURCE_DIR}/src/ui/plot_header.cpp
   ${CMAKE_SOURCE_DIR}/src/ui/text_fit.cpp)
 target_include_directories(trainscope_ui_plot PUBLIC ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(trainscope_ui_plot PUBLIC PkgConfig::IMGUI)

@@ -1,0 +1,146 @@
+// One backend's training loop, its commands: applied at the next step boundary (apply_commands), pausing in between,
+// and each command's effect (handle): pause, single step, reset, a new learning rate in place, a new batch size,
+// optimizer, precision, teaching toggle or thread count by rebuilding the trainer (worker_build.cpp). A command whose
+// value the command line would refuse is refused with the same words. (The loop itself: worker.cpp.)
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/options.hpp"
+#include "run/worker.hpp"
+
+namespace run {
+
+Worker::Next Worker::apply_commands() {
+  std::unique_lock lock(queue_mutex_);
+  for (;;) {
+    while (!queue_.empty()) {
+      Command c = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      const Next next = handle(c);
+      lock.lock();
+      if (next != Next::Train) return next;
+    }
+    if (stop_) return Next::Stop;
+    if (!paused_ || step_budget_ > 0) return Next::Train;
+    // Paused: read back what is queued, then wait for the next command (the turn goes to the other worker).
+    lock.unlock();
+    collect();
+    clock_.stop();
+    leave_turn();
+    {
+      std::lock_guard run_lock(run_mutex_);
+      run_.paused = true;
+    }
+    lock.lock();
+    queue_cv_.wait(lock, [&] { return !queue_.empty() || stop_; });
+    {
+      std::lock_guard run_lock(run_mutex_);
+      run_.paused = false;
+    }
+    timeline_.add_break();  // the pause is no step's overhead
+    lock.unlock();
+    take_turn();
+    lock.lock();
+  }
+}
+
+namespace {
+
+// "" when `value` passes `rule` (core/options: the command line's rule), else its message.
+template <typename Rule, typename T>
+std::string refusal(const Rule& rule, T value) {
+  try {
+    core::check(rule, value);
+    return "";
+  } catch (const core::Error& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+Worker::Next Worker::handle(const Command& c) {
+  using K = Command::Kind;
+  switch (c.kind) {
+    case K::Pause: paused_ = true; step_budget_ = 0; return Next::Train;
+    case K::Resume: paused_ = false; step_budget_ = 0; return Next::Train;
+    case K::SingleStep:
+      if (paused_) step_budget_ = 1;
+      return Next::Train;
+    case K::Reset: pending_reset_ = c; return Next::Restart;
+    case K::SetLearningRate: {
+      if (c.lr == cfg_.lr) return Next::Train;
+      if (const std::string why = refusal(core::rules::lr, c.lr); !why.empty()) {
+        refuse(c, fmt::format("learning rate refused: {}", why));
+        return Next::Train;
+      }
+      collect();
+      const std::string label = fmt::format("lr {:g} -> {:g}", cfg_.lr, c.lr);
+      trainer_->set_learning_rate(c.lr);
+      cfg_.lr = c.lr;
+      std::lock_guard lock(run_mutex_);
+      run_.config = cfg_;
+      run_.running.lr = trainer_->learning_rate();
+      run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});
+      return Next::Train;
+    }
+    case K::SetBatch: {
+      if (c.value == cfg_.batch) return Next::Train;
+      if (const std::string why = refusal(core::rules::batch, c.value); !why.empty() || c.value > data_->train.count) {
+        refuse(c, fmt::format("batch {} refused: must be 1..{} (at most the training set size)", c.value,
+                              std::min<long long>(core::rules::batch.max, data_->train.count)));
+        return Next::Train;
+      }
+      core::TrainConfig next = cfg_;
+      next.batch = c.value;
+      rebuild(c, next, fmt::format("batch {} -> {}", cfg_.batch, c.value));
+      return Next::Train;
+    }
+    case K::SetOptimizer: {
+      if (c.optimizer == cfg_.optimizer) return Next::Train;
+      core::TrainConfig next = cfg_;
+      next.optimizer = c.optimizer;
+      rebuild(c, next, fmt::format("{} -> {}", core::to_string(cfg_.optimizer), core::to_string(c.optimizer)));
+      return Next::Train;
+    }
+    case K::SetPrecision: {
+      if (c.precision == cfg_.precision) return Next::Train;
+      const std::string label =
+          fmt::format("{} -> {}", core::to_string(cfg_.precision), core::to_string(c.precision));
+      const std::string why = trainer_->unsupported_reason(c.precision);
+      if (!why.empty()) {
+        refuse(c, fmt::format("{} refused: {}", label, why));
+        return Next::Train;
+      }
+      core::TrainConfig next = cfg_;
+      next.precision = c.precision;
+      rebuild(c, next, label);
+      return Next::Train;
+    }
+    case K::SetToggle: {
+      if (cfg_.execution[c.toggle] == c.on) return Next::Train;
+      core::TrainConfig next = cfg_;
+      next.execution[c.toggle] = c.on;
+      rebuild(c, next, fmt::format("{} {}", core::to_string(c.toggle), c.on ? "on" : "off"));
+      return Next::Train;
+    }
+    case K::SetThreads: {
+      if (spec_.name != "cpu" || c.value == cfg_.threads) return Next::Train;
+      if (const std::string why = refusal(core::rules::threads, c.value); !why.empty()) {
+        refuse(c, fmt::format("threads refused: {}", why));
+        return Next::Train;
+      }
+      core::TrainConfig next = cfg_;
+      next.threads = c.value;
+      rebuild(c, next, fmt::format("threads {} -> {}", cfg_.threads, c.value));
+      return Next::Train;
+    }
+  }
+  return Next::Train;
+}
+
+}  // namespace run
