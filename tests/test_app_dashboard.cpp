@@ -248,10 +248,11 @@ TEST_CASE("every shipped lesson plays unattended (--autoplay) from a folder with
     CAPTURE(name);
     const fs::path out = work / ("pictures-" + name);
     // A quick play of each lesson's flow: --limit, the first 2048 images (every batch size of the lessons fits, the
-    // sweep ends at 2048); --steady 4,0.5, figures counted as steady after 4 steps and half a second (the pictures'
-    // figures need not settle here: what is tested is that every step, check and picture of the lesson works).
+    // sweep ends at 2048); --steady 2,0, figures counted as steady after 2 steps, with no settling span (the pictures'
+    // figures need not settle here: what is tested is that every step, check and picture of the lesson works; on a
+    // loaded machine a span of stable figures can take up to a steady condition's timeout, 120 s, each time).
     const Result r = run("xvfb-run -a -s '-screen 0 1280x720x24'",
-                         "dashboard --autoplay --limit 2048 --steady 4,0.5 --script '" + entry.path().string() +
+                         "dashboard --autoplay --limit 2048 --steady 2,0 --script '" + entry.path().string() +
                              "' --output '" + out.string() + "'",
                          work);
     INFO(r.out);

@@ -160,8 +160,8 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
       ->type_name("DIR")->default_str("pictures folder")->group("Lesson");
   c->add_option("--steady", d.steady,
                 "With --script: every \"steady\" condition of the lesson needs N steps since the change and S seconds "
-                "of stable figures instead of its own (default 20 steps, 3 s); e.g. 4,0.5 plays a lesson's flow "
-                "quickly (the tests do), with pictures of figures that have not settled")
+                "of stable figures instead of its own (default 20 steps, 3 s); e.g. 2,0 (2 steps, no settling) plays "
+                "a lesson's flow quickly (the tests do), with pictures of figures that have not settled")
       ->type_name("N,S")->default_str("the lesson's")->group("Lesson");
   return c;
 }
