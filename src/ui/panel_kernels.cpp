@@ -117,7 +117,8 @@ void KernelTimings::draw(const DashboardView& view) {
     static constexpr const char* kParts[] = {"bars: where a step's time goes", "speed per precision",
                                              "tables per backend"};
     static constexpr const char* kPages[] = {"bars and speed per precision", "tables per backend"};
-    if (two_pages && part == Part::Precisions) part = Part::Bars;
+    // Two pages show the speeds with the bars; `part` itself stays as chosen (a lesson's "precisions" holds when
+    // the page count changes from one frame to the next as the speed table grows).
     int p = two_pages ? (part == Part::Tables ? 1 : 0) : static_cast<int>(part);
     const char* const* names = two_pages ? kPages : kParts;
     const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x;
@@ -132,9 +133,9 @@ void KernelTimings::draw(const DashboardView& view) {
               "measured time. GB/s = compulsory bytes (each tensor read or written once) / measured time: a lower "
               "bound of the real traffic. GPU times come from Vulkan timestamp queries between dispatches, CPU times "
               "from the wall clock around each kernel. Timings since the last change of settings.");
-  const bool with_speeds = all || (two_pages && part == Part::Bars);
-  if (all || part == Part::Bars) draw_bars(view);
-  if (with_speeds || part == Part::Precisions) {
+  const bool with_speeds = all || (two_pages && part != Part::Tables);
+  if (all || part == Part::Bars || (two_pages && part == Part::Precisions)) draw_bars(view);
+  if (with_speeds || (!two_pages && part == Part::Precisions)) {
     if (with_speeds) ImGui::Spacing();
     precisions_.draw(view);
   }

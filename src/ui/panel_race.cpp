@@ -158,7 +158,13 @@ void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target
   else
     note = s.reason;
   if (paused && s.ok()) note = fmt::format("paused · figures {} old", format_duration(age));
-  if (lines < 4 && view.fair) note += " · taking turns";  // the label line it has in a 4-line header
+  if (lines < 4 && view.fair) {  // the label line it has in a 4-line header
+    note += " · taking turns";
+    // A narrow column (1280x720 in presentation mode) keeps the mode's name whole: the shorter form first.
+    if (s.ok() && !paused && ImGui::CalcTextSize(note.c_str()).x > width)
+      note = s.value >= 1 ? fmt::format("GPU {:.1f}x as fast · in turns", s.value)
+                          : fmt::format("CPU {:.1f}x as fast · in turns", 1 / s.value);
+  }
   if (finished) {
     const double tg = time_to_loss(*gpu, target_loss), tc = time_to_loss(*cpu, target_loss);
     if (tg >= 0 || tc >= 0) {

@@ -223,14 +223,20 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
     pieces.push_back(fmt::format("{} {}: {} GB/s, {} GFLOP/s", b.run->name == "cpu" ? "squares" : "circles",
                                  backend_title(b.run->name), core::figure_text(b.roof.bandwidth_gbps),
                                  core::figure_text(b.roof.compute_gflops)));
-  // One row: each piece gets its share of the width (shortened with an ellipsis when the panel is narrow).
-  const float share = (ImGui::GetContentRegionAvail().x - font * static_cast<float>(backends.size())) /
-                      static_cast<float>(std::max<size_t>(1, backends.size()));
+  // One row when the pieces fit; else one row each in the two rows (the note gives way: the ceilings' figures are
+  // what a picture of the chart must keep, at 1280x720 in presentation mode too).
+  const float row_width = ImGui::GetContentRegionAvail().x;
+  float needed = 0;
+  for (const auto& p : pieces) needed += ImGui::CalcTextSize(p.c_str()).x + font;
+  const bool stacked = backends.size() == 2 && needed > row_width;
   for (size_t i = 0; i < backends.size(); ++i) {
-    if (i) ImGui::SameLine(0, font);
+    if (i && !stacked) ImGui::SameLine(0, font);
+    const float share = stacked ? row_width : (row_width - font * static_cast<float>(backends.size())) /
+                                              static_cast<float>(std::max<size_t>(1, backends.size()));
     text_line(pieces[i], backend_color(backends[i].run->name),
               std::max(font, std::min(share, ImGui::CalcTextSize(pieces[i].c_str()).x + 1)));
   }
+  if (stacked) return;
   std::string note = "hover a dot for its figures";
   if (!off_chart.empty()) {
     note += " · 0 FLOP, not drawn:";
