@@ -19,6 +19,7 @@ packages=(
   libglfw3-dev libimgui-dev libstb-dev fonts-dejavu-core xvfb xauth xdotool
   libopenblas-dev libopenblas0-pthread
   dataset-fashion-mnist
+  ccache
 )
 if [ "$mode" = --fuzz ]; then packages+=(clang-14 libfuzzer-14-dev); fi
 
@@ -43,5 +44,15 @@ fi
 if [ "$mode" != build ]; then exit 0; fi
 
 jobs="$(nproc 2>/dev/null || echo 2)"
-cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >&2
+# A compiler cache (Debian's ccache): a rebuild after a small change, or a fresh clone of sources already compiled on
+# this machine, compiles only what changed. CCACHE_BASEDIR makes the cached paths relative to the checkout, so clones
+# in other directories (CI's clean clone, git worktrees) share the cache. TRAINSCOPE_CCACHE=0 builds without it.
+launcher=()
+if [ "${TRAINSCOPE_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$root"
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+else
+  launcher=(-UCMAKE_C_COMPILER_LAUNCHER -UCMAKE_CXX_COMPILER_LAUNCHER)
+fi
+cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >&2
 cmake --build "$root/build" -j "$jobs" >&2
