@@ -201,6 +201,33 @@ void Worker::train_until_done() {
   }
 }
 
+namespace {
+
+// The CSV row of step record r of `plan`, trained at learning rate lr (a change of learning rate reads back the steps
+// before it first). Its wall time runs from the end of the step before (last_end_s, then set to this step's end) where
+// both ends are known, else it is the step's own time.
+core::StepRow step_row(const core::StepRecord& r, const core::StepPlan& plan, float lr, double& last_end_s) {
+  core::StepRow row;
+  row.step = r.step;
+  row.step_ms = static_cast<float>(r.step_ms);
+  double kernel_ms = 0;
+  for (double k : r.kernel_ms) kernel_ms += k;
+  row.kernel_ms = static_cast<float>(kernel_ms);
+  const double end_s = r.start_s > 0 ? r.start_s + r.step_ms * 1e-3 : 0;
+  row.wall_ms =
+      static_cast<float>(end_s > 0 && last_end_s > 0 && end_s > last_end_s ? (end_s - last_end_s) * 1e3 : r.step_ms);
+  last_end_s = end_s;
+  row.loss = r.loss;
+  row.lr = lr;
+  row.loss_scale = r.loss_scale;
+  row.batch = plan.batch;
+  row.precision = plan.precision;
+  row.skipped = r.skipped;
+  return row;
+}
+
+}  // namespace
+
 void Worker::collect() {
   std::vector<core::StepRecord> records = trainer_->flush();
   const double wall = core::monotonic_seconds();
@@ -232,24 +259,7 @@ void Worker::collect() {
   rows.reserve(records.size());
   for (const core::StepRecord& r : records) {
     timeline_.add(plan, r);
-    core::StepRow row;
-    row.step = r.step;
-    row.step_ms = static_cast<float>(r.step_ms);
-    double kernel_ms = 0;
-    for (double k : r.kernel_ms) kernel_ms += k;
-    row.kernel_ms = static_cast<float>(kernel_ms);
-    const double end_s = r.start_s > 0 ? r.start_s + r.step_ms * 1e-3 : 0;
-    row.wall_ms = static_cast<float>(end_s > 0 && last_step_end_s_ > 0 && end_s > last_step_end_s_
-                                         ? (end_s - last_step_end_s_) * 1e3
-                                         : r.step_ms);
-    last_step_end_s_ = end_s;
-    row.loss = r.loss;
-    row.lr = lr;  // a change of learning rate reads back the steps before it first
-    row.loss_scale = r.loss_scale;
-    row.batch = plan.batch;
-    row.precision = plan.precision;
-    row.skipped = r.skipped;
-    rows.push_back(row);
+    rows.push_back(step_row(r, plan, lr, last_step_end_s_));
   }
   auto timeline = std::make_shared<const core::BackendTimeline>(timeline_.timeline(spec_.name, run_.device));
   int step_in_epoch = 0, steps = 0;
