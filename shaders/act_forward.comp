@@ -5,7 +5,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
 #include "kernel_params.h"
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 0) in;  // the default; gpu::Kernels specializes it to the device (workgroup_size)
 
 // Each binding twice: element by element (the tail) and 4 at a time (the same buffer).
 layout(std430, binding = 0) writeonly buffer Preact { STORE_T preact[]; };

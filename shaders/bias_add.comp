@@ -7,7 +7,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
 #include "kernel_params.h"
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 0) in;  // the default; gpu::Kernels specializes it to the device (workgroup_size)
 
 layout(std430, binding = 0) buffer Out { STORE_T out_[]; };
 layout(std430, binding = 0) buffer Out4 { STORE_VEC4 out4[]; };  // the same buffer, 4 at a time

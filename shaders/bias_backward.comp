@@ -4,7 +4,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
 #include "kernel_params.h"
-layout(local_size_x = 64) in;
+layout(local_size_x = 64, local_size_x_id = 0) in;  // the default; gpu::Kernels specializes it to the device (workgroup_size)
 
 layout(std430, binding = 0) writeonly buffer Dbias { STORE_T dbias[]; };
 layout(std430, binding = 1) readonly buffer Dout { STORE_T dout[]; };

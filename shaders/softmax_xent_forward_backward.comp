@@ -17,7 +17,7 @@
 #include "dtype.glsl"
 #include "kernel_params.h"
 const uint KREG = 16;  // the widest row held in registers (Fashion-MNIST: 10 classes)
-layout(local_size_x = 64) in;
+layout(local_size_x = 64, local_size_x_id = 0) in;  // the default; gpu::Kernels specializes it to the device (workgroup_size)
 
 layout(std430, binding = 0) writeonly buffer Losses { float losses[]; };
 layout(std430, binding = 1) writeonly buffer Dlogits { STORE_T dlogits[]; };

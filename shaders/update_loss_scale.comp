@@ -6,7 +6,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "kernel_params.h"
-layout(local_size_x = 1) in;
+layout(local_size_x = 1, local_size_x_id = 0) in;  // the default; gpu::Kernels specializes it to the device (workgroup_size)
 
 layout(std430, binding = 0) buffer Scaler { LossScalerBuffer s; };
 layout(std430, binding = 1) writeonly buffer History { ScaleHistoryEntry history[]; };

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -342,7 +343,20 @@ bool same(const std::vector<Values>& a, const std::vector<Values>& b) {
   return true;
 }
 
+// TRAINSCOPE_PARITY_VARIANTS=default (the ctest entries that run this test under a device profile): each GEMM runs
+// only the configuration the device picks by default (the profile's own path, tiles and split-K rule) instead of
+// every tiling it fits, which the plain run covers.
+std::vector<gpu::GemmConfig> variants(const core::KernelDef& def, const vk::Device& device, Precision p) {
+  if (default_variants_only()) return {gpu::choose_gemm_config(device, p)};
+  return gpu::variants_to_test(def, device, p);
+}
+
 }  // namespace
+
+bool default_variants_only() {
+  const char* env = std::getenv("TRAINSCOPE_PARITY_VARIANTS");
+  return env && std::string(env) == "default";
+}
 
 void check_parity(core::Op op, std::vector<KernelCase> cases) {
   const core::KernelDef& def = core::kernel_def(op);
@@ -352,6 +366,7 @@ void check_parity(core::Op op, std::vector<KernelCase> cases) {
   rounding_counts().clear();
   Gpu gpu(op);
   const bool have_gpu = gpu.ctx != nullptr;
+  std::map<std::string, int> paths_run;  // GEMM dispatches by path ("tiled", "texel split-K", ...)
   cpu::ThreadPool pool1(1), pool3(3);
   uint64_t seed = 1;
   for (Precision p : kPrecisions) {
@@ -371,13 +386,14 @@ void check_parity(core::Op op, std::vector<KernelCase> cases) {
       if (!gpu_runs) continue;
       if (c.gpu != KernelCase::Gpu::EveryVariant && p != Precision::FP32) continue;
       const gpu::GemmConfig chosen = gpu::choose_gemm_config(*gpu.ctx, p);
-      for (const gpu::GemmConfig& g : gpu::variants_to_test(def, *gpu.ctx, p)) {
+      for (const gpu::GemmConfig& g : variants(def, *gpu.ctx, p)) {
         if (c.gpu == KernelCase::Gpu::DefaultFp32 && !(g == chosen)) continue;
         const gpu::Kernels& k = gpu.get(p, g);
         std::string who = "gpu";
         if (def.grid == core::Grid::Gemm) {  // "gpu texel/vec4 [texel 8x64, 8x8 per invocation]"
           const core::PlanEntry e = k.with_split_k(c.entry);
           const gpu::GemmVariant v = k.gemm_variant(e);
+          ++paths_run[std::string(gpu::to_string(v.path)) + (v.split ? " split-K" : "")];
           who += std::string(" ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") +
                  (v.split ? "/split-K" : "") + " [" + g.name() + "]";
         }
@@ -385,6 +401,15 @@ void check_parity(core::Op op, std::vector<KernelCase> cases) {
       }
     }
   }
+  // A device that takes a GPU's code paths (the desktop-discrete profile on lavapipe, or a real GPU) runs its GEMMs on
+  // the tiled path by default, and matmul_backward_weight split-K where the rule says (the odd shapes' batch of 260).
+  if (def.grid == core::Grid::Gemm && have_gpu && !gpu.ctx->info().software_paths && default_variants_only()) {
+    CHECK_MESSAGE(paths_run["texel"] + paths_run["texel split-K"] == 0,
+                  "a device with a GPU's code paths ran the texel GEMM by default");
+    CHECK(paths_run["tiled"] > 0);
+    if (op == core::Op::matmul_backward_weight) CHECK(paths_run["tiled split-K"] > 0);
+  }
+  for (const auto& [path, n] : paths_run) MESSAGE("GEMM dispatches on the " << path << " path: " << n);
   for (const auto& [what, n] : rounding_counts()) {
     const double share = n.counted ? double(n.nearest) / double(n.counted) : 1.0;
     CHECK_MESSAGE(share >= core::tolerance(Precision::FP16).rounded_share,

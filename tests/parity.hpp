@@ -33,6 +33,10 @@ struct KernelCase {
   enum class Gpu { EveryVariant, Fp32, DefaultFp32 } gpu = Gpu::EveryVariant;
 };
 
+// TRAINSCOPE_PARITY_VARIANTS=default: the GPU runs each GEMM on the device's default configuration only (the ctest
+// entries under a device profile; tests/CMakeLists.txt).
+bool default_variants_only();
+
 inline std::string shape_label(long B, long C, long OC) {
   return "B=" + std::to_string(B) + " C=" + std::to_string(C) + " OC=" + std::to_string(OC);
 }

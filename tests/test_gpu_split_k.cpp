@@ -153,7 +153,7 @@ TEST_CASE("choose_split_k: split only where the unsplit dispatch leaves the devi
 
   // A software device: its CPU threads. With 2, lavapipe's 4 workgroups of the 10 x 128 layer (texel 8x64) fill it.
   vk::DeviceInfo cpu;
-  cpu.software = true;
+  cpu.software = cpu.software_paths = true;
   gpu::GemmConfig texel;
   texel.path = gpu::GemmPath::Texel;
   texel.tiles = {8, 64, 4, 8, 8};

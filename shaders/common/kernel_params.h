@@ -18,10 +18,15 @@ using uint = std::uint32_t;
 #endif
 
 // gather_batch: x_out (B,C), y_out (B) <- rows order[first + b] of the dataset.
+// The binding x holds rows [row_begin, row_end) of the dataset (x[0] is row row_begin): a GPU dataset larger than
+// maxStorageBufferRange is gathered in one dispatch per chunk of rows (gpu::Kernels), each writing only the batch rows
+// it holds. The kernel table fills 0, 0xFFFFFFFF (the whole dataset), which is all the CPU twin and the reference do.
 struct GatherBatchParams {
   uint B;
   uint C;
   uint first;
+  uint row_begin;
+  uint row_end;
 };
 
 // matmul_forward: out (B,OC) = act(inp (B,C) · weight (OC,C)ᵀ + bias (OC)).
@@ -160,7 +165,7 @@ struct ScaleHistoryEntry {
 #define TRAINSCOPE_PARAMS_LAYOUT(T, members, last)                                                          \
   static_assert(sizeof(T) == 4 * (members) && offsetof(T, last) == 4 * ((members) - 1) && alignof(T) == 4, \
                 #T " must be " #members " 32-bit members in a row, as std430 lays it out in GLSL")
-TRAINSCOPE_PARAMS_LAYOUT(GatherBatchParams, 3, first);
+TRAINSCOPE_PARAMS_LAYOUT(GatherBatchParams, 5, row_end);
 TRAINSCOPE_PARAMS_LAYOUT(MatmulForwardParams, 6, add_bias);
 TRAINSCOPE_PARAMS_LAYOUT(MatmulBackwardParams, 4, k_slice);
 TRAINSCOPE_PARAMS_LAYOUT(SplitKReduceParams, 2, slices);

@@ -14,7 +14,7 @@
 #define T float
 #define S float
 #endif
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 0) in;  // specialized to the device (gpu/peak_probe.cpp)
 
 layout(push_constant) uniform Push {
   uint iterations;

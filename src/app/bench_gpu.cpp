@@ -46,9 +46,11 @@ double measure_gpu_fma_peak(vk::Context& ctx) {
     uint32_t iterations;
     float m, c;
   };
-  const vk::ComputePipeline pipeline(ctx, "peak_fma_vec4", 1, sizeof(Push));
-  constexpr uint32_t kWorkgroup = 256, kFlopsPerIteration = 8 * 4 * 2;  // peak_fma.comp: local_size_x, chains x lanes
-  const uint32_t groups = ctx.info().software ? 64 : 1024, invocations = groups * kWorkgroup;
+  const uint32_t workgroup = gpu::workgroup_size(256, ctx.limits());  // peak_fma.comp's local_size_x where allowed
+  const std::array<uint32_t, 1> spec{workgroup};
+  const vk::ComputePipeline pipeline(ctx, "peak_fma_vec4", 1, sizeof(Push), {{workgroup, 1, 1}, 0}, spec);
+  constexpr uint32_t kFlopsPerIteration = 8 * 4 * 2;  // peak_fma.comp: chains x lanes
+  const uint32_t groups = ctx.info().software ? 64 : 1024, invocations = groups * workgroup;
   const vk::Buffer out(ctx, 16, vk::MemoryKind::DeviceLocal, "peak_fma sink");
   vk::DescriptorPool pool(ctx, 1, 1);
   const vk::BufferRange range{&out};

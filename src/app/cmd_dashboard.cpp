@@ -24,6 +24,7 @@
 #include "run/peaks.hpp"
 #include "run/session.hpp"
 #include "run/session_peaks.hpp"
+#include "run/validate.hpp"
 #include "core/metrics.hpp"
 #include "ui/dashboard.hpp"
 #include "ui/lesson_runner.hpp"
@@ -220,7 +221,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   std::shared_ptr<const core::DataSplit> data;
   auto load = [&] {
     data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-    core::validate_against_data(cfg, *data);
+    run::validate_for_backends(cfg, *data);
     if (lesson) ui::check_lesson_settings(lesson->lesson(), cfg, *data);
   };
   if (lesson) load();

@@ -13,6 +13,11 @@ std::string gib(uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<d
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
+std::string mib(uint64_t bytes) {
+  const double m = static_cast<double>(bytes) / (1 << 20);
+  return m >= 1024 ? fmt::format("{:.1f} GiB", m / 1024) : fmt::format("{:.0f} MiB", m);
+}
+
 }  // namespace
 
 CLI::App* add_devices_command(CLI::App& parent) {
@@ -25,8 +30,9 @@ int run_devices() {
   fmt::print("{} Vulkan device{} (* = picked by default; choose another with train --device N)\n\n", devices.size(),
              devices.size() == 1 ? "" : "s");
   for (const auto& d : devices) {
-    fmt::print("{} {}  {}  ({}{})\n", d.index == best ? '*' : ' ', d.index, d.name, d.type,
-               d.software ? "; software: runs on the CPU" : "");
+    fmt::print("{} {}  {}  ({}{}{})\n", d.index == best ? '*' : ' ', d.index, d.name, d.type,
+               d.software ? "; software: runs on the CPU" : "",
+               d.profile.empty() ? "" : "; device profile " + d.profile);
     fmt::print("      driver: {}, Vulkan {}\n", d.driver, d.api_version);
     std::string heaps;
     for (const auto& h : d.heaps)
@@ -41,6 +47,16 @@ int run_devices() {
     fmt::print("      compute units {}; split-K counts on {} workgroups running at once\n",
                d.compute_units > 0 ? fmt::format("{} ({})", d.compute_units, d.compute_units_from) : "not reported",
                gpu::busy_workgroups(d));
+    const vk::DeviceLimits& l = d.limits;
+    fmt::print("      limits: storage binding {}, buffer {}, allocation {}, texel view {} texels, {} workgroups per "
+               "dimension, timestamps {} bits{}\n",
+               mib(l.max_storage_buffer_range), mib(l.max_buffer_size), mib(l.max_memory_allocation_size),
+               l.max_texel_buffer_elements, l.max_workgroup_count[0], l.timestamp_valid_bits,
+               l.timestamps_near_wrap ? " (started near the wrap)" : "");
+    if (!d.profile.empty())
+      fmt::print("      device profile {} (TRAINSCOPE_DEVICE_PROFILE): the figures above are clamped to it; code "
+                 "paths of a {}\n",
+                 d.profile, d.software_paths ? "software device" : "GPU");
     fmt::print("\n");
   }
   return 0;

@@ -26,6 +26,7 @@
 #include "run/interrupt.hpp"
 #include "run/peaks.hpp"
 #include "run/session.hpp"
+#include "run/validate.hpp"
 #include "vk/device.hpp"
 #include "vk/devices.hpp"
 
@@ -58,7 +59,8 @@ bool uses(const core::TrainConfig& cfg, const std::string& backend) {
 std::optional<std::vector<vk::DeviceInfo>> try_list_devices() {
   try {
     return vk::list_devices();
-  } catch (const core::Error&) {
+  } catch (const core::Error& e) {
+    if (e.kind() == core::ErrorKind::InvalidArgument) throw;  // a bad TRAINSCOPE_DEVICE_PROFILE
     return std::nullopt;
   }
 }
@@ -347,7 +349,7 @@ int run_train(TrainOptions& o) {
   }
 
   const core::DataSplit data = run::load_data(cfg);
-  core::validate_against_data(cfg, data);
+  run::validate_for_backends(cfg, data);
   print_header(cfg, data);
 
   if (interrupt.signal()) return interrupt.exit_code();  // interrupted while loading: nothing trained, no report

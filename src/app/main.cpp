@@ -51,7 +51,9 @@ int main(int argc, char** argv) {
   cli.require_subcommand(1);
   cli.footer("With no subcommand (no arguments, or options only), trainscope opens the dashboard: "
              "`trainscope dashboard`. Environment, for experiments (README, Benchmarks): TRAINSCOPE_CPU_SIMD, "
-             "TRAINSCOPE_GEMM_PATH, TRAINSCOPE_GEMM_TILES, TRAINSCOPE_SPLIT_K.");
+             "TRAINSCOPE_GEMM_PATH, TRAINSCOPE_GEMM_TILES, TRAINSCOPE_SPLIT_K; TRAINSCOPE_DEVICE_PROFILE=spec-min|"
+             "desktop-discrete|FILE.json clamps the GPU's limits to another device class (README, Real GPUs); "
+             "TRAINSCOPE_INJECT_FAULT (tests only).");
 
   app::TrainOptions train_options, dashboard_train_options;
   app::DashboardOptions dashboard_options;

@@ -124,6 +124,11 @@ void print_summary(const core::TrainConfig& cfg, const std::vector<core::Backend
     if (r.config.precision == core::Precision::FP16)
       fmt::print("fp16 loss scaling: {} step{} skipped after an overflow (weights unchanged); loss scale of the last step {:g}\n",
                  r.skipped_steps, r.skipped_steps == 1 ? "" : "s", r.loss_scale);
+    if (r.kernels.untimed_steps() > 0) {
+      fmt::print("  kernel times unavailable: the device has no timestamp queries on its compute queue "
+                 "(timestampValidBits 0); {} steps trained untimed\n", r.kernels.untimed_steps());
+      continue;
+    }
     if (r.kernels.steps() == 0) {
       if (r.kernels.steps_seen() > 0) fmt::print("  no timed steps: the first {} are warm-up\n", r.kernels.warmup());
       continue;

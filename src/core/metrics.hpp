@@ -34,8 +34,10 @@ class KernelTable {
   KernelTable() = default;
   explicit KernelTable(int warmup) : warmup_(warmup) {}
 
-  // record.kernel_ms must have one value per plan entry (else core::Error(Internal): a backend bug).
+  // record.kernel_ms must have one value per plan entry, or none: a step of a device without timestamps on its
+  // compute queue, seen but not timed (untimed_steps()). Else core::Error(Internal): a backend bug.
   void add(const StepPlan& plan, const StepRecord& record);
+  long untimed_steps() const { return untimed_; }
 
   std::vector<KernelRow> rows() const;        // per kernel name, in plan order of first appearance
   std::vector<KernelRow> entry_rows() const;  // per plan entry (named by PlanEntry::label()), in plan order
@@ -67,6 +69,7 @@ class KernelTable {
 
   int warmup_ = 1;
   long seen_ = 0;
+  long untimed_ = 0;
   long steps_ = 0;
   double step_ms_ = 0, step_flops_ = 0, step_bytes_ = 0;
   std::vector<Op> name_ops_;  // the Op of each by_name_ sum (one name per Op)

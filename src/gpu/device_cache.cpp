@@ -48,9 +48,10 @@ std::filesystem::path default_cache_dir() {
   return {};
 }
 
-SharedDevice::SharedDevice(const vk::ContextOptions& o, const std::filesystem::path& pipeline_cache_dir)
+SharedDevice::SharedDevice(const vk::ContextOptions& o, const std::filesystem::path& pipeline_cache_dir,
+                           std::optional<vk::DeviceProfile> profile)
     : options(o),
-      context(o),
+      context(o, std::move(profile)),
       pipeline_cache_path(cache_path(context, pipeline_cache_dir)),
       pipeline_cache(context, pipeline_cache_saved = read_cache(pipeline_cache_path, &pipeline_cache_note)) {
   if (pipeline_cache_note.empty() && !pipeline_cache.note().empty())
@@ -115,14 +116,16 @@ DeviceCache::~DeviceCache() {
 }
 
 std::shared_ptr<SharedDevice> DeviceCache::device(const vk::ContextOptions& options) {
+  // A device that was lost or hung (vk::Device::Health) is never used again: a Reset after a GPU failure gets a new
+  // one. The old one goes when its last user does (a hung device's trainer may keep it until the process ends).
   if (device_ && device_->options.device_index == options.device_index &&
-      device_->options.validation == options.validation)
+      device_->options.validation == options.validation && device_->context.health() == vk::Device::Health::Ok)
     return device_;
   dataset_.reset();
   kernels_.clear();
   device_.reset();
   core::report_progress("creating the device");
-  device_ = std::make_shared<SharedDevice>(options, dir_);
+  device_ = std::make_shared<SharedDevice>(options, dir_, profile_);
   ++counts_.devices;
   if (!device_->pipeline_cache_note.empty())
     std::cerr << "trainscope: warning: pipeline cache " << device_->pipeline_cache_note << "\n";

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,8 @@ std::filesystem::path default_cache_dir();
 // `pipeline_cache_dir`/vk::pipeline_cache_file_name() when that folder is given (a file that cannot be read, is too
 // large or belongs to another device or driver is ignored, with a note), written back by save_pipeline_cache().
 struct SharedDevice {
-  SharedDevice(const vk::ContextOptions& options, const std::filesystem::path& pipeline_cache_dir);
+  SharedDevice(const vk::ContextOptions& options, const std::filesystem::path& pipeline_cache_dir,
+               std::optional<vk::DeviceProfile> profile = std::nullopt);
   ~SharedDevice();
   // Writes the pipeline cache atomically (core::write_file_atomically) when its bytes changed since they were read or
   // last written. Returns "" or why it could not be written (the cache keeps working in memory). Never throws.
@@ -64,13 +66,18 @@ struct DeviceDataset {
 class DeviceCache {
  public:
   // pipeline_cache_dir: where compiled pipelines are kept between runs (default_cache_dir()); empty: nowhere.
-  explicit DeviceCache(std::filesystem::path pipeline_cache_dir = {}) : dir_(std::move(pipeline_cache_dir)) {}
+  // profile: the device profile of its devices (vk/limits.hpp); nullopt: TRAINSCOPE_DEVICE_PROFILE's (tests give
+  // their own).
+  explicit DeviceCache(std::filesystem::path pipeline_cache_dir = {},
+                       std::optional<vk::DeviceProfile> profile = std::nullopt)
+      : dir_(std::move(pipeline_cache_dir)), profile_(std::move(profile)) {}
   ~DeviceCache();
   DeviceCache(const DeviceCache&) = delete;
   DeviceCache& operator=(const DeviceCache&) = delete;
 
-  // The device for `options`: the cached one when device index and validation match, else a new one (then the
-  // kernels and the dataset are made again too). Throws core::Error(Vulkan) as vk::Context does.
+  // The device for `options`: the cached one when device index and validation match and it was neither lost nor
+  // hung, else a new one (then the kernels and the dataset are made again too). Throws core::Error(Vulkan) as
+  // vk::Context does.
   std::shared_ptr<SharedDevice> device(const vk::ContextOptions& options);
   // The kernels of `precision` on device(): compiled once (through the pipeline cache, which is then saved; a cache
   // that cannot be saved is said once on stderr). Throws core::Error(Vulkan).
@@ -90,6 +97,7 @@ class DeviceCache {
 
  private:
   std::filesystem::path dir_;
+  std::optional<vk::DeviceProfile> profile_;
   bool save_warned_ = false;
   Counts counts_;
   // Declared in the order of construction; destroyed in reverse: whatever lives on the device goes before it.

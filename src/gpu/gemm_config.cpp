@@ -16,12 +16,10 @@ namespace gpu {
 
 namespace {
 
-bool fits_limits(const GemmTiles& t, const VkPhysicalDeviceLimits& limits) {
+bool fits_limits(const GemmTiles& t, const vk::DeviceLimits& limits) {
   return t.thread_m && t.thread_n && t.tile_m % t.thread_m == 0 && t.tile_n % t.thread_n == 0 &&
-         t.shared_bytes() <= limits.maxComputeSharedMemorySize &&
-         t.invocations() <= limits.maxComputeWorkGroupInvocations &&
-         t.tile_n / t.thread_n <= limits.maxComputeWorkGroupSize[0] &&
-         t.tile_m / t.thread_m <= limits.maxComputeWorkGroupSize[1];
+         t.shared_bytes() <= limits.max_shared_memory && t.invocations() <= limits.max_workgroup_invocations &&
+         t.tile_n / t.thread_n <= limits.max_workgroup_size[0] && t.tile_m / t.thread_m <= limits.max_workgroup_size[1];
 }
 
 // The Texel path's tiles: 8x8 outputs per invocation (64 accumulators: more spill, fewer were slower), 8 invocations
@@ -63,7 +61,7 @@ std::string GemmConfig::name() const {
 }
 
 uint32_t busy_workgroups(const vk::DeviceInfo& device) {
-  if (device.software) {
+  if (device.software_paths) {
     if (const char* env = std::getenv("LP_NUM_THREADS")) {
       const long n = std::strtol(env, nullptr, 10);
       if (n > 0) return static_cast<uint32_t>(n);
@@ -98,9 +96,9 @@ bool gemm_config_fits(const GemmConfig& c, const vk::Device& device, core::Preci
 }
 
 GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precision) {
-  const VkPhysicalDeviceLimits& limits = device.limits();
+  const vk::DeviceLimits& limits = device.limits();
   GemmConfig c;
-  if (device.info().software && has_texel_formats(device, precision)) {
+  if (device.info().software_paths && has_texel_formats(device, precision)) {
     c.path = GemmPath::Texel;
     c.tiles = kTexelTiles;
   } else {
@@ -109,7 +107,7 @@ GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precisio
     // for matmul_forward 128x784x256, measured before the texel path existed).
     const std::vector<GemmTiles> candidates = gemm_tile_candidates();
     c.tiles = candidates.back();  // 16x16x8 needs 1 KiB and 64 invocations: below every device's guaranteed minimum
-    for (size_t i = device.info().software ? 0 : 1; i < candidates.size(); ++i)
+    for (size_t i = device.info().software_paths ? 0 : 1; i < candidates.size(); ++i)
       if (fits_limits(candidates[i], limits)) {
         c.tiles = candidates[i];
         break;
@@ -122,7 +120,7 @@ GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precisio
       forced.tiles = kTexelTiles;
     } else if (std::strcmp(env, "tiled") == 0) {
       forced.path = GemmPath::Tiled;
-      forced.tiles = device.info().software ? gemm_tile_candidates()[0] : gemm_tile_candidates()[1];
+      forced.tiles = device.info().software_paths ? gemm_tile_candidates()[0] : gemm_tile_candidates()[1];
     }
   }
   if (const char* env = std::getenv("TRAINSCOPE_GEMM_TILES")) {
@@ -154,12 +152,12 @@ std::vector<GemmConfig> gemm_configs_to_test(const vk::Device& device, core::Pre
   add({GemmPath::Texel, kTexelTiles, true});
   add({GemmPath::Texel, kTexelTiles, false});
   add(choose_gemm_config(device, precision));
-  add({GemmPath::Tiled, gemm_tile_candidates()[device.info().software ? 0 : 1], true, kTestSplitK});
+  add({GemmPath::Tiled, gemm_tile_candidates()[device.info().software_paths ? 0 : 1], true, kTestSplitK});
   add({GemmPath::Texel, kTexelTiles, true, kTestSplitK});
   return out;
 }
 
-GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const VkPhysicalDeviceLimits& limits) {
+GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits) {
   const bool aligned = e.op == core::Op::matmul_forward ? e.C % 4 == 0 : e.C % 4 == 0 && e.OC % 4 == 0;
   const bool vec4 = config.vector_loads && aligned;
   const bool split = e.split_k > 1;
@@ -167,8 +165,8 @@ GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, con
     // Every operand (inp B x C, weight OC x C, dout B x OC) within the device's texel count.
     const uint64_t largest = std::max({uint64_t(e.B) * uint64_t(e.C), uint64_t(e.OC) * uint64_t(e.C),
                                        uint64_t(e.B) * uint64_t(e.OC)});
-    if (largest / (vec4 ? 4 : 1) <= limits.maxTexelBufferElements) return {GemmPath::Texel, vec4, split};
-    if (largest <= limits.maxTexelBufferElements) return {GemmPath::Texel, false, split};
+    if (largest / (vec4 ? 4 : 1) <= limits.max_texel_buffer_elements) return {GemmPath::Texel, vec4, split};
+    if (largest <= limits.max_texel_buffer_elements) return {GemmPath::Texel, false, split};
     return {GemmPath::Tiled, vec4, split};
   }
   return {GemmPath::Tiled, vec4, split};

@@ -46,7 +46,8 @@ struct GemmConfig {
   bool operator==(const GemmConfig&) const = default;
 };
 
-// The configuration a device runs by default:
+// The configuration a device runs by default (the device's paths: DeviceInfo::software_paths, which a device profile
+// can change):
 //   software devices (lavapipe): Texel, 8x8 outputs per invocation, 8 invocations (one SIMD vector of llvmpipe),
 //     where the device can read the precision's texel formats; measured in docs/benchmarks.md;
 //   others: Tiled, the first of gemm_tile_candidates() that fits maxComputeSharedMemorySize and the workgroup limits.
@@ -103,7 +104,7 @@ struct GemmVariant {
 // multiples of 4 (forward: C; backward data and weight: C and OC). The Texel path also needs every operand within
 // the device's maxTexelBufferElements (in texels); where not, e runs on the Tiled path.
 // The Split flag follows the entry (e.split_k > 1).
-GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const VkPhysicalDeviceLimits& limits);
+GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits);
 
 // The two bindings of a GEMM kernel that hold its operands A and B (the texel variant reads them through views).
 std::array<uint32_t, 2> gemm_operand_bindings(core::Op op);

@@ -5,7 +5,10 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 
@@ -47,6 +50,35 @@ std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::D
   return out;
 }
 
+uint32_t workgroup_size(uint32_t preferred, const vk::DeviceLimits& limits) {
+  const uint32_t most = std::min({preferred, limits.max_workgroup_invocations, limits.max_workgroup_size[0]});
+  uint32_t size = 1;
+  while (size * 2 <= most) size *= 2;
+  return size;
+}
+
+uint32_t workgroup_size(const core::KernelDef& def, const vk::DeviceLimits& limits) {
+  return workgroup_size(def.local_size, limits);
+}
+
+uint64_t rows_per_binding(uint64_t row_bytes, const vk::DeviceLimits& limits) {
+  const uint64_t align = std::max<uint64_t>(16, limits.min_storage_buffer_offset_alignment);
+  const uint64_t step = align / std::gcd(row_bytes, align);  // rows per aligned start
+  const uint64_t rows = limits.max_storage_buffer_range / row_bytes / step * step;
+  if (row_bytes == 0 || rows == 0)
+    throw vk::Error(vk::Failure::Limit,
+                    fmt::format("Vulkan: a dataset row of {} bytes cannot be bound in chunks aligned to {} bytes: this "
+                                "device binds at most {} bytes (maxStorageBufferRange)",
+                                row_bytes, align, limits.max_storage_buffer_range));
+  return rows;
+}
+
+uint32_t data_chunks(uint64_t rows, uint64_t row_bytes, const vk::DeviceLimits& limits) {
+  if (rows * row_bytes <= limits.max_storage_buffer_range) return 1;
+  const uint64_t per = rows_per_binding(row_bytes, limits);
+  return static_cast<uint32_t>((rows + per - 1) / per);
+}
+
 VkDeviceSize split_k_partials_bytes(const core::PlanEntry& e) {
   return e.split_k > 1 ? VkDeviceSize(e.split_k) * VkDeviceSize(e.OC) * VkDeviceSize(e.C) * sizeof(float) : 0;
 }
@@ -60,14 +92,24 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precisi
     throw core::Error(core::ErrorKind::Internal, ctx.info().name + " cannot run the GEMM configuration " + gemm_.name());
   // Variant names as in shaders/shaders.cmake: "<kernel>", "<kernel>_fp16", "<kernel>_bf16".
   suffix_ = precision == core::Precision::FP32 ? "" : std::string("_") + core::to_string(precision);
+  // Every kernel that is not a GEMM has its local size as specialization constant 0 (local_size_x_id = 0); loss_reduce
+  // keeps one float per invocation in shared memory.
   for (const core::KernelDef& def : core::kernel_table()) {
     pipelines_.emplace_back();
+    local_sizes_.push_back(def.grid == core::Grid::Gemm ? 0 : workgroup_size(def, ctx.limits()));
     if (!def.exists_in(precision) || def.grid == core::Grid::Gemm || (only && def.op != *only)) continue;
-    pipelines_.back() = vk::ComputePipeline(ctx, def.name + suffix_, def.binding_count(precision), def.params_bytes, {}, {}, cache);
+    const uint32_t local = local_sizes_.back();
+    const uint32_t shared = def.op == core::Op::loss_reduce ? local * 4 : 0;
+    const std::array<uint32_t, 1> spec{local};
+    pipelines_.back() = vk::ComputePipeline(ctx, def.name + suffix_, def.binding_count(precision), def.params_bytes,
+                                            {{local, 1, 1}, shared}, spec, {}, cache);
   }
-  if (!only || *only == core::Op::matmul_backward_weight)  // the second pass of a split matmul_backward_weight
-    split_reduce_ =
-        vk::ComputePipeline(ctx, "split_k_reduce" + suffix_, 2, sizeof(core::SplitKReduceParams), {}, {}, cache);
+  if (!only || *only == core::Op::matmul_backward_weight) {  // the second pass of a split matmul_backward_weight
+    const uint32_t reduce_local = workgroup_size(256, ctx.limits());
+    const std::array<uint32_t, 1> reduce_spec{reduce_local};
+    split_reduce_ = vk::ComputePipeline(ctx, "split_k_reduce" + suffix_, 2, sizeof(core::SplitKReduceParams),
+                                        {{reduce_local, 1, 1}, 0}, reduce_spec, {}, cache);
+  }
 }
 
 core::PlanEntry Kernels::with_split_k(const core::PlanEntry& e) const {
@@ -76,6 +118,32 @@ core::PlanEntry Kernels::with_split_k(const core::PlanEntry& e) const {
 
 EntrySets Kernels::allocate_sets(vk::DescriptorPool& pool, const core::PlanEntry& e,
                                  std::span<const vk::BufferRange> ranges, vk::BufferRange partials) const {
+  if (e.op == core::Op::gather_batch) {
+    // The dataset (DataX: rows of e.C fp32 values) in chunks of whole rows where the device cannot bind it whole
+    // (Fashion-MNIST's 188 MB training set against lavapipe's 128 MiB maxStorageBufferRange). The alternative, one
+    // descriptor array of ranges indexed in the shader, needs shaderStorageBufferArrayDynamicIndexing; a dispatch per
+    // chunk needs nothing, costs one more pass over the batch's order per chunk, and is one dispatch on a device
+    // whose range holds the dataset (the 4 GiB of desktop GPUs).
+    const std::span<const core::BindingDef> defs = core::kernel_def(e.op).bindings;
+    const size_t x = static_cast<size_t>(std::find_if(defs.begin(), defs.end(), [](const core::BindingDef& b) {
+                                           return b.role == core::Role::DataX;
+                                         }) - defs.begin());
+    const vk::BufferRange& data = ranges[x];
+    const uint64_t bytes = data.range ? data.range : data.buffer->size() - data.offset;
+    const uint64_t row_bytes = uint64_t(std::max(e.C, 1L)) * sizeof(float);
+    if (bytes > ctx_->limits().max_storage_buffer_range) {
+      const uint64_t rows = bytes / row_bytes, per = rows_per_binding(row_bytes, ctx_->limits());
+      EntrySets sets;
+      std::vector<vk::BufferRange> chunk(ranges.begin(), ranges.end());
+      for (uint64_t begin = 0; begin < rows; begin += per) {
+        const uint64_t end = std::min(rows, begin + per);
+        chunk[x] = {data.buffer, data.offset + begin * row_bytes, (end - begin) * row_bytes};
+        sets.chunks.push_back({pool.allocate(*ctx_, pipeline(e), chunk), static_cast<uint32_t>(begin),
+                               static_cast<uint32_t>(end)});
+      }
+      return sets;
+    }
+  }
   if (e.split_k <= 1) return {pool.allocate(*ctx_, pipeline(e), ranges)};
   if (!partials.buffer || partials.buffer->size() < partials.offset + split_k_partials_bytes(e) || ranges.empty())
     throw core::Error(core::ErrorKind::Internal, e.label() + ": split-K without a partials buffer of its size");
@@ -110,7 +178,10 @@ const vk::ComputePipeline& Kernels::gemm_pipeline(core::Op op, GemmVariant v) co
                                std::string(v.path == GemmPath::Texel ? "_texel" : "") + suffix_;
       const std::array<uint32_t, 8> spec = gemm_spec_constants(gemm_.tiles, v);
       const std::vector<vk::BindingKind> kinds = gemm_binding_kinds(op, v, precision_, bindings);
-      it->second = vk::ComputePipeline(*ctx_, name, bindings, def.params_bytes, spec, kinds, cache_);
+      const GemmTiles& t = gemm_.tiles;
+      const vk::Workgroup workgroup{{t.tile_n / t.thread_n, t.tile_m / t.thread_m, 1},
+                                    v.path == GemmPath::Tiled ? t.shared_bytes() : 0};
+      it->second = vk::ComputePipeline(*ctx_, name, bindings, def.params_bytes, workgroup, spec, kinds, cache_);
     } catch (...) {
       gemm_pipelines_.erase(it);
       throw;
@@ -135,8 +206,10 @@ std::array<uint32_t, 2> Kernels::groups(const core::PlanEntry& e) const {
   const std::array<uint64_t, 2> size = def.grid_size(e);
   switch (def.grid) {
     case core::Grid::Elements:  // grid-stride loops: the group count may stay under maxComputeWorkGroupCount[0]
-      return {std::clamp<uint32_t>(div_up(size[0], def.local_size), 1u, 65535u), 1};
-    case core::Grid::Rows: return {std::max(1u, div_up(size[0], def.local_size)), 1};
+      return {std::clamp<uint32_t>(div_up(size[0], local_sizes_.at(size_t(e.op))), 1u,
+                                   ctx_->limits().max_workgroup_count[0]),
+              1};
+    case core::Grid::Rows: return {std::max(1u, div_up(size[0], local_sizes_.at(size_t(e.op)))), 1};
     case core::Grid::Gemm: return {div_up(size[1], gemm_.tiles.tile_n), div_up(size[0], gemm_.tiles.tile_m)};
     case core::Grid::Single: return {1, 1};
   }
@@ -154,12 +227,26 @@ void Kernels::dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, const Entr
   if (split && sets.reduce == VK_NULL_HANDLE)
     throw core::Error(core::ErrorKind::Internal, e.label() + ": split-K without the reduce's descriptor set");
   const std::array<uint32_t, 2> g = groups(e);
+  if (!sets.chunks.empty()) {
+    for (size_t i = 0; i < sets.chunks.size(); ++i) {
+      // WAW: each chunk writes only its own rows of x_batch and y_batch, but through the same bindings, which are
+      // ordered here (the synchronization validation sees writes to one bound range, not which elements).
+      if (i > 0) vk::compute_barrier(cmd);
+      core::GatherBatchParams chunk = args.as<core::GatherBatchParams>();
+      chunk.row_begin = sets.chunks[i].row_begin;
+      chunk.row_end = sets.chunks[i].row_end;
+      vk::record_dispatch(cmd, p, sets.chunks[i].set, &chunk, g[0], g[1]);
+    }
+    return;
+  }
   vk::record_dispatch(cmd, p, sets.main, args.data(), g[0], g[1], split ? e.split_k : 1);
   if (!split) return;
   // RAW: the reduce reads every slice's partial product.
   vk::compute_barrier(cmd);
   const core::SplitKReduceParams r{static_cast<uint32_t>(e.OC * e.C), e.split_k};
-  vk::record_dispatch(cmd, split_reduce_, sets.reduce, &r, std::clamp<uint32_t>(div_up(r.count, 256), 1u, 65535u));
+  const uint32_t local = split_reduce_.workgroup().size[0];
+  vk::record_dispatch(cmd, split_reduce_, sets.reduce, &r,
+                      std::clamp<uint32_t>(div_up(r.count, local), 1u, ctx_->limits().max_workgroup_count[0]));
 }
 
 }  // namespace gpu

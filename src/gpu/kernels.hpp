@@ -39,13 +39,35 @@ bool precision_supported(const vk::DeviceInfo& device, core::Precision precision
 std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::Device& device,
                                          core::Precision precision);
 
+// A gather over a dataset larger than maxStorageBufferRange: one dispatch per chunk of whole rows, each binding its
+// rows [row_begin, row_end) of the dataset (gather_batch skips the batch's other rows).
+struct DataChunk {
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  uint32_t row_begin = 0, row_end = 0;
+};
+
 // The descriptor sets of one dispatch of a plan entry: `main` binds the kernel's bindings in the table's order. A
 // split-K entry (PlanEntry::split_k > 1) runs two dispatches: the GEMM pass, whose `main` set binds the fp32 partials
-// at binding 0 in place of dweight, and the reduce, whose `reduce` set binds dweight and the partials.
+// at binding 0 in place of dweight, and the reduce, whose `reduce` set binds dweight and the partials. A gather whose
+// dataset the device cannot bind whole has `chunks` instead of `main`.
 struct EntrySets {
   VkDescriptorSet main = VK_NULL_HANDLE;
   VkDescriptorSet reduce = VK_NULL_HANDLE;
+  std::vector<DataChunk> chunks;
 };
+
+// The workgroup size a kernel that is not a GEMM runs with on this device: its table's local_size (the shader's
+// default), lowered to the largest power of two within maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0]
+// (the spec guarantees 128; loss_reduce's tree needs a power of two).
+uint32_t workgroup_size(const core::KernelDef& def, const vk::DeviceLimits& limits);
+uint32_t workgroup_size(uint32_t preferred, const vk::DeviceLimits& limits);
+
+// The rows of `row_bytes` each that one binding of a dataset holds on this device: as many as fit
+// maxStorageBufferRange with every chunk starting at a multiple of the offset alignment (and of 16 bytes, for the
+// 4-wide reads). Throws vk::Error(Limit) when not even one row fits.
+uint64_t rows_per_binding(uint64_t row_bytes, const vk::DeviceLimits& limits);
+// How many chunks (descriptor sets) a dataset of `rows` rows of `row_bytes` is bound in: 1 where it fits whole.
+uint32_t data_chunks(uint64_t rows, uint64_t row_bytes, const vk::DeviceLimits& limits);
 
 // Bytes of the fp32 partial products a split-K entry needs (split_k x OC x C floats); 0 when e is not split.
 VkDeviceSize split_k_partials_bytes(const core::PlanEntry& e);
@@ -82,17 +104,20 @@ class Kernels {
   // its figures re-derived in this precision); any other entry unchanged. The GPU trainer's plan holds these.
   core::PlanEntry with_split_k(const core::PlanEntry& e) const;
 
-  // The sets of entry e from `pool` (room for 2 sets): ranges are its bindings in the table's order; for a split-K
-  // entry, partials is a buffer range of at least split_k_partials_bytes(e) (ignored otherwise).
+  // The sets of entry e from `pool` (room for 2 sets, or data_chunks() for a gather): ranges are its bindings in the
+  // table's order; for a split-K entry, partials is a buffer range of at least split_k_partials_bytes(e) (ignored
+  // otherwise). A gather_batch entry whose dataset (binding DataX, rows of e.C floats) is larger than the device's
+  // maxStorageBufferRange gets one set per chunk of rows (EntrySets::chunks).
   EntrySets allocate_sets(vk::DescriptorPool& pool, const core::PlanEntry& e, std::span<const vk::BufferRange> ranges,
                           vk::BufferRange partials = {}) const;
 
   // Binds pipeline(e) and the sets, pushes `args` (its params struct), dispatches groups(e) (x e.split_k along z);
   // a split-K entry then waits for its GEMM pass (a barrier) and dispatches the reduce, so one timestamp after this
-  // times both. Throws core::Error(Internal) when args belong to another kernel, or a split entry has no reduce set.
+  // times both; a chunked gather dispatches once per chunk. Throws core::Error(Internal) when args belong to another
+  // kernel, or a split entry has no reduce set.
   void dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, const EntrySets& sets, const core::KernelArgs& args) const;
   void dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, VkDescriptorSet set, const core::KernelArgs& args) const {
-    dispatch(cmd, e, EntrySets{set}, args);
+    dispatch(cmd, e, EntrySets{set, VK_NULL_HANDLE, {}}, args);
   }
 
  private:
@@ -102,6 +127,7 @@ class Kernels {
   VkPipelineCache cache_;  // not owned (gpu::DeviceCache keeps it), or VK_NULL_HANDLE
   std::string suffix_;  // of the shader names: "", "_fp16", "_bf16"
   std::vector<vk::ComputePipeline> pipelines_;  // by core::Op; empty for GEMMs and where a kernel has no variant
+  std::vector<uint32_t> local_sizes_;            // by core::Op: workgroup_size() (GEMMs: from the tiling)
   // GEMM pipelines by (op, path, vec4, split), made on first use.
   mutable std::map<std::tuple<core::Op, GemmPath, bool, bool>, vk::ComputePipeline> gemm_pipelines_;
   vk::ComputePipeline split_reduce_;  // shaders/splitk/split_k_reduce.comp

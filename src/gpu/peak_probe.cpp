@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/measure.hpp"
+#include "gpu/kernels.hpp"
 #include "vk/buffer.hpp"
 #include "vk/context.hpp"
 #include "vk/error.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr uint32_t kFmaGroups = 1024;       // x 256 invocations: about one full wave of a large GPU
+constexpr uint32_t kFmaGroups = 1024;       // x 256 invocations (where allowed): about one full wave of a large GPU
 constexpr uint32_t kFmaChains = 8;          // independent accumulators per invocation (peak_fma.comp)
 constexpr double kFmaTargetMs = 25;         // each timed FMA dispatch lasts about this long
 constexpr uint32_t kBackToBack = 256;       // empty dispatches per command buffer
@@ -124,7 +125,9 @@ core::DevicePeaks measure_gpu_peaks(int device_index, int repeats, const core::P
                                                    "cannot be measured; choose another with --device");
   Submitter submitter(ctx);
   vk::TimestampQueries queries(ctx, 2);
-  const auto& limits = ctx.limits();
+  const vk::DeviceLimits& limits = ctx.limits();
+  // The copy and FMA probes' workgroup: 256 invocations, or the device's most where fewer (specialization constant 0).
+  const uint32_t local = workgroup_size(256, limits);
 
   // ---- memory bandwidth ----
   say(fmt::format("gpu: memory bandwidth, 2 buffers of {} MiB", kPeakCopyBytes >> 20));
@@ -134,9 +137,10 @@ core::DevicePeaks measure_gpu_peaks(int device_index, int repeats, const core::P
   {
     // The copy shader binds at most maxStorageBufferRange bytes at once (128 MiB on lavapipe): one dispatch per
     // range, no barrier between them (they touch disjoint bytes).
-    const VkDeviceSize align = std::max<VkDeviceSize>(256, limits.minStorageBufferOffsetAlignment);
-    const VkDeviceSize range = std::min<VkDeviceSize>(bytes, limits.maxStorageBufferRange) / align * align;
-    vk::ComputePipeline copy(ctx, "peak_copy", 2, sizeof(uint32_t));
+    const VkDeviceSize align = std::max<VkDeviceSize>(256, limits.min_storage_buffer_offset_alignment);
+    const VkDeviceSize range = std::min<VkDeviceSize>(bytes, limits.max_storage_buffer_range) / align * align;
+    const std::array<uint32_t, 1> spec{local};
+    vk::ComputePipeline copy(ctx, "peak_copy", 2, sizeof(uint32_t), {{local, 1, 1}, 0}, spec);
     const uint32_t ranges = static_cast<uint32_t>((bytes + range - 1) / range);
     vk::DescriptorPool pool(ctx, ranges, 2);
     std::vector<VkDescriptorSet> sets;
@@ -151,8 +155,8 @@ core::DevicePeaks measure_gpu_peaks(int device_index, int repeats, const core::P
       queries.reset(cmd);
       queries.write(cmd, 0, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
       for (size_t i = 0; i < sets.size(); ++i) {
-        const uint32_t most = std::min<uint32_t>(65535, limits.maxComputeWorkGroupCount[0]);
-        const uint32_t groups = std::clamp<uint32_t>(counts[i] / (256 * 8), 1, most);  // ~8 vec4 per invocation
+        const uint32_t most = std::min<uint32_t>(65535, limits.max_workgroup_count[0]);
+        const uint32_t groups = std::clamp<uint32_t>(counts[i] / (local * 8), 1, most);  // ~8 vec4 per invocation
         vk::record_dispatch(cmd, copy, sets[i], &counts[i], groups);
       }
       queries.write(cmd, 1);
@@ -202,7 +206,8 @@ core::DevicePeaks measure_gpu_peaks(int device_index, int repeats, const core::P
       continue;
     }
     say(fmt::format("gpu: {}", v.label));
-    vk::ComputePipeline fma(ctx, v.kernel, 1, 3 * sizeof(uint32_t));
+    const std::array<uint32_t, 1> spec{local};
+    vk::ComputePipeline fma(ctx, v.kernel, 1, 3 * sizeof(uint32_t), {{local, 1, 1}, 0}, spec);
     const vk::BufferRange r[1] = {{&sink}};
     VkDescriptorSet set = pool.allocate(ctx, fma, r);
     struct {
@@ -230,21 +235,21 @@ core::DevicePeaks measure_gpu_peaks(int device_index, int repeats, const core::P
       push.iterations *= 8;
     }
     record();
-    const double flops = 2.0 * kFmaGroups * 256.0 * push.iterations * kFmaChains * v.lanes;
+    const double flops = 2.0 * kFmaGroups * double(local) * push.iterations * kFmaChains * v.lanes;
     std::vector<double> gflops;
     for (double ms : timed_ms(ctx, submitter, queries, repeats)) gflops.push_back(ms > 0 ? flops / (ms * 1e6) : 0);
     peaks.figures.push_back(figure(
         v.id, v.label, "GFLOP/s", gflops,
-        fmt::format("{} x 256 invocations, each {} independent chains acc = fma(acc, m, c) of {} for {} rounds, "
+        fmt::format("{} x {} invocations, each {} independent chains acc = fma(acc, m, c) of {} for {} rounds, "
                     "nothing loaded or stored; an FMA counts 2 FLOP per lane; FLOP / the time between timestamp "
                     "queries; median of {} after one untimed run",
-                    kFmaGroups, kFmaChains, fp16 ? "f16vec4" : v.lanes == 4 ? "vec4" : "float", push.iterations,
+                    kFmaGroups, local, kFmaChains, fp16 ? "f16vec4" : v.lanes == 4 ? "vec4" : "float", push.iterations,
                     gflops.size())));
   }
 
   // ---- dispatch overheads ----
   say("gpu: dispatch round trip and back-to-back dispatches");
-  vk::ComputePipeline empty(ctx, "peak_empty", 1, 0);
+  vk::ComputePipeline empty(ctx, "peak_empty", 1, 0, {});
   const vk::BufferRange r[1] = {{&sink}};
   VkDescriptorSet empty_set = pool.allocate(ctx, empty, r);
   submitter.record([&](VkCommandBuffer cmd) { vk::record_dispatch(cmd, empty, empty_set, nullptr, 1); });

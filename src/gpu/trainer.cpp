@@ -8,8 +8,11 @@
 // waits for the host to decide whether to skip; the host learns the scale and the skips at read-back.
 #include "gpu/trainer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <cstring>
 #include <utility>
 #include <memory>
@@ -21,6 +24,7 @@
 #include "core/progress.hpp"
 #include "core/tensor_layout.hpp"
 #include "gpu/device_cache.hpp"
+#include "gpu/device_fit.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/warm_up.hpp"
 #include "vk/buffer.hpp"
@@ -43,7 +47,10 @@ class VulkanTrainer final : public core::Trainer {
   ~VulkanTrainer() override;
 
   const char* backend() const override { return "gpu"; }
-  std::string device_name() const override { return vk::display_name(ctx_.info()); }
+  std::string device_name() const override {
+    return vk::display_name(ctx_.info()) + (timed_ ? "" : " [no timestamps on its compute queue: kernel times "
+                                                          "unavailable]");
+  }
   const core::StepPlan& plan() const override { return plan_; }
   void begin_epoch(std::span<const uint32_t> order) override;
   void step(size_t first) override;
@@ -65,6 +72,7 @@ class VulkanTrainer final : public core::Trainer {
 
   // Summed size() of every buffer member, walked one by one: the tests' independent check of memory_usage().
   size_t buffer_bytes() const;
+  const GemmConfig& gemm_config() const { return kernels_.gemm_config(); }
 
  private:
   struct Slot {
@@ -105,7 +113,19 @@ class VulkanTrainer final : public core::Trainer {
   // Entry i of the plan: its dispatch, then the timestamp that ends its interval.
   void record_entry(VkCommandBuffer cmd, Slot& slot, size_t i, const core::StepArgs& args);
   void submit(VkCommandBuffer cmd, VkFence fence);  // one vkQueueSubmit of cmd, counted
-  void wait_fence();                                // waits for fence_ and resets it, counted
+  // Waits for fence_ (the steps first..first+steps-1, at most steps_timeout_s) and resets it, counted.
+  void wait_fence(long first, uint32_t steps);
+  // How long `steps` queued training steps may take before the device counts as hung (vk::Device::wait): 20 times
+  // what they should take, and at least kMinStepTimeoutS.
+  double steps_timeout_s(uint32_t steps) const;
+  static constexpr double kMinStepTimeoutS = 60;
+  // A lost device's error in the user's terms: what happened, at which step, what does it.
+  vk::Error explained(const vk::Error& e, long steps_done) const;
+  void step_unchecked(size_t first);
+  void flush_unchecked();
+  // Keeps everything this trainer's commands use alive until the process ends (a hung device may still run them).
+  void abandon();
+
   core::TrainConfig cfg_;
   const core::DataSplit& data_;
   core::ModelShape shape_;
@@ -144,6 +164,8 @@ class VulkanTrainer final : public core::Trainer {
   // fence's wake-up time (microseconds to a millisecond); their durations are the timestamps' own.
   double clock_offset_s_ = 0;
   bool clock_offset_known_ = false;
+  bool timed_ = true;  // the compute queue has timestamps (else the records carry no kernel times)
+  double slowest_step_s_ = 0;  // the longest step read back (untimed: the longest read-back wait), seconds
   core::MemoryUsage memory_;             // bytes of the buffers made by make(), by category
   core::MemoryUsage memory_fp32_;        // the same buffers counted as fp32 training would hold them
 };
@@ -167,10 +189,13 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
   for (core::PlanEntry& e : plan_.entries) e = kernels_.with_split_k(e);
   if (init_params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "gpu::Trainer: init_params has the wrong size");
-  if (!ctx_.info().timestamps || ctx_.timestamp_valid_bits() == 0)
-    throw core::Error(core::ErrorKind::Vulkan,
-                      "Vulkan: device " + ctx_.info().name + " has no timestamp queries on its compute queue, so its "
-                      "kernels cannot be timed; choose another with --device (see trainscope devices)");
+  // A device without timestamps on its compute queue (timestampValidBits 0: allowed where
+  // timestampComputeAndGraphics is false) trains untimed: its records carry no kernel times, and its name says so.
+  timed_ = ctx_.info().timestamps && ctx_.timestamp_valid_bits() > 0;
+  // Before anything is allocated: a model or batch past the device's limits (run::validate_for_backends refuses it
+  // earlier with the same words; this covers every other maker of a trainer).
+  if (const std::string problem = device_fit_problem(cfg, data, ctx_.info()); !problem.empty())
+    throw vk::Error(vk::Failure::Limit, problem);
   allocate_buffers();
   upload_params(init_params);
   // Padding between parameter tensors is never written and must stay 0 for the optimizer; the state starts at 0.
@@ -202,7 +227,7 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
   for (uint32_t i = 0; i < ring; ++i) {
     Slot s;
     s.cmd = cmds[i];
-    s.queries = vk::TimestampQueries(ctx_, static_cast<uint32_t>(plan_.entries.size()) + 1);
+    if (timed_) s.queries = vk::TimestampQueries(ctx_, static_cast<uint32_t>(plan_.entries.size()) + 1);
     slots_.push_back(std::move(s));
   }
   VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
@@ -212,7 +237,56 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
   fence_ = vk::Handle<VkFence>(fence, [dev](VkFence f) { vkDestroyFence(dev, f, nullptr); });
 }
 
-VulkanTrainer::~VulkanTrainer() { vkDeviceWaitIdle(ctx_.device()); }
+VulkanTrainer::~VulkanTrainer() {
+  if (ctx_.health() == vk::Device::Health::Hung) {
+    // The device did not finish in time: give it once more the time its queued steps should take. If it still has not,
+    // it may write into this trainer's buffers at any moment, so they are kept, never freed (with the device, kernels
+    // and dataset they belong to), instead of waiting for a device that may never answer.
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence probe = VK_NULL_HANDLE;
+    bool idle = false;
+    if (vkCreateFence(ctx_.device(), &fi, nullptr, &probe) == VK_SUCCESS) {
+      idle = vkQueueSubmit(ctx_.queue(), 0, nullptr, probe) == VK_SUCCESS &&
+             vkWaitForFences(ctx_.device(), 1, &probe, VK_TRUE, uint64_t(steps_timeout_s(pending_ + 1) * 1e9)) ==
+                 VK_SUCCESS;
+      if (idle) vkDestroyFence(ctx_.device(), probe, nullptr);  // else the device may still signal it: kept
+    }
+    if (!idle) abandon();
+    return;
+  }
+  vkDeviceWaitIdle(ctx_.device());  // a lost device returns at once (VK_ERROR_DEVICE_LOST)
+}
+
+void VulkanTrainer::abandon() {
+  struct Kept {
+    std::shared_ptr<SharedDevice> device;
+    std::shared_ptr<const Kernels> kernels;
+    std::shared_ptr<const DeviceDataset> dataset;
+    std::vector<Buffer> buffers;
+    vk::DescriptorPool pool;
+    std::vector<Slot> slots;
+    vk::Handle<VkFence> fence;
+  };
+  static std::mutex mutex;
+  static auto* kept = new std::vector<std::unique_ptr<Kept>>;  // reachable until exit, never destroyed
+  auto k = std::make_unique<Kept>();
+  k->device = device_;
+  k->kernels = kernels_owner_;
+  k->dataset = dataset_;
+  k->buffers = std::move(buffers_);  // the layout's tensors (bound_ is not used again)
+  k->pool = std::move(pool_);
+  k->slots = std::move(slots_);
+  k->fence = std::move(fence_);
+  std::lock_guard lock(mutex);
+  kept->push_back(std::move(k));
+}
+
+double VulkanTrainer::steps_timeout_s(uint32_t steps) const {
+  // What a step should take: the slowest read back so far, or before any, the plan's FLOPs at 1 GFLOP/s (slower than
+  // any device, lavapipe on one loaded core included).
+  const double step_s = slowest_step_s_ > 0 ? slowest_step_s_ : plan_.total_flops() / 1e9;
+  return std::max(kMinStepTimeoutS, 20.0 * std::max(1u, steps) * step_s);
+}
 
 void VulkanTrainer::allocate_buffers() {
   const core::LayoutSizes sizes{static_cast<size_t>(data_.train.count), static_cast<size_t>(data_.test.count),
@@ -274,8 +348,15 @@ void VulkanTrainer::build_descriptor_sets() {
     max_bindings = std::max(max_bindings, def.binding_count(cfg_.precision));
   // Evaluation: gather from the test set, the layers' forward kernels, per-sample results into the test-set arrays.
   const std::vector<core::PlanEntry> eval = core::forward_pass(plan_, plan_.batch, core::Pass::Evaluation);
+  // One set per entry of the step and of the evaluation pass, one more for a split-K entry's reduce, and for a gather
+  // over a dataset past the device's maxStorageBufferRange one per chunk of rows (Kernels::allocate_sets).
+  const uint64_t row_bytes = uint64_t(shape_.inputs()) * kF;
+  const uint32_t train_chunks = data_chunks(uint64_t(data_.train.count), row_bytes, ctx_.limits());
+  const uint32_t test_chunks = data_chunks(uint64_t(data_.test.count), row_bytes, ctx_.limits());
   uint32_t sets = static_cast<uint32_t>(plan_.entries.size() + eval.size());
-  for (const core::PlanEntry& e : plan_.entries) sets += e.split_k > 1 ? 1 : 0;  // the reduce's set
+  for (const core::PlanEntry& e : plan_.entries)
+    sets += e.split_k > 1 ? 1 : e.op == core::Op::gather_batch ? train_chunks - 1 : 0;
+  for (const core::PlanEntry& e : eval) sets += e.op == core::Op::gather_batch ? test_chunks - 1 : 0;
   pool_ = vk::DescriptorPool(ctx_, sets, max_bindings);
   for (const auto& e : plan_.entries) entry_sets_.push_back(make_set(pool_, e, false));
   for (const auto& e : eval) eval_sets_.push_back(make_set(pool_, e, true));
@@ -291,11 +372,11 @@ void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vk::check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
-  slot.queries.reset(cmd);
+  if (timed_) slot.queries.reset(cmd);
   // Across steps: the previous step's optimizer update wrote params that this step's matmul_forward reads (RAW), and
   // the previous step's backward kernels read x_batch and activations that this step overwrites (WAR).
   vk::compute_barrier(cmd);
-  slot.queries.write(cmd, 0);
+  if (timed_) slot.queries.write(cmd, 0);
   const core::StepArgs args = core::step_args(cfg_, t_ + 1, first, slot_index);  // fp16: t on the device
   for (size_t i = 0; i < plan_.entries.size(); ++i) {
     record_entry(cmd, slot, i, args);
@@ -313,7 +394,7 @@ void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
 void VulkanTrainer::record_entry(VkCommandBuffer cmd, Slot& slot, size_t i, const core::StepArgs& args) {
   const core::PlanEntry& e = plan_.entries[i];
   kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
-  slot.queries.write(cmd, static_cast<uint32_t>(i + 1));
+  if (timed_) slot.queries.write(cmd, static_cast<uint32_t>(i + 1));
   ++counts_.kernels;
 }
 
@@ -326,7 +407,7 @@ void VulkanTrainer::run_step_per_kernel(Slot& slot, size_t first, uint32_t slot_
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   for (size_t i = 0; i < plan_.entries.size(); ++i) {
     vk::check(vkBeginCommandBuffer(slot.cmd, &bi), "vkBeginCommandBuffer");
-    if (i == 0) {
+    if (i == 0 && timed_) {
       slot.queries.reset(slot.cmd);
       slot.queries.write(slot.cmd, 0);
     }
@@ -337,7 +418,7 @@ void VulkanTrainer::run_step_per_kernel(Slot& slot, size_t first, uint32_t slot_
     if (i + 1 == plan_.entries.size()) vk::host_read_barrier(slot.cmd);  // RAW (device -> host), as in record_step
     vk::check(vkEndCommandBuffer(slot.cmd), "vkEndCommandBuffer");
     submit(slot.cmd, fence_.get());
-    wait_fence();
+    wait_fence(next_step_, 1);
   }
 }
 
@@ -345,18 +426,40 @@ void VulkanTrainer::submit(VkCommandBuffer cmd, VkFence fence) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
-  vk::check(vkQueueSubmit(ctx_.queue(), 1, &si, fence), "vkQueueSubmit (training step)");
+  const VkResult r = vk::injected_device_lost() ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(ctx_.queue(), 1, &si, fence);
+  ctx_.check(r, "vkQueueSubmit (training step)");
   ++counts_.submits;
 }
 
-void VulkanTrainer::wait_fence() {
+void VulkanTrainer::wait_fence(long first, uint32_t steps) {
+  ctx_.wait(fence_.get(), steps_timeout_s(steps),
+            steps == 1 ? fmt::format("training step {}", first + 1)  // counted from 1, as the progress shows them
+                       : fmt::format("training steps {}..{}", first + 1, first + steps),
+            true);
   VkFence fence = fence_.get();
-  vk::check(vkWaitForFences(ctx_.device(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (readback)");
-  vk::check(vkResetFences(ctx_.device(), 1, &fence), "vkResetFences");
+  ctx_.check(vkResetFences(ctx_.device(), 1, &fence), "vkResetFences");
   ++counts_.host_waits;
 }
 
+vk::Error VulkanTrainer::explained(const vk::Error& e, long steps_done) const {
+  if (e.failure() != vk::Failure::DeviceLost || e.hint().size()) return e;
+  return vk::Error(vk::Failure::DeviceLost,
+                   fmt::format("Vulkan: the GPU was lost (VK_ERROR_DEVICE_LOST) after {} training steps: its driver "
+                               "reset it or it failed (Windows resets a GPU whose work takes longer than about 2 s; a "
+                               "smaller batch or model shortens a step); this device is not used again",
+                               steps_done),
+                   e.result());
+}
+
 void VulkanTrainer::step(size_t first) {
+  try {
+    step_unchecked(first);
+  } catch (const vk::Error& e) {
+    throw explained(e, next_step_);
+  }
+}
+
+void VulkanTrainer::step_unchecked(size_t first) {
   if (first + static_cast<size_t>(plan_.batch) > static_cast<size_t>(data_.train.count))
     throw core::Error(core::ErrorKind::Internal, "gpu::Trainer::step: batch runs past the training set");
   if (pending_ == slots_.size()) flush_into_ready();
@@ -385,11 +488,19 @@ void VulkanTrainer::step(size_t first) {
 }
 
 void VulkanTrainer::flush_into_ready() {
+  try {
+    flush_unchecked();
+  } catch (const vk::Error& e) {
+    throw explained(e, next_step_ - pending_);
+  }
+}
+
+void VulkanTrainer::flush_unchecked() {
   if (pending_ == 0) return;
   // A submit without command buffers signals the fence once all earlier submissions have completed.
   const double wait_start = core::monotonic_seconds();
-  vk::check(vkQueueSubmit(ctx_.queue(), 0, nullptr, fence_.get()), "vkQueueSubmit (fence)");
-  wait_fence();
+  ctx_.check(vkQueueSubmit(ctx_.queue(), 0, nullptr, fence_.get()), "vkQueueSubmit (fence)");
+  wait_fence(next_step_ - pending_, pending_);
   const double wait_end = core::monotonic_seconds();
   const auto* history = static_cast<const float*>(buffer(core::Role::LossHistory).mapped());
   const auto* scales = static_cast<const core::ScaleHistoryEntry*>(
@@ -403,6 +514,11 @@ void VulkanTrainer::flush_into_ready() {
       r.loss_scale = scales[s].loss_scale;
       r.skipped = scales[s].found_inf != 0;
     }
+    r.host = std::move(slots_[s].host);
+    if (!timed_) {  // no kernel times; start_s stays 0 (not recorded)
+      ready_.push_back(std::move(r));
+      continue;
+    }
     double first_ns = 0;
     std::vector<double> ns = slots_[s].queries.read_ns(ctx_, n, &first_ns);
     r.kernel_ms.resize(plan_.entries.size());
@@ -413,22 +529,23 @@ void VulkanTrainer::flush_into_ready() {
     }
     r.step_ms = ns.back() * 1e-6;
     r.start_s = first_ns * 1e-9;  // on the device's clock until the offset below is added
-    r.host = std::move(slots_[s].host);
     ready_.push_back(std::move(r));
   }
   // The device clock onto the host's (see clock_offset_s_): bounded above by the fence's return after the last step.
   core::StepRecord& last = ready_.back();
   const double upper = wait_end - (last.start_s + last.step_ms * 1e-3);
-  if (!clock_offset_known_ || upper < clock_offset_s_) clock_offset_s_ = upper;
+  if (timed_ && (!clock_offset_known_ || upper < clock_offset_s_)) clock_offset_s_ = upper;
   clock_offset_known_ = true;
   const size_t first_new = ready_.size() - pending_;
-  for (size_t k = first_new; k < ready_.size(); ++k) {
+  for (size_t k = first_new; timed_ && k < ready_.size(); ++k) {
     core::StepRecord& r = ready_[k];
     double offset = clock_offset_s_;
     for (const core::HostSpan& h : r.host)  // never before its submission started
       if (h.phase == core::HostPhase::Submit) offset = std::max(offset, h.start_s - r.start_s);
     r.start_s += offset;
   }
+  for (size_t k = first_new; k < ready_.size(); ++k)  // the slowest step so far sets the next waits' bound
+    slowest_step_s_ = std::max(slowest_step_s_, timed_ ? ready_[k].step_ms * 1e-3 : wait_end - wait_start);
   last.host.push_back({core::HostPhase::FenceWait, wait_start, wait_end});
   last.host.push_back({core::HostPhase::ReadBack, wait_end, core::monotonic_seconds()});
   pending_ = 0;
@@ -481,7 +598,9 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
   labels.zero(ctx_);
   Buffer classes(ctx_, count * 4, MemoryKind::HostVisible, "predict_classes");
   const std::vector<core::PlanEntry> full = core::forward_pass(plan_, B, core::Pass::Prediction);
-  vk::DescriptorPool pool(ctx_, static_cast<uint32_t>(full.size()), 8);
+  // One set per entry, the gather one per chunk of points past maxStorageBufferRange (Kernels::allocate_sets).
+  const uint32_t chunks = data_chunks(count, uint64_t(F) * kF, ctx_.limits());
+  vk::DescriptorPool pool(ctx_, static_cast<uint32_t>(full.size()) + chunks - 1, 8);
   const Override points_data[] = {{core::Role::DataX, &points}, {core::Role::DataY, &labels}, {core::Role::Order, &order}};
   std::vector<EntrySets> sets;
   for (const core::PlanEntry& e : full) sets.push_back(make_set(pool, e, true, points_data));
@@ -607,6 +726,12 @@ std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const 
 size_t allocated_buffer_bytes(const core::Trainer& trainer) {
   const auto* vulkan = dynamic_cast<const VulkanTrainer*>(&trainer);
   return vulkan ? vulkan->buffer_bytes() : 0;
+}
+
+std::optional<GemmConfig> gemm_config_of(const core::Trainer& trainer) {
+  const auto* vulkan = dynamic_cast<const VulkanTrainer*>(&trainer);
+  if (!vulkan) return std::nullopt;
+  return vulkan->gemm_config();
 }
 
 }  // namespace gpu

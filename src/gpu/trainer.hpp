@@ -3,11 +3,13 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/config.hpp"
 #include "core/dataset.hpp"
 #include "core/trainer.hpp"
+#include "gpu/gemm_config.hpp"
 
 namespace gpu {
 
@@ -27,5 +29,9 @@ std::unique_ptr<core::Trainer> make_trainer(const core::TrainConfig& cfg, const 
 // member, independently of the per-category tally behind memory_usage() (whose total() must equal it), in bytes.
 // 0 when `trainer` is not a gpu trainer.
 size_t allocated_buffer_bytes(const core::Trainer& trainer);
+
+// For the tests: the GEMM configuration a trainer from make_trainer() runs (gpu/gemm_config.hpp: the path, tiles and
+// split-K rule its device chose), nullopt when `trainer` is not a gpu trainer.
+std::optional<GemmConfig> gemm_config_of(const core::Trainer& trainer);
 
 }  // namespace gpu

@@ -13,10 +13,12 @@ std::string explain(const std::exception& e, Doing doing) {
     case vk::Failure::OutOfMemory:
       hint = doing == Doing::Rendering ? "try a smaller --size" : "try a smaller --batch or smaller --hidden sizes";
       break;
-    case vk::Failure::DeviceLost: hint = "the GPU was lost: driver reset or hang; the CPU backend keeps running"; break;
+    case vk::Failure::DeviceLost:
+    case vk::Failure::Timeout: hint = "Reset starts it again on a new Vulkan device; the CPU backend keeps running"; break;
     case vk::Failure::MissingLayer: hint = "or run without --validation"; break;
     case vk::Failure::DeviceIndex:
     case vk::Failure::Unsupported: hint = "choose another with --device, see trainscope devices"; break;
+    case vk::Failure::Limit: hint = "a smaller --batch or smaller --hidden sizes need less"; break;
     case vk::Failure::NoDevice:  // the message says what to install
     case vk::Failure::MissingExtension:
     case vk::Failure::CallFailed: break;

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "run/data.hpp"
 #include "run/worker.hpp"
+#include "run/validate.hpp"
 
 namespace run {
 
@@ -163,7 +164,7 @@ void Session::prepare_reset(core::TrainConfig cfg) {
       if (same_data(cfg, cfg_)) data = data_;
     }
     if (!data) data = std::make_shared<const core::DataSplit>(load_data(cfg));
-    core::validate_against_data(cfg, *data);
+    run::validate_for_backends(cfg, *data);
     auto init = std::make_shared<const std::vector<float>>(core::init_parameters(model_shape(cfg, *data), cfg.seed));
     // Under the lock, so that no command slips in between: a setting posted while the data was being prepared is
     // part of the reset (the controls show it), and the backends get the reset after every earlier command.
@@ -175,7 +176,7 @@ void Session::prepare_reset(core::TrainConfig cfg) {
     live.precision = settings_.precision;
     live.threads = settings_.threads;
     try {
-      core::validate_against_data(live, *data);
+      run::validate_for_backends(live, *data);
       cfg = live;
     } catch (const core::Error&) {  // e.g. a batch larger than the new dataset: the reset's own settings win
     }

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/model.hpp"
 #include "run/explain.hpp"
+#include "run/validate.hpp"
 
 namespace run {
 namespace {
@@ -48,7 +49,7 @@ SweepPoint measure(const SweepOptions& o, const core::DataSplit& data, const Bac
     return p;
   }
   try {
-    core::validate_against_data(cfg, data);
+    run::validate_for_backends(cfg, data);
     std::unique_ptr<core::Trainer> t = spec.make(cfg, data, init);
     p.device = t->device_name();
     t->begin_epoch(order);

@@ -10,6 +10,7 @@
 #include "core/progress.hpp"
 #include "run/explain.hpp"
 #include "run/worker.hpp"
+#include "run/validate.hpp"
 
 namespace run {
 
@@ -124,7 +125,7 @@ void Worker::rebuild(const Command& c, const core::TrainConfig& next, const std:
     core::ScopedProgress listen([this](std::string_view stage) { set_build_stage(stage); });
     set_build_stage("saving the state");
     const core::TrainerState state = trainer_->export_state();
-    core::validate_against_data(next, *data_);
+    run::validate_for_backends(next, *data_);
     set_build_stage("creating the trainer");
     fresh = spec_.make(next, *data_, state.params);
     set_build_stage("restoring the state");

@@ -14,6 +14,9 @@ namespace ui {
 // Frames the CPU may record ahead of the GPU (double buffering): each has its own command buffer and fence, and
 // ImGui's backend keeps as many vertex/index buffers.
 inline constexpr uint32_t kFramesInFlight = 2;
+// The longest the window (or an offscreen frame) waits for the GPU to draw a frame or for the display's next image:
+// past it the GPU counts as hung, and the dashboard stops with a message instead of freezing.
+inline constexpr double kGpuTimeoutS = 30;
 
 // The one render pass of every dashboard frame: a single colour attachment of `format`, cleared, stored, left in
 // `final_layout` (PRESENT_SRC_KHR for a swapchain, TRANSFER_SRC_OPTIMAL for an offscreen image read back).

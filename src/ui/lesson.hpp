@@ -175,7 +175,8 @@ Lesson load_lesson(const std::string& path);
 
 // Checks that need the start's settings and the dataset, run through the lesson step by step: every configuration a
 // step makes (`start` with the lesson's "set" and "model" steps applied in order) must pass core::validate and
-// core::validate_against_data (the batch at most the training set; the model within the memory cap), with `data`'s
+// run::validate_for_backends (the batch at most the training set; the model within the memory cap and, training on
+// the GPU, within the device's limits: gpu::device_fit_problem), with `data`'s
 // shape for its dataset and the known shapes of the others (fashion-mnist 784 -> 10, spiral 2 -> spiral_classes).
 // Throws as parse_lesson, naming the step and its field. Defined in lesson_check.cpp.
 void check_lesson_settings(const Lesson& lesson, const core::TrainConfig& start, const core::DataSplit& data);

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "run/validate.hpp"
 #include "ui/lesson.hpp"
 #include "ui/lesson_json.hpp"
 
@@ -24,10 +25,12 @@ core::DataSplit shape_of(const core::TrainConfig& cfg, const core::DataSplit& da
   core::DataSplit d;
   if (cfg.dataset == loaded) {
     d.train.count = data.train.count, d.train.features = data.train.features, d.train.classes = data.train.classes;
+    d.test.count = data.test.count, d.test.features = data.test.features, d.test.classes = data.test.classes;
   } else if (cfg.dataset == "spiral") {
     d.train.count = cfg.spiral_points * cfg.spiral_classes, d.train.features = 2, d.train.classes = cfg.spiral_classes;
   } else {  // fashion-mnist: 60,000 training images of 28 x 28 pixels, 10 classes (or the first --limit of them)
     d.train.count = cfg.limit > 0 ? std::min(cfg.limit, 60000) : 60000, d.train.features = 784, d.train.classes = 10;
+    d.test.count = 10000, d.test.features = 784, d.test.classes = 10;
   }
   return d;
 }
@@ -41,7 +44,7 @@ void check_lesson_settings(const Lesson& lesson, const core::TrainConfig& start,
   auto check = [&](const core::TrainConfig& cfg, const std::string& step, const std::string& field) {
     try {
       core::validate(cfg);
-      core::validate_against_data(cfg, shape_of(cfg, data, start.dataset));
+      run::validate_for_backends(cfg, shape_of(cfg, data, start.dataset));
     } catch (const core::Error& e) {
       Where{lesson.file, step}.fail(field, e.what());
     }

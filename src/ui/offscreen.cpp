@@ -116,7 +116,7 @@ Image OffscreenRenderer::render(const DrawFn& draw, int frames) {
     si.pCommandBuffers = &cmd;
     vk::check(vkQueueSubmit(gpu_.queue(), 1, &si, fence), "vkQueueSubmit (offscreen)");
     // One frame at a time: the command buffer and the read-back buffer are reused by the next frame.
-    vk::check(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (offscreen)");
+    gpu_.wait(fence, kGpuTimeoutS, "drawing an offscreen frame");  // bounded: a hung GPU is an error, not a hang
     vk::check(vkResetFences(dev, 1, &fence), "vkResetFences (offscreen)");
   }
   Image image;

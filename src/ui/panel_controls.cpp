@@ -291,6 +291,16 @@ void Controls::draw_backends(const DashboardView& view) {
     }
     text_line(line, pending ? ImGui::GetColorU32(ImGuiCol_TextDisabled) : 0);
   }
+  // The last change a backend refused, with why (a batch past the device's limits, out of memory), wrapped so that
+  // what to change can be read: once, when both refused it for the same reason.
+  std::string shown;
+  for (const auto& r : view.runs) {
+    if (r.status.find("refused") == std::string::npos || r.building || r.status == shown) continue;
+    shown = r.status;
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 60, 60, 255));
+    ImGui::TextWrapped("%s", shown.c_str());
+    ImGui::PopStyleColor();
+  }
 }
 
 void Controls::draw_model(const DashboardView& view, Controller& c) {

@@ -121,8 +121,8 @@ Window::Window(const WindowOptions& options) : vsync_(options.vsync), max_fps_(o
 }
 
 Window::~Window() {
-  // The dashboard's own queue only; the trainer's device is never waited on.
-  if (gpu_) vkDeviceWaitIdle(gpu_->device());
+  // The dashboard's own queue only; the trainer's device is never waited on. A device that hung is not waited for.
+  if (gpu_ && gpu_->health() == vk::Device::Health::Ok) vkDeviceWaitIdle(gpu_->device());
 }
 
 bool Window::should_close() const { return glfwWindowShouldClose(window_.get()); }
@@ -313,12 +313,19 @@ void Window::frame(const DrawFn& draw) {
   VkDevice dev = gpu_->device();
   VkFence fence = slot.fence.get();
   // This slot's previous frame (kFramesInFlight frames ago) must be done before its command buffer is re-recorded.
-  vk::check(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (window)");
+  // Bounded: a hung GPU ends the dashboard with a message (vk::Error Timeout) instead of freezing the window.
+  gpu_->wait(fence, kGpuTimeoutS, "drawing a frame of the window");
   collect_screenshot();  // a capture in this slot is complete now; read it before the slot is reused
 
   uint32_t image = 0;
-  VkResult r =
-      vkAcquireNextImageKHR(dev, swapchain_->handle(), UINT64_MAX, slot.image_ready.get(), VK_NULL_HANDLE, &image);
+  VkResult r = vkAcquireNextImageKHR(dev, swapchain_->handle(), static_cast<uint64_t>(kGpuTimeoutS * 1e9),
+                                     slot.image_ready.get(), VK_NULL_HANDLE, &image);
+  if (r == VK_TIMEOUT || r == VK_NOT_READY)
+    throw vk::Error(vk::Failure::Timeout,
+                    fmt::format("Vulkan: the display gave the window no image to draw into within {:.0f} s (a hung "
+                                "GPU or driver)",
+                                kGpuTimeoutS),
+                    r);
   if (r == VK_ERROR_OUT_OF_DATE_KHR) {  // resized between the size check and now: skip this frame
     recreate_ = true;
     return;

@@ -1,6 +1,8 @@
 // Buffer allocation and staging copies.
 #include "vk/buffer.hpp"
 
+#include <fmt/format.h>
+
 #include <cstring>
 
 #include "core/error.hpp"
@@ -8,8 +10,22 @@
 
 namespace vk {
 
+namespace {
+
+// A buffer, and the allocation under it, within the device's limits.
+void check_size(const Context& ctx, const std::string& name, uint64_t bytes, const char* limit, uint64_t most) {
+  if (bytes > most)
+    throw Error(Failure::Limit,
+                fmt::format("Vulkan: a buffer of {} for {} is more than {} allows ({} {})", size_text(bytes), name,
+                            display_name(ctx.info()), limit, size_text(most)),
+                VK_SUCCESS, bytes);
+}
+
+}  // namespace
+
 Buffer::Buffer(Context& ctx, VkDeviceSize bytes, MemoryKind kind, std::string name)
     : size_(bytes), name_(std::move(name)) {
+  check_size(ctx, name_, bytes, "maxBufferSize", ctx.limits().max_buffer_size);
   VkDevice dev = ctx.device();
   buffer_ = create_buffer(
       dev, bytes,
@@ -19,6 +35,7 @@ Buffer::Buffer(Context& ctx, VkDeviceSize bytes, MemoryKind kind, std::string na
       name_);
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev, buffer_.get(), &req);
+  check_size(ctx, name_, req.size, "maxMemoryAllocationSize", ctx.limits().max_memory_allocation_size);
   const uint32_t type = kind == MemoryKind::DeviceLocal
                             ? ctx.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)
                             : ctx.memory_type(req.memoryTypeBits,

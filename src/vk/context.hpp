@@ -13,7 +13,9 @@ struct ContextOptions {
 class Context : public Device {
  public:
   // Throws vk::Error: no driver or device, an index out of range, no compute queue, the validation layer missing.
-  explicit Context(const ContextOptions& options);
+  // profile: the device profile to apply (vk/limits.hpp); nullopt: TRAINSCOPE_DEVICE_PROFILE's, if set (tests give
+  // their own).
+  explicit Context(const ContextOptions& options, std::optional<DeviceProfile> profile = std::nullopt);
 };
 
 }  // namespace vk

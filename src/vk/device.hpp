@@ -5,13 +5,17 @@
 #pragma once
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "vk/devices.hpp"
 #include "vk/handle.hpp"
+#include "vk/limits.hpp"
 #include "vk/setup.hpp"
 
 namespace vk {
@@ -57,6 +61,8 @@ struct DeviceOptions {
   // When set, the queue family must also pass this test (a window's present support).
   std::function<bool(VkInstance, VkPhysicalDevice, uint32_t family)> can_present;
   bool sixteen_bit = false;  // enable the 16-bit storage and shaderFloat16 features the device has
+  // The device profile to apply (vk/limits.hpp); nullopt: TRAINSCOPE_DEVICE_PROFILE's, if set.
+  std::optional<DeviceProfile> profile;
 };
 
 class Device {
@@ -74,18 +80,41 @@ class Device {
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return queue_family_; }
   VkCommandPool command_pool() const { return command_pool_.get(); }
+  // The device as trainscope sees it: its limits are those of the queue family in use, after the device profile.
   const DeviceInfo& info() const { return info_; }
-  const VkPhysicalDeviceLimits& limits() const { return limits_; }
-  uint32_t timestamp_valid_bits() const { return timestamp_valid_bits_; }  // of the queue's family
+  const DeviceLimits& limits() const { return info_.limits; }
+  uint32_t timestamp_valid_bits() const { return info_.limits.timestamp_valid_bits; }  // of the queue's family
+
+  // A raw timestamp query result as ticks of a 64-bit clock: masked to timestamp_valid_bits() and with its
+  // wrap-arounds undone (vk::unwrap_timestamp against the host's steady clock), so that step start times keep
+  // increasing across a wrap. Under a profile with timestamps_near_wrap the counter reads as if it had started 0.5 s
+  // before its wrap. masked_ticks(): the same offset and mask only (what intervals are computed from).
+  uint64_t masked_ticks(uint64_t raw);
+  uint64_t clock_ticks(uint64_t masked);
   const ValidationLog& validation_log() const { return *validation_log_; }
 
   // A memory type index with all `required` flags (and preferably all `preferred` flags) among type_bits.
   // Throws vk::Error(Unsupported) when none matches.
   uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
 
-  // Records with `record`, submits to this device's queue and waits (set-up work only: uploads, downloads, the font
-  // atlas; never inside a training step).
+  // Records with `record`, submits to this device's queue and waits, at most kOneShotTimeoutS (set-up work only:
+  // uploads, downloads, evaluation, the font atlas; never inside a training step). Throws as check() and wait().
   void run_one_shot(const std::function<void(VkCommandBuffer)>& record);
+  static constexpr double kOneShotTimeoutS = 600;
+
+  // What became of the device: Ok; Lost when a call reported VK_ERROR_DEVICE_LOST (nothing more can run on it; its
+  // objects may be destroyed); Hung when a wait for it timed out (it may still be running work, so what that work
+  // uses must not be freed). A device that is not Ok is never used again: gpu::DeviceCache makes a new one.
+  enum class Health { Ok, Lost, Hung };
+  Health health() const { return health_.load(); }
+  void mark(Health health);  // Lost or Hung (a Hung device that reports DEVICE_LOST becomes Lost)
+  // vk::check, marking the device Lost first on VK_ERROR_DEVICE_LOST.
+  void check(VkResult result, const char* what);
+  // Waits for `fence` at most timeout_s seconds (never unbounded). A timeout marks the device Hung and throws
+  // vk::Error(Timeout): "Vulkan: the GPU did not finish <what> within <N> s (a hung GPU or driver)"; a lost device
+  // throws vk::Error(DeviceLost). Where `injectable` (a training step's fence), TRAINSCOPE_INJECT_FAULT /
+  // vk::inject_fence_timeout_after make the wait time out.
+  void wait(VkFence fence, double timeout_s, const std::string& what, bool injectable = false);
 
  private:
   std::unique_ptr<ValidationLog> validation_log_;  // first: it outlives the messenger that writes into it
@@ -93,10 +122,14 @@ class Device {
   Handle<VkDebugUtilsMessengerEXT> messenger_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   DeviceInfo info_;
-  VkPhysicalDeviceLimits limits_{};
   VkPhysicalDeviceMemoryProperties memory_{};
   uint32_t queue_family_ = 0;
-  uint32_t timestamp_valid_bits_ = 0;
+  // The timestamp clock (masked_ticks, clock_ticks): the near-wrap offset, and the last reading on both clocks.
+  std::mutex clock_mutex_;
+  std::optional<uint64_t> near_wrap_offset_;
+  std::optional<uint64_t> last_ticks_;
+  double last_ticks_host_s_ = 0;
+  std::atomic<Health> health_{Health::Ok};
   Handle<VkDevice> device_;
   VkQueue queue_ = VK_NULL_HANDLE;
   Handle<VkCommandPool> command_pool_;

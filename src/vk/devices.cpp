@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -74,10 +76,9 @@ DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
   // Software rasterizers implemented on the CPU: their numbers must never be mistaken for a GPU's.
   d.software = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU || driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ||
                driver.driverID == VK_DRIVER_ID_GOOGLE_SWIFTSHADER;
+  d.software_paths = d.software;
   d.subgroup_size = subgroup.subgroupSize;
-  d.timestamp_period_ns = p.limits.timestampPeriod;
-  d.max_shared_memory = p.limits.maxComputeSharedMemorySize;
-  d.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
+  d.limits = read_limits(physical);
 
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -92,14 +93,26 @@ DeviceInfo describe_device(VkPhysicalDevice physical, int index) {
   vkGetPhysicalDeviceMemoryProperties(physical, &mem);
   for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
     d.heaps.push_back({mem.memoryHeaps[h].size, (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
+  return with_profile(std::move(d), std::nullopt);  // the derived fields
+}
 
-  uint32_t family_count = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(physical, &family_count, nullptr);
-  std::vector<VkQueueFamilyProperties> families(family_count);
-  vkGetPhysicalDeviceQueueFamilyProperties(physical, &family_count, families.data());
-  for (const auto& f : families)
-    if ((f.queueFlags & VK_QUEUE_COMPUTE_BIT) && f.timestampValidBits > 0 && p.limits.timestampPeriod > 0)
-      d.timestamps = true;
+DeviceInfo with_profile(DeviceInfo d, const std::optional<DeviceProfile>& profile) {
+  if (profile) {
+    d.profile = profile->name;
+    d.limits = clamp_limits(d.limits, *profile);
+    if (profile->software) d.software_paths = *profile->software;
+    if (profile->compute_units) {
+      d.compute_units = *profile->compute_units;
+      d.compute_units_from = "device profile " + profile->name;
+    }
+    // Features only ever taken away: a profile cannot give the device what it lacks.
+    if (profile->shader_float16) d.shader_float16 = d.shader_float16 && *profile->shader_float16;
+    if (profile->storage_16bit) d.storage_16bit = d.storage_16bit && *profile->storage_16bit;
+  }
+  d.timestamp_period_ns = d.limits.timestamp_period_ns;
+  d.timestamps = d.limits.timestamp_valid_bits > 0 && d.limits.timestamp_period_ns > 0;
+  d.max_shared_memory = d.limits.max_shared_memory;
+  d.max_workgroup_invocations = d.limits.max_workgroup_invocations;
   return d;
 }
 
@@ -112,9 +125,19 @@ std::vector<DeviceInfo> list_devices() {
   if (count == 0)
     throw Error(Failure::NoDevice,
                 "Vulkan: no Vulkan device found: install mesa-vulkan-drivers (lavapipe) or your GPU's driver");
+  const std::optional<DeviceProfile> profile = profile_from_environment();
   std::vector<DeviceInfo> devices;
-  for (uint32_t i = 0; i < count; ++i) devices.push_back(describe_device(physicals[i], static_cast<int>(i)));
+  for (uint32_t i = 0; i < count; ++i)
+    devices.push_back(with_profile(describe_device(physicals[i], static_cast<int>(i)), profile));
   return devices;
+}
+
+const std::vector<DeviceInfo>& cached_devices() {
+  static std::mutex mutex;
+  static std::optional<std::vector<DeviceInfo>> devices;
+  std::lock_guard lock(mutex);
+  if (!devices) devices = list_devices();  // a failure is thrown, and tried again at the next call
+  return *devices;
 }
 
 int pick_best_device(const std::vector<DeviceInfo>& devices) {
@@ -125,8 +148,10 @@ int pick_best_device(const std::vector<DeviceInfo>& devices) {
 }
 
 std::string display_name(const DeviceInfo& d) {
-  if (d.software) return d.name + " [software Vulkan: runs on the CPU]";
-  return d.name;
+  std::string name = d.name;
+  if (d.software) name += " [software Vulkan: runs on the CPU]";
+  if (!d.profile.empty()) name += " [device profile " + d.profile + "]";
+  return name;
 }
 
 }  // namespace vk

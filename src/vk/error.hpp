@@ -16,9 +16,11 @@ enum class Failure {
   MissingLayer,      // VK_LAYER_KHRONOS_validation was asked for and is not installed
   MissingExtension,  // an instance or device extension is not available
   DeviceIndex,       // a device index out of range (ErrorKind::InvalidArgument)
-  Unsupported,       // the device lacks a queue, feature or limit that is needed
+  Unsupported,       // the device lacks a queue or feature that is needed
+  Limit,             // a buffer, binding, dispatch, workgroup or shared-memory tile past a device limit (DeviceLimits)
   OutOfMemory,       // device or host memory exhausted; bytes() is the size asked for (0: unknown)
   DeviceLost,        // the device was lost (driver reset, hang)
+  Timeout,           // the device did not finish work within the time given it (a hung GPU or driver)
   CallFailed,        // any other failed call; result() says how
 };
 

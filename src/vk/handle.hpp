@@ -30,6 +30,8 @@ class Handle {
 
   T get() const { return handle_; }
   explicit operator bool() const { return handle_ != T{}; }
+  // Gives the handle up without destroying it (what a hung device may still use is never freed).
+  T release() { return std::exchange(handle_, T{}); }
   void reset() {
     if (handle_ != T{} && destroy_) destroy_(handle_);
     handle_ = T{};

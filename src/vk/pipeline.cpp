@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "vk/embedded_shaders.hpp"
+#include "vk/setup.hpp"
 
 namespace vk {
 
@@ -29,13 +30,55 @@ static std::span<const uint32_t> find_spirv(const std::string& kernel) {
   throw core::Error(core::ErrorKind::Internal, "no embedded shader named " + kernel);
 }
 
+namespace {
+
+[[noreturn]] void past_limit(const Context& ctx, const std::string& what, const std::string& limit) {
+  throw Error(Failure::Limit, fmt::format("Vulkan: {} is more than {} allows ({})", what, display_name(ctx.info()), limit));
+}
+
+// The workgroup, push constants and bindings of a pipeline against the device's limits.
+void check_pipeline(const Context& ctx, const std::string& kernel, const Workgroup& w, uint32_t push_bytes,
+                    uint32_t storage_bindings, uint32_t texel_bindings) {
+  const DeviceLimits& l = ctx.limits();
+  const uint64_t invocations = uint64_t(w.size[0]) * w.size[1] * w.size[2];
+  if (invocations > l.max_workgroup_invocations)
+    past_limit(ctx, fmt::format("{}'s workgroup of {} invocations", kernel, invocations),
+               fmt::format("maxComputeWorkGroupInvocations {}", l.max_workgroup_invocations));
+  for (int i = 0; i < 3; ++i)
+    if (w.size[i] > l.max_workgroup_size[i])
+      past_limit(ctx, fmt::format("{}'s workgroup size {} along {}", kernel, w.size[i], "xyz"[i]),
+                 fmt::format("maxComputeWorkGroupSize[{}] {}", i, l.max_workgroup_size[i]));
+  if (w.shared_bytes > l.max_shared_memory)
+    past_limit(ctx, fmt::format("{}'s {} bytes of shared memory", kernel, w.shared_bytes),
+               fmt::format("maxComputeSharedMemorySize {}", l.max_shared_memory));
+  if (push_bytes > l.max_push_constants_size)
+    past_limit(ctx, fmt::format("{}'s {} bytes of push constants", kernel, push_bytes),
+               fmt::format("maxPushConstantsSize {}", l.max_push_constants_size));
+  if (storage_bindings > l.max_per_stage_storage_buffers)
+    past_limit(ctx, fmt::format("{}'s {} storage buffers", kernel, storage_bindings),
+               fmt::format("maxPerStageDescriptorStorageBuffers {}", l.max_per_stage_storage_buffers));
+  if (texel_bindings > l.max_per_stage_sampled_images)
+    past_limit(ctx, fmt::format("{}'s {} texel buffers", kernel, texel_bindings),
+               fmt::format("maxPerStageDescriptorSampledImages {}", l.max_per_stage_sampled_images));
+}
+
+}  // namespace
+
 ComputePipeline::ComputePipeline(Context& ctx, const std::string& kernel, uint32_t bindings,
-                                 uint32_t push_constant_bytes, std::span<const uint32_t> spec,
+                                 uint32_t push_constant_bytes, Workgroup workgroup, std::span<const uint32_t> spec,
                                  std::span<const BindingKind> kinds, VkPipelineCache cache)
-    : kernel_(kernel), bindings_(bindings), kinds_(kinds.begin(), kinds.end()), push_bytes_(push_constant_bytes) {
+    : kernel_(kernel),
+      workgroup_(workgroup),
+      limits_(ctx.limits()),
+      bindings_(bindings),
+      kinds_(kinds.begin(), kinds.end()),
+      push_bytes_(push_constant_bytes) {
   if (!kinds_.empty() && kinds_.size() != bindings)
     throw core::Error(core::ErrorKind::Internal,
                       fmt::format("{}: {} binding kinds for {} bindings", kernel, kinds_.size(), bindings));
+  uint32_t texel = 0;
+  for (uint32_t i = 0; i < bindings; ++i) texel += binding_kind(i).type == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+  check_pipeline(ctx, kernel, workgroup, push_constant_bytes, bindings - texel, texel);
   VkDevice dev = ctx.device();
   auto spirv = find_spirv(kernel);
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -112,9 +155,22 @@ VkDescriptorSet DescriptorPool::allocate(Context& ctx, const ComputePipeline& pi
   std::vector<VkBufferView> views(ranges.size(), VK_NULL_HANDLE);
   std::vector<VkWriteDescriptorSet> writes(ranges.size());
   VkDevice dev = ctx.device();
+  const DeviceLimits& limits = ctx.limits();
   for (size_t i = 0; i < ranges.size(); ++i) {
     const auto& r = ranges[i];
     const BindingKind kind = pipeline.binding_kind(static_cast<uint32_t>(i));
+    const VkDeviceSize bound = r.range ? r.range : r.buffer->size() - r.offset;
+    const bool texel_binding = kind.type == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+    const uint64_t align =
+        texel_binding ? limits.min_texel_buffer_offset_alignment : limits.min_storage_buffer_offset_alignment;
+    const std::string what = fmt::format("{}'s binding {} ({})", pipeline.kernel(), i, r.buffer->name());
+    if (align > 1 && r.offset % align != 0)
+      past_limit(ctx, fmt::format("{} at offset {}", what, r.offset),
+                 fmt::format("an offset a multiple of {}, min{}BufferOffsetAlignment", align,
+                             texel_binding ? "Texel" : "Storage"));
+    if (!texel_binding && bound > limits.max_storage_buffer_range)
+      past_limit(ctx, fmt::format("{} of {}", what, size_text(bound)),
+                 fmt::format("maxStorageBufferRange {}", size_text(limits.max_storage_buffer_range)));
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[i].dstSet = set;
     writes[i].dstBinding = static_cast<uint32_t>(i);
@@ -128,6 +184,9 @@ VkDescriptorSet DescriptorPool::allocate(Context& ctx, const ComputePipeline& pi
       vi.format = kind.texel_format;
       vi.offset = r.offset;
       vi.range = std::max<VkDeviceSize>(bytes / texel, 1) * texel;
+      if (vi.range / texel > limits.max_texel_buffer_elements)
+        past_limit(ctx, fmt::format("{} of {} texels", what, vi.range / texel),
+                   fmt::format("maxTexelBufferElements {}", limits.max_texel_buffer_elements));
       check(vkCreateBufferView(dev, &vi, nullptr, &views[i]), "vkCreateBufferView");
       views_.emplace_back(views[i], [dev](VkBufferView v) { vkDestroyBufferView(dev, v, nullptr); });
       writes[i].pTexelBufferView = &views[i];
@@ -164,14 +223,23 @@ std::vector<double> TimestampQueries::read_ns(Context& ctx, uint32_t count, doub
   const uint32_t bits = ctx.timestamp_valid_bits();
   const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
   const double period = ctx.info().timestamp_period_ns;
+  for (auto& t : ticks) t = ctx.masked_ticks(t);
   std::vector<double> ns(count);
+  // Differences modulo 2^bits: an interval that spans the counter's wrap-around is still its length.
   for (uint32_t i = 0; i < count; ++i) ns[i] = static_cast<double>((ticks[i] - ticks[0]) & mask) * period;
-  if (first_ns) *first_ns = count > 0 ? static_cast<double>(ticks[0] & mask) * period : 0;
+  if (first_ns) *first_ns = count > 0 ? static_cast<double>(ctx.clock_ticks(ticks[0])) * period : 0;
   return ns;
 }
 
 void record_dispatch(VkCommandBuffer cmd, const ComputePipeline& pipeline, VkDescriptorSet set, const void* push,
                      uint32_t groups_x, uint32_t groups_y, uint32_t groups_z) {
+  const uint32_t groups[3] = {groups_x, groups_y, groups_z};
+  for (int i = 0; i < 3; ++i)
+    if (groups[i] > pipeline.limits().max_workgroup_count[i])
+      throw Error(Failure::Limit, fmt::format("Vulkan: a dispatch of {} with {} workgroups along {} is more than the "
+                                              "device allows (maxComputeWorkGroupCount[{}] {})",
+                                              pipeline.kernel(), groups[i], "xyz"[i], i,
+                                              pipeline.limits().max_workgroup_count[i]));
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline());
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &set, 0, nullptr);
   if (pipeline.push_constant_bytes())

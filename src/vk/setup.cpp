@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "vk/context.hpp"
@@ -15,11 +17,6 @@ namespace {
 
 const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
-// "512.0 MiB", "16.0 GiB": the size of an allocation in a message.
-std::string size_text(VkDeviceSize bytes) {
-  const double mib = static_cast<double>(bytes) / (1 << 20);
-  return mib < 1024 ? fmt::format("{:.1f} MiB", mib) : fmt::format("{:.1f} GiB", mib / 1024);
-}
 
 // The fault injection of fail_allocation_after: -1 = off, else how many allocations still succeed.
 std::atomic<long> g_allocations_before_failure{-1};
@@ -33,6 +30,42 @@ bool injected_allocation_failure() {
       return left == 0;
   }
   return false;
+}
+
+// The injected faults of real GPUs: -1 = off, else how many submissions / waits still succeed.
+std::atomic<long> g_submits_before_loss{-1};
+std::atomic<long> g_waits_before_timeout{-1};
+std::atomic<bool> g_validation_message{false};
+
+// A countdown's turn: whether this call is the injected failure (and then disarms it).
+bool countdown(std::atomic<long>& left_counter) {
+  long left = left_counter.load(std::memory_order_relaxed);
+  while (left >= 0) {
+    if (left_counter.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) return left == 0;
+  }
+  return false;
+}
+
+// TRAINSCOPE_INJECT_FAULT, read once.
+void arm_faults_from_environment() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* env = std::getenv("TRAINSCOPE_INJECT_FAULT");
+    if (!env || !*env) return;
+    const std::string v = env;
+    const size_t at = v.find('@');
+    const std::string kind = v.substr(0, at);
+    char* end = nullptr;
+    const long k = at == std::string::npos ? -1 : std::strtol(v.c_str() + at + 1, &end, 10);
+    const bool counted = at != std::string::npos && end && *end == 0 && k >= 0;
+    if (kind == "validation-message" && at == std::string::npos) g_validation_message = true;
+    else if (kind == "device-lost" && counted) g_submits_before_loss = k;
+    else if (kind == "fence-timeout" && counted) g_waits_before_timeout = k;
+    else
+      throw core::Error(core::ErrorKind::InvalidArgument,
+                        fmt::format("TRAINSCOPE_INJECT_FAULT={}: not a fault (device-lost@STEP, fence-timeout@STEP or "
+                                    "validation-message; for tests)", v));
+  });
 }
 
 std::atomic<int> g_validation_errors{0};
@@ -67,6 +100,12 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
 }
 
 }  // namespace
+
+std::string size_text(VkDeviceSize bytes) {
+  if (bytes < (1 << 20)) return fmt::format("{} bytes", bytes);
+  const double mib = static_cast<double>(bytes) / (1 << 20);
+  return mib < 1024 ? fmt::format("{:.1f} MiB", mib) : fmt::format("{:.1f} GiB", mib / 1024);
+}
 
 ValidationTotals validation_totals() {
   std::lock_guard lock(g_validation_mutex);
@@ -284,6 +323,31 @@ Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint3
 
 void fail_allocation_after(long k) { g_allocations_before_failure.store(k < 0 ? -1 : k, std::memory_order_relaxed); }
 
+void inject_device_lost_after(long k) {
+  arm_faults_from_environment();  // first, so that the environment never overrides a test's own setting
+  g_submits_before_loss.store(k < 0 ? -1 : k, std::memory_order_relaxed);
+}
+
+void inject_fence_timeout_after(long k) {
+  arm_faults_from_environment();
+  g_waits_before_timeout.store(k < 0 ? -1 : k, std::memory_order_relaxed);
+}
+
+bool injected_device_lost() {
+  arm_faults_from_environment();
+  return countdown(g_submits_before_loss);
+}
+
+bool injected_fence_timeout() {
+  arm_faults_from_environment();
+  return countdown(g_waits_before_timeout);
+}
+
+bool injected_validation_message() {
+  arm_faults_from_environment();
+  return g_validation_message.exchange(false);
+}
+
 long allocations_made() { return g_allocations_made.load(std::memory_order_relaxed); }
 
 Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family) {
@@ -293,31 +357,6 @@ Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family
   VkCommandPool pool = VK_NULL_HANDLE;
   check(vkCreateCommandPool(device, &pi, nullptr, &pool), "vkCreateCommandPool");
   return Handle<VkCommandPool>(pool, [device](VkCommandPool p) { vkDestroyCommandPool(device, p, nullptr); });
-}
-
-void submit_and_wait(VkDevice dev, VkCommandPool pool, VkQueue queue,
-                     const std::function<void(VkCommandBuffer)>& record) {
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  check(vkAllocateCommandBuffers(dev, &ai, &cmd), "vkAllocateCommandBuffers");
-  Handle<VkCommandBuffer> owner(cmd, [dev, pool](VkCommandBuffer c) { vkFreeCommandBuffers(dev, pool, 1, &c); });
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
-  record(cmd);
-  check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkFence fence = VK_NULL_HANDLE;
-  check(vkCreateFence(dev, &fi, nullptr, &fence), "vkCreateFence");
-  Handle<VkFence> fence_owner(fence, [dev](VkFence f) { vkDestroyFence(dev, f, nullptr); });
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
-  check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit (one-shot)");
-  check(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences (one-shot)");
 }
 
 }  // namespace vk

@@ -22,6 +22,9 @@ struct ValidationLog {
   std::vector<std::string> first_messages;  // the first few error/warning texts, for test output
 };
 
+// The size of an allocation or binding in a message: "4096 bytes" (below 1 MiB), "512.0 MiB", "16.0 GiB".
+std::string size_text(VkDeviceSize bytes);
+
 bool has_layer(const char* name);
 bool has_instance_extension(const char* name);
 bool has_layer_extension(const char* layer, const char* name);  // an instance extension the layer provides
@@ -77,11 +80,22 @@ Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint3
 void fail_allocation_after(long k);
 long allocations_made();
 
+// Test-only fault injection of what real GPUs do (tests/test_run_faults.cpp; TRAINSCOPE_INJECT_FAULT for the
+// command line and the window): after inject_device_lost_after(k) the next k training-step submissions succeed and
+// the (k+1)-th gets VK_ERROR_DEVICE_LOST, as from a driver that reset the GPU (a Windows TDR after ~2 s); after
+// inject_fence_timeout_after(k) the (k+1)-th wait for a training step's fence gets VK_TIMEOUT, as from a hung GPU.
+// Once each; k < 0 disarms. injected_*() say whether this submission / wait is the injected failure (and disarm it).
+// TRAINSCOPE_INJECT_FAULT=device-lost@K, fence-timeout@K or validation-message (the next Device made with the
+// validation layer provokes one real message of it: a buffer of size 0) arms them once per process, at the first
+// call of any of these functions; another value throws core::Error(InvalidArgument). One relaxed atomic load per
+// submission or wait when nothing is armed.
+void inject_device_lost_after(long k);
+void inject_fence_timeout_after(long k);
+bool injected_device_lost();
+bool injected_fence_timeout();
+bool injected_validation_message();
+
 // A command pool whose buffers can be reset one by one.
 Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family);
-
-// Records with `record` into a fresh command buffer, submits it to `queue` and waits for it (set-up work only).
-void submit_and_wait(VkDevice device, VkCommandPool pool, VkQueue queue,
-                     const std::function<void(VkCommandBuffer)>& record);
 
 }  // namespace vk

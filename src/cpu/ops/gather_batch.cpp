@@ -47,7 +47,7 @@ const Kernel gather_batch{
             .local_size = 256,
             .grid_size = [](const PlanEntry& e) { return quads(e.B * e.C); },
             .args = [](const PlanEntry& e,
-                       const StepArgs& s) { return KernelArgs::of(core::GatherBatchParams{u32(e.B), u32(e.C), s.first}); },
+                       const StepArgs& s) { return KernelArgs::of(core::GatherBatchParams{u32(e.B), u32(e.C), s.first, 0, 0xFFFFFFFFu}); },
             .flops = [](const PlanEntry&, Precision) { return 0.0; },
             // rows of the fp32 dataset, their indices and labels
             .bytes_read = [](const PlanEntry& e, Precision) { return e.B * e.C * 4.0 + 2 * e.B * kIdx; },

@@ -1,0 +1,153 @@
+// Whether a GPU training run fits a device's limits, from the sizes alone (see device_fit.hpp).
+#include "gpu/device_fit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "core/kernel_table.hpp"
+#include "core/model.hpp"
+#include "core/step_plan.hpp"
+#include "core/tensor_layout.hpp"
+
+namespace gpu {
+
+namespace {
+
+// "4.32 GB", "188 MB", "512 bytes": decimal units, 3 significant digits (so that a size just past a limit does not
+// read as the limit itself).
+std::string size_text(double bytes) {
+  if (bytes >= 1e9) return fmt::format("{:.3g} GB", bytes / 1e9);
+  if (bytes >= 1e6) return fmt::format("{:.3g} MB", bytes / 1e6);
+  if (bytes >= 1e3) return fmt::format("{:.3g} kB", bytes / 1e3);
+  return fmt::format("{:.0f} bytes", bytes);
+}
+
+// "40.0 million", "2,400": a count of parameters.
+std::string count_text(double n) {
+  return n >= 1e6 ? fmt::format("{:.1f} million", n / 1e6) : fmt::format("{:.0f}", n);
+}
+
+bool per_sample(core::Role r) {
+  using R = core::Role;
+  return r == R::XBatch || r == R::YBatch || r == R::Losses || r == R::Correct || r == R::Act || r == R::Preact ||
+         r == R::DAct;
+}
+
+bool parameter(core::Role r) {
+  using R = core::Role;
+  return r == R::Params || r == R::Weights16 || r == R::Grads || r == R::State1 || r == R::State2;
+}
+
+// "layer 1's activations (60000 x 18000 fp32)", "the fp32 master weights", ...: a tensor of the layout in words.
+std::string tensor_words(const core::TensorDesc& t, const core::ModelShape& shape, long batch, core::Precision p) {
+  using R = core::Role;
+  const char* type = core::to_string(p);
+  const std::string layer = t.layer >= 0 ? fmt::format("layer {}'s ", t.layer + 1) : std::string();
+  const long width = t.layer >= 0 ? shape.fan_out(t.layer) : shape.inputs();
+  switch (t.role) {
+    case R::XBatch: return fmt::format("the batch input ({} x {} {})", batch, width, type);
+    case R::Act: return fmt::format("{}activations ({} x {} {})", layer, batch, width, type);
+    case R::Preact: return fmt::format("{}pre-activations ({} x {} {})", layer, batch, width, type);
+    case R::DAct: return fmt::format("{}activation gradients ({} x {} {})", layer, batch, width, type);
+    case R::Params: return "the fp32 master weights, which the optimizer binds whole";
+    case R::Weights16: return fmt::format("the {} weights copy", type);
+    case R::Grads: return fmt::format("the gradients ({})", type);
+    case R::State1:
+    case R::State2: return "the optimizer state (fp32)";
+    case R::Order: return t.evaluation ? "the order of the test set" : "the sample order of an epoch";
+    default: return t.name;
+  }
+}
+
+}  // namespace
+
+std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSplit& data,
+                               const vk::DeviceInfo& device) {
+  const vk::DeviceLimits& l = device.limits;
+  const core::ModelShape shape = core::model_shape(cfg, data);
+  // The layout the GPU trainer allocates (core::TensorLayout), without split-K's partials (chosen per device later;
+  // at most a few MB: choose_split_k keeps them near 2 x the workgroups the device runs at once).
+  const core::StepPlan plan = core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision,
+                                                    cfg.execution.unfused);
+  const core::TensorLayout layout = core::tensor_layout(
+      plan, {static_cast<size_t>(data.train.count), static_cast<size_t>(data.test.count),
+             static_cast<size_t>(std::max(cfg.readback_interval, 1))});
+  const double B = cfg.batch, P = static_cast<double>(shape.param_count);
+  const char* type = core::to_string(cfg.precision);
+  const std::string& name = device.name;
+
+  // Every tensor a kernel binds whole, against maxStorageBufferRange, the largest first (it names what most needs
+  // changing; of equal sizes a layer's activations, the term a teacher uses). The datasets' samples are bound in
+  // chunks of rows (below).
+  const double range = static_cast<double>(l.max_storage_buffer_range);
+  std::vector<size_t> order(layout.tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto key = [&](size_t i) { return std::pair{layout.bytes(i), layout.tensors[i].role == core::Role::Act}; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
+  for (size_t i : order) {
+    const core::TensorDesc& t = layout.tensors[i];
+    const double bytes = static_cast<double>(layout.bytes(i));
+    if (t.role == core::Role::DataX || bytes <= range) continue;
+    const std::string what = tensor_words(t, shape, cfg.batch, cfg.precision);
+    const std::string limit = fmt::format("{} binds at most {} of a buffer (maxStorageBufferRange)", name,
+                                          size_text(range));
+    if (per_sample(t.role)) {
+      const long most = static_cast<long>(range / (bytes / B));
+      return most >= 1 ? fmt::format("--batch {} needs a {} buffer for {}; {}: use --batch <= {}, or smaller --hidden "
+                                     "sizes",
+                                     cfg.batch, size_text(bytes), what, limit, most)
+                       : fmt::format("one sample needs {} for {}; {}: use smaller --hidden sizes",
+                                     size_text(bytes / B), what, limit);
+    }
+    if (parameter(t.role))
+      return fmt::format("this model's {} parameters need a {} buffer for {}; {}: use smaller --hidden sizes (at most "
+                         "about {} parameters)",
+                         count_text(P), size_text(bytes), what, limit, count_text(range / (bytes / P)));
+    return fmt::format("{} needs a {} buffer; {}: use --limit to train on fewer samples", what, size_text(bytes), limit);
+  }
+
+  // The datasets' samples: one buffer each (fp32), bound in chunks of rows, so only their size as one buffer and one
+  // allocation is limited.
+  const double most_buffer = static_cast<double>(std::min(l.max_buffer_size, l.max_memory_allocation_size));
+  const char* most_name = l.max_buffer_size <= l.max_memory_allocation_size ? "maxBufferSize" : "maxMemoryAllocationSize";
+  const double row = shape.inputs() * 4.0;
+  for (const auto& [set, count] : {std::pair{"training", data.train.count}, std::pair{"test", data.test.count}}) {
+    const double bytes = count * row;
+    if (bytes > most_buffer)
+      return fmt::format("the {} set needs a {} buffer ({} samples x {} fp32 values); {} allocates at most {} at once "
+                         "({}): use --limit <= {}",
+                         set, size_text(bytes), count, shape.inputs(), name, size_text(most_buffer), most_name,
+                         static_cast<long>(most_buffer / row));
+  }
+
+  // Storage buffers per kernel (the spec guarantees only 4 per shader stage; a kernel here binds up to 6).
+  uint32_t most_bindings = 0;
+  std::string widest_kernel;
+  for (const core::KernelDef& def : core::kernel_table())
+    if (def.exists_in(cfg.precision) && def.binding_count(cfg.precision) > most_bindings) {
+      most_bindings = def.binding_count(cfg.precision);
+      widest_kernel = def.name;
+    }
+  if (most_bindings > l.max_per_stage_storage_buffers)
+    return fmt::format("{} binds {} storage buffers in {}; {} allows {} per shader stage "
+                       "(maxPerStageDescriptorStorageBuffers): no setting changes that; choose another --device",
+                       widest_kernel, most_bindings, type, name, l.max_per_stage_storage_buffers);
+
+  // Everything together against the device's memory.
+  const core::MemoryUsage m = layout.usage(true);
+  const double total = static_cast<double>(m.total());
+  const double parameters = static_cast<double>(m.weights + m.master_weights + m.gradients + m.optimizer_state);
+  if (l.device_local_heap > 0 && total > static_cast<double>(l.device_local_heap))
+    return fmt::format("this run needs {} of GPU memory (activations {}, parameters with their gradients and optimizer "
+                       "state {}, the datasets {}); the largest memory heap of {} holds {}: use a smaller --batch or "
+                       "smaller --hidden sizes",
+                       size_text(total), size_text(static_cast<double>(m.activations)), size_text(parameters),
+                       size_text(static_cast<double>(m.dataset)), name,
+                       size_text(static_cast<double>(l.device_local_heap)));
+  return "";
+}
+
+}  // namespace gpu
