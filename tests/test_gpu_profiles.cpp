@@ -1,5 +1,5 @@
-// A short training run on this device as TRAINSCOPE_DEVICE_PROFILE presents it: scripts/test runs this test three
-// times (tests/CMakeLists.txt): as the device is, under spec-min and under desktop-discrete. Each time the GPU trainer
+// A short training run on this device as TRAINSCOPE_DEVICE_PROFILE presents it: scripts/test runs this test under
+// spec-min and under desktop-discrete (tests/CMakeLists.txt; the device as it is trains in test_training and others). Each time the GPU trainer
 // is checked against the CPU trainer step by step (same weights, same batches) and its timestamps for order and
 // sense; under desktop-discrete the GEMMs must run the GPU tiling and split-K paths (a software device's texel path
 // otherwise); under spec-min the 36-bit timestamp counter starts just before its wrap, which the run crosses.
@@ -39,6 +39,7 @@ TEST_CASE("a short training run under this device's profile: GPU against the CPU
   const test::ValidationWatch validation;  // every context of this test: no validation message
   const std::optional<vk::DeviceProfile> profile = vk::profile_from_environment();
   MESSAGE("device profile: " << (profile ? profile->name : std::string("none")));
+  const bool near_wrap = profile && profile->limits.timestamps_near_wrap;  // spec-min: the run crosses the wrap
   const core::DataSplit data = core::make_spiral(3, 600, 150, 0.05f, 5);
   for (auto act : {core::Activation::ReLU, core::Activation::GELU}) {
     CAPTURE(std::string(core::to_string(act)));
@@ -55,7 +56,7 @@ TEST_CASE("a short training run under this device's profile: GPU against the CPU
     for (int s = 0; s < 12; ++s) {
       g->step(static_cast<size_t>(s) * cfg.batch);
       c->step(static_cast<size_t>(s) * cfg.batch);
-      if (s == 5) {
+      if (s == 5 && near_wrap) {
         // Half-way, a pause longer than spec-min's distance to the timestamp wrap (vk::Device::masked_ticks), so that
         // the second half's timestamps lie beyond it.
         for (auto& r : g->flush()) gr.push_back(r);
@@ -75,7 +76,7 @@ TEST_CASE("a short training run under this device's profile: GPU against the CPU
       CHECK(gr[s].step_ms < 60e3);  // a wrap taken as an interval would read as 2^36 ns = 69 s
       if (s > 0) CHECK(gr[s].start_s > gr[s - 1].start_s);  // increasing across the wrap, placed on the host's clock
     }
-    CHECK(gr[6].start_s - gr[5].start_s >= 0.5);  // the pause is seen, not folded away by the wrap
+    if (near_wrap) CHECK(gr[6].start_s - gr[5].start_s >= 0.5);  // the pause is seen, not folded away by the wrap
     CHECK(cr.back().loss < cr.front().loss);
 
     const std::optional<gpu::GemmConfig> gemm = gpu::gemm_config_of(*g);
