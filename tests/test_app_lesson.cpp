@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "lesson_test_util.hpp"
+#include "vk/devices.hpp"
 #include "ui/lesson.hpp"
 #include "ui/lesson_runner.hpp"
 
@@ -187,6 +188,23 @@ TEST_CASE("lesson files: unreadable ones; screenshot names; every setting checke
   // The spiral has 6000 points here (3 arms x 2000): a batch of 5000 fits there, not in the 1000 images.
   CHECK(settings_error(R"({"title": "t", "steps": [{"model": {"dataset": "spiral"}}, {"set": {"batch": 5000}}]})")
             .empty());
+  // Issue 20: a step past the GPU's limits is refused too (run::validate_for_backends): 6000 x 65536 fp32
+  // activations are 1.57 GB, within the 16 GiB cap, past a 128 MiB maxStorageBufferRange (lavapipe's, the spec's).
+  const std::vector<vk::DeviceInfo>* devices = nullptr;
+  try {
+    devices = &vk::cached_devices();
+  } catch (const core::Error&) {
+  }
+  if (devices && !devices->empty() &&
+      devices->at(size_t(vk::pick_best_device(*devices))).limits.max_storage_buffer_range < uint64_t(6000) * 65536 * 4) {
+    const std::string e = settings_error(
+        R"({"title": "t", "steps": [{"model": {"dataset": "spiral", "hidden": [65536]}}, {"set": {"batch": 6000}}]})");
+    CAPTURE(e);
+    CHECK(e.rfind("l.json: step 2: \"set\": --batch 6000 needs a 1.57 GB buffer for layer 1's activations (6000 x "
+                  "65536 fp32); ",
+                  0) == 0);
+    CHECK(e.find("(maxStorageBufferRange): use --batch <= ") != std::string::npos);
+  }
   fs::remove_all(dir);
 }
 
