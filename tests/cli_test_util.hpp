@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ namespace fs = std::filesystem;
 struct Result {
   int code = -1;
   std::string out, err;
+  long max_rss_kb = 0;  // the process's peak resident memory (getrusage's ru_maxrss)
 };
 
 // A scratch folder of this test process (removed by nobody: under the system's temporary folder).
@@ -70,14 +72,17 @@ inline std::string slurp(const fs::path& p) {
 }
 
 // Starts the binary with `args`, stdout and stderr going to files (no shell, no quoting); returns its pid.
-inline pid_t start_cli(const std::vector<std::string>& args) {
+// `stdout_path`: where standard output goes instead of the scratch file (e.g. /dev/full); then Result::out is "".
+inline pid_t start_cli(const std::vector<std::string>& args, const std::string& stdout_path = "") {
   const char* binary = std::getenv("TRAINSCOPE_BINARY");
   REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
-  const std::string out_path = (scratch_dir() / "stdout.txt").string();
+  const std::string out_path = stdout_path.empty() ? (scratch_dir() / "stdout.txt").string() : stdout_path;
+  if (!stdout_path.empty()) std::ofstream(scratch_dir() / "stdout.txt", std::ios::trunc);
   const std::string err_path = (scratch_dir() / "stderr.txt").string();
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   stdout_path.empty() ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<char*> argv{const_cast<char*>(binary)};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -92,8 +97,10 @@ inline pid_t start_cli(const std::vector<std::string>& args) {
 // Waits for the process start_cli started; a death by a signal reads as 128 + the signal, as in a shell.
 inline Result finish_cli(pid_t pid) {
   int status = 0;
-  waitpid(pid, &status, 0);
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
   Result r;
+  r.max_rss_kb = usage.ru_maxrss;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = slurp(scratch_dir() / "stdout.txt");
   r.err = slurp(scratch_dir() / "stderr.txt");
@@ -101,7 +108,9 @@ inline Result finish_cli(pid_t pid) {
 }
 
 // Runs the binary with `args` to its end.
-inline Result run_cli(const std::vector<std::string>& args) { return finish_cli(start_cli(args)); }
+inline Result run_cli(const std::vector<std::string>& args, const std::string& stdout_path = "") {
+  return finish_cli(start_cli(args, stdout_path));
+}
 
 inline std::string joined(const std::vector<std::string>& args) {
   std::string s;

@@ -1,8 +1,12 @@
 // Device peaks: the ceilings chosen from the figures, JSON round trips, and the per-device cache file (keys kept
 // apart, an entry replaced, corrupt, foreign or odd files ignored with a warning, never a crash).
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -218,4 +222,59 @@ TEST_CASE("the cache lives under XDG_CACHE_HOME, else ~/.cache; a relative XDG_C
   CHECK(core::default_peaks_path().empty());
   if (old_xdg) ::setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
   if (old_home) ::setenv("HOME", saved_home.c_str(), 1);
+}
+
+TEST_CASE("the cache's lock held elsewhere: saving gives up after LockWait's seconds, naming the lock and its holder") {
+  TempDir dir;
+  const fs::path path = dir.path / "peaks.json";
+  core::save_peaks(path, cpu_peaks());
+  CHECK(core::LockWait{}.seconds <= 30);  // issue 25: never a wait for ever (flock ... sleep 120 blocked train)
+  // Another holder: a second open file description of the lock (flock conflicts between them, even in one process).
+  const int holder = ::open((path.string() + ".lock").c_str(), O_RDWR);
+  REQUIRE(holder >= 0);
+  REQUIRE(::flock(holder, LOCK_EX) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  std::string why;
+  try {
+    core::save_peaks(path, gpu_peaks("vulkan:dd:1"), core::LockWait{0.3, {}});
+  } catch (const core::Error& e) {
+    why = e.what();
+  }
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(waited >= 0.3);
+  CHECK(waited < 5);
+  CHECK(why.find(path.string() + ".lock") != std::string::npos);
+  CHECK(why.find(fmt::format("held by process {} (", ::getpid())) != std::string::npos);  // from /proc/locks
+  CHECK(why.find("not cached") != std::string::npos);
+  // A cancel (a SIGINT in train) ends the wait at once instead of after the seconds.
+  const auto cancel_start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(core::save_peaks(path, gpu_peaks("vulkan:dd:1"), core::LockWait{30, [] { return true; }}),
+                       doctest::Contains("stopped waiting"), core::Error);
+  CHECK(std::chrono::steady_clock::now() - cancel_start < std::chrono::seconds(5));
+  ::close(holder);
+  core::save_peaks(path, gpu_peaks("vulkan:dd:1"));  // released: saved, the earlier entry kept
+  CHECK(core::load_peaks_cache(path).size() == 2);
+}
+
+TEST_CASE("a peaks cache that is a symlink, or another user's, is never replaced: the file and its entries stay") {
+  TempDir dir;
+  const fs::path notes = dir.path / "notes.txt", path = dir.path / "peaks.json";
+  { std::ofstream(notes) << "a teacher's notes"; }
+  fs::create_symlink(notes, path);
+  std::string warning;
+  CHECK(core::load_peaks_cache(path, &warning).empty());
+  CHECK(warning.find("symlink") != std::string::npos);
+  CHECK(warning.find("peaks cache " + path.string() + ": peaks cache") == std::string::npos);  // said once
+  CHECK_THROWS_WITH_AS(core::save_peaks(path, cpu_peaks()), doctest::Contains("symlink"), core::Error);
+  std::ifstream in(notes);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "a teacher's notes");
+
+  const fs::path theirs = dir.path / "theirs" / "peaks.json";
+  core::save_peaks(theirs, gpu_peaks("vulkan:ee:1"));
+  fs::permissions(theirs, fs::perms::owner_read | fs::perms::owner_write);
+  if (::chown(theirs.c_str(), 4242, 4242) != 0) return;  // not root: cannot give a file away
+  CHECK_THROWS_WITH_AS(core::save_peaks(theirs, cpu_peaks()), doctest::Contains("belongs to another user"),
+                       core::Error);
+  CHECK(core::load_peaks_cache(theirs).size() == 1);  // before the fix: replaced, the other device's entry lost
+  CHECK(core::find_cached_peaks(theirs, "vulkan:ee:1").has_value());
 }

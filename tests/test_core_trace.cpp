@@ -251,15 +251,20 @@ TEST_CASE("CSV: one row per step and backend, quoted fields, a kernel table per 
         std::string::npos);
 }
 
-TEST_CASE("the CSV directory: created if missing, refused when it is a file or its parent is missing") {
+TEST_CASE("the CSV directory: created with its missing parents, refused when it or a folder above it is a file") {
   const auto dir = std::filesystem::temp_directory_path() / ("trainscope-csv-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   CHECK_NOTHROW(core::check_csv_dir((dir / "new").string(), "--csv"));
-  CHECK_THROWS_AS(core::check_csv_dir((dir / "no" / "such").string(), "--csv"), core::Error);
+  // Issue 25: only the last level was created, so a missing parent failed after the training.
+  CHECK_NOTHROW(core::check_csv_dir((dir / "no" / "such").string(), "--csv"));
+  core::write_csv_dir((dir / "no" / "such").string(), {}, {});
+  for (const char* name : core::kCsvFiles) CHECK(std::filesystem::exists(dir / "no" / "such" / name));
   std::ofstream(dir / "file") << "x";
   CHECK_THROWS_WITH_AS(core::check_csv_dir((dir / "file").string(), "--csv"), doctest::Contains("not a directory"),
                        core::Error);
+  CHECK_THROWS_WITH_AS(core::check_csv_dir((dir / "file" / "sub").string(), "--csv"),
+                       doctest::Contains("not a directory"), core::Error);
   core::write_csv_dir((dir / "new").string(), {}, {});
   for (const char* name : core::kCsvFiles) CHECK(std::filesystem::exists(dir / "new" / name));
   std::filesystem::remove_all(dir);

@@ -144,6 +144,24 @@ TEST_CASE("the pipeline cache is saved, reloaded, and a bad file is ignored and 
     gpu::Kernels kernels(device.context, std::nullopt, core::Precision::FP32, device.pipeline_cache.handle());
     CHECK_FALSE(device.save_pipeline_cache().empty());
   }
+  // A symlink planted as the cache file (issue 25): neither read nor written through; the file it points to stays.
+  fs::remove(file);
+  const fs::path notes = dir / "notes.txt";
+  { std::ofstream(notes) << "a teacher's notes"; }
+  fs::create_symlink(notes, file);
+  {
+    gpu::SharedDevice device(options, dir);
+    CHECK(device.pipeline_cache_note.find("symlink") != std::string::npos);
+    CHECK(device.pipeline_cache_note.rfind("pipeline cache " + file.string() + ": ", 0) == 0);
+    CHECK(device.pipeline_cache_note.find("pipeline cache pipeline cache") == std::string::npos);
+    gpu::Kernels kernels(device.context, std::nullopt, core::Precision::FP32, device.pipeline_cache.handle());
+    CHECK(device.save_pipeline_cache().find("it is a symlink") != std::string::npos);
+  }
+  {
+    std::ifstream in(notes);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "a teacher's notes");
+  }
+  CHECK(fs::is_symlink(file));
   {
     gpu::SharedDevice memory_only(options, {});  // no folder: nothing on disk, no error
     CHECK(memory_only.pipeline_cache_path.empty());

@@ -7,6 +7,7 @@
 
 #include "app/bench_timing.hpp"
 #include "core/config.hpp"
+#include "core/memory_budget.hpp"
 
 namespace app {
 
@@ -49,6 +50,11 @@ struct BenchRow {
   double unsplit_ms = 0;
   std::vector<OpenBlasFigure> openblas;
 };
+
+// The host memory the bench will hold at its peak for `cases`: the largest case of each side that runs (trainscope's
+// CPU GEMM, OpenBLAS in its child process, the GPU when its memory is host memory), summed, since the CPU GEMM's
+// packed copy stays while the other sides run. Checked with core::check_host_memory before measuring.
+core::MemoryNeed bench_memory_need(const std::vector<GemmCase>& cases, bool cpu, bool openblas, bool gpu_on_host);
 
 // Progress shown on stderr while measuring: "bench: cpu, 2 threads: 12/42 square 1024 backward_weight".
 void bench_progress(const std::string& what, size_t done, size_t total);

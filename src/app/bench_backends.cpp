@@ -72,6 +72,28 @@ std::vector<GemmCase> bench_cases(const core::TrainConfig& cfg, int features, in
   return cases;
 }
 
+core::MemoryNeed bench_memory_need(const std::vector<GemmCase>& cases, bool cpu, bool openblas, bool gpu_on_host) {
+  // Floats of one case, per side, at their most (each side allocates a case's operands, times it, frees them):
+  //   trainscope's CPU GEMM: inp, weight, dout, out, and the packed copy of B (kept by the thread afterwards);
+  //   OpenBLAS (a child process): A, B, C and its own packed copy of B;
+  //   the GPU on a software device: inp, weight, dout, out, preact, the host copy of the largest one being uploaded,
+  //   and split-K's partials (kBenchSplitK x M x N).
+  double cpu_floats = 0, blas_floats = 0, gpu_floats = 0;
+  for (const GemmCase& g : cases) {
+    const double in = double(g.B) * double(g.C), weight = double(g.OC) * double(g.C), dout = double(g.B) * double(g.OC);
+    const double out = double(g.M()) * double(g.N()), b = double(g.K()) * double(g.N());
+    cpu_floats = std::max(cpu_floats, in + weight + dout + out + b);
+    blas_floats = std::max(blas_floats, double(g.M()) * double(g.K()) + 2 * b + out);
+    gpu_floats =
+        std::max(gpu_floats, in + weight + 2 * dout + out + std::max({in, weight, dout, out}) + kBenchSplitK * out);
+  }
+  core::MemoryNeed need;
+  if (cpu) need.add("the largest CPU GEMM's operands and packed copy", 4 * cpu_floats);
+  if (cpu && openblas) need.add("OpenBLAS's (a child process)", 4 * blas_floats);
+  if (gpu_on_host) need.add("the largest GPU GEMM's buffers (software Vulkan: host memory)", 4 * gpu_floats);
+  return need;
+}
+
 void bench_progress(const std::string& what, size_t done, size_t total) {
   if (isatty(STDERR_FILENO)) {  // one line, rewritten in place
     std::cerr << fmt::format("\rbench: {}: {}/{}", what, done, total) << (done == total ? "\n" : "          ")

@@ -16,6 +16,7 @@
 #include "app/bench.hpp"
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
+#include "app/print.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/measure.hpp"
@@ -26,6 +27,7 @@
 #include "cpu/simd.hpp"
 #include "cpu/trainer.hpp"
 #include "run/peaks.hpp"
+#include "run/session.hpp"
 
 namespace app {
 namespace {
@@ -89,7 +91,7 @@ void print_table(std::FILE* out, const std::vector<BenchRow>& rows, const std::v
                                    "ms", "GFLOP/s", "% peak");
   for (const auto& c : cores) header += fmt::format("  {:>17} {:>6}", "OpenBLAS " + c, "ratio");
   if (kernel_column) header += "  variant";
-  fmt::print(out, "{}\n", header);
+  say(out, "{}\n", header);
   for (const auto& r : rows) {
     std::string line = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9.3f} {:>9.1f} {:>7}", r.gemm.label,
                                    r.gemm.form, r.gemm.M(), r.gemm.N(), r.gemm.K(), r.ms, r.gflops,
@@ -97,9 +99,9 @@ void print_table(std::FILE* out, const std::vector<BenchRow>& rows, const std::v
     for (const auto& f : r.openblas)
       line += fmt::format("  {:>17.1f} {:>5.2f}x", f.gflops, f.gflops > 0 ? r.gflops / f.gflops : 0.0);
     if (kernel_column) line += "  " + r.kernel;
-    fmt::print(out, "{}\n", line);
+    say(out, "{}\n", line);
   }
-  fmt::print(out, "\n");
+  say(out, "\n");
 }
 
 nlohmann::json row_json(const BenchRow& r) {
@@ -165,8 +167,11 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
                 "OPENBLAS_L2_SIZE (KiB) given to OpenBLAS, which cannot always read the L2 size in a VM (0: unset, "
                 "OpenBLAS detects it)")
       ->check(checked(kOpenblasL2))->default_str("the environment's OPENBLAS_L2_SIZE, else 0")->type_name("KIB")->group("Measurement");
-  b->add_option("--report", o.report, "Write every row as JSON to FILE")->type_name("FILE.json")
-      ->default_str("none")->group("Output");
+  b->add_option("--report", o.report, "Write every row as JSON to FILE")
+      ->check(non_empty("--report", "a file name, or - for standard output"))
+      ->type_name("FILE.json")
+      ->default_str("none")
+      ->group("Output");
   b->footer("OpenBLAS is the reference only: trainscope-openblas-gemm (built beside trainscope when libopenblas-dev "
             "is installed) runs it in a child process per core type, with OPENBLAS_NUM_THREADS, OPENBLAS_CORETYPE and "
             "OPENBLAS_L2_SIZE set by the bench and every other OPENBLAS_*/OMP_* variable removed. The CPU GEMM's SIMD "
@@ -211,11 +216,11 @@ int run_bench(BenchOptions& o) {
                           "takes); got --threads {}",
                           o.threads));
   bool use_cpu = false, use_gpu = false;
-  for (const auto& name : parse_names(o.backend)) {
-    if (name == "cpu") use_cpu = true;
-    else if (name == "gpu") use_gpu = true;
-    else bad_input(fmt::format("--backend {}: unknown backend '{}' (allowed: cpu, gpu, or cpu,gpu)", o.backend, name));
-  }
+  for (const auto& name : parse_backends(o.backend, "cpu, gpu, or cpu,gpu")) (name == "cpu" ? use_cpu : use_gpu) = true;
+  core::TrainConfig gpu_cfg;  // the GPU to measure, for its device index and whether its memory is host memory
+  gpu_cfg.backends = {"gpu"};
+  gpu_cfg.device = o.device;
+  if (use_gpu && o.device >= 0) check_device_index(o.device);  // exit 2, as train's --device
   std::vector<std::string> cores;  // OPENBLAS_CORETYPE per comparison column ("" = OpenBLAS's default)
   if (o.openblas != "none")
     for (const auto& c : parse_names(o.openblas)) {
@@ -226,24 +231,29 @@ int run_bench(BenchOptions& o) {
     }
   if (!o.report.empty()) core::check_output_path(o.report, "--report");  // before minutes of measuring
   const std::vector<GemmCase> cases = bench_cases(cfg, features, classes, squares);
+  core::check_host_memory(
+      bench_memory_need(cases, use_cpu, !cores.empty(), use_gpu && run::gpu_memory_on_host(gpu_cfg)),
+      "--hidden/--batch/--sizes: this bench",
+      "measure smaller shapes (--hidden, --batch, --sizes), or fewer backends (--backend, "
+      "--openblas none)");
 
   // The tables go to stdout, or to stderr when the JSON report does (--report -).
   std::FILE* out = o.report == "-" ? stderr : stdout;
-  fmt::print(out, "model: MLP {}{} ({}), batch {}; {} GEMMs per backend and thread count\n", features,
-             [&] {
-               std::string s;
-               for (int h : cfg.hidden) s += fmt::format("-{}", h);
-               return s + fmt::format("-{}", classes);
-             }(),
-             o.preset == "seed-mlp" ? "preset seed-mlp" : o.dataset, cfg.batch, cases.size());
+  say(
+      out, "model: MLP {}{} ({}), batch {}; {} GEMMs per backend and thread count\n", features,
+      [&] {
+        std::string s;
+        for (int h : cfg.hidden) s += fmt::format("-{}", h);
+        return s + fmt::format("-{}", classes);
+      }(),
+      o.preset == "seed-mlp" ? "preset seed-mlp" : o.dataset, cfg.batch, cases.size());
   const double load_before = core::load_average();
   const unsigned hardware_threads = std::max(1u, std::thread::hardware_concurrency());
   if (load_before >= 0)
-    fmt::print(out, "machine: {} hardware threads, load average {:.2f} before the bench{}\n", hardware_threads,
-               load_before,
-               load_before > 0.5 ? " (other work competes for the cores: figures are lower and noisier than on an idle "
-                                   "machine)"
-                                 : "");
+    say(out, "machine: {} hardware threads, load average {:.2f} before the bench{}\n", hardware_threads, load_before,
+        load_before > 0.5 ? " (other work competes for the cores: figures are lower and noisier than on an idle "
+                            "machine)"
+                          : "");
   nlohmann::json report = {{"model", {{"features", features}, {"hidden", cfg.hidden}, {"classes", classes},
                                       {"batch", cfg.batch}, {"preset", o.preset}}},
                            {"squares", squares}, {"repeats", o.repeats}, {"min_seconds", o.min_seconds},
@@ -280,9 +290,9 @@ int run_bench(BenchOptions& o) {
           p = cpu::measure_fma_peak(level, static_cast<int>(t));
         }
         if (level == cpu::active_simd_level() && cpu::active_micro_kernel()) peak_of_threads[t] = p.gflops;
-        fmt::print(out, "cpu FMA peak, {}, {}: {:.1f} GFLOP/s (median of {}{})\n", cpu::to_string(level),
-                   threads_text(static_cast<int>(t)), p.gflops, p.samples.size(),
-                   f ? ", from the peaks cache, measured " + cached->measured_at : "");
+        say(out, "cpu FMA peak, {}, {}: {:.1f} GFLOP/s (median of {}{})\n", cpu::to_string(level),
+            threads_text(static_cast<int>(t)), p.gflops, p.samples.size(),
+            f ? ", from the peaks cache, measured " + cached->measured_at : "");
         peaks.push_back({{"simd", cpu::to_string(level)}, {"threads", t}, {"gflops", p.gflops},
                          {"samples", p.samples}, {"cached", f != nullptr}});
       }
@@ -290,14 +300,14 @@ int run_bench(BenchOptions& o) {
     const char* l2_env = std::getenv("OPENBLAS_L2_SIZE");
     const int l2_kb = o.openblas_l2_kb >= 0 ? o.openblas_l2_kb : (l2_env ? std::atoi(l2_env) : 0);
     report["openblas_l2_kb"] = l2_kb;
-    fmt::print(out, "cpu GEMM micro-kernel: {}; each call timed with {}\n", cpu::gemm_kernel_name(),
-               clock == BenchClock::Wall ? "the wall clock" : "the calling thread's CPU time");
+    say(out, "cpu GEMM micro-kernel: {}; each call timed with {}\n", cpu::gemm_kernel_name(),
+        clock == BenchClock::Wall ? "the wall clock" : "the calling thread's CPU time");
     std::string blas_note = cores.empty() ? "OpenBLAS: not compared (--openblas none)" : "OpenBLAS columns:";
     for (const auto& c : cores)
       blas_note += fmt::format(" [{}]", c.empty() ? "OPENBLAS_CORETYPE unset (its default)" : "OPENBLAS_CORETYPE=" + c);
     if (!cores.empty())
       blas_note += fmt::format(", OPENBLAS_L2_SIZE={}", l2_kb > 0 ? std::to_string(l2_kb) : std::string("unset"));
-    fmt::print(out, "{}\n\n", blas_note);
+    say(out, "{}\n\n", blas_note);
     // Case by case, trainscope and then each OpenBLAS core type, so that a change of the machine's load during the
     // run affects both sides of a ratio alike.
     for (long t : threads) {
@@ -328,7 +338,7 @@ int run_bench(BenchOptions& o) {
       else
         for (const auto& f : rows.front().openblas)
           labels.push_back(f.core + (f.requested.empty() ? " (default)" : ""));
-      fmt::print(out, "cpu: {}\n", rows.front().device);
+      say(out, "cpu: {}\n", rows.front().device);
       print_table(out, rows, labels);
       for (const auto& r : rows) all_rows.push_back(row_json(r));
     }
@@ -338,9 +348,11 @@ int run_bench(BenchOptions& o) {
       // GPU timings on a software device are slow: fewer timed calls (still the median of at least 3).
       const std::vector<BenchRow> rows = bench_gpu(cases, o.device, std::min(o.repeats, 3));
       if (!rows.empty()) {
-        fmt::print(out, "gpu: {}\n", rows[0].device);
-        fmt::print(out, "gpu FMA peak, fp32: {:.1f} GFLOP/s (the peak_fma probe of trainscope peaks: independent vec4 fma chains, median of 3)\n",
-                   rows[0].peak_gflops);
+        say(out, "gpu: {}\n", rows[0].device);
+        say(out,
+            "gpu FMA peak, fp32: {:.1f} GFLOP/s (the peak_fma probe of trainscope peaks: independent vec4 fma chains, "
+            "median of 3)\n",
+            rows[0].peak_gflops);
         report["gpu_fma_peak_gflops"] = rows[0].peak_gflops;
       }
       print_table(out, rows, {}, true);
@@ -351,7 +363,7 @@ int run_bench(BenchOptions& o) {
     }
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  fmt::print(out, "bench took {:.0f} s\n", seconds);
+  say(out, "bench took {:.0f} s\n", seconds);
   report["rows"] = all_rows;
   report["seconds"] = seconds;
   report["hardware_threads"] = hardware_threads;
@@ -360,7 +372,7 @@ int run_bench(BenchOptions& o) {
   if (!o.report.empty()) {
     try {
       core::write_json_atomically(o.report, report);
-      if (o.report != "-") fmt::print(out, "report: {}\n", o.report);
+      if (o.report != "-") say(out, "report: {}\n", o.report);
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: " << e.what() << "\n";
       return 1;

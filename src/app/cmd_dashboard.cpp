@@ -15,11 +15,13 @@
 #include "app/dashboard_run.hpp"
 #include "app/window_cpu.hpp"
 #include "app/option_checks.hpp"
+#include "app/print.hpp"
 #include "core/error.hpp"
-#include "run/explain.hpp"
 #include "core/files.hpp"
+#include "core/memory_budget.hpp"
 #include "core/options.hpp"
 #include "run/data.hpp"
+#include "run/explain.hpp"
 #include "run/interrupt.hpp"
 #include "run/peaks.hpp"
 #include "run/session.hpp"
@@ -143,13 +145,15 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
       ->check(checked(core::rules::max_fps))->group("Display");
   c->add_option("--frames", d.frames, "Render N frames, print the UI frame times, and exit (scripted screenshots)")
       ->type_name("N")->check(checked(core::rules::frames))->group("Display");
-  c->add_option("--screenshot", d.screenshot, "With --frames: write the last frame to this PNG")
+  c->add_option("--screenshot", d.screenshot, "With --frames (required): write the last frame to this PNG")
+      ->check(non_empty("--screenshot", "a file name (FILE.png)"))
       ->type_name("FILE.png")->default_str("none")->group("Display");
   c->add_option("--script", d.script,
                 "Give a lesson: its steps (settings, captions, speaker notes, screenshots, checks) from a JSON file, "
                 "e.g. assets/lessons/batch-size.json, paced by you: Space, Right or Page Down (a presentation "
                 "clicker) for the next point, Left or Page Up for the caption before. Checked before the window "
                 "opens (exit 2 when malformed)")
+      ->check(non_empty("--script", "a lesson file (LESSON.json)"))
       ->type_name("LESSON.json")->default_str("none")->group("Lesson");
   c->add_flag("--autoplay", d.autoplay,
               "With --script: play the lesson unattended, start to end (CI, the README's pictures); its conditions "
@@ -158,6 +162,7 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
   c->add_option("--output", d.output,
                 "With --script: the folder of the lesson's screenshots (made if missing); default: your pictures "
                 "folder/trainscope/LESSON (XDG_PICTURES_DIR, else ~/Pictures), never the current folder")
+      ->check(non_empty("--output", "a folder for the lesson's screenshots"))
       ->type_name("DIR")->default_str("pictures folder")->group("Lesson");
   c->add_option("--steady", d.steady,
                 "With --script: every \"steady\" condition of the lesson needs N steps since the change and S seconds "
@@ -181,7 +186,14 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   core::check(core::rules::max_fps, d.max_fps);
   if (d.font_size != 0) core::check(core::rules::font_size, d.font_size);
   static_assert(core::rules::font_size.min == ui::kMinFontSize && core::rules::font_size.max == ui::kMaxFontSize);
-  if (!d.screenshot.empty()) core::check_output_path(d.screenshot, "--screenshot");
+  if (!d.screenshot.empty()) {
+    if (d.frames == 0)  // it is written after the last of --frames; without them it never was, silently
+      throw core::Error(core::ErrorKind::InvalidArgument,
+                        fmt::format("--screenshot {}: needs --frames N (the last of N frames is written); in the "
+                                    "window, F12 or the Screenshot button saves one",
+                                    d.screenshot));
+    core::check_output_path(d.screenshot, "--screenshot");
+  }
   if (d.script.empty() && (d.autoplay || !d.output.empty() || !d.steady.empty()))
     throw core::Error(core::ErrorKind::InvalidArgument,
                       fmt::format("{}: goes with --script LESSON.json (a lesson to play)",
@@ -222,6 +234,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   auto load = [&] {
     data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
     run::validate_for_backends(cfg, *data);
+    core::check_training_memory(cfg, *data, run::new_trainers(run::backends_from_config(cfg)));
     if (lesson) ui::check_lesson_settings(lesson->lesson(), cfg, *data);
   };
   if (lesson) load();
@@ -272,8 +285,8 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   std::string longest_caption;  // the caption band is as tall as the lesson's longest caption needs, all along
   if (lesson) {
     const ui::Lesson& l = lesson->lesson();
-    fmt::print("lesson: {} ({} steps, {} points{})\n", l.title, l.steps.size(), l.points(),
-               d.autoplay ? ", autoplay" : "; Space, Right or Page Down: next; Left or Page Up: the caption before");
+    say("lesson: {} ({} steps, {} points{})\n", l.title, l.steps.size(), l.points(),
+        d.autoplay ? ", autoplay" : "; Space, Right or Page Down: next; Left or Page Up: the caption before");
     for (const auto& step : l.steps)
       if (step.caption && step.caption->size() > longest_caption.size()) longest_caption = *step.caption;
   }
@@ -311,8 +324,8 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     view.peaks_message = std::move(peaks_state.message);
     if (lesson) {
       lesson->update(view.now_s, view, controller);
-      for (const auto& line : lesson->take_log()) fmt::print("lesson: {}\n", line);
-      std::fflush(stdout);
+      for (const auto& line : lesson->take_log()) say("lesson: {}\n", line);
+      flush(stdout);
       view.caption = lesson->caption();
       view.caption_hint = lesson->hint();
       view.caption_reserve = longest_caption;
@@ -401,12 +414,12 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   if (lesson && lesson->failed() && exit_code == 0) exit_code = 1;  // a teacher's lesson that went on past a failure
 
   const ui::FrameStats stats = window->frame_stats();
-  fmt::print("UI frame time: mean {:.1f} ms, p95 {:.1f} ms, max {:.1f} ms over {} frames\n", stats.mean_ms,
-             stats.p95_ms, stats.max_ms, stats.frames);
+  say("UI frame time: mean {:.1f} ms, p95 {:.1f} ms, max {:.1f} ms over {} frames\n", stats.mean_ms, stats.p95_ms,
+      stats.max_ms, stats.frames);
   // Where the time went (what a slow frame is made of; see Window::present_stats).
-  fmt::print("UI frame parts, mean per frame: building the UI {:.1f} ms; submit to present returned {:.1f} ms "
-             "(95th percentile {:.1f} ms: the device draws it and hands it to the display)\n",
-             window->build_stats().mean_ms, window->present_stats().mean_ms, window->present_stats().p95_ms);
+  say("UI frame parts, mean per frame: building the UI {:.1f} ms; submit to present returned {:.1f} ms "
+      "(95th percentile {:.1f} ms: the device draws it and hands it to the display)\n",
+      window->build_stats().mean_ms, window->present_stats().mean_ms, window->present_stats().p95_ms);
   for (const auto& r : session.snapshot())
     if (!r.error.empty()) std::cerr << "trainscope: " << r.name << " stopped: " << r.error << "\n";
   if (cfg.validation) {

@@ -8,10 +8,15 @@
 
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
+#include "app/print.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/memory_budget.hpp"
 #include "core/report.hpp"
+#include "cpu/peak_probe.hpp"
+#include "gpu/peak_probe.hpp"
 #include "run/peaks.hpp"
+#include "run/session.hpp"
 
 namespace app {
 namespace {
@@ -19,21 +24,28 @@ namespace {
 using core::figure_text;
 
 void print_peaks(std::FILE* out, const core::DevicePeaks& p, bool cached) {
-  fmt::print(out, "{}  {}\n", p.backend == "gpu" ? "GPU" : "CPU", p.device);
+  say(out, "{}  {}\n", p.backend == "gpu" ? "GPU" : "CPU", p.device);
   if (p.software)
-    fmt::print(out, "     software Vulkan device: these are the CPU's figures seen through the driver, not a GPU's\n");
+    say(out, "     software Vulkan device: these are the CPU's figures seen through the driver, not a GPU's\n");
   for (const auto& f : p.figures) {
     if (f.value <= 0) {
-      fmt::print(out, "  {:<62} {:>9} {:<8} {}\n", f.label, "-", f.unit, f.note);
+      say(out, "  {:<62} {:>9} {:<8} {}\n", f.label, "-", f.unit, f.note);
       continue;
     }
     const auto [lo, hi] = std::minmax_element(f.samples.begin(), f.samples.end());
-    fmt::print(out, "  {:<62} {:>9} {:<8} ({}..{}, median of {})\n", f.label, figure_text(f.value), f.unit,
-               figure_text(*lo), figure_text(*hi), f.samples.size());
+    say(out, "  {:<62} {:>9} {:<8} ({}..{}, median of {})\n", f.label, figure_text(f.value), f.unit, figure_text(*lo),
+        figure_text(*hi), f.samples.size());
   }
-  fmt::print(out, "  measured {} in {:.1f} s at load average {}{}\n\n", p.measured_at, p.seconds,
-             p.load_average >= 0 ? fmt::format("{:.2f}", p.load_average) : "unknown",
-             cached ? " (from the cache; --remeasure measures again)" : "");
+  say(out, "  measured {} in {:.1f} s at load average {}{}\n\n", p.measured_at, p.seconds,
+      p.load_average >= 0 ? fmt::format("{:.2f}", p.load_average) : "unknown",
+      cached ? " (from the cache; --remeasure measures again)" : "");
+}
+
+core::TrainConfig gpu_config(int device) {
+  core::TrainConfig c;
+  c.backends = {"gpu"};
+  c.device = device;
+  return c;
 }
 
 constexpr core::IntRule kRepeats{"--repeats", "the number of timed repeats per figure", 5, 100};
@@ -57,7 +69,9 @@ CLI::App* add_peaks_command(CLI::App& parent, PeaksOptions& o) {
                 "CPU whose cores each reach more than 32 MiB of cache needs larger arrays")
       ->type_name("MIB")->check(checked(kStreamMib));
   p->add_option("--report", o.report, "Write the figures as JSON to FILE (-: standard output, the table to stderr)")
-      ->type_name("FILE.json")->default_str("none");
+      ->check(non_empty("--report", "a file name, or - for standard output"))
+      ->type_name("FILE.json")
+      ->default_str("none");
   p->footer(
       "Figures (each the median of its repeats; GB/s = 1e9 bytes/s, GFLOP/s = 1e9 FLOP/s, an FMA counted as 2):\n"
       "  GPU memory bandwidth, copy shader (GB/s): a compute shader copies a 256 MiB buffer into another,\n"
@@ -85,28 +99,40 @@ CLI::App* add_peaks_command(CLI::App& parent, PeaksOptions& o) {
 
 int run_peaks(PeaksOptions& o) {
   core::check(kRepeats, o.repeats);  // also checked by CLI11; here for callers that fill PeaksOptions themselves
-  std::vector<std::string> backends;
-  for (size_t start = 0; start <= o.backend.size();) {
-    const size_t comma = std::min(o.backend.find(',', start), o.backend.size());
-    const std::string name = o.backend.substr(start, comma - start);
-    if (name != "gpu" && name != "cpu")
-      throw core::Error(core::ErrorKind::InvalidArgument,
-                        fmt::format("--backend {}: unknown backend (allowed: gpu, cpu, or gpu,cpu)", o.backend));
-    if (std::find(backends.begin(), backends.end(), name) == backends.end()) backends.push_back(name);
-    start = comma + 1;
-  }
+  const std::vector<std::string> backends = parse_backends(o.backend, "gpu, cpu, or gpu,cpu");
+  const bool gpu = std::find(backends.begin(), backends.end(), "gpu") != backends.end();
+  if (gpu && o.device >= 0) check_device_index(o.device);
   core::check(kStreamMib, o.stream_mib);
   if (o.stream_mib > 0 && o.stream_mib < 16)  // arrays that fit in a cache measure the cache, not the memory
     throw core::Error(core::ErrorKind::InvalidArgument,
                       fmt::format("--stream-mib {}: {} must be 0 (automatic) or 16..16384 (smaller arrays stay in a "
                                   "cache)", o.stream_mib, kStreamMib.what));
   if (!o.report.empty()) core::check_output_path(o.report, "--report");
-  std::FILE* out = o.report == "-" ? stderr : stdout;
   const std::filesystem::path cache = core::default_peaks_path();
-  fmt::print(out, "trainscope peaks: measured device peaks, the ceilings of the rooflines ({})\n\n",
-             cache.empty() ? "no cache: neither XDG_CACHE_HOME nor HOME is set"
-                           : "cached in " + cache.string());
-  std::fflush(out);
+  // What measuring will hold (only the devices that will be measured), before anything is allocated.
+  core::MemoryNeed need;
+  auto measures = [&](const std::string& backend) {
+    if (o.remeasure) return true;
+    try {
+      return !core::find_cached_peaks(cache, run::peaks_key(backend, o.device)).has_value();
+    } catch (const core::Error&) {
+      return false;  // no Vulkan: nothing is measured, the table says why
+    }
+  };
+  for (const auto& backend : backends) {
+    if (!measures(backend)) continue;
+    if (backend == "cpu") {
+      const double array = o.stream_mib > 0 ? double(o.stream_mib) * (1 << 20) : double(cpu::stream_array_bytes());
+      need.add(fmt::format("STREAM's 3 arrays of {}", core::memory_text(array)), 3 * array);
+    } else if (run::gpu_memory_on_host(gpu_config(o.device))) {
+      need.add("the GPU's copy buffers (software Vulkan: host memory)", 2.0 * gpu::kPeakCopyBytes);
+    }
+  }
+  core::check_host_memory(need, "--stream-mib: measuring", "give a smaller --stream-mib (0: automatic)");
+  std::FILE* out = o.report == "-" ? stderr : stdout;
+  say(out, "trainscope peaks: measured device peaks, the ceilings of the rooflines ({})\n\n",
+      cache.empty() ? "no cache: neither XDG_CACHE_HOME nor HOME is set" : "cached in " + cache.string());
+  flush(out);
   const auto progress = [](const std::string& what) { std::cerr << "peaks: measuring " << what << "...\n"; };
   nlohmann::json report = {{"cache", cache.string()}, {"devices", nlohmann::json::array()}};
   int code = 0;
@@ -122,10 +148,10 @@ int run_peaks(PeaksOptions& o) {
       report["devices"].push_back(j);
     } catch (const core::Error& e) {
       if (e.kind() == core::ErrorKind::InvalidArgument) throw;
-      fmt::print(out, "{}: not measured: {}\n\n", backend == "gpu" ? "GPU" : "CPU", e.what());
+      say(out, "{}: not measured: {}\n\n", backend == "gpu" ? "GPU" : "CPU", e.what());
       code = 1;
     }
-    std::fflush(out);
+    flush(out);
   }
   if (!o.report.empty()) {
     try {

@@ -9,8 +9,8 @@
 
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
+#include "app/print.hpp"
 #include "core/error.hpp"
-#include "core/csv_export.hpp"
 #include "core/files.hpp"
 #include "core/options.hpp"
 #include "core/report.hpp"
@@ -41,7 +41,7 @@ void print_table(std::FILE* f, const run::SweepResult& r) {
   const std::vector<std::string> series = r.series();
   std::string head = fmt::format("{:>6}", "batch");
   for (const auto& s : series) head += fmt::format("  {:>34}", s + ": samples/s  ms/step GFLOP/s  GB/s");
-  fmt::print(f, "{}  {:>8}\n", head, "speedup");
+  say(f, "{}  {:>8}\n", head, "speedup");
   std::vector<int> batches;
   for (const auto& p : r.points)
     if (std::find(batches.begin(), batches.end(), p.batch) == batches.end()) batches.push_back(p.batch);
@@ -57,11 +57,11 @@ void print_table(std::FILE* f, const run::SweepResult& r) {
     }
     const double s = r.speedup(b);
     line += s > 0 ? fmt::format("  {:>7.3g}x", s) : fmt::format("  {:>8}", "-");
-    fmt::print(f, "{}\n", line);
+    say(f, "{}\n", line);
   }
   for (const auto& p : r.points)
-    if (!p.skipped.empty()) fmt::print(f, "skipped: {} batch {}: {}\n", p.series, p.batch, p.skipped);
-  fmt::print(f, "\ncrossover: {}\n", r.crossover_text);
+    if (!p.skipped.empty()) say(f, "skipped: {} batch {}: {}\n", p.series, p.batch, p.skipped);
+  say(f, "\ncrossover: {}\n", r.crossover_text);
 }
 
 }  // namespace
@@ -82,10 +82,17 @@ CLI::App* add_sweep_command(CLI::App& parent, SweepOptions& o) {
   s->add_option("--steps", o.steps, "Timed steps per batch size and backend, 1..1000")->group("Sweep");
   s->add_option("--warmup", o.warmup, "Untimed warm-up steps before them, 0..100")->group("Sweep");
   s->add_option("--report", o.report, "Write the sweep as JSON to FILE (- for standard output), atomically")
-      ->type_name("FILE.json")->default_str("none")->group("Output");
-  s->add_option("--csv", o.csv, "Write the sweep as DIR/sweep.csv (one row per point; DIR created if missing), "
-                "atomically")
-      ->type_name("DIR")->default_str("none")->group("Output");
+      ->check(non_empty("--report", "a file name, or - for standard output"))
+      ->type_name("FILE.json")
+      ->default_str("none")
+      ->group("Output");
+  s->add_option(
+       "--csv", o.csv,
+       "Write the sweep as DIR/sweep.csv (one row per point; DIR created with its missing parents), atomically")
+      ->check(non_empty("--csv", "a directory"))
+      ->type_name("DIR")
+      ->default_str("none")
+      ->group("Output");
   return s;
 }
 
@@ -101,22 +108,23 @@ int run_sweep(SweepOptions& o) {
   so.config = o.train.config;
   if (!o.report.empty()) core::check_output_path(o.report, "--report");
   const std::string csv_path = o.csv.empty() ? "" : (std::filesystem::path(o.csv) / "sweep.csv").string();
-  if (!csv_path.empty()) {
-    core::check_csv_dir(o.csv, "--csv");  // as train's --csv: a directory, or one that can be made (at the end)
-  }
-  std::ostream& out = o.report == "-" ? std::cerr : std::cout;
+  if (!csv_path.empty()) core::check_output_dir(o.csv, "--csv", {"sweep.csv"});
+  core::check_distinct_outputs({{"--report", o.report}, {"--csv (sweep.csv)", csv_path}});
+  std::FILE* out = o.report == "-" ? stderr : stdout;
   const core::DataSplit data = run::load_data(so.config);
   // The default list stops at the training set's size; an explicit size above it is kept and reported as skipped.
   if (o.batches == SweepOptions{}.batches)
     std::erase_if(so.batches, [&](int b) { return b > data.train.count; });
-  out << fmt::format("sweep: {} on {} ({} training samples), batch {}, {} warm-up + {} timed steps per point, {}\n",
-                     core::model_shape(so.config, data).describe(), data.train.name, data.train.count,
-                     o.batches == SweepOptions{}.batches ? fmt::format("1..{}", so.batches.back()) : o.batches,
-                     so.warmup_steps, so.timed_steps, core::to_string(so.config.execution));
-  out.flush();
+  const std::vector<run::BackendSpec> specs = run::backends_from_config(so.config);
+  run::check_sweep_memory(so, data, specs);  // before anything is printed: a refusal is one line
+  say(out, "sweep: {} on {} ({} training samples), batch {}, {} warm-up + {} timed steps per point, {}\n",
+      core::model_shape(so.config, data).describe(), data.train.name, data.train.count,
+      o.batches == SweepOptions{}.batches ? fmt::format("1..{}", so.batches.back()) : o.batches, so.warmup_steps,
+      so.timed_steps, core::to_string(so.config.execution));
+  flush(out);
   const bool tty = isatty(STDERR_FILENO) != 0;
-  const run::SweepResult r = run::run_sweep(
-      so, data, run::backends_from_config(so.config), [&](const run::SweepPoint& p, size_t done, size_t total) {
+  const run::SweepResult r =
+      run::run_sweep(so, data, specs, [&](const run::SweepPoint& p, size_t done, size_t total) {
         const std::string what = p.measured() ? fmt::format("{:.0f} samples/s, {:.2f} ms/step", p.samples_per_s,
                                                             p.ms_per_step)
                                               : "skipped";
@@ -126,22 +134,37 @@ int run_sweep(SweepOptions& o) {
       });
   // --report -: standard output holds the JSON alone; the table goes to stderr.
   print_table(o.report == "-" ? stderr : stdout, r);
-  if (o.report == "-") std::cout << run::sweep_json(so, r).dump(2) << "\n";
-  if (!o.report.empty() && o.report != "-") {
-    core::write_json_atomically(o.report, run::sweep_json(so, r));
-    fmt::print(o.report == "-" ? stderr : stdout, "report: {}\n", o.report);
+  // A series that failed (no Vulkan driver, out of memory) fails the command, as a backend that stops fails train;
+  // a size the machine cannot take is only a skip.
+  int code = 0;
+  std::vector<std::string> failed;
+  for (const auto& p : r.points)
+    if (p.failed && std::find(failed.begin(), failed.end(), p.series) == failed.end()) {
+      failed.push_back(p.series);
+      std::cerr << fmt::format("trainscope: error: {}: {}\n", p.series, p.skipped);
+      code = 1;
+    }
+  // Each output on its own: one that cannot be written is said, and the others are still written.
+  if (!o.report.empty()) {
+    try {
+      core::write_json_atomically(o.report, run::sweep_json(so, r));
+      if (o.report != "-") say(out, "report: {}\n", o.report);
+    } catch (const core::Error& e) {
+      std::cerr << "trainscope: error: " << e.what() << "\n";
+      code = 1;
+    }
   }
   if (!csv_path.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directory(o.csv, ec);
-    if (ec)
-      throw core::Error(core::ErrorKind::Io, fmt::format("cannot create the CSV directory {}: {}; choose a writable "
-                                                         "place",
-                                                         o.csv, ec.message()));
-    core::write_file_atomically(csv_path, run::sweep_csv(r), "the sweep's CSV");
-    fmt::print(o.report == "-" ? stderr : stdout, "csv: {}\n", csv_path);
+    try {
+      core::make_output_dir(o.csv, "the --csv directory");
+      core::write_file_atomically(csv_path, run::sweep_csv(r), "the sweep's CSV");
+      say(out, "csv: {}\n", csv_path);
+    } catch (const core::Error& e) {
+      std::cerr << "trainscope: error: " << e.what() << "\n";
+      code = 1;
+    }
   }
-  return 0;
+  return code;
 }
 
 }  // namespace app

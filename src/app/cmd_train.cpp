@@ -11,6 +11,7 @@
 
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
+#include "app/print.hpp"
 #include "app/progress.hpp"
 #include "app/summary.hpp"
 #include "core/batches.hpp"
@@ -78,27 +79,28 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
   const core::StepPlan plan =
       core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision, cfg.execution.unfused);
   const int steps = core::steps_per_epoch(data.train.count, cfg.batch);
-  fmt::print("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
-             data.test.count, data.train.features, data.train.classes);
-  fmt::print("model: MLP {} ({} parameters), {}, {} lr {:g} weight decay {:g}{}\n", shape.describe(),
-             shape.real_param_count, core::to_string(cfg.activation), core::to_string(cfg.optimizer), cfg.lr,
-             cfg.effective_weight_decay(),
-             cfg.optimizer == core::Optimizer::SGD ? fmt::format(" momentum {:g}", cfg.momentum) : "");
-  fmt::print("step:  batch {}, {} steps per epoch, {} epoch{}; one step = {}FLOP, {}B of compulsory memory traffic\n",
-             cfg.batch, steps, cfg.epochs, cfg.epochs == 1 ? "" : "s", with_si_prefix(plan.total_flops()),
-             with_si_prefix(plan.total_bytes()));
+  say("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
+      data.test.count, data.train.features, data.train.classes);
+  say("model: MLP {} ({} parameters), {}, {} lr {:g} weight decay {:g}{}\n", shape.describe(), shape.real_param_count,
+      core::to_string(cfg.activation), core::to_string(cfg.optimizer), cfg.lr, cfg.effective_weight_decay(),
+      cfg.optimizer == core::Optimizer::SGD ? fmt::format(" momentum {:g}", cfg.momentum) : "");
+  say("step:  batch {}, {} steps per epoch, {} epoch{}; one step = {}FLOP, {}B of compulsory memory traffic\n",
+      cfg.batch, steps, cfg.epochs, cfg.epochs == 1 ? "" : "s", with_si_prefix(plan.total_flops()),
+      with_si_prefix(plan.total_bytes()));
   if (cfg.precision != core::Precision::FP32)
-    fmt::print("precision: {} storage of weights, activations and gradients; fp32 accumulation, master weights and "
-               "optimizer state{}\n",
-               core::to_string(cfg.precision),
-               plan.loss_scaling() ? fmt::format("; dynamic loss scaling from {:g}", cfg.loss_scale_init) : "");
+    say("precision: {} storage of weights, activations and gradients; fp32 accumulation, master weights and "
+        "optimizer state{}\n",
+        core::to_string(cfg.precision),
+        plan.loss_scaling() ? fmt::format("; dynamic loss scaling from {:g}", cfg.loss_scale_init) : "");
   if (cfg.execution.any())
-    fmt::print("teaching toggles: {} ({} kernels per step)\n", core::to_string(cfg.execution), plan.entries.size());
+    say("teaching toggles: {} ({} kernels per step)\n", core::to_string(cfg.execution), plan.entries.size());
   std::string backends;
   for (const auto& b : cfg.backends) backends += (backends.empty() ? "" : ", ") + b;
-  fmt::print("run:   {}{}\n\n", backends,
-             cfg.backends.size() < 2 ? "" : cfg.sequential ? " one after the other" : " side by side (both at once)");
-  std::fflush(stdout);
+  say("run:   {}{}\n\n", backends,
+      cfg.backends.size() < 2 ? ""
+      : cfg.sequential        ? " one after the other"
+                              : " side by side (both at once)");
+  flush(stdout);
 }
 
 // The median wall-clock time of a training step per backend (the first step of the run left out: warm-up).
@@ -113,7 +115,7 @@ void print_step_times(const std::vector<core::BackendRun>& runs) {
     line += fmt::format("{}{} {:.2f} ms", line.empty() ? "" : ", ", r.name, ms[ms.size() / 2]);
     line += fmt::format(" (median of {} steps)", ms.size());
   }
-  if (!line.empty()) fmt::print("step time: {}\n", line);
+  if (!line.empty()) say("step time: {}\n", line);
 }
 
 // --preset seed-mlp: the preset's settings for every option not given explicitly on the command line.
@@ -147,8 +149,8 @@ int write_exports(const TrainOptions& o, const std::vector<core::BackendRun>& ru
                                   {"trace_steps", o.trace_steps}};
     try {
       core::write_trace(o.trace, timelines, about);
-      fmt::print("trace: {} (the last {} steps of each backend; open it in Perfetto or chrome://tracing)\n", o.trace,
-                 o.trace_steps);
+      say("trace: {} (the last {} steps of each backend; open it in Perfetto or chrome://tracing)\n", o.trace,
+          o.trace_steps);
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: " << e.what() << "\n";
       code = 1;
@@ -162,10 +164,10 @@ int write_exports(const TrainOptions& o, const std::vector<core::BackendRun>& ru
       if (b.peaks) peaks.push_back(std::move(*b.peaks));
     try {
       core::write_csv_dir(o.csv, runs, peaks);
-      fmt::print("csv: {}/{{steps,kernels,peaks}}.csv{}\n", o.csv,
-                 peaks.size() < runs.size() ? " (peaks.csv: only devices in the peaks cache; trainscope peaks measures "
-                                              "the others)"
-                                            : "");
+      say("csv: {}/{{steps,kernels,peaks}}.csv{}\n", o.csv,
+          peaks.size() < runs.size() ? " (peaks.csv: only devices in the peaks cache; trainscope peaks measures "
+                                       "the others)"
+                                     : "");
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: " << e.what() << "\n";
       code = 1;
@@ -178,12 +180,12 @@ int write_exports(const TrainOptions& o, const std::vector<core::BackendRun>& ru
 class StdoutToStderr {
  public:
   StdoutToStderr() {
-    std::fflush(stdout);
+    flush(stdout);
     saved_ = ::dup(STDOUT_FILENO);
     if (saved_ >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
   }
   ~StdoutToStderr() {
-    std::fflush(stdout);
+    flush(stdout);
     if (saved_ >= 0) ::dup2(saved_, STDOUT_FILENO), ::close(saved_);
   }
   StdoutToStderr(const StdoutToStderr&) = delete;
@@ -200,9 +202,15 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
   o.command = t;
   t->add_option("--dataset", c.dataset, "Dataset")->check(CLI::IsMember({"fashion-mnist", "spiral"}))->group("Data");
   t->add_option("--data", c.data_dir, "Directory with the Fashion-MNIST (or MNIST) IDX files, .gz or plain")
-      ->default_str(core::kDefaultFashionMnistDir)->type_name("DIR")->group("Data");
-  t->add_option("--limit", c.limit, "Use only the first N training samples (0: all)")->type_name("N")
-      ->check(checked(core::rules::limit))->group("Data");
+      ->check(non_empty("--data", "the directory of the IDX files"))
+      ->default_str(core::kDefaultFashionMnistDir)
+      ->type_name("DIR")
+      ->group("Data");
+  t->add_option("--limit", c.limit,
+                "Use only the first N training samples, and at most N test samples of IDX files (0: all)")
+      ->type_name("N")
+      ->check(checked(core::rules::limit))
+      ->group("Data");
   t->add_option("--spiral-classes", c.spiral_classes, "Spiral dataset: number of arms (classes), 2..16")
       ->check(checked(core::rules::spiral_classes))->group("Data");
   t->add_option("--spiral-points", c.spiral_points, "Spiral dataset: training points per class (test: a quarter)")
@@ -274,17 +282,23 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
                 "on random inputs and labels (10240 samples, fixed seed), GELU, AdamW, batch 512, 1 epoch; options "
                 "given explicitly override it")
       ->check(CLI::IsMember({"none", "seed-mlp"}))->group("Data");
-  t->add_option("--report", o.report,
-                "Write a JSON report of the run to FILE (- for standard output), atomically; the path is checked before "
-                "training. Its \"roofline\" gives per backend and kernel the arithmetic intensity (FLOP per compulsory "
-                "byte), achieved GFLOP/s, the binding ceiling and the % of that roof, against the devices' peaks from "
-                "the `trainscope peaks` cache; a device not in the cache is measured once after training (about 15 s) "
-                "and cached")
+  t->add_option(
+       "--report", o.report,
+       "Write a JSON report of the run to FILE (- for standard output), atomically; the path is checked before "
+       "training. Its \"roofline\" gives per backend and kernel the arithmetic intensity (FLOP per compulsory "
+       "byte), achieved GFLOP/s, the binding ceiling and the % of that roof, against the devices' peaks from "
+       "the `trainscope peaks` cache; a device not in the cache is measured once after training (about 15 s) "
+       "and cached")
+      ->check(non_empty("--report", "a file name, or - for standard output"))
       ->type_name("FILE.json")
-      ->default_str("none")->group("Output");
+      ->default_str("none")
+      ->group("Output");
   t->add_option("--screenshot", o.screenshot,
                 "At the end, render the dashboard offscreen (no window, no display) to a PNG file")
-      ->type_name("FILE.png")->default_str("none")->group("Output");
+      ->check(non_empty("--screenshot", "a file name (FILE.png)"))
+      ->type_name("FILE.png")
+      ->default_str("none")
+      ->group("Output");
   t->add_option("--size", o.size, "Size of the --screenshot PNG, pixels")->type_name("WxH")->group("Output");
   t->add_option("--trace", o.trace,
                 "Write the last --trace-steps steps of each backend as a Chrome trace (JSON trace-event format, as "
@@ -292,15 +306,22 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
                 "track per GPU queue, host and CPU pool thread, one event per kernel and per host phase (record, "
                 "submit, fence wait, read-back) with its FLOPs, bytes, batch and precision; written atomically, the "
                 "path checked before training")
-      ->type_name("FILE.json")->default_str("none")->group("Output");
+      ->check(non_empty("--trace", "a file name, or - for standard output"))
+      ->type_name("FILE.json")
+      ->default_str("none")
+      ->group("Output");
   t->add_option("--trace-steps", o.trace_steps, "The steps per backend in the --trace (the last ones), 1..10000")
       ->type_name("N")->check(checked(kTraceSteps))->group("Output");
-  t->add_option("--csv", o.csv,
-                "Write steps.csv (one row per step and backend: wall, step and kernel seconds, loss, batch, precision, "
-                "lr, loss scale, skipped), kernels.csv (the kernel table per backend, precision and batch) and "
-                "peaks.csv (the devices' cached peaks) into DIR (created if missing), atomically; checked before "
-                "training")
-      ->type_name("DIR")->default_str("none")->group("Output");
+  t->add_option(
+       "--csv", o.csv,
+       "Write steps.csv (one row per step and backend: wall, step and kernel seconds, loss, batch, precision, "
+       "lr, loss scale, skipped), kernels.csv (the kernel table per backend, precision and batch) and "
+       "peaks.csv (the devices' cached peaks) into DIR (created with its missing parents), all or none; checked before "
+       "training")
+      ->check(non_empty("--csv", "a directory"))
+      ->type_name("DIR")
+      ->default_str("none")
+      ->group("Output");
   return t;
 }
 
@@ -343,13 +364,18 @@ int run_train(TrainOptions& o) {
   if (!o.trace.empty()) core::check_output_path(o.trace, "--trace");
   if (!o.csv.empty()) core::check_csv_dir(o.csv, "--csv");
   int width = 0, height = 0;
-  if (!o.screenshot.empty()) {
-    core::check_output_path(o.screenshot, "--screenshot");
-    parse_size(o.size, width, height);
-  }
+  parse_size(o.size, width, height);  // even without --screenshot: a bad value is said, not ignored
+  if (!o.screenshot.empty()) core::check_output_path(o.screenshot, "--screenshot");
+  // Two outputs naming one file would leave only the last one written.
+  std::vector<core::NamedOutput> outputs{{"--report", o.report}, {"--trace", o.trace}, {"--screenshot", o.screenshot}};
+  for (auto& csv : core::csv_dir_outputs(o.csv, "--csv")) outputs.push_back(std::move(csv));
+  core::check_distinct_outputs(outputs);
 
   const core::DataSplit data = run::load_data(cfg);
   run::validate_for_backends(cfg, data);
+  // What both trainers will hold (a software GPU's device memory is this machine's too), against what it has.
+  std::vector<run::BackendSpec> specs = run::backends_from_config(cfg);
+  core::check_training_memory(cfg, data, run::new_trainers(specs));
   print_header(cfg, data);
 
   if (interrupt.signal()) return interrupt.exit_code();  // interrupted while loading: nothing trained, no report
@@ -359,8 +385,7 @@ int run_train(TrainOptions& o) {
     run::SessionOptions options;
     options.timeline_steps = static_cast<size_t>(o.trace_steps);
     // data outlives the session: a shared_ptr that never deletes it (the aliasing constructor).
-    run::Session training(cfg, std::shared_ptr<const core::DataSplit>(std::shared_ptr<void>(), &data),
-                          run::backends_from_config(cfg),
+    run::Session training(cfg, std::shared_ptr<const core::DataSplit>(std::shared_ptr<void>(), &data), std::move(specs),
                           progress, options);
     {
       std::lock_guard lock(session_mutex);
@@ -375,9 +400,9 @@ int run_train(TrainOptions& o) {
   }
   progress.finish();
   if (interrupt.signal())
-    fmt::print("interrupted ({}): every backend stopped after its current step; below, what was done until then "
-               "(a partial epoch is not counted as an epoch)\n\n",
-               run::InterruptWatch::name(interrupt.signal()));
+    say("interrupted ({}): every backend stopped after its current step; below, what was done until then "
+        "(a partial epoch is not counted as an epoch)\n\n",
+        run::InterruptWatch::name(interrupt.signal()));
 
   SummaryContext context;
   if (devices && !devices->empty()) {
@@ -390,31 +415,43 @@ int run_train(TrainOptions& o) {
   int code = 0;
   for (const auto& r : runs)
     if (!r.error.empty()) code = 1;
+  // Whether the training itself was cut short: a signal during the peaks measurement below stops that measurement,
+  // but the run it follows was complete and its report says so.
+  const bool training_interrupted = interrupt.signal() != 0;
   // The report's roofline: each device's peaks from the cache, or measured now that no trainer runs (not after an
   // interrupt: that run must end at once). Before the screenshot, which draws against the cached peaks.
   std::optional<std::vector<core::BackendPeaks>> peaks;
   if (!o.report.empty()) {
     std::vector<std::string> names;
     for (const auto& r : runs) names.push_back(r.name);
-    if (interrupt.signal()) {
+    if (training_interrupted) {
       peaks = run::cached_peaks(names, cfg.device, core::default_peaks_path());
     } else {
-      peaks = run::peaks_measured_if_missing(names, cfg.device, core::default_peaks_path(), [](const std::string& s) {
-        fmt::print("peaks: measuring {}...\n", s);
-        std::fflush(stdout);
-      });
+      peaks = run::peaks_measured_if_missing(
+          names, cfg.device, core::default_peaks_path(),
+          [](const std::string& s) {
+            say("peaks: measuring {}...\n", s);
+            flush(stdout);
+          },
+          [&] { return interrupt.signal() != 0; });
     }
     for (const auto& b : *peaks) {
-      if (!b.peaks) fmt::print("peaks: {}: not measured ({}); the report's roofline has no ceilings\n", b.backend, b.note);
+      if (!b.peaks)
+        say("peaks: {}: not measured ({}); the report's roofline has no ceilings\n", b.backend, b.note);
+      else if (b.source == "measured" && b.saved)
+        say("peaks: {}: measured in {:.1f} s for the report's roofline and cached (once per device; "
+            "`trainscope peaks` shows them)\n",
+            b.backend, b.peaks->seconds);
       else if (b.source == "measured")
-        fmt::print("peaks: {}: measured in {:.1f} s for the report's roofline and cached (once per device; "
-                   "`trainscope peaks` shows them)\n", b.backend, b.peaks->seconds);
+        say("peaks: {}: measured in {:.1f} s for the report's roofline, but not cached ({}): the next run measures "
+            "them again\n",
+            b.backend, b.peaks->seconds, b.note);
     }
   }
   if (!o.screenshot.empty()) {
     const std::string error = render_dashboard_png(cfg, runs, o.screenshot, width, height);
     if (error.empty()) {
-      fmt::print("screenshot: {}\n", o.screenshot);
+      say("screenshot: {}\n", o.screenshot);
     } else {
       std::cerr << "trainscope: error: " << error << "\n";
       code = 1;
@@ -425,14 +462,14 @@ int run_train(TrainOptions& o) {
   // Every message of the validation layer once, with its count, and the totals (trainers and offscreen renderer).
   if (cfg.validation) {
     const vk::ValidationTotals totals = vk::validation_totals();
-    fmt::print("\n{}", vk::describe_validation(totals));
+    say("\n{}", vk::describe_validation(totals));
     if (vk::validation_failed(totals, &validation_error)) code = 1;
   }
   if (!o.report.empty()) {
     try {
       stdout_to_stderr.reset();  // --report -: the JSON alone goes to the real standard output
-      core::write_report_json(o.report, cfg, runs, interrupt.signal() != 0, &*peaks);
-      if (o.report != "-") fmt::print("report: {}\n", o.report);
+      core::write_report_json(o.report, cfg, runs, training_interrupted, &*peaks);
+      if (o.report != "-") say("report: {}\n", o.report);
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: " << e.what() << "\n";
       code = 1;

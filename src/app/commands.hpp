@@ -2,14 +2,14 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/config.hpp"
 #include "core/metrics.hpp"
 #include "vk/devices.hpp"
-
-#include <optional>
-#include <vector>
 
 namespace app {
 
@@ -118,8 +118,17 @@ struct SweepOptions {
 };
 
 CLI::App* add_sweep_command(CLI::App& parent, SweepOptions& options);
-// Runs the sweep and prints its table and crossover; returns 0. Throws core::Error for bad options or data.
+// Runs the sweep and prints its table and crossover; returns 0, or 1 when a series failed (no Vulkan device, out of
+// memory) or an output could not be written. Throws core::Error for bad options or data, a model too large for the
+// machine's memory included (InvalidArgument).
 int run_sweep(SweepOptions& options);
+
+// "--backend gpu,cpu" -> {"gpu", "cpu"}: each gpu or cpu, none empty or named twice. `allowed` ends the message
+// ("gpu, cpu, or gpu,cpu"). Throws core::Error(InvalidArgument) "--backend gpu,gpu: gpu is named twice (...)".
+std::vector<std::string> parse_backends(const std::string& text, std::string_view allowed);
+// --device N (N >= 0): refuses an index beyond this machine's Vulkan devices with the one line train gives (exit 2).
+// Without any Vulkan device nothing is refused here: the GPU side says so when it starts.
+void check_device_index(int device);
 
 CLI::App* add_devices_command(CLI::App& parent);
 int run_devices();

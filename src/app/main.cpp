@@ -1,13 +1,17 @@
 // trainscope's entry point: parses the command line (CLI11), runs the subcommand, and maps errors to exit codes:
-// 0 success, 1 a data/Vulkan/file problem or a backend that stopped, 2 bad command-line input (one line on stderr).
+// 0 success, 1 a data/Vulkan/file problem, a backend that stopped or output that could not be written (standard
+// output included), 2 bad command-line input (one line on stderr).
 #include <fmt/format.h>
 
 #include <cctype>
+#include <csignal>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "app/commands.hpp"
+#include "app/print.hpp"
 #include "core/error.hpp"
 #include "run/explain.hpp"
 
@@ -29,6 +33,9 @@ std::string one_line(const CLI::Error& e, const std::string& help_command) {
       what = fmt::format("{} {}: not a valid number", what.substr(convert.size(), eq - convert.size()),
                          what.substr(eq + 3));
   }
+  const std::string repeated = ": At Most 1 required but received ";  // "--lr: At Most 1 required but received 2"
+  if (const size_t at = what.find(repeated); at != std::string::npos)
+    what = fmt::format("{}: given {} times; give it once", what.substr(0, at), what.substr(at + repeated.size()));
   for (char& c : what)
     if (c == '\n' || c == '\r') c = ' ';
   if (!what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
@@ -40,9 +47,36 @@ int fail(const std::string& message, int code) {
   return code;
 }
 
+// What was printed must have arrived: a full disk under `> file`, /dev/full or a reader that went away fail the
+// command (exit 1 and a line on stderr) instead of ending with 0 and an empty or cut file.
+int check_stdout(int code) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  int error = app::stdout_write_error.load();
+  if (error == 0 && !flushed) error = errno ? errno : EIO;
+  if (error == 0 && (std::ferror(stdout) || std::cout.fail())) error = EIO;
+  if (error == 0) return code;
+  fail(fmt::format(
+           "cannot write to standard output: {}; {}", std::strerror(error),
+           error == EPIPE ? "the program reading it stopped early" : "free some disk space or send it elsewhere"),
+       1);
+  return code == 0 ? 1 : code;
+}
+
+int run_command(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A reader that closes its end early (`| head`, a FIFO given as --trace) is a write error (EPIPE) that each output
+  // reports, not a SIGPIPE that kills the program before its summary, report and other files.
+  std::signal(SIGPIPE, SIG_IGN);
+  return check_stdout(run_command(argc, argv));
+}
+
+namespace {
+
+int run_command(int argc, char** argv) {
   CLI::App cli{
       "trainscope: the same small neural network (an MLP) trained side by side with Vulkan compute shaders and a CPU "
       "thread pool, every kernel timed, to show why GPUs win at deep learning (and when they do not).",
@@ -53,6 +87,8 @@ int main(int argc, char** argv) {
              "`trainscope dashboard`. Environment, for experiments (README, Benchmarks): TRAINSCOPE_CPU_SIMD, "
              "TRAINSCOPE_GEMM_PATH, TRAINSCOPE_GEMM_TILES, TRAINSCOPE_SPLIT_K; TRAINSCOPE_DEVICE_PROFILE=spec-min|"
              "desktop-discrete|FILE.json clamps the GPU's limits to another device class (README, Real GPUs); "
+             "TRAINSCOPE_MEMORY_LIMIT=SIZE (e.g. 3G): at most this much host memory (every command checks what it "
+             "will allocate against the machine's available memory first, README: Memory); "
              "TRAINSCOPE_INJECT_FAULT (tests only).");
 
   app::TrainOptions train_options, dashboard_train_options;
@@ -113,3 +149,5 @@ int main(int argc, char** argv) {
   }
   return fail("no subcommand; see trainscope --help", 2);
 }
+
+}  // namespace

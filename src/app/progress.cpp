@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "app/print.hpp"
 #include "app/summary.hpp"
 
 namespace app {
@@ -42,7 +43,7 @@ Progress::Backend& Progress::backend(const std::string& name) {
 void Progress::clear_bar() {
   if (!bar_shown_) return;
   std::fputs("\r\033[K", stderr);
-  std::fflush(stderr);
+  flush(stderr);
   bar_shown_ = false;
 }
 
@@ -61,7 +62,7 @@ void Progress::draw_bar() {
   const size_t columns = static_cast<size_t>(terminal_columns());
   if (line.size() >= columns) line.resize(columns - 1);
   std::fprintf(stderr, "\r\033[K%s", line.c_str());
-  std::fflush(stderr);
+  flush(stderr);
   bar_shown_ = true;
   last_draw_ = Clock::now();
 }
@@ -69,8 +70,8 @@ void Progress::draw_bar() {
 void Progress::on_start(const std::string& name, const std::string& device) {
   std::lock_guard lock(mutex_);
   clear_bar();
-  fmt::print("{:<{}}  device: {}\n", name, name_width_, device);
-  std::fflush(stdout);
+  say("{:<{}}  device: {}\n", name, name_width_, device);
+  flush(stdout);
   backend(name).active = true;
 }
 
@@ -95,11 +96,11 @@ void Progress::on_steps(const std::string& name, std::span<const core::StepRecor
 void Progress::on_epoch(const std::string& name, const core::EpochRecord& e) {
   std::lock_guard lock(mutex_);
   clear_bar();
-  fmt::print("{:<{}}  epoch {}/{}  train loss {:.4f}  test loss {:.4f}  test accuracy {:5.2f}%  {:>11} samples/s  "
-             "({})\n",
-             name, name_width_, e.epoch, epochs_, e.train_loss, e.test_loss, 100 * e.test_accuracy,
-             group_thousands(e.samples_per_s), format_seconds(e.seconds));
-  std::fflush(stdout);
+  say("{:<{}}  epoch {}/{}  train loss {:.4f}  test loss {:.4f}  test accuracy {:5.2f}%  {:>11} samples/s  "
+      "({})\n",
+      name, name_width_, e.epoch, epochs_, e.train_loss, e.test_loss, 100 * e.test_accuracy,
+      group_thousands(e.samples_per_s), format_seconds(e.seconds));
+  flush(stdout);
   if (e.epoch >= epochs_) backend(name).active = false;
   if (tty_) draw_bar();
 }
@@ -108,7 +109,7 @@ void Progress::on_error(const std::string& name, const std::string& message) {
   std::lock_guard lock(mutex_);
   clear_bar();
   std::fprintf(stderr, "trainscope: %s backend stopped: %s\n", name.c_str(), message.c_str());
-  std::fflush(stderr);
+  flush(stderr);
   backend(name).active = false;
   if (tty_) draw_bar();
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <thread>
 
+#include "app/print.hpp"
 #include "core/speedup.hpp"
 
 namespace app {
@@ -111,33 +112,35 @@ std::string kernel_table(const core::KernelTable& table) {
 
 void print_summary(const core::TrainConfig& cfg, const std::vector<core::BackendRun>& runs, SummaryContext context) {
   for (const auto& r : runs) {
-    fmt::print("\n{}: {}\n", r.name, r.device.empty() ? "(no device)" : r.device);
-    if (!r.error.empty()) fmt::print("  stopped: {}\n", r.error);
-    if (r.memory.total() > 0) fmt::print("{}\n", memory_line(r.memory));
+    say("\n{}: {}\n", r.name, r.device.empty() ? "(no device)" : r.device);
+    if (!r.error.empty()) say("  stopped: {}\n", r.error);
+    if (r.memory.total() > 0) say("{}\n", memory_line(r.memory));
     if (r.config.precision != core::Precision::FP32 && r.memory_fp32.total() > 0) {
       const core::MemoryUsage& f = r.memory_fp32;
-      fmt::print("{} vs fp32: weights as read {} vs {}, gradients {} vs {}, activations {} vs {}; fp32 masters {}\n",
-                 core::to_string(r.config.precision), format_bytes(r.memory.weights), format_bytes(f.weights),
-                 format_bytes(r.memory.gradients), format_bytes(f.gradients), format_bytes(r.memory.activations),
-                 format_bytes(f.activations), format_bytes(r.memory.master_weights));
+      say("{} vs fp32: weights as read {} vs {}, gradients {} vs {}, activations {} vs {}; fp32 masters {}\n",
+          core::to_string(r.config.precision), format_bytes(r.memory.weights), format_bytes(f.weights),
+          format_bytes(r.memory.gradients), format_bytes(f.gradients), format_bytes(r.memory.activations),
+          format_bytes(f.activations), format_bytes(r.memory.master_weights));
     }
     if (r.config.precision == core::Precision::FP16)
-      fmt::print("fp16 loss scaling: {} step{} skipped after an overflow (weights unchanged); loss scale of the last step {:g}\n",
-                 r.skipped_steps, r.skipped_steps == 1 ? "" : "s", r.loss_scale);
+      say("fp16 loss scaling: {} step{} skipped after an overflow (weights unchanged); loss scale of the last step "
+          "{:g}\n",
+          r.skipped_steps, r.skipped_steps == 1 ? "" : "s", r.loss_scale);
     if (r.kernels.untimed_steps() > 0) {
-      fmt::print("  kernel times unavailable: the device has no timestamp queries on its compute queue "
-                 "(timestampValidBits 0); {} steps trained untimed\n", r.kernels.untimed_steps());
+      say("  kernel times unavailable: the device has no timestamp queries on its compute queue "
+          "(timestampValidBits 0); {} steps trained untimed\n",
+          r.kernels.untimed_steps());
       continue;
     }
     if (r.kernels.steps() == 0) {
-      if (r.kernels.steps_seen() > 0) fmt::print("  no timed steps: the first {} are warm-up\n", r.kernels.warmup());
+      if (r.kernels.steps_seen() > 0) say("  no timed steps: the first {} are warm-up\n", r.kernels.warmup());
       continue;
     }
-    fmt::print("{}", kernel_table(r.kernels));
-    fmt::print("{} steps timed with {} (the first {} left out as warm-up);\n"
-               "GFLOP/s = analytic FLOPs / time, GB/s = compulsory bytes / time (a lower bound of the real traffic)\n",
-               r.kernels.steps(), r.name == "gpu" ? "Vulkan timestamp queries" : "the wall clock",
-               r.kernels.warmup() == 1 ? std::string("step") : fmt::format("{} steps", r.kernels.warmup()));
+    say("{}", kernel_table(r.kernels));
+    say("{} steps timed with {} (the first {} left out as warm-up);\n"
+        "GFLOP/s = analytic FLOPs / time, GB/s = compulsory bytes / time (a lower bound of the real traffic)\n",
+        r.kernels.steps(), r.name == "gpu" ? "Vulkan timestamp queries" : "the wall clock",
+        r.kernels.warmup() == 1 ? std::string("step") : fmt::format("{} steps", r.kernels.warmup()));
   }
 
   const core::BackendRun* gpu = find(runs, "gpu");
@@ -146,19 +149,18 @@ void print_summary(const core::TrainConfig& cfg, const std::vector<core::Backend
   // One rule with the dashboard (core/speedup.hpp): a figure only when both did the same work per step.
   const core::Speedup speedup = core::run_speedup(*gpu, *cpu);
   if (!speedup.ok()) {
-    fmt::print("\nspeedup GPU/CPU: - ({})\n", speedup.reason);
+    say("\nspeedup GPU/CPU: - ({})\n", speedup.reason);
     return;
   }
   const double s = speedup.value;
-  fmt::print("\nspeedup GPU/CPU: {:.3g}x in samples/s (gpu {}, cpu {} samples/s){}\n", s,
-             group_thousands(speedup.gpu_rate), group_thousands(speedup.cpu_rate),
-             s < 1 ? fmt::format(": the CPU was {:.3g}x faster", 1 / s) : "");
+  say("\nspeedup GPU/CPU: {:.3g}x in samples/s (gpu {}, cpu {} samples/s){}\n", s, group_thousands(speedup.gpu_rate),
+      group_thousands(speedup.cpu_rate), s < 1 ? fmt::format(": the CPU was {:.3g}x faster", 1 / s) : "");
   const bool software = context.gpu_is_software || gpu->device.find("software") != std::string::npos;
   if (software)
-    fmt::print("note: this GPU is software Vulkan running on the CPU: the speedup compares two CPU implementations\n");
+    say("note: this GPU is software Vulkan running on the CPU: the speedup compares two CPU implementations\n");
   const unsigned cores = context.cores > 0 ? context.cores : std::max(1u, std::thread::hardware_concurrency());
   if (!cfg.sequential && (software || cores <= kFewCores))
-    fmt::print("note: both backends shared {} cores; use --sequential for undisturbed timings\n", cores);
+    say("note: both backends shared {} cores; use --sequential for undisturbed timings\n", cores);
 }
 
 }  // namespace app

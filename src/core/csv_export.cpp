@@ -2,11 +2,11 @@
 #include "core/csv_export.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <system_error>
-
-#include <sys/stat.h>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -82,26 +82,23 @@ std::string peaks_csv(const std::vector<DevicePeaks>& peaks) {
 }
 
 void check_csv_dir(const std::string& dir, const std::string& option) {
-  struct stat st {};
-  if (dir.empty()) throw Error(ErrorKind::InvalidArgument, option + ": the directory name is empty; give one");
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode))
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("{} {}: is {}, not a directory; give a directory (it is created if missing)", option,
-                              dir, file_kind(dir)));
-    check_output_path(dir + "/" + kCsvFiles[0], option);  // can files be made in it
-  } else {
-    check_output_path(dir, option);  // its parent exists and is writable
-  }
+  check_output_dir(dir, option, {std::begin(kCsvFiles), std::end(kCsvFiles)});
+}
+
+std::vector<NamedOutput> csv_dir_outputs(const std::string& dir, const std::string& option) {
+  std::vector<NamedOutput> out;
+  if (dir.empty()) return out;
+  for (const char* name : kCsvFiles) out.push_back({fmt::format("{} ({})", option, name), dir + "/" + name});
+  return out;
 }
 
 void write_csv_dir(const std::string& dir, const std::vector<BackendRun>& runs, const std::vector<DevicePeaks>& peaks) {
-  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-    throw Error(ErrorKind::Io, fmt::format("cannot create the CSV directory {}: {}; choose a writable place", dir,
-                                           std::error_code(errno, std::generic_category()).message()));
+  make_output_dir(dir, "the CSV directory");
   const std::string contents[] = {steps_csv(runs), kernels_csv(runs), peaks_csv(peaks)};
+  std::vector<FileContents> files;
   for (size_t i = 0; i < 3; ++i)
-    write_file_atomically(dir + "/" + kCsvFiles[i], contents[i], fmt::format("the CSV file {}", kCsvFiles[i]));
+    files.push_back({dir + "/" + kCsvFiles[i], contents[i], fmt::format("the CSV file {}", kCsvFiles[i])});
+  write_files_atomically(files);
 }
 
 }  // namespace core

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/files.hpp"
 #include "core/metrics.hpp"
 #include "core/peaks.hpp"
 
@@ -27,12 +28,17 @@ std::string peaks_csv(const std::vector<DevicePeaks>& peaks);
 // The file names write_csv_dir writes, in order.
 inline constexpr const char* kCsvFiles[] = {"steps.csv", "kernels.csv", "peaks.csv"};
 
-// Checks before training that `dir` is a directory that can be written, or that it does not exist yet and its
-// parent is one (it is then created at the end). `option` names it ("--csv"). Throws core::Error(InvalidArgument).
+// Checks before training that `dir` is a directory whose three files can be written (core::check_output_path), or
+// that it does not exist yet and the nearest folder above it that does takes files (it is then created at the end,
+// with its missing parents). `option` names it ("--csv"). Throws core::Error(InvalidArgument).
 void check_csv_dir(const std::string& dir, const std::string& option);
 
-// Writes the three files into `dir` (created if missing; its parent must exist), each atomically
-// (core::write_file_atomically). Throws core::Error(Io) naming the file and what to do.
+// The three files of `dir` as outputs for core::check_distinct_outputs ("--csv (steps.csv)", "DIR/steps.csv").
+std::vector<NamedOutput> csv_dir_outputs(const std::string& dir, const std::string& option);
+
+// Writes the three files into `dir` (created with its missing parents), all or none (core::write_files_atomically:
+// a full disk part-way leaves the old files, never old and new mixed). Throws core::Error(Io) naming the file and
+// what to do.
 void write_csv_dir(const std::string& dir, const std::vector<BackendRun>& runs, const std::vector<DevicePeaks>& peaks);
 
 }  // namespace core

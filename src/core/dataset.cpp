@@ -18,6 +18,7 @@
 
 #include "core/error.hpp"
 #include "core/idx.hpp"
+#include "core/memory_budget.hpp"
 #include "core/rng.hpp"
 
 namespace core {
@@ -153,9 +154,21 @@ DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir, int train_
                             dir, bases[i], bases[i]));
   }
   const std::string name = is_default_dir ? "fashion-mnist" : fmt::format("mnist-format ({})", dir);
+  // What the four files will take as floats and int32 labels, from their headers, before a byte of payload is read:
+  // a dataset (or a gzip bomb's valid header) larger than the machine's memory is refused, not the OOM killer's.
+  MemoryNeed need;
+  for (size_t split = 0; split < 2; ++split) {
+    const std::vector<uint32_t> dims = read_idx_dims(paths[2 * split], true);
+    const double count = train_limit > 0 ? std::min<double>(dims[0], train_limit) : dims[0];
+    need.add(split == 0 ? "the training set" : "the test set", count * (double(dims[1]) * dims[2] + 1) * 4);
+  }
+  check_host_memory(need, fmt::format("--data {}: reading the dataset", dir),
+                    "read fewer samples with --limit N, or free some memory");
   DataSplit split;
   split.train = read_idx_pair(paths[0], paths[1], name, 10, train_limit);
-  split.test = read_idx_pair(paths[2], paths[3], name);
+  // --limit bounds the test set too: evaluating 10000 samples after an epoch of 1000 is what a quick run does not
+  // want, and only the first N of each test file are read (a gzip bomb as t10k-images is inflated no further).
+  split.test = read_idx_pair(paths[2], paths[3], name, 10, train_limit);
   if (split.train.features != split.test.features) {
     throw Error(ErrorKind::Data,
                 fmt::format("{}: test images have {} pixels each but the training images in {} have {}; "

@@ -13,6 +13,7 @@ enum class ErrorKind {
   Io,               // a file could not be written (or read: a settings file or script that is not a regular file)
   Diverged,         // training cannot go on: the loss (or, in fp16, the gradients at every loss scale) is inf/NaN
   Internal,         // a bug: an invariant of trainscope itself did not hold
+  Interrupted,      // the user stopped it (SIGINT/SIGTERM) before it was done: not a failure of its own
 };
 
 class Error : public std::runtime_error {

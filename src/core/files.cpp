@@ -1,6 +1,7 @@
-// Atomic outputs (temporary file + fsync + rename, devices and FIFOs written in place, symlinks kept), the output
-// path pre-check, and the capped regular-file reader. POSIX calls throughout: the file type must be checked on the
-// descriptor that is then used (fstat), and O_NONBLOCK is what keeps a FIFO from blocking open().
+// Atomic outputs (temporary file + fsync + rename, devices and FIFOs written in place, symlinks of named files kept,
+// caches never written through a link, other users' and protected files never replaced) and groups of outputs
+// written all or none. POSIX calls throughout: the file type must be checked on the descriptor that is then used
+// (fstat), and O_NONBLOCK is what keeps a FIFO from blocking open().
 #include "core/files.hpp"
 
 #include <fcntl.h>
@@ -11,12 +12,14 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <memory>
 #include <system_error>
 
 #include "core/error.hpp"
+#include "core/files_internal.hpp"
 
 namespace core {
-namespace {
+namespace files_detail {
 
 std::string errno_text(int error) { return std::error_code(error, std::generic_category()).message(); }
 
@@ -31,7 +34,6 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-// What the user can do about a failed write, by errno.
 std::string advice(int error) {
   switch (error) {
     case ENOSPC:
@@ -40,6 +42,8 @@ std::string advice(int error) {
       return "free some disk space or choose another place";
     case ENXIO:
       return "start the program that reads the FIFO first";
+    case EPIPE:
+      return "the program reading it stopped early; keep it reading, or write to a file";
     default:
       return "choose a writable path";
   }
@@ -57,8 +61,6 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Follows `path` through symlinks (chains, relative and dangling links) to the file they finally name, which may
-// not exist yet. Throws the errno (ELOOP after 40 links, as the kernel's MAXSYMLINKS).
 std::string resolve_symlinks(std::string path) {
   for (int hops = 0; hops <= 40; ++hops) {
     struct stat st {};
@@ -76,87 +78,42 @@ std::string resolve_symlinks(std::string path) {
   throw std::system_error(ELOOP, std::generic_category());
 }
 
-// Creates a new, empty file beside `target` (".<name>.<tag>-<pid>-<n>", hidden so a leftover from a kill does not
-// look like an output). Returns the descriptor and sets `name`; -1 with errno set on failure.
 int create_beside(const std::string& target, const char* tag, std::string& name) {
   static std::atomic<unsigned> counter{0};
   const std::string dir = parent_dir(target), base = base_name(target);
   for (int attempt = 0; attempt < 100; ++attempt) {
     name = fmt::format("{}/.{}.{}-{}-{}", dir, base, tag, static_cast<long>(::getpid()), counter++);
-    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0666);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   errno = EEXIST;
   return -1;
 }
 
-bool writes_in_place(mode_t mode) { return S_ISCHR(mode) || S_ISFIFO(mode); }
-
-}  // namespace
-
-std::string file_kind(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return "";
-  return kind_of(st.st_mode);
+Refusal replace_refusal(const struct stat& st) {
+  const unsigned mode = st.st_mode & 07777;
+  if (st.st_uid != ::geteuid())
+    return {fmt::format("it belongs to another user (uid {})", st.st_uid),
+            "trainscope replaces only its own user's files: choose another path"};
+  if (!(st.st_mode & S_IRUSR))
+    return {fmt::format("it cannot be read (mode {:04o})", mode),
+            "trainscope does not replace a file it cannot read: choose another path"};
+  if (!(st.st_mode & S_IWUSR))
+    return {fmt::format("it is write-protected (mode {:04o})", mode),
+            "make it writable (chmod u+w) or remove it to have it replaced, or choose another path"};
+  return {};
 }
 
-// ---- output path pre-check ----
+}  // namespace files_detail
 
-void check_output_path(const std::string& path, std::string_view option) {
-  auto refuse = [&](const std::string& why, const std::string& todo) {
-    throw Error(ErrorKind::InvalidArgument, fmt::format("{} {}: {}; {}", option, path, why, todo));
-  };
-  if (path == "-") return;
-  if (path.empty()) refuse("the file name is empty", "give a file name, or - for standard output");
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) refuse("is a directory", "give a file name");
-    if (writes_in_place(st.st_mode)) {
-      // Written in place: it must accept writes. A FIFO is not opened here (that would need its reader now).
-      if (::access(path.c_str(), W_OK) != 0) refuse(fmt::format("{} not writable: {}", kind_of(st.st_mode),
-                                                              errno_text(errno)), "choose a writable path");
-      if (S_ISCHR(st.st_mode)) {
-        const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) refuse(fmt::format("cannot open the character device for writing: {}", errno_text(errno)),
-                           "choose a writable path");
-        ::close(fd);
-      }
-      return;
-    }
-    if (!S_ISREG(st.st_mode))
-      refuse(fmt::format("is {}, which trainscope does not write to", kind_of(st.st_mode)),
-             "give a regular file, a character device or a FIFO");
-  } else if (errno == ELOOP) {
-    refuse("is a symlink loop", "fix the link or choose another path");
-  } else if (errno == ENOTDIR) {
-    refuse("a part of the path is not a directory", "choose a path in an existing directory");
-  } else if (errno != ENOENT) {
-    refuse(fmt::format("cannot be checked: {}", errno_text(errno)), "choose another path");
-  }
-  // Absent or a regular file: replaced by a temporary file renamed in its (resolved) directory.
-  std::string target;
-  try {
-    target = resolve_symlinks(path);
-  } catch (const std::system_error& e) {
-    refuse(fmt::format("cannot follow its symlinks: {}", e.code().message()), "fix the link or choose another path");
-  }
-  const std::string dir = parent_dir(target);
-  struct stat dir_st {};
-  if (::stat(dir.c_str(), &dir_st) != 0 || !S_ISDIR(dir_st.st_mode))
-    refuse(fmt::format("the directory {} does not exist", dir), "create it first or choose another path");
-  std::string probe;
-  const int fd = create_beside(target, "probe", probe);
-  if (fd < 0) refuse(fmt::format("cannot create files in the directory {}: {}", dir, errno_text(errno)),
-                     "choose a writable directory");
-  ::close(fd);
-  ::unlink(probe.c_str());
-}
+using namespace files_detail;
 
 // ---- OutputFile ----
 
-OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+OutputFile::OutputFile(std::string path, std::string what, OutputKind kind)
+    : path_(std::move(path)), what_(std::move(what)) {
   if (path_.empty()) fail("the file name is empty", EINVAL);
-  if (path_ == "-") {
+  if (path_ == "-" && kind == OutputKind::Named) {
     std::fflush(stdout);  // what stdio buffered comes first
     fd_ = STDOUT_FILENO;
     owns_fd_ = false;
@@ -164,10 +121,16 @@ OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(pat
     target_ = path_;
     return;
   }
+  // A cache is looked at itself (lstat: a link is not followed); a named file through its symlinks.
   struct stat st {};
-  const bool exists = ::stat(path_.c_str(), &st) == 0;
+  const bool exists = (kind == OutputKind::Cache ? ::lstat(path_.c_str(), &st) : ::stat(path_.c_str(), &st)) == 0;
   if (!exists && errno != ENOENT) fail(errno == ELOOP ? "a symlink loop" : errno_text(errno), errno);
   if (exists && S_ISDIR(st.st_mode)) fail("it is a directory", EISDIR);
+  if (kind == OutputKind::Cache && exists && !S_ISREG(st.st_mode))
+    fail(fmt::format("it is {}; trainscope writes its caches only as regular files, never through a link or into a "
+                     "device",
+                     kind_of(st.st_mode)),
+         "remove it (the cache is made again)");
   if (exists && writes_in_place(st.st_mode)) {
     // O_NONBLOCK: a FIFO without a reader fails with ENXIO instead of blocking for ever.
     fd_ = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -182,10 +145,18 @@ OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(pat
   }
   if (exists && !S_ISREG(st.st_mode))
     fail(fmt::format("it is {}, which trainscope does not write to", kind_of(st.st_mode)), EINVAL);
-  try {
-    target_ = resolve_symlinks(path_);
-  } catch (const std::system_error& e) {
-    fail(fmt::format("cannot follow its symlinks: {}", e.code().message()), e.code().value());
+  if (exists) {
+    const Refusal refusal = replace_refusal(st);
+    if (!refusal.why.empty()) fail(refusal.why, refusal.todo);
+  }
+  if (kind == OutputKind::Cache) {
+    target_ = path_;
+  } else {
+    try {
+      target_ = resolve_symlinks(path_);
+    } catch (const std::system_error& e) {
+      fail(fmt::format("cannot follow its symlinks: {}", e.code().message()), e.code().value());
+    }
   }
   fd_ = create_beside(target_, "tmp", temp_);
   if (fd_ < 0) fail(fmt::format("cannot create a temporary file in {}: {}", parent_dir(target_), errno_text(errno)),
@@ -202,26 +173,29 @@ void OutputFile::discard() noexcept {
   temp_.clear();
 }
 
-void OutputFile::fail(const std::string& why, int error) {
+void OutputFile::fail(const std::string& why, int error) { fail(why, advice(error)); }
+
+void OutputFile::fail(const std::string& why, const std::string& todo) {
   discard();
   const std::string via = target_.empty() || target_ == path_ ? "" : fmt::format(" (a symlink to {})", target_);
-  throw Error(ErrorKind::Io, fmt::format("cannot write {} {}{}: {}; {}", what_, path_, via, why, advice(error)));
+  throw Error(ErrorKind::Io, fmt::format("cannot write {} {}{}: {}; {}", what_, path_, via, why, todo));
 }
 
 void OutputFile::write(std::string_view data) {
-  if (fd_ < 0) fail("it is already closed", EBADF);
+  if (fd_ < 0 || finished_) fail("it is already closed", EBADF);
   while (!data.empty()) {
     const ssize_t n = ::write(fd_, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int error = n < 0 ? errno : EIO;
-      fail(errno_text(error), error);
+      fail(error == EPIPE ? "the program reading it closed it early" : errno_text(error), error);
     }
     data.remove_prefix(static_cast<size_t>(n));
   }
 }
 
-void OutputFile::commit() {
+void OutputFile::finish() {
+  if (finished_) return;
   if (fd_ < 0) fail("it is already closed", EBADF);
   if (direct_) {
     if (owns_fd_ && ::close(fd_) != 0) {
@@ -230,6 +204,7 @@ void OutputFile::commit() {
       fail(errno_text(error), error);
     }
     fd_ = -1;
+    finished_ = true;
     return;
   }
   // fsync before the rename: otherwise a crash just after it can leave an empty file under the target's name.
@@ -237,6 +212,13 @@ void OutputFile::commit() {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail(errno_text(errno), errno);
+  finished_ = true;
+}
+
+void OutputFile::commit() {
+  finish();
+  if (direct_) return;
+  if (temp_.empty()) fail("it is already committed", EBADF);
   if (::rename(temp_.c_str(), target_.c_str()) != 0) fail(errno_text(errno), errno);
   temp_.clear();
   // The rename itself reaches the disk with the directory (best effort: some file systems refuse fsync on it).
@@ -247,54 +229,20 @@ void OutputFile::commit() {
   }
 }
 
-void write_file_atomically(const std::string& path, std::string_view data, const std::string& what) {
-  OutputFile out(path, what);
+void write_file_atomically(const std::string& path, std::string_view data, const std::string& what, OutputKind kind) {
+  OutputFile out(path, what, kind);
   out.write(data);
   out.commit();
 }
 
-// ---- reading ----
-
-std::string read_regular_file(const std::string& path, size_t max_bytes, std::string_view what) {
-  auto refuse = [&](const std::string& why) {
-    throw Error(ErrorKind::Io, fmt::format("{} {}: {}", what, path, why));
-  };
-  auto refuse_kind = [&](mode_t mode) {
-    refuse(fmt::format("is {}, not a regular file; give the path of a file", kind_of(mode)));
-  };
-  // stat first: a device is refused before it is even opened (opening some devices has effects).
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) refuse("does not exist");
-    if (errno == ELOOP) refuse("is a symlink loop");
-    refuse(errno_text(errno));
+void write_files_atomically(const std::vector<FileContents>& files) {
+  std::vector<std::unique_ptr<OutputFile>> outs;
+  for (const FileContents& f : files) {
+    outs.push_back(std::make_unique<OutputFile>(f.path, f.what));
+    outs.back()->write(f.data);
+    outs.back()->finish();
   }
-  if (!S_ISREG(st.st_mode)) refuse_kind(st.st_mode);
-  // O_NONBLOCK: should it have become a FIFO since the stat, open() returns instead of waiting for a writer.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) refuse(fmt::format("cannot open it: {}", errno_text(errno)));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  if (::fstat(fd, &st) != 0) refuse(errno_text(errno));
-  if (!S_ISREG(st.st_mode)) refuse_kind(st.st_mode);
-  auto too_large = [&](const std::string& size) {
-    refuse(fmt::format("is {}larger than the {} bytes such a file may have; is it the right file?", size, max_bytes));
-  };
-  if (static_cast<unsigned long long>(st.st_size) > max_bytes) too_large(fmt::format("{} bytes, ", st.st_size));
-  // Read to the end, never past the cap (a file may grow while read; /proc files say size 0).
-  std::string text;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) refuse(fmt::format("read error: {}", errno_text(errno)));
-    if (n == 0) break;
-    if (text.size() + static_cast<size_t>(n) > max_bytes) too_large("");
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  return text;
+  for (auto& out : outs) out->commit();  // only renames are left: the disk cannot fill up any more
 }
 
 }  // namespace core

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -24,8 +25,10 @@ namespace fs = std::filesystem;
   throw Error(ErrorKind::Data, fmt::format("{}: {}", path, what));
 }
 
-// A read-only byte stream over one file. gzip is recognised by its magic bytes 0x1f 0x8b (RFC 1952) and
-// decompressed by zlib's gz* API, which also checks the CRC-32 and length trailer when the stream ends.
+// A read-only byte stream over one file. gzip is recognised by its magic bytes 0x1f 0x8b (RFC 1952) and inflated
+// with zlib (windowBits 15 + 16: gzip only), which checks each member's CRC-32 and length trailer. Members may follow
+// one another (gzip -c a b > ab.gz); after the last one the file must end: anything else is trailing data, refused as
+// a plain file's extra bytes are (zlib's gz* API skipped it silently).
 class ByteSource {
  public:
   explicit ByteSource(const std::string& path) : path_(path) {
@@ -39,43 +42,58 @@ class ByteSource {
     if (ec) fail(path, fmt::format("cannot read the file size: {}", ec.message()));
     if (file_bytes_ == 0) fail(path, "file is empty (0 bytes), expected an IDX file");
 
-    plain_ = std::fopen(path.c_str(), "rb");
-    if (!plain_) fail(path, fmt::format("cannot open the file: {}", std::strerror(errno)));
+    file_ = std::fopen(path.c_str(), "rb");
+    if (!file_) fail(path, fmt::format("cannot open the file: {}", std::strerror(errno)));
     std::array<unsigned char, 2> sniff{};
-    size_t got = std::fread(sniff.data(), 1, sniff.size(), plain_);
+    size_t got = std::fread(sniff.data(), 1, sniff.size(), file_);
     gzip_ = got == 2 && sniff[0] == 0x1f && sniff[1] == 0x8b;
+    std::rewind(file_);
     if (gzip_) {
-      std::fclose(plain_);
-      plain_ = nullptr;
-      gz_ = gzopen(path.c_str(), "rb");
-      if (!gz_) fail(path, fmt::format("cannot open the gzip file: {}", std::strerror(errno)));
-      gzbuffer(gz_, 1u << 18);
-    } else {
-      std::rewind(plain_);
+      if (inflateInit2(&z_, 15 + 16) != Z_OK) fail(path, "cannot start zlib (out of memory?)");
+      inflating_ = true;
+      in_.resize(size_t{1} << 18);
     }
   }
   ~ByteSource() {
-    if (plain_) std::fclose(plain_);
-    if (gz_) gzclose(gz_);
+    if (file_) std::fclose(file_);
+    if (inflating_) inflateEnd(&z_);
   }
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
 
   // Reads up to n bytes into dst; fewer only where the (decompressed) data ends. Throws on a corrupt or truncated
-  // gzip stream and on read errors.
+  // gzip stream, trailing data after it, and on read errors.
   size_t read(unsigned char* dst, size_t n) {
-    if (plain_) {
-      size_t got = std::fread(dst, 1, n, plain_);
-      if (got < n && std::ferror(plain_)) fail(path_, fmt::format("read error: {}", std::strerror(errno)));
+    if (!gzip_) {
+      size_t got = std::fread(dst, 1, n, file_);
+      if (got < n && std::ferror(file_)) fail(path_, fmt::format("read error: {}", std::strerror(errno)));
       return got;
     }
     size_t total = 0;
-    while (total < n) {
-      unsigned want = static_cast<unsigned>(std::min<size_t>(n - total, 1u << 30));
-      int got = gzread(gz_, dst + total, want);
-      check_gzip();
-      if (got <= 0) break;
-      total += static_cast<size_t>(got);
+    while (total < n && !ended_) {
+      if (between_members_) {
+        if (!have_input(2)) {  // the file ends after a member: the normal end (with 1 byte left: trailing data)
+          if (z_.avail_in > 0) trailing();
+          ended_ = true;
+          break;
+        }
+        if (z_.next_in[0] != 0x1f || z_.next_in[1] != 0x8b) trailing();
+        inflateReset(&z_);
+        between_members_ = false;
+      }
+      if (z_.avail_in == 0 && !have_input(1))
+        fail(path_, "truncated gzip stream: the compressed data ends early (zlib: unexpected end of file)");
+      z_.next_out = dst + total;
+      z_.avail_out = static_cast<uInt>(std::min<size_t>(n - total, 1u << 30));
+      const uInt before = z_.avail_out;
+      const int r = inflate(&z_, Z_NO_FLUSH);
+      total += before - z_.avail_out;
+      if (r == Z_STREAM_END)
+        between_members_ = true;
+      else if (r == Z_MEM_ERROR)
+        fail(path_, "out of memory while inflating the gzip data");
+      else if (r != Z_OK && r != Z_BUF_ERROR)
+        fail(path_, fmt::format("corrupt gzip data (zlib: {})", z_.msg ? z_.msg : "unknown zlib error"));
     }
     return total;
   }
@@ -84,26 +102,45 @@ class ByteSource {
   uint64_t file_bytes() const { return file_bytes_; }
 
  private:
-  // zlib reports a stream that stops early as Z_BUF_ERROR with a short read, anything else (bad header, bad
-  // deflate data, CRC mismatch) as an error code; its message is prefixed with the path, which we already add.
-  void check_gzip() {
-    int code = Z_OK;
-    const char* msg = gzerror(gz_, &code);
-    if (code == Z_OK) return;
-    std::string text = msg ? msg : "unknown zlib error";
-    if (text.rfind(path_ + ": ", 0) == 0) text = text.substr(path_.size() + 2);
-    if (code == Z_BUF_ERROR) {
-      fail(path_, fmt::format("truncated gzip stream: the compressed data ends early (zlib: {})", text));
+  // Makes at least k compressed bytes available at z_.next_in, reading on (what is left moved to the front); false
+  // when the file ends first.
+  bool have_input(size_t k) {
+    if (z_.avail_in >= k) return true;
+    if (z_.avail_in > 0) std::memmove(in_.data(), z_.next_in, z_.avail_in);
+    size_t have = z_.avail_in;
+    while (have < k) {
+      const size_t got = std::fread(in_.data() + have, 1, in_.size() - have, file_);
+      if (got == 0 && std::ferror(file_))
+        fail(path_, fmt::format("read error in the gzip file: {}", std::strerror(errno)));
+      if (got == 0) break;
+      have += got;
     }
-    if (code == Z_ERRNO) fail(path_, fmt::format("read error in the gzip file: {}", std::strerror(errno)));
-    fail(path_, fmt::format("corrupt gzip data (zlib: {})", text));
+    z_.next_in = in_.data();
+    z_.avail_in = static_cast<uInt>(have);
+    return have >= k;
+  }
+
+  [[noreturn]] void trailing() {
+    const uint64_t used = file_bytes_ - z_.avail_in - remaining_in_file();
+    fail(path_, fmt::format("trailing data after the gzip stream ({} bytes from byte {}, not a gzip member); the file "
+                            "is probably corrupt or not a .gz of one IDX file",
+                            file_bytes_ - used, used));
+  }
+
+  uint64_t remaining_in_file() const {
+    const long at = std::ftell(file_);
+    return at < 0 ? 0 : file_bytes_ - std::min<uint64_t>(file_bytes_, static_cast<uint64_t>(at));
   }
 
   std::string path_;
   uint64_t file_bytes_ = 0;
   bool gzip_ = false;
-  std::FILE* plain_ = nullptr;
-  gzFile gz_ = nullptr;
+  std::FILE* file_ = nullptr;
+  z_stream z_{};
+  bool inflating_ = false;         // z_ was initialised
+  bool between_members_ = false;   // a member ended: the file must end here or another member start
+  bool ended_ = false;             // the last member ended with the file
+  std::vector<unsigned char> in_;  // compressed input
 };
 
 uint32_t big_endian_u32(const unsigned char* p) {
@@ -251,8 +288,18 @@ uint64_t reserve_bound(const ByteSource& src, uint64_t payload) {
 
 }  // namespace
 
+namespace {
+const IdxKind kImageKind{"image", 0x00000803, {"image count", "rows", "cols"}, "a labels"};
+const IdxKind kLabelKind{"label", 0x00000801, {"label count"}, "an images"};
+}  // namespace
+
+std::vector<uint32_t> read_idx_dims(const std::string& path, bool images) {
+  ByteSource src(path);
+  return read_header(src, path, images ? kImageKind : kLabelKind).dims;
+}
+
 IdxImages read_idx_images(const std::string& path, uint64_t max_count) {
-  static const IdxKind kind{"image", 0x00000803, {"image count", "rows", "cols"}, "a labels"};
+  const IdxKind& kind = kImageKind;
   ByteSource src(path);
   const IdxHeader h = read_header(src, path, kind);
   IdxImages out;
@@ -275,7 +322,7 @@ IdxLabels read_idx_labels(const std::string& path, int max_classes, uint64_t max
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("read_idx_labels: max_classes {} is outside [1, 256] (labels are bytes)", max_classes));
   }
-  static const IdxKind kind{"label", 0x00000801, {"label count"}, "an images"};
+  const IdxKind& kind = kLabelKind;
   ByteSource src(path);
   const IdxHeader h = read_header(src, path, kind);
   IdxLabels out;

@@ -27,6 +27,11 @@ struct IdxLabels {
   std::vector<int32_t> values;  // the labels read (declared_count, or fewer when a max_count asked for fewer)
 };
 
+// The dimensions an IDX images (images: true) or labels file declares in its header (count first; images: count,
+// rows, cols), read without the payload: what reading it whole would allocate, known before it is read. Throws
+// core::Error(Data) as the readers below do for a bad header.
+std::vector<uint32_t> read_idx_dims(const std::string& path, bool images);
+
 // An IDX images file: magic 0x00000803 (unsigned byte, 3 dims), big-endian dims count, rows, cols, then the pixels.
 // max_count > 0 reads only the first max_count images (--limit): a gzip file is then inflated only as far as they
 // need, never to the size its header declares (a 1 MB "gzip bomb" can declare 1 GiB); a plain file's length is still

@@ -46,7 +46,12 @@ void check(const IntRule& rule, long long value) {
 void check(const RealRule& rule, double value) {
   const bool ok = std::isfinite(value) && (rule.min_open ? value > rule.min : value >= rule.min) &&
                   (rule.max_open ? value < rule.max : value <= rule.max);
-  if (!ok) refuse(rule.option, fmt::format("{:g}", value), must_be(rule.what, allowed(rule), rule.note));
+  // "{}": the shortest text that reads back as the value (as the float the setting is, where it is one: -0.01f, not
+  // -0.009999999776482582), so that 10.0000001 is never shown as the allowed 10.
+  const float as_float = static_cast<float>(value);
+  const std::string text =
+      static_cast<double>(as_float) == value ? fmt::format("{}", as_float) : fmt::format("{}", value);
+  if (!ok) refuse(rule.option, text, must_be(rule.what, allowed(rule), rule.note));
 }
 
 long long parse_int(std::string_view text, const IntRule& rule) {
@@ -71,7 +76,19 @@ double parse_real(std::string_view text, const RealRule& rule) {
   if (ec != std::errc() || end != text.data() + text.size())
     refuse(rule.option, text, fmt::format("not a number; {}", range));
   if (!std::isfinite(value)) refuse(rule.option, text, fmt::format("not a finite number; {}", range));
-  check(rule, value);
+  // The settings are 32-bit floats: a value that would become 0 or infinity there is refused as given, not later as
+  // the 0 it would have become ("--lr 1e-50" once read "--lr 0: must be > 0").
+  const float stored = static_cast<float>(value);
+  if ((value != 0 && stored == 0) || !std::isfinite(stored))
+    refuse(rule.option, text,
+           fmt::format("{} for a 32-bit float setting (|x| from {:g} to {:g}); {}",
+                       stored == 0 ? "too small" : "too large", std::numeric_limits<float>::denorm_min(),
+                       std::numeric_limits<float>::max(), range));
+  try {
+    check(rule, value);
+  } catch (const Error&) {
+    refuse(rule.option, text, range);  // the text as given: never a rounded value that seems to obey the rule
+  }
   return value;
 }
 

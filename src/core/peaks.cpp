@@ -1,16 +1,21 @@
 // Device peaks: choosing ceilings, JSON, and the per-device cache file (peaks.hpp).
 #include "core/peaks.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <system_error>
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -38,12 +43,62 @@ void check_figure_value(double v, const std::string& id) {
     throw Error(ErrorKind::Data, fmt::format("figure \"{}\": value {} is not a finite number >= 0", id, v));
 }
 
-// An advisory lock on `path`.lock for the lifetime of the object (best effort: without it, saving still works).
+// Who holds the flock on the file with this device and inode, from /proc/locks ("1: FLOCK  ADVISORY  WRITE 4242
+// 08:01:123456 0 EOF"): "process 4242 (trainscope)", or "" when it cannot be told.
+std::string lock_holder(const struct stat& st) {
+  std::FILE* locks = std::fopen("/proc/locks", "re");
+  if (!locks) return "";
+  const std::string inode =
+      fmt::format("{:02x}:{:02x}:{}", major(st.st_dev), minor(st.st_dev), static_cast<unsigned long long>(st.st_ino));
+  std::string holder;
+  char line[512];
+  while (holder.empty() && std::fgets(line, sizeof line, locks)) {
+    char type[32] = {}, advisory[32] = {}, mode[32] = {}, where[128] = {};
+    long pid = 0;
+    if (std::sscanf(line, "%*[^:]: %31s %31s %31s %ld %127s", type, advisory, mode, &pid, where) == 5 &&
+        inode == where && pid > 0) {
+      std::string comm = "?";
+      if (std::FILE* f = std::fopen(fmt::format("/proc/{}/comm", pid).c_str(), "re")) {
+        char name[64] = {};
+        if (std::fgets(name, sizeof name, f)) comm = std::string(name, std::strcspn(name, "\n"));
+        std::fclose(f);
+      }
+      holder = fmt::format("process {} ({})", pid, comm);
+    }
+  }
+  std::fclose(locks);
+  return holder;
+}
+
+// An advisory lock on `path`.lock for the lifetime of the object, waited for at most wait.seconds (polled every
+// 50 ms, so that wait.cancelled, a signal, ends the wait at once). Another trainscope holds it for the milliseconds
+// of a save; one held longer is a stuck or foreign process, so the wait gives up with a message naming the lock file
+// and its holder (Error(Io)). A lock file that cannot be opened (a read-only folder, a planted symlink: O_NOFOLLOW)
+// is not waited for: the save itself then succeeds or says why not.
 class FileLock {
  public:
-  explicit FileLock(const std::filesystem::path& path) {
-    fd_ = ::open((path.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  FileLock(const std::filesystem::path& path, const LockWait& wait) {
+    const std::string name = path.string() + ".lock";
+    fd_ = ::open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0644);
+    if (fd_ < 0) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait.seconds);
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const bool cancelled = wait.cancelled && wait.cancelled();
+      if (errno != EWOULDBLOCK && errno != EINTR) break;  // locking unsupported: best effort, as without a lock file
+      if (cancelled || std::chrono::steady_clock::now() >= deadline) {
+        struct stat st {};
+        const std::string holder = ::fstat(fd_, &st) == 0 ? lock_holder(st) : "";
+        ::close(fd_);
+        fd_ = -1;
+        throw Error(ErrorKind::Io,
+                    cancelled ? fmt::format("stopped waiting for the lock {} of the peaks cache", name)
+                              : fmt::format("the lock {} of the peaks cache has been held by {} for {:g} s; the peaks "
+                                            "were not cached: run trainscope peaks again when it has finished, or "
+                                            "end that process",
+                                            name, holder.empty() ? "another process" : holder, wait.seconds));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
   ~FileLock() {
     if (fd_ >= 0) ::close(fd_);  // closing releases the lock
@@ -165,15 +220,16 @@ std::filesystem::path default_peaks_path() {
 
 std::vector<DevicePeaks> load_peaks_cache(const std::filesystem::path& path, std::string* warning) {
   std::vector<DevicePeaks> out;
+  const std::string prefix = fmt::format("peaks cache {}: ", path.string());
   auto warn = [&](const std::string& why) {
-    if (warning) *warning = fmt::format("peaks cache {}: {}; the peaks will be measured again", path.string(), why);
+    if (warning) *warning = fmt::format("{}{}; the peaks will be measured again", prefix, why);
   };
   if (path.empty() || file_kind(path.string()).empty()) return out;  // no cache yet
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_regular_file(path.string(), kMaxPeaksCacheBytes, "peaks cache"));
+    j = nlohmann::json::parse(read_regular_file(path.string(), kMaxPeaksCacheBytes, "peaks cache", OutputKind::Cache));
   } catch (const Error& e) {
-    warn(e.what());
+    warn(std::string(e.what()).substr(std::string(e.what()).rfind(prefix, 0) == 0 ? prefix.size() : 0));
     return out;
   } catch (const nlohmann::json::exception&) {
     warn("not valid JSON");
@@ -208,7 +264,7 @@ std::optional<DevicePeaks> find_cached_peaks(const std::filesystem::path& path, 
   return std::nullopt;
 }
 
-void save_peaks(const std::filesystem::path& path, const DevicePeaks& peaks) {
+void save_peaks(const std::filesystem::path& path, const DevicePeaks& peaks, const LockWait& wait) {
   if (path.empty())
     throw Error(ErrorKind::Io, "cannot cache the peaks: neither XDG_CACHE_HOME nor HOME is set");
   std::error_code ec;
@@ -216,14 +272,14 @@ void save_peaks(const std::filesystem::path& path, const DevicePeaks& peaks) {
   if (ec)
     throw Error(ErrorKind::Io, fmt::format("cannot cache the peaks: cannot create {}: {}",
                                            path.parent_path().string(), ec.message()));
-  FileLock lock(path);
+  FileLock lock(path, wait);
   std::vector<DevicePeaks> entries = load_peaks_cache(path);
   std::erase_if(entries, [&](const DevicePeaks& e) { return e.key == peaks.key; });
   entries.push_back(peaks);
   nlohmann::json devices = nlohmann::json::array();
   for (const auto& e : entries) devices.push_back(peaks_to_json(e));
   const nlohmann::json j = {{"format", kFormat}, {"version", kVersion}, {"devices", devices}};
-  write_file_atomically(path.string(), j.dump(2) + "\n", "the peaks cache");
+  write_file_atomically(path.string(), j.dump(2) + "\n", "the peaks cache", OutputKind::Cache);
 }
 
 }  // namespace core

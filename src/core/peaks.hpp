@@ -50,6 +50,7 @@ struct BackendPeaks {
   std::optional<DevicePeaks> peaks;  // empty: not measured (yet)
   std::string source;                // "cached" | "measured" | "not measured" (then `note` says why)
   std::string note;                  // why there are none, or a cache that could not be read or written; else ""
+  bool saved = false;                // source "measured": they went into the cache (else `note` says why not)
 };
 
 // A figure as the table and the dashboard show it: three significant figures at least, no exponent ("2.02", "19.2",
@@ -100,9 +101,17 @@ std::vector<DevicePeaks> load_peaks_cache(const std::filesystem::path& path, std
 std::optional<DevicePeaks> find_cached_peaks(const std::filesystem::path& path, const std::string& key,
                                              std::string* warning = nullptr);
 
+// How long save_peaks waits for the cache's lock, and what ends the wait early.
+struct LockWait {
+  double seconds = 30;              // another trainscope holds the lock for milliseconds: 30 s means it is stuck
+  std::function<bool()> cancelled;  // polled every 50 ms while waiting (e.g. a SIGINT arrived); empty: never
+};
+
 // Adds `peaks` to the cache at `path`, replacing the entry with the same key, creating the directory if needed.
-// Written atomically (core::write_file_atomically) under an advisory lock beside it, so two processes saving at once
-// keep both entries. Throws core::Error(Io) when it cannot be written.
-void save_peaks(const std::filesystem::path& path, const DevicePeaks& peaks);
+// Written atomically as a cache (core::write_file_atomically, OutputKind::Cache: never through a symlink, never over
+// another user's or an unreadable file) under an advisory lock beside it (`path`.lock), so two processes saving at
+// once keep both entries. Throws core::Error(Io) when it cannot be written, or when the lock is still held by
+// another process after wait.seconds (the message names the lock file and, from /proc/locks, its holder).
+void save_peaks(const std::filesystem::path& path, const DevicePeaks& peaks, const LockWait& wait = {});
 
 }  // namespace core

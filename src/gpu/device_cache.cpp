@@ -30,7 +30,8 @@ std::vector<unsigned char> read_cache(const std::filesystem::path& path, std::st
   std::error_code ec;
   if (path.empty() || !std::filesystem::exists(path, ec)) return {};
   try {
-    const std::string bytes = core::read_regular_file(path.string(), vk::kMaxPipelineCacheBytes, "pipeline cache");
+    const std::string bytes =
+        core::read_regular_file(path.string(), vk::kMaxPipelineCacheBytes, "pipeline cache", core::OutputKind::Cache);
     return std::vector<unsigned char>(bytes.begin(), bytes.end());
   } catch (const core::Error& e) {
     *note = e.what();
@@ -55,7 +56,7 @@ SharedDevice::SharedDevice(const vk::ContextOptions& o, const std::filesystem::p
       pipeline_cache_path(cache_path(context, pipeline_cache_dir)),
       pipeline_cache(context, pipeline_cache_saved = read_cache(pipeline_cache_path, &pipeline_cache_note)) {
   if (pipeline_cache_note.empty() && !pipeline_cache.note().empty())
-    pipeline_cache_note = pipeline_cache_path.string() + ": " + pipeline_cache.note();
+    pipeline_cache_note = "pipeline cache " + pipeline_cache_path.string() + ": " + pipeline_cache.note();
   if (!pipeline_cache_note.empty()) {
     pipeline_cache_note += "; ignored (the pipelines are compiled afresh)";
     pipeline_cache_saved.clear();  // a bad file is replaced at the next save
@@ -78,7 +79,7 @@ std::string SharedDevice::save_pipeline_cache() noexcept {
     std::filesystem::create_directories(pipeline_cache_path.parent_path(), ec);
     core::write_file_atomically(pipeline_cache_path.string(),
                                 std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                                "the pipeline cache");
+                                "the pipeline cache", core::OutputKind::Cache);
     pipeline_cache_saved = std::move(bytes);
     return "";
   } catch (const std::exception& e) {
@@ -128,7 +129,7 @@ std::shared_ptr<SharedDevice> DeviceCache::device(const vk::ContextOptions& opti
   device_ = std::make_shared<SharedDevice>(options, dir_, profile_);
   ++counts_.devices;
   if (!device_->pipeline_cache_note.empty())
-    std::cerr << "trainscope: warning: pipeline cache " << device_->pipeline_cache_note << "\n";
+    std::cerr << "trainscope: warning: " << device_->pipeline_cache_note << "\n";
   return device_;
 }
 

@@ -44,7 +44,7 @@ struct SharedDevice {
   vk::ContextOptions options;
   vk::Context context;
   std::filesystem::path pipeline_cache_path;        // empty: in memory only
-  std::string pipeline_cache_note;                  // "" or why the file on disk was not used
+  std::string pipeline_cache_note;                  // "" or why the file on disk was not used ("pipeline cache P: ...")
   std::vector<unsigned char> pipeline_cache_saved;  // the bytes on disk (read or last written)
   vk::PipelineCache pipeline_cache;                 // after the members above: made from them
 

@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/kernel_table.hpp"
@@ -16,10 +20,59 @@ namespace gpu {
 
 namespace {
 
-bool fits_limits(const GemmTiles& t, const vk::DeviceLimits& limits) {
-  return t.thread_m && t.thread_n && t.tile_m % t.thread_m == 0 && t.tile_n % t.thread_n == 0 &&
-         t.shared_bytes() <= limits.max_shared_memory && t.invocations() <= limits.max_workgroup_invocations &&
-         t.tile_n / t.thread_n <= limits.max_workgroup_size[0] && t.tile_m / t.thread_m <= limits.max_workgroup_size[1];
+// Why tiles `t` cannot run on a device with `limits` ("" when they can): every size positive and dividing, the shared
+// memory and the workgroup within the device's limits, and at most kMaxOutputsPerInvocation accumulators per
+// invocation. That last one is no Vulkan limit but the shader compiler's: each output is a register and an unrolled
+// loop body, and at 64 x 64 (4096) lavapipe's LLVM compiled for 16 minutes and 6.5 GB without finishing (issue 25);
+// the largest block trainscope uses is 8 x 8. 64-bit arithmetic, so that absurd sizes cannot wrap into "fitting".
+std::string tiles_problem(const GemmTiles& t, const vk::DeviceLimits& limits) {
+  if (!t.tile_m || !t.tile_n || !t.tile_k || !t.thread_m || !t.thread_n) return "every size must be at least 1";
+  if (t.tile_m % t.thread_m || t.tile_n % t.thread_n)
+    return "tile_m must be a multiple of thread_m and tile_n of thread_n";
+  const uint64_t outputs = uint64_t(t.thread_m) * t.thread_n;
+  if (outputs > kMaxOutputsPerInvocation)
+    return fmt::format(
+        "{} outputs per invocation (thread_m x thread_n), at most {}: larger register blocks take the "
+        "shader compiler minutes and gigabytes",
+        outputs, kMaxOutputsPerInvocation);
+  const uint64_t shared = 2 * (uint64_t(t.tile_m) + 1 + uint64_t(t.tile_n) + 1) * t.tile_k * 4;  // shared_bytes()
+  if (shared > limits.max_shared_memory)
+    return fmt::format("{} bytes of shared memory, the device has {}", shared, limits.max_shared_memory);
+  const uint64_t x = t.tile_n / t.thread_n, y = t.tile_m / t.thread_m;
+  if (x * y > limits.max_workgroup_invocations || x > limits.max_workgroup_size[0] ||
+      y > limits.max_workgroup_size[1])
+    return fmt::format("a workgroup of {} x {} invocations, the device allows {} ({} x {} at most)", x, y,
+                       limits.max_workgroup_invocations, limits.max_workgroup_size[0], limits.max_workgroup_size[1]);
+  return "";
+}
+
+bool fits_limits(const GemmTiles& t, const vk::DeviceLimits& limits) { return tiles_problem(t, limits).empty(); }
+
+// One warning per variable per process (choose_gemm_config runs for every trainer and precision), on stderr as
+// TRAINSCOPE_CPU_SIMD's.
+void warn_once(const char* variable, const std::string& message) {
+  static std::mutex mutex;
+  static std::vector<std::string> warned;
+  std::lock_guard lock(mutex);
+  if (std::find(warned.begin(), warned.end(), variable) != warned.end()) return;
+  warned.push_back(variable);
+  std::fprintf(stderr, "trainscope: warning: %s\n", message.c_str());
+}
+
+// "64,64,16,4,4" -> tiles; false unless exactly five whole numbers 1..65535 separated by commas.
+bool parse_tiles(const char* text, GemmTiles& t) {
+  uint32_t* fields[] = {&t.tile_m, &t.tile_n, &t.tile_k, &t.thread_m, &t.thread_n};
+  const char* p = text;
+  for (size_t i = 0; i < 5; ++i) {
+    if (i > 0 && *p++ != ',') return false;
+    char* end = nullptr;
+    if (!std::isdigit(static_cast<unsigned char>(*p))) return false;
+    const unsigned long v = std::strtoul(p, &end, 10);
+    if (end == p || v < 1 || v > 65535) return false;
+    *fields[i] = static_cast<uint32_t>(v);
+    p = end;
+  }
+  return *p == '\0';
 }
 
 // The Texel path's tiles: 8x8 outputs per invocation (64 accumulators: more spill, fewer were slower), 8 invocations
@@ -113,30 +166,59 @@ GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precisio
         break;
       }
   }
+  // The environment's overrides, each checked: a value that is not understood, or a configuration this device
+  // cannot run (checked before anything is compiled), is said once on stderr and the device's choice is kept.
   GemmConfig forced = c;
-  if (const char* env = std::getenv("TRAINSCOPE_GEMM_PATH")) {
+  bool forcing = false;
+  if (const char* env = std::getenv("TRAINSCOPE_GEMM_PATH"); env && *env) {
     if (std::strcmp(env, "texel") == 0) {
       forced.path = GemmPath::Texel;
       forced.tiles = kTexelTiles;
+      forcing = true;
     } else if (std::strcmp(env, "tiled") == 0) {
       forced.path = GemmPath::Tiled;
       forced.tiles = device.info().software_paths ? gemm_tile_candidates()[0] : gemm_tile_candidates()[1];
+      forcing = true;
+    } else {
+      warn_once("TRAINSCOPE_GEMM_PATH", fmt::format("TRAINSCOPE_GEMM_PATH={} not understood (tiled, texel); using "
+                                                    "the device's choice, {}",
+                                                    env, c.name()));
     }
   }
-  if (const char* env = std::getenv("TRAINSCOPE_GEMM_TILES")) {
+  if (const char* env = std::getenv("TRAINSCOPE_GEMM_TILES"); env && *env) {
     GemmTiles t;
-    if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.tile_m, &t.tile_n, &t.tile_k, &t.thread_m, &t.thread_n) == 5)
+    if (parse_tiles(env, t)) {
       forced.tiles = t;
+      forcing = true;
+    } else {
+      warn_once("TRAINSCOPE_GEMM_TILES",
+                fmt::format("TRAINSCOPE_GEMM_TILES={} not understood (tile_m,tile_n,tile_k,thread_m,thread_n: five "
+                            "whole numbers 1..65535, e.g. 64,64,16,4,4); using the device's tiles, {}",
+                            env, c.name()));
+    }
   }
-  if (const char* env = std::getenv("TRAINSCOPE_SPLIT_K")) {
+  if (const char* env = std::getenv("TRAINSCOPE_SPLIT_K"); env && *env) {
     char* end = nullptr;
     const unsigned long n = std::strtoul(env, &end, 10);
-    if (end != env && *end == 0 && n >= 1 && n <= 65535) {
+    if (std::isdigit(static_cast<unsigned char>(env[0])) && *end == 0 && n >= 1 && n <= 65535) {
       forced.split_k = static_cast<uint32_t>(n);
       c.split_k = forced.split_k;  // kept where the tiles are not
+    } else {
+      warn_once("TRAINSCOPE_SPLIT_K", fmt::format("TRAINSCOPE_SPLIT_K={} not understood (1: never split, N: N slices, "
+                                                  "1..65535); split-K is chosen per shape",
+                                                  env));
     }
   }
-  return gemm_config_fits(forced, device, precision) ? forced : c;
+  if (!forcing || gemm_config_fits(forced, device, precision)) return forced;
+  std::string why = tiles_problem(forced.tiles, limits);
+  if (why.empty())
+    why = forced.path == GemmPath::Texel ? "the texel path needs 4-wide tiles and the precision's "
+                                           "texel formats"
+                                         : "4-wide loads need tile_m, tile_n and tile_k multiples of 4";
+  warn_once("TRAINSCOPE_GEMM_TILES/PATH",
+            fmt::format("TRAINSCOPE_GEMM_PATH/TILES: {} cannot run on {}: {}; ignored, using {}", forced.name(),
+                        device.info().name, why, c.name()));
+  return c;
 }
 
 std::vector<GemmConfig> gemm_configs_to_test(const vk::Device& device, core::Precision precision) {

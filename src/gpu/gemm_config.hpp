@@ -52,8 +52,11 @@ struct GemmConfig {
 //     where the device can read the precision's texel formats; measured in docs/benchmarks.md;
 //   others: Tiled, the first of gemm_tile_candidates() that fits maxComputeSharedMemorySize and the workgroup limits.
 // TRAINSCOPE_GEMM_TILES="tile_m,tile_n,tile_k,thread_m,thread_n" overrides the tiles, TRAINSCOPE_GEMM_PATH=tiled|texel
-// the path, TRAINSCOPE_SPLIT_K=n the split-K slices (1: never split; for experiments and the bench's before/after);
-// a value the device cannot run is ignored.
+// the path, TRAINSCOPE_SPLIT_K=n the split-K slices (1: never split; for experiments and the bench's before/after).
+// A value that does not parse, or tiles the device cannot run (its shared memory and workgroup limits, more than
+// kMaxOutputsPerInvocation outputs per invocation), is ignored with one warning on stderr, before anything is
+// compiled.
+constexpr uint32_t kMaxOutputsPerInvocation = 64;
 GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precision);
 
 // Split-K, the one place that decides it. matmul_backward_weight computes dweight (OC,C) over K = the batch: at the

@@ -2,14 +2,34 @@
 // with fake trainers link without the Vulkan and CPU layers).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "cpu/trainer.hpp"
 #include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
 #include "run/background_compile.hpp"
 #include "run/session.hpp"
+#include "vk/devices.hpp"
 
 namespace run {
+
+bool gpu_memory_on_host(const core::TrainConfig& cfg) {
+  if (std::find(cfg.backends.begin(), cfg.backends.end(), "gpu") == cfg.backends.end()) return false;
+  try {
+    const std::vector<vk::DeviceInfo> devices = vk::list_devices();
+    const int index = cfg.device >= 0 ? cfg.device : vk::pick_best_device(devices);
+    return index >= 0 && index < static_cast<int>(devices.size()) && devices[static_cast<size_t>(index)].software;
+  } catch (const core::Error&) {  // no Vulkan: the GPU backend says so itself when it starts
+    return false;
+  }
+}
+
+std::vector<core::NewTrainer> new_trainers(const std::vector<BackendSpec>& specs) {
+  std::vector<core::NewTrainer> out;
+  for (const BackendSpec& s : specs) out.push_back({s.name, s.host_memory});
+  return out;
+}
 
 std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg,
                                               const std::vector<core::Precision>& compile_ahead) {
@@ -27,7 +47,8 @@ std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg,
                          auto trainer = gpu::make_trainer(c, d, p, cache.get());
                          if (ahead) ahead->use_device(vk::ContextOptions{c.device, c.validation});
                          return trainer;
-                       }};
+                       },
+                     gpu_memory_on_host(cfg)};
       if (ahead) spec.background = [ahead] { return ahead->step(); };
       specs.push_back(std::move(spec));
     } else if (name == "cpu") {

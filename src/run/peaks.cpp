@@ -22,9 +22,9 @@ std::string peaks_key(const std::string& backend, int device) {
   return gpu::gpu_peaks_key(devices[static_cast<size_t>(index)]);
 }
 
-PeaksLookup lookup_peaks(const std::string& backend, int device, PeaksPolicy policy,
-                         const std::filesystem::path& cache, const core::PeakProgress& progress, int repeats,
-                         size_t stream_bytes) {
+PeaksLookup lookup_peaks(const std::string& backend, int device, PeaksPolicy policy, const std::filesystem::path& cache,
+                         const core::PeakProgress& progress, int repeats, size_t stream_bytes,
+                         const Cancelled& cancelled) {
   PeaksLookup out;
   if (policy != PeaksPolicy::Remeasure) {
     if (auto cached = core::find_cached_peaks(cache, peaks_key(backend, device), &out.warning)) {
@@ -34,14 +34,25 @@ PeaksLookup lookup_peaks(const std::string& backend, int device, PeaksPolicy pol
     }
     if (policy == PeaksPolicy::CachedOnly) return out;
   }
-  out.peaks = backend == "gpu" ? gpu::measure_gpu_peaks(device, repeats, progress)
-                               : cpu::measure_cpu_peaks(repeats, progress, stream_bytes);
+  // The probes report each figure before measuring it: a cancel is seen there, so at most one figure is awaited.
+  const core::PeakProgress checked = [&](const std::string& what) {
+    if (cancelled && cancelled())
+      throw core::Error(core::ErrorKind::Interrupted, fmt::format("measuring stopped by the user (at {})", what));
+    if (progress) progress(what);
+  };
+  out.peaks = backend == "gpu" ? gpu::measure_gpu_peaks(device, repeats, checked)
+                               : cpu::measure_cpu_peaks(repeats, checked, stream_bytes);
   if (!cache.empty()) {
     try {
-      core::save_peaks(cache, out.peaks);
+      core::LockWait wait;
+      wait.cancelled = cancelled;
+      core::save_peaks(cache, out.peaks, wait);
+      out.saved = true;
     } catch (const core::Error& e) {
       out.warning = e.what();
     }
+  } else {
+    out.warning = "not cached: neither XDG_CACHE_HOME nor HOME is set";
   }
   return out;
 }
@@ -50,17 +61,18 @@ namespace {
 
 std::vector<core::BackendPeaks> backend_peaks(const std::vector<std::string>& backends, int device,
                                               const std::filesystem::path& cache, PeaksPolicy policy,
-                                              const core::PeakProgress& progress) {
+                                              const core::PeakProgress& progress, const Cancelled& cancelled) {
   std::vector<core::BackendPeaks> out;
   for (const auto& name : backends) {
     core::BackendPeaks b;
     b.backend = name;
     b.source = "not measured";
     try {
-      PeaksLookup found = lookup_peaks(name, device, policy, cache, progress);
+      PeaksLookup found = lookup_peaks(name, device, policy, cache, progress, 5, 0, cancelled);
       if (found.cached || policy != PeaksPolicy::CachedOnly) {
         b.peaks = std::move(found.peaks);
         b.source = found.cached ? "cached" : "measured";
+        b.saved = found.saved;
       } else {
         b.note = "not in the peaks cache";
       }
@@ -77,13 +89,14 @@ std::vector<core::BackendPeaks> backend_peaks(const std::vector<std::string>& ba
 
 std::vector<core::BackendPeaks> cached_peaks(const std::vector<std::string>& backends, int device,
                                              const std::filesystem::path& cache) {
-  return backend_peaks(backends, device, cache, PeaksPolicy::CachedOnly, {});
+  return backend_peaks(backends, device, cache, PeaksPolicy::CachedOnly, {}, {});
 }
 
 std::vector<core::BackendPeaks> peaks_measured_if_missing(const std::vector<std::string>& backends, int device,
                                                           const std::filesystem::path& cache,
-                                                          const core::PeakProgress& progress) {
-  return backend_peaks(backends, device, cache, PeaksPolicy::MeasureIfMissing, progress);
+                                                          const core::PeakProgress& progress,
+                                                          const Cancelled& cancelled) {
+  return backend_peaks(backends, device, cache, PeaksPolicy::MeasureIfMissing, progress, cancelled);
 }
 
 }  // namespace run

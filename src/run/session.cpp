@@ -155,6 +155,14 @@ void Session::loader_loop() {
   }
 }
 
+core::HostMemory Session::reset_budget() const {
+  // A Reset frees each worker's trainer before it builds the new one: what they hold now is available to it.
+  core::HostMemory host = core::host_memory();
+  for (size_t i = 0; i < workers_.size(); ++i)
+    if (specs_[i].host_memory) host.available += static_cast<double>(workers_[i]->snapshot().memory.total());
+  return host;
+}
+
 void Session::prepare_reset(core::TrainConfig cfg) {
   try {
     core::validate(cfg);
@@ -165,6 +173,7 @@ void Session::prepare_reset(core::TrainConfig cfg) {
     }
     if (!data) data = std::make_shared<const core::DataSplit>(load_data(cfg));
     run::validate_for_backends(cfg, *data);
+    core::check_training_memory(cfg, *data, new_trainers(specs_), reset_budget());
     auto init = std::make_shared<const std::vector<float>>(core::init_parameters(model_shape(cfg, *data), cfg.seed));
     // Under the lock, so that no command slips in between: a setting posted while the data was being prepared is
     // part of the reset (the controls show it), and the backends get the reset after every earlier command.

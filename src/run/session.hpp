@@ -13,6 +13,7 @@
 
 #include "core/config.hpp"
 #include "core/dataset.hpp"
+#include "core/memory_budget.hpp"
 #include "core/metrics.hpp"
 #include "core/model.hpp"
 #include "core/trainer.hpp"
@@ -27,6 +28,9 @@ using TrainerFactory = std::function<std::unique_ptr<core::Trainer>(
 struct BackendSpec {
   std::string name;  // "gpu" | "cpu" (or a test's fake)
   TrainerFactory make;
+  // What its trainers allocate is this machine's memory (the CPU; a software Vulkan device such as lavapipe), so the
+  // host memory budget counts it (core::check_training_memory). False for a real GPU's device memory.
+  bool host_memory = true;
   // Work the worker does a piece at a time between steps while it trains (the dashboard compiles every pipeline the
   // controls can select: run/background_compile.hpp): does one piece (a fraction of a second) and returns what it is
   // doing, shown in BackendRun::background, or "" when nothing is left. Called on the worker's thread after a
@@ -40,9 +44,17 @@ using core::model_shape;
 
 // The specs of cfg.backends, in that order: "gpu" -> gpu::make_trainer, "cpu" -> cpu::make_trainer. With
 // `compile_ahead` precisions, the GPU backend compiles every pipeline of those in the background between its steps
-// (run::BackgroundCompile), so that a switch to one of them answers in seconds; the dashboard's.
+// (run::BackgroundCompile), so that a switch to one of them answers in seconds; the dashboard's. The GPU's
+// host_memory says whether device cfg.device is a software one (false when Vulkan cannot be listed).
 std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg,
                                               const std::vector<core::Precision>& compile_ahead = {});
+
+// Whether the GPU backend of cfg (device cfg.device, -1: the best) is a software Vulkan device, whose device memory
+// is host memory; false without Vulkan or without the gpu backend.
+bool gpu_memory_on_host(const core::TrainConfig& cfg);
+
+// The trainers of `specs` for core::check_training_memory.
+std::vector<core::NewTrainer> new_trainers(const std::vector<BackendSpec>& specs);
 
 // Progress callbacks. They are called from the worker threads, possibly two at once: implementations must be
 // thread-safe and quick (they run between training steps; their time is left out of samples/s).
@@ -136,6 +148,7 @@ class Session {
   void loader_loop();  // prepares pending resets, the newest one first, until none is left
 
   void on_refused(const Command& refused, const core::TrainConfig& running);
+  core::HostMemory reset_budget() const;  // what a Reset's trainers may use: available + what the old ones hold
 
   mutable std::mutex mutex_;  // guards cfg_, settings_, pause_requested_, data_, status_, pending_reset_, loader_busy_
   core::TrainConfig cfg_;

@@ -10,6 +10,7 @@
 
 #include "core/batches.hpp"
 #include "core/error.hpp"
+#include "core/memory_budget.hpp"
 #include "core/model.hpp"
 #include "run/explain.hpp"
 #include "run/validate.hpp"
@@ -50,6 +51,7 @@ SweepPoint measure(const SweepOptions& o, const core::DataSplit& data, const Bac
   }
   try {
     run::validate_for_backends(cfg, data);
+    core::check_training_memory(cfg, data, {{spec.name, spec.host_memory}});  // one trainer at a time
     std::unique_ptr<core::Trainer> t = spec.make(cfg, data, init);
     p.device = t->device_name();
     t->begin_epoch(order);
@@ -69,8 +71,11 @@ SweepPoint measure(const SweepOptions& o, const core::DataSplit& data, const Bac
     }
   } catch (const std::bad_alloc&) {
     p.skipped = "out of memory";
+    p.failed = true;
   } catch (const core::Error& e) {
     p.skipped = explain(e);
+    p.failed =
+        e.kind() != core::ErrorKind::InvalidArgument;  // a size this machine cannot take is a skip, not a failure
   }
   return p;
 }
@@ -139,13 +144,33 @@ void find_crossover(SweepResult& r) {
   }
 }
 
+void check_sweep_memory(const SweepOptions& o, const core::DataSplit& data, const std::vector<BackendSpec>& backends) {
+  if (o.batches.empty()) return;
+  // The initial weights are kept for the whole sweep, beside one trainer at a time: if not even the smallest point
+  // fits beside them, nothing is measured (the points that do not fit are skipped one by one).
+  core::TrainConfig smallest = o.config;
+  smallest.batch = std::min(*std::min_element(o.batches.begin(), o.batches.end()), data.train.count);
+  core::validate_against_data(smallest, data);
+  core::MemoryNeed need;
+  need.add("the initial weights", 4.0 * static_cast<double>(core::model_shape(o.config, data).param_count));
+  double trainer = 0;
+  for (const auto& spec : backends) {
+    smallest.backends = {spec.name};
+    trainer = std::max(trainer, core::training_memory_need(smallest, data, {{spec.name, spec.host_memory}}).total());
+  }
+  need.add(fmt::format("one trainer at batch {}", smallest.batch), trainer);
+  core::check_host_memory(need, "--hidden: this sweep", "use smaller layers");
+}
+
 SweepResult run_sweep(const SweepOptions& o, const core::DataSplit& data, const std::vector<BackendSpec>& backends,
                       const SweepProgress& progress, const std::atomic<bool>* stop) {
   if (o.timed_steps < 1 || o.warmup_steps < 0)
     throw core::Error(core::ErrorKind::InvalidArgument, "sweep: at least 1 timed step and no negative warm-up");
   const std::vector<int> threads = o.cpu_threads.empty() ? std::vector<int>{o.config.threads} : o.cpu_threads;
   const bool several = threads.size() > 1;
-  const std::vector<float> init = core::init_parameters(core::model_shape(o.config, data), o.config.seed);
+  check_sweep_memory(o, data, backends);
+  const core::ModelShape shape = core::model_shape(o.config, data);
+  const std::vector<float> init = core::init_parameters(shape, o.config.seed);
   const std::vector<uint32_t> order = core::epoch_order(data.train.count, o.config.seed, 0);
   size_t total = 0;
   for (const auto& spec : backends) total += o.batches.size() * (spec.name == "cpu" ? threads.size() : 1);
@@ -165,6 +190,7 @@ SweepResult run_sweep(const SweepOptions& o, const core::DataSplit& data, const 
           p.batch = batch;
           p.threads = th;
           p.skipped = failed[s];
+          p.failed = true;
         } else {
           p = measure(o, data, backends[s], batch, th, init, order);
           // A device that is missing fails the same way at every size: say so once and skip the rest.
@@ -181,10 +207,18 @@ SweepResult run_sweep(const SweepOptions& o, const core::DataSplit& data, const 
 nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& p : r.points)
-    points.push_back({{"series", p.series}, {"backend", p.backend}, {"batch", p.batch}, {"threads", p.threads},
-                      {"device", p.device}, {"steps", p.steps}, {"ms_per_step", p.ms_per_step},
-                      {"samples_per_s", p.samples_per_s}, {"gflops", p.gflops}, {"gbps", p.gbps},
-                      {"skipped", p.skipped}});
+    points.push_back({{"series", p.series},
+                      {"backend", p.backend},
+                      {"batch", p.batch},
+                      {"threads", p.threads},
+                      {"device", p.device},
+                      {"steps", p.steps},
+                      {"ms_per_step", p.ms_per_step},
+                      {"samples_per_s", p.samples_per_s},
+                      {"gflops", p.gflops},
+                      {"gbps", p.gbps},
+                      {"skipped", p.skipped},
+                      {"failed", p.failed}});
   nlohmann::json speedups = nlohmann::json::array();
   for (int b : o.batches)
     if (const double s = r.speedup(b); s > 0) speedups.push_back({{"batch", b}, {"speedup", s}});

@@ -41,6 +41,7 @@ struct SweepPoint {
   double gflops = 0;       // the plan's analytic FLOPs per step (core::StepPlan) / ms_per_step
   double gbps = 0;         // the plan's compulsory bytes per step / ms_per_step
   std::string skipped;     // why this point was not measured ("batch 8192 > 6000 training samples"); empty if measured
+  bool failed = false;     // skipped because of an error (no Vulkan device, out of memory), not a size it cannot take
   bool measured() const { return skipped.empty() && steps > 0; }
 };
 
@@ -60,6 +61,11 @@ struct SweepResult {
 
 // Called after every point (measured or skipped), from the sweeping thread; done of total points.
 using SweepProgress = std::function<void(const SweepPoint& point, size_t done, size_t total)>;
+
+// Refuses a sweep of which not even the smallest point fits in the host memory beside the initial weights it keeps
+// (core::check_host_memory; a model over core::kMaxTrainingBytes at the smallest batch too). run_sweep calls it;
+// `trainscope sweep` calls it first, before printing anything. Throws core::Error(InvalidArgument).
+void check_sweep_memory(const SweepOptions& o, const core::DataSplit& data, const std::vector<BackendSpec>& backends);
 
 // Runs the sweep on `backends` (run::backends_from_config), one point at a time (never two trainers at once, so that
 // no point shares the cores). A backend whose trainer cannot be made is recorded as skipped at every size, with the

@@ -277,7 +277,7 @@ void Worker::collect() {
       run_.step_seconds.push_back(t);
       account_step(records[i], plan, t);
     }
-    run_.step_in_epoch = static_cast<int>(samples_this_epoch_ / cfg_.batch);
+    run_.step_in_epoch = std::min(static_cast<int>(samples_this_epoch_ / cfg_.batch), run_.steps_per_epoch);
     run_.steps_since_change = steps_since_build_;
     run_.elapsed_s = now;
     run_.updated_s = wall;

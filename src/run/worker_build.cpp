@@ -3,6 +3,7 @@
 // BackendRun says what is being applied and which stage the build has reached, so a slow device shows progress.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <new>
 
 #include "core/batches.hpp"
@@ -126,6 +127,8 @@ void Worker::rebuild(const Command& c, const core::TrainConfig& next, const std:
     set_build_stage("saving the state");
     const core::TrainerState state = trainer_->export_state();
     run::validate_for_backends(next, *data_);
+    // This backend's new trainer is built while the old one still holds its memory (a failed build keeps it).
+    core::check_training_memory(next, *data_, {{spec_.name, spec_.host_memory}});
     set_build_stage("creating the trainer");
     fresh = spec_.make(next, *data_, state.params);
     set_build_stage("restoring the state");
@@ -155,6 +158,8 @@ void Worker::rebuild(const Command& c, const core::TrainConfig& next, const std:
     run_.recent_samples_per_s = 0;
     run_.kernels = core::KernelTable();  // timings of the new configuration only
     run_.steps_per_epoch = core::steps_per_epoch(data_->train.count, cfg_.batch);
+    // The epoch's steps so far in the new size's steps, so that the header never reads "6/1" (issue 25).
+    run_.step_in_epoch = std::min(static_cast<int>(samples_this_epoch_ / cfg_.batch), run_.steps_per_epoch);
     run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});
     run_.status = label;
   }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -272,12 +273,20 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
   try {
     // A lesson nests 5 levels deep; far deeper nesting is refused while parsing (nlohmann parses iteratively, but a
     // value 500,000 levels deep would overflow the stack when an error message shows it).
-    root = json::parse(contents, [&](int depth, json::parse_event_t, json&) {
+    // The keys of each open object, so that a key given twice is refused (JSON keeps only the last one silently).
+    std::vector<std::set<std::string>> keys;
+    root = json::parse(contents, [&](int depth, json::parse_event_t event, json& parsed) {
       if (depth > kMaxLessonDepth)
         throw core::Error(core::ErrorKind::InvalidArgument,
                           fmt::format("{}: nested more than {} levels deep; a lesson is an object {{\"title\": ..., "
                                       "\"steps\": [...]}}",
                                       file, kMaxLessonDepth));
+      if (event == json::parse_event_t::object_start) keys.emplace_back();
+      if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+      if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+        throw core::Error(core::ErrorKind::InvalidArgument,
+                          fmt::format("{}: \"{}\" is given twice in one object; give each key once", file,
+                                      shown_key(parsed.get<std::string>())));
       return true;
     });
   } catch (const json::parse_error& e) {

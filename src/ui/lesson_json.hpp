@@ -35,8 +35,13 @@ inline std::string shown(const json& v) {
   return s.size() > 40 ? s.substr(0, 37) + "..." : s;
 }
 
-// A key or name from the file as a message shows it: at most 40 bytes (a 300 KB key makes no error line).
-inline std::string shown_key(const std::string& key) { return key.size() > 40 ? key.substr(0, 37) + "..." : key; }
+// A key or name from the file as a message shows it: escaped as JSON (a key with a line break stays on the message's
+// one line) and at most 40 bytes (a 300 KB key makes no error line).
+inline std::string shown_key(const std::string& key) {
+  std::string s = json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+  s = s.substr(1, s.size() - 2);
+  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
 
 // Checks that `object` has only keys of `allowed`, naming the first unknown one and what is allowed.
 inline void only_keys(const Where& w, const json& object, const std::string& field, const std::set<std::string>& allowed) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
@@ -88,6 +89,13 @@ std::string find_font_file(const std::string& file) {
   // TRAINSCOPE_FONT_DIR: another folder with the DejaVu files (or an empty one, to test the fallback).
   if (const char* env = std::getenv("TRAINSCOPE_FONT_DIR"); env && *env) {
     dirs.emplace_back(env);
+    static bool warned = false;  // said once, like every TRAINSCOPE_* value that cannot be used
+    std::error_code ec;
+    if (!warned && !std::filesystem::is_directory(dirs.back(), ec)) {
+      warned = true;
+      std::fprintf(stderr, "trainscope: warning: TRAINSCOPE_FONT_DIR=%s is not a folder; the built-in font is used\n",
+                   env);
+    }
   } else {
     dirs.emplace_back("/usr/share/fonts/truetype/dejavu");    // fonts-dejavu-core (Debian, Ubuntu)
     dirs.emplace_back("/usr/share/fonts/TTF");                // Arch

@@ -6,10 +6,13 @@
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_vulkan.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -29,11 +32,34 @@ void on_glfw_error(int code, const char* text) { g_glfw_error = fmt::format("{} 
                                                          g_glfw_error.empty() ? "no details" : g_glfw_error));
 }
 
+// Xlib's I/O error handler: called when the connection to the X server breaks (the server stopped or crashed, an
+// xvfb-run ended). Xlib then ends the process with exit(1) whatever the handler does, and its own message names
+// neither the program nor what to do; this says it in trainscope's voice first. Looked up in the libX11 that GLFW
+// already loaded (dlopen RTLD_NOLOAD), so that no X11 development files are needed to build; absent on Wayland.
+int on_display_lost(void*) {
+  const char* display = std::getenv("DISPLAY");
+  std::fprintf(stderr,
+               "trainscope: error: lost the connection to the display %s (the X server stopped or crashed); "
+               "the dashboard ends without saving its settings\n",
+               display ? display : "(unknown)");
+  return 0;
+}
+
+void report_lost_display() {
+  void* x11 = ::dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  if (!x11) return;
+  using Handler = int (*)(void*);
+  using SetHandler = Handler (*)(Handler);
+  if (auto set = reinterpret_cast<SetHandler>(::dlsym(x11, "XSetIOErrorHandler"))) set(on_display_lost);
+  ::dlclose(x11);  // only drops the reference RTLD_NOLOAD took: GLFW keeps the library loaded
+}
+
 }  // namespace
 
 Window::GlfwLibrary::GlfwLibrary() {
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) fail("glfwInit failed");
+  report_lost_display();
 }
 
 Window::GlfwLibrary::~GlfwLibrary() { glfwTerminate(); }

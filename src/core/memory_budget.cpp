@@ -1,0 +1,228 @@
+// The host memory budget (memory_budget.hpp): the machine's available memory from /proc/meminfo and the memory
+// cgroups, the TRAINSCOPE_MEMORY_LIMIT override, and a training run's need from its shapes.
+#include "core/memory_budget.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/step_plan.hpp"
+#include "core/tensor_layout.hpp"
+#include "core/trainer.hpp"
+
+namespace core {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The number at the start of `text` ("3221225472\n"), or a negative one (absent, "max").
+double number_in(const std::string& text) {
+  double v = -1;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && ptr != text.data() ? v : -1;
+}
+
+// The value of `key` in a "key value" file (memory.stat), or 0.
+double stat_value(const std::string& text, std::string_view key) {
+  std::istringstream in(text);
+  std::string k;
+  double v = 0;
+  while (in >> k >> v)
+    if (k == key) return v;
+  return 0;
+}
+
+void take(HostMemory& h, double bytes, std::string source) {
+  if (bytes >= 0 && bytes < h.available) h.available = bytes, h.source = std::move(source);
+}
+
+// Every memory cgroup level from this process's up to the root, v2 ("0::/a/b") and v1 ("4:memory:/a/b").
+void from_cgroups(HostMemory& h, const std::string& root) {
+  std::istringstream lines(read_text(root + "/proc/self/cgroup"));
+  for (std::string line; std::getline(lines, line);) {
+    const size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string path = line.substr(second + 1);
+    const bool v2 = line.substr(0, first) == "0" && controllers.empty();
+    if (!v2 && controllers.find("memory") == std::string::npos) continue;
+    const std::string base = root + (v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory");
+    for (;;) {
+      const std::string dir = base + (path == "/" ? "" : path);
+      const double limit = number_in(read_text(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes")));
+      // v1 says "no limit" with a number near 2^63.
+      if (limit >= 0 && limit < 1e18) {
+        const std::string stat = read_text(dir + "/memory.stat");
+        const double used =
+            std::max(0.0, number_in(read_text(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"))) -
+                              stat_value(stat, v2 ? "inactive_file" : "total_inactive_file"));
+        take(h, std::max(0.0, limit - used),
+             fmt::format("the memory cgroup {} (limit {}, {} in use)", path, memory_text(limit), memory_text(used)));
+      }
+      if (path == "/" || path.empty()) break;
+      const size_t slash = path.find_last_of('/');
+      path = slash == 0 ? "/" : path.substr(0, slash);
+    }
+  }
+}
+
+}  // namespace
+
+MemoryNeed& MemoryNeed::add(std::string what, double bytes) {
+  if (bytes > 0) parts.push_back({std::move(what), bytes});
+  return *this;
+}
+
+double MemoryNeed::total() const {
+  double t = 0;
+  for (const Part& p : parts) t += p.bytes;
+  return t;
+}
+
+std::string MemoryNeed::describe() const {
+  std::string list;
+  for (const Part& p : parts) list += fmt::format("{}{}: {}", list.empty() ? "" : ", ", p.what, memory_text(p.bytes));
+  return list;
+}
+
+std::string memory_text(double bytes) {
+  if (bytes >= kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);
+  return fmt::format("{:.0f} MiB", std::ceil(bytes / (1 << 20)));
+}
+
+double parse_memory_size(std::string_view text) {
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || !std::isfinite(value) || value < 0) return -1;
+  std::string unit(ptr, text.data() + text.size());
+  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();  // "3GB", "3GiB" as 3G
+  if (unit.size() == 2 && (unit[1] == 'i' || unit[1] == 'I')) unit.pop_back();
+  double scale = 0;
+  if (unit.empty())
+    scale = 1;
+  else if (unit == "K" || unit == "k")
+    scale = 1024.0;
+  else if (unit == "M" || unit == "m")
+    scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "g")
+    scale = kGiB;
+  else if (unit == "T" || unit == "t")
+    scale = kGiB * 1024;
+  return scale > 0 ? value * scale : -1;
+}
+
+HostMemory host_memory(const std::string& root) {
+  HostMemory h;
+  h.available = std::numeric_limits<double>::infinity();
+  h.source = "unknown (no /proc/meminfo)";
+  const std::string meminfo = read_text(root + "/proc/meminfo");
+  if (const size_t at = meminfo.find("MemAvailable:"); at != std::string::npos)
+    take(h, number_in(meminfo.substr(meminfo.find_first_not_of(' ', at + 13))) * 1024, "MemAvailable in /proc/meminfo");
+  from_cgroups(h, root);
+  if (!root.empty()) return h;
+  if (const char* env = std::getenv("TRAINSCOPE_MEMORY_LIMIT"); env && *env) {
+    const double limit = parse_memory_size(env);
+    if (limit > 0) {
+      take(h, limit, fmt::format("TRAINSCOPE_MEMORY_LIMIT={}", env));
+    } else {
+      static std::once_flag warned;
+      std::call_once(warned, [&] {
+        std::fprintf(stderr,
+                     "trainscope: warning: TRAINSCOPE_MEMORY_LIMIT=%s is not a size (e.g. 3G, 512M, 3GiB); "
+                     "ignored\n",
+                     env);
+      });
+    }
+  }
+  return h;
+}
+
+void check_host_memory(const MemoryNeed& need, std::string_view subject, std::string_view todo,
+                       const HostMemory& host) {
+  const double usable = host.available - kProgramBytes;
+  if (need.total() <= usable) return;
+  throw Error(ErrorKind::InvalidArgument,
+              fmt::format("{}: needs {} of host memory ({}), but {} is available ({}, less {} for trainscope "
+                          "itself); {}",
+                          subject, memory_text(need.total()), need.describe(), memory_text(std::max(0.0, usable)),
+                          host.source, memory_text(kProgramBytes), todo));
+}
+
+void check_host_memory(const MemoryNeed& need, std::string_view subject, std::string_view todo) {
+  check_host_memory(need, subject, todo, host_memory());
+}
+
+std::vector<NewTrainer> new_trainers(const TrainConfig& c, bool gpu_on_host) {
+  std::vector<NewTrainer> out;
+  for (const std::string& b : c.backends) out.push_back({b, b != "gpu" || gpu_on_host});
+  return out;
+}
+
+MemoryNeed training_memory_need(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers) {
+  MemoryNeed need;
+  const ModelShape shape = model_shape(c, data);
+  // The fp32 plan: every storage precision holds at most its bytes, plus the 16-bit CPU arena added below.
+  const StepPlan plan =
+      build_step_plan(shape, c.batch, c.activation, c.optimizer, Precision::FP32, c.execution.unfused);
+  // The trainers' own tensor layout in fp32 (what they allocate, from the sizes alone), with the dataset copy.
+  const MemoryUsage fp32 = tensor_layout(plan, {static_cast<size_t>(data.train.count),
+                                                static_cast<size_t>(data.test.count),
+                                                static_cast<size_t>(c.readback_interval)},
+                                         Precision::FP32)
+                               .usage(true);
+  double largest_operands = 0, largest_b = 0;  // floats of a GEMM's three operands; of its B operand
+  for (const PlanEntry& e : plan.entries) {
+    if (e.op != Op::matmul_forward && e.op != Op::matmul_backward_data && e.op != Op::matmul_backward_weight) continue;
+    const double in = double(e.B) * double(e.C), weight = double(e.OC) * double(e.C), out = double(e.B) * double(e.OC);
+    largest_operands = std::max(largest_operands, in + weight + out);
+    largest_b = std::max(largest_b, e.op == Op::matmul_backward_weight ? in : weight);
+  }
+  for (const NewTrainer& t : trainers) {
+    if (!t.on_host) continue;
+    if (t.backend == "cpu") {
+      const unsigned threads =
+          c.threads > 0 ? static_cast<unsigned>(c.threads) : std::max(1u, std::thread::hardware_concurrency());
+      double bytes = static_cast<double>(fp32.total() - fp32.dataset) + 4 * largest_b + threads * 2.0 * (1 << 20);
+      if (c.precision != Precision::FP32) bytes += 4 * largest_operands;
+      need.add("CPU trainer", bytes);
+    } else {
+      // + 1 MiB: its placeholders, staging and query buffers, which the fp32 figure leaves out.
+      need.add("GPU trainer (software Vulkan: its device memory is host memory)",
+               static_cast<double>(fp32.total()) + (1 << 20));
+    }
+  }
+  return need;
+}
+
+void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers,
+                           const HostMemory& host) {
+  const bool two = trainers.size() > 1;
+  check_host_memory(training_memory_need(c, data, trainers), "--hidden/--batch: this run",
+                    two ? "use smaller layers or batches, or train one backend (--backend cpu or gpu)"
+                        : "use smaller layers or batches",
+                    host);
+}
+
+void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers) {
+  check_training_memory(c, data, trainers, host_memory());
+}
+
+}  // namespace core

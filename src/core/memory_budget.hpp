@@ -1,0 +1,92 @@
+// The host memory budget: what a command will hold in the machine's memory at its peak — both trainers, a software
+// GPU's device memory (which is host memory), dataset copies, GEMM operands, STREAM arrays — worked out from the
+// sizes alone and checked against what the machine has available before anything is allocated, so that an absurd
+// model, batch, STREAM size or dataset is refused in one line with the figures and what to change, instead of the
+// kernel's OOM killer ending the process minutes later. train, dashboard, sweep, bench, peaks, lessons and the live
+// changes of the dashboard all check through check_host_memory. (The device side, a real GPU's heaps and
+// allocation limits, is checked beside it by the GPU layer.)
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/dataset.hpp"
+
+namespace core {
+
+// What one command will hold at its peak, part by part, in bytes.
+struct MemoryNeed {
+  struct Part {
+    std::string what;  // "CPU trainer", "GPU trainer (software Vulkan: host memory)", "STREAM arrays"
+    double bytes = 0;
+  };
+  std::vector<Part> parts;
+
+  MemoryNeed& add(std::string what, double bytes);
+  double total() const;
+  // "CPU trainer: 3.2 GiB, GPU trainer (software Vulkan: its device memory is host memory): 3.2 GiB"
+  std::string describe() const;
+};
+
+// What this process may still allocate, and what sets that figure.
+struct HostMemory {
+  double available = 0;  // bytes; the smallest of the figures that could be read (+infinity when none could)
+  std::string source;    // "MemAvailable in /proc/meminfo", "the memory cgroup /a/b (limit 3.0 GiB, 0.4 GiB in
+                         // use)", "TRAINSCOPE_MEMORY_LIMIT=3G"
+};
+
+// The memory available to this process: the smallest of MemAvailable (/proc/meminfo), each memory cgroup's limit
+// above it minus its use without reclaimable page cache (cgroup v2 memory.max - (memory.current - inactive_file),
+// v1 memory.limit_in_bytes - (memory.usage_in_bytes - total_inactive_file), every level up to the root), and
+// TRAINSCOPE_MEMORY_LIMIT (a size such as 3G, 512M, 3GiB or bytes: "trainscope may use at most this much"; a value
+// that does not parse is warned about on stderr once and ignored). `root` prefixes /proc and /sys/fs/cgroup (tests
+// point it at a folder of the same layout); the environment override is read only for the real root "".
+HostMemory host_memory(const std::string& root = "");
+
+// "3G" -> 3 GiB; "512M", "3GiB", "1.5G", "4096" (bytes). Returns a negative number when `text` is not a size.
+double parse_memory_size(std::string_view text);
+
+// "6.4 GiB", "512 MiB": bytes for people (binary units, as the kernel and free(1) count them).
+std::string memory_text(double bytes);
+
+// Refuses `need` when its total is more than `host.available` minus a margin for the program itself and its
+// libraries (kProgramBytes). Throws core::Error(InvalidArgument), one line:
+// "<subject>: needs 6.4 GiB of host memory (CPU trainer: 3.2 GiB, ...), but 2.5 GiB is available (the memory
+// cgroup ..., less 256 MiB for trainscope itself); <todo>" — the command line's exit code 2.
+void check_host_memory(const MemoryNeed& need, std::string_view subject, std::string_view todo, const HostMemory& host);
+void check_host_memory(const MemoryNeed& need, std::string_view subject, std::string_view todo);  // host_memory()
+
+// Kept free for trainscope itself, its libraries and (with a GPU backend) the Vulkan driver and shader compiler:
+// measured at 8 MiB (CPU only) to 143 MiB (lavapipe) of peak RSS for the tiny spiral runs; rounded up.
+inline constexpr double kProgramBytes = 256.0 * (1 << 20);
+
+// A trainer that will be built, and whether what it allocates is host memory: always for the CPU; for the GPU on a
+// software Vulkan device (lavapipe: its "device memory" is this machine's memory), never on a real GPU, whose
+// device memory the GPU layer checks against the device's heaps.
+struct NewTrainer {
+  std::string backend;  // "cpu" | "gpu"
+  bool on_host = true;
+};
+
+// The host memory of the trainers `trainers` for `c` on `data` (data itself is already held by the caller and not
+// counted again). Per trainer, from the shapes alone (core::tensor_layout in fp32; no allocation):
+//   cpu: weights, gradients, optimizer state, activations and workspace at fp32 (16-bit storage holds less, except
+//        its fp32 arena for the widened operands: + the largest GEMM's operands at 4 bytes), the packed copy of the
+//        largest GEMM's B operand that the calling thread keeps (cpu/gemm.hpp), and 2 MiB of packed A per thread;
+//   gpu on the host: the same fp32 figure with the trainer's own copy of the dataset (device memory = host memory),
+//        + 1 MiB for its small buffers (placeholders, staging, queries).
+//   gpu on a real GPU: nothing here (its staging buffers are small).
+MemoryNeed training_memory_need(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers);
+
+// The trainers of c.backends, the GPU's on the host when `gpu_on_host`.
+std::vector<NewTrainer> new_trainers(const TrainConfig& c, bool gpu_on_host);
+
+// check_host_memory(training_memory_need(c, data, trainers)) with the training's subject and advice: what train,
+// the dashboard (its start, Reset and live changes, lessons included) and each sweep point run before building
+// trainers. Throws core::Error(InvalidArgument) "--hidden/--batch: this run needs ...; use smaller ...".
+void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers,
+                           const HostMemory& host);
+void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers);
+
+}  // namespace core
