@@ -52,7 +52,7 @@ TEST_CASE("the X server ends under the dashboard: trainscope's own line on stder
 
   const fs::path lesson = test::scratch_dir() / "wait.json";
   std::ofstream(lesson) << R"({"title": "wait", "settings": {"dataset": "spiral", "hidden": [8], "batch": 16},
-                               "steps": [{"at": 120, "quit": 0}]})";
+                               "steps": [{"at": 0.5, "caption": "up"}, {"at": 120, "quit": 0}]})";
   const char* old = std::getenv("DISPLAY");
   const std::string saved = old ? old : "";
   ::setenv("DISPLAY", display.c_str(), 1);
@@ -61,7 +61,13 @@ TEST_CASE("the X server ends under the dashboard: trainscope's own line on stder
     ::setenv("DISPLAY", saved.c_str(), 1);
   else
     ::unsetenv("DISPLAY");
-  std::this_thread::sleep_for(std::chrono::seconds(4));  // the window is up and drawing
+  // The window is up and drawing once the lesson's first step has run in its frame loop (not a fixed 4 s sleep).
+  bool drawing = false;
+  for (int i = 0; i < 1200 && !drawing; ++i) {
+    drawing = test::slurp(test::scratch_dir() / "stdout.txt").find("lesson: step 1 at") != std::string::npos;
+    if (!drawing) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(drawing);
   ::kill(xvfb, SIGTERM);
   ::waitpid(xvfb, nullptr, 0);
   const test::Result r = test::finish_cli(pid);
