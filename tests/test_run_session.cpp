@@ -347,3 +347,30 @@ TEST_CASE("read-backs follow elapsed time: about every 250 ms, and after every s
   }
   CHECK(nonempty == 4);
 }
+
+TEST_CASE("fair mode: a backend whose whole epoch is shorter than a read-back still passes the turn") {
+  // Found in a lesson at --limit 2048: the CPU's epochs (8 steps, ~60 ms) ended before any read-back in the epoch
+  // was due, the epoch's last read-back did not pass the turn, and the GPU waited for ever for its turn.
+  Trace a, b;
+  for (Trace* t : {&a, &b})
+    t->shape_record = [](core::StepRecord&) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+  core::TrainConfig cfg = tiny_config();
+  cfg.epochs = core::kUntilStopped;
+  cfg.readback_interval = 64;  // more steps than an epoch has (10): only the epoch's end reads back
+  run::SessionOptions options;
+  options.keep_alive = true;
+  options.fair = true;
+  run::Observer observer;
+  run::Session session(cfg, std::make_shared<const core::DataSplit>(tiny_data()),
+                       {fake_spec("gpu", a), fake_spec("cpu", b)}, observer, options);
+  session.start();
+  const auto steps = [&](size_t i) { return session.snapshot().at(i).step_losses.size(); };
+  // Slices of 0.5 s: within 10 s each backend has had several turns; waiting for the turn, one would have none.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((steps(0) < 3 * kSteps || steps(1) < 3 * kSteps) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(steps(0) >= 3 * kSteps);
+  CHECK(steps(1) >= 3 * kSteps);
+  session.request_stop();
+  session.wait();
+}

@@ -198,6 +198,9 @@ void Worker::train_until_done() {
     }
     observer_.on_epoch(spec_.name, record);
     ++e;
+    // An epoch's end is a read-back too: the turn passes here when the slice is over. Without this, a worker whose
+    // whole epoch takes less than one read-back (a small --limit on a fast backend) would keep the turn for ever.
+    pass_turn_if_over();
   }
 }
 
