@@ -331,6 +331,10 @@ void check_parity(core::Op op, std::vector<KernelCase> cases) {
           who += std::string(" ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") +
                  (v.split ? "/split-K" : "") + " [" + g.name() + "]";
         }
+        if (def.grid == core::Grid::Conv) {  // "gpu conv [tiled 64x64x16, 8x8 per invocation, scalar loads]"
+          ++paths_run["conv"];
+          who += " conv [" + gpu::GemmConfig{gpu::GemmPath::Tiled, k.conv_tiles(), false}.name() + "]";
+        }
         compare(def, c, p, gpu.run(k, def, c, in), ref, who);
       }
     }

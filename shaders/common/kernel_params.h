@@ -55,6 +55,52 @@ struct SplitKReduceParams {
   uint slices;  // partial products
 };
 
+// The convolution and pooling kernels read and write NHWC activations: B images of H x W pixels with C channels,
+// channel fastest (element (b, y, x, c) at ((b * H + y) * W + x) * C + c), so that a convolution is a GEMM over pixel
+// rows and a dense layer after it reads the flattened (B, H*W*C) tensor as it is. Weights are (OC, KS, KS, C).
+// conv2d_forward: out (B,OH,OW,OC) = act(conv(inp (B,H,W,C), weight (OC,KS,KS,C)) + bias (OC)), stride 1, zero
+// padding `pad` on each side (OH = H + 2 pad - KS + 1); preact keeps the value before the activation.
+struct Conv2dForwardParams {
+  uint B;
+  uint H;
+  uint W;
+  uint C;
+  uint OC;
+  uint OH;
+  uint OW;
+  uint KS;         // kernel size (KS x KS)
+  uint pad;        // zero padding on each side
+  uint apply_act;  // as MatmulForwardParams
+  uint act;
+  uint add_bias;
+};
+
+// conv2d_backward_data (dinp (B,H,W,C) from dout (B,OH,OW,OC) and weight) and conv2d_backward_weight (dweight
+// (OC,KS,KS,C) from dout and inp (B,H,W,C)); the shapes as Conv2dForwardParams.
+struct Conv2dBackwardParams {
+  uint B;
+  uint H;
+  uint W;
+  uint C;
+  uint OC;
+  uint OH;
+  uint OW;
+  uint KS;
+  uint pad;
+};
+
+// max_pool_forward: out (B,OH,OW,C) = the maximum of each 2x2 window of inp (B,H,W,C), stride 2, OH = H / 2 (rounded
+// down: an odd last row or column is dropped, as torch.nn.MaxPool2d(2)). max_pool_backward: dinp (B,H,W,C) = dout of
+// the window at the window's first maximum (in the order (0,0), (0,1), (1,0), (1,1)), 0 elsewhere.
+struct MaxPoolParams {
+  uint B;
+  uint H;
+  uint W;
+  uint C;
+  uint OH;
+  uint OW;
+};
+
 // softmax_xent_forward_backward: losses (B), dlogits (B,K), correct (B) <- logits (B,K), labels (B).
 struct SoftmaxXentParams {
   uint B;
@@ -169,6 +215,9 @@ TRAINSCOPE_PARAMS_LAYOUT(GatherBatchParams, 5, row_end);
 TRAINSCOPE_PARAMS_LAYOUT(MatmulForwardParams, 6, add_bias);
 TRAINSCOPE_PARAMS_LAYOUT(MatmulBackwardParams, 4, k_slice);
 TRAINSCOPE_PARAMS_LAYOUT(SplitKReduceParams, 2, slices);
+TRAINSCOPE_PARAMS_LAYOUT(Conv2dForwardParams, 12, add_bias);
+TRAINSCOPE_PARAMS_LAYOUT(Conv2dBackwardParams, 9, pad);
+TRAINSCOPE_PARAMS_LAYOUT(MaxPoolParams, 6, OW);
 TRAINSCOPE_PARAMS_LAYOUT(SoftmaxXentParams, 5, out_offset);
 TRAINSCOPE_PARAMS_LAYOUT(ArgmaxParams, 2, K);
 TRAINSCOPE_PARAMS_LAYOUT(LossReduceParams, 2, slot);

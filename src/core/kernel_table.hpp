@@ -123,6 +123,9 @@ enum class Grid : uint8_t {
              // a group of four elements
   Rows,      // one invocation per row: size[0] rows, no loop
   Gemm,      // shared-memory tiles of the output, size = {M rows, N columns} (gemm.glsl, tiling gpu::GemmTiles)
+  Conv,      // an implicit GEMM (the convolutions): gemm.glsl's tiles over size = {M rows, N columns}, its operands
+             // gathered from the images by index inside the shader; one variant (the tiled path, scalar loads),
+             // tiles from gpu::conv_tiles
   Single,    // one workgroup
 };
 

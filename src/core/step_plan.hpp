@@ -29,6 +29,13 @@ struct PlanEntry {
   long C = 0;          // input features / K classes for softmax
   long OC = 0;         // output features
   size_t N = 0;        // elements, for element-wise kernels (act_backward, updates)
+  // Convolutions and pooling (NHWC activations, shaders/common/kernel_params.h): B images of H x W pixels, C input
+  // channels, OC output channels (pooling: OC = C); conv2d: a KS x KS kernel, stride 1, zero padding `pad`.
+  long H = 0, W = 0;
+  int KS = 0, pad = 0;
+  long OH() const { return op_is_pool() ? H / 2 : H + 2 * pad - KS + 1; }  // the output's height and width
+  long OW() const { return op_is_pool() ? W / 2 : W + 2 * pad - KS + 1; }
+  bool op_is_pool() const { return op == Op::max_pool_forward || op == Op::max_pool_backward; }
   double flops = 0;         // analytic floating-point operations (multiply-add = 2)
   double bytes_read = 0;    // compulsory traffic: each tensor read once
   double bytes_written = 0; // each tensor written once

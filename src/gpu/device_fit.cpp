@@ -123,14 +123,17 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSpl
                          static_cast<long>(most_buffer / row));
   }
 
-  // Storage buffers per kernel (the spec guarantees only 4 per shader stage; a kernel here binds up to 6).
+  // Storage buffers per kernel of this run's step (the spec guarantees only 4 per shader stage; a kernel here binds
+  // up to 6).
   uint32_t most_bindings = 0;
   std::string widest_kernel;
-  for (const core::KernelDef& def : core::kernel_table())
+  for (const core::PlanEntry& e : plan.entries) {
+    const core::KernelDef& def = core::kernel_def(e.op);
     if (def.exists_in(cfg.precision) && def.binding_count(cfg.precision) > most_bindings) {
       most_bindings = def.binding_count(cfg.precision);
       widest_kernel = def.name;
     }
+  }
   if (most_bindings > l.max_per_stage_storage_buffers)
     return fmt::format("{} binds {} storage buffers in {}; {} allows {} per shader stage "
                        "(maxPerStageDescriptorStorageBuffers): no setting changes that; choose another --device",

@@ -141,6 +141,14 @@ std::vector<GemmTiles> gemm_tile_candidates() {
           GemmTiles{16, 16, 8, 2, 2}};
 }
 
+GemmTiles conv_tiles(const GemmConfig& config, const vk::Device& device) {
+  if (config.path == GemmPath::Tiled) return config.tiles;
+  const std::vector<GemmTiles> candidates = gemm_tile_candidates();
+  for (size_t i = device.info().software_paths ? 0 : 1; i < candidates.size(); ++i)
+    if (fits_limits(candidates[i], device.limits())) return candidates[i];
+  return candidates.back();
+}
+
 bool gemm_config_fits(const GemmConfig& c, const vk::Device& device, core::Precision precision) {
   if (!fits_limits(c.tiles, device.limits())) return false;
   if (c.path == GemmPath::Texel) return texel_tiles_ok(c.tiles) && has_texel_formats(device, precision);

@@ -82,6 +82,12 @@ constexpr long kMinSliceRows = 64;
 // 32 units = 64 for integrated and other GPUs. Not measured on a real GPU yet (docs/benchmarks.md).
 uint32_t busy_workgroups(const vk::DeviceInfo& device);
 
+// The tiles of the implicit-GEMM convolutions (core::Grid::Conv: conv2d_*.comp include gemm.glsl, always on the tiled
+// path with scalar loads, since a patch's taps are not contiguous): the configuration's tiles where its path is
+// Tiled; under the Texel path (software devices), the first tiled candidate that fits the device (8x8 outputs per
+// invocation there, as choose_gemm_config picks for software devices without texel formats).
+GemmTiles conv_tiles(const GemmConfig& config, const vk::Device& device);
+
 // The Tiled path's tilings, best first.
 std::vector<GemmTiles> gemm_tile_candidates();
 

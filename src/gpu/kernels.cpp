@@ -30,6 +30,17 @@ bool precision_supported(const vk::DeviceInfo& device, core::Precision precision
 
 std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::Device& device,
                                          core::Precision precision) {
+  if (def.grid == core::Grid::Conv) {
+    const GemmConfig chosen = choose_gemm_config(device, precision);
+    std::vector<GemmConfig> out{chosen};
+    if (precision != core::Precision::FP32) return out;
+    for (const GemmConfig& c : gemm_configs_to_test(device, precision)) {
+      bool seen = false;
+      for (const GemmConfig& o : out) seen = seen || conv_tiles(o, device) == conv_tiles(c, device);
+      if (!seen) out.push_back(c);
+    }
+    return out;
+  }
   if (def.grid != core::Grid::Gemm) return {choose_gemm_config(device, precision)};
   std::vector<GemmConfig> out = gemm_configs_to_test(device, precision);
   if (def.op != core::Op::matmul_backward_weight)  // only it splits: the forced split-K configs would run it unsplit
@@ -85,7 +96,8 @@ VkDeviceSize split_k_partials_bytes(const core::PlanEntry& e) {
 
 Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precision precision,
                  VkPipelineCache cache, std::optional<core::Op> only)
-    : ctx_(&ctx), gemm_(gemm ? *gemm : choose_gemm_config(ctx, precision)), precision_(precision), cache_(cache) {
+    : ctx_(&ctx), gemm_(gemm ? *gemm : choose_gemm_config(ctx, precision)), precision_(precision), cache_(cache),
+      conv_tiles_(gpu::conv_tiles(gemm_, ctx)) {
   if (std::string why; !precision_supported(ctx.info(), precision, &why))
     throw core::Error(core::ErrorKind::Vulkan, why);
   if (!gemm_config_fits(gemm_, ctx, precision))
@@ -96,8 +108,9 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precisi
   // keeps one float per invocation in shared memory.
   for (const core::KernelDef& def : core::kernel_table()) {
     pipelines_.emplace_back();
-    local_sizes_.push_back(def.grid == core::Grid::Gemm ? 0 : workgroup_size(def, ctx.limits()));
-    if (!def.exists_in(precision) || def.grid == core::Grid::Gemm || (only && def.op != *only)) continue;
+    const bool tiled = def.grid == core::Grid::Gemm || def.grid == core::Grid::Conv;  // made on first use
+    local_sizes_.push_back(tiled ? 0 : workgroup_size(def, ctx.limits()));
+    if (!def.exists_in(precision) || tiled || (only && def.op != *only)) continue;
     const uint32_t local = local_sizes_.back();
     const uint32_t shared = def.op == core::Op::loss_reduce ? local * 4 : 0;
     const std::array<uint32_t, 1> spec{local};
@@ -190,7 +203,26 @@ const vk::ComputePipeline& Kernels::gemm_pipeline(core::Op op, GemmVariant v) co
   return it->second;
 }
 
+const vk::ComputePipeline& Kernels::conv_pipeline(core::Op op) const {
+  auto [it, inserted] = conv_pipelines_.try_emplace(op);
+  if (inserted) {
+    try {
+      const core::KernelDef& def = core::kernel_def(op);
+      const GemmVariant scalar{GemmPath::Tiled, false, false};
+      const GemmTiles& t = conv_tiles_;
+      const vk::Workgroup workgroup{{t.tile_n / t.thread_n, t.tile_m / t.thread_m, 1}, t.shared_bytes()};
+      it->second = vk::ComputePipeline(*ctx_, def.name + suffix_, def.binding_count(precision_), def.params_bytes,
+                                       workgroup, gemm_spec_constants(t, scalar), {}, cache_);
+    } catch (...) {
+      conv_pipelines_.erase(it);
+      throw;
+    }
+  }
+  return it->second;
+}
+
 const vk::ComputePipeline& Kernels::pipeline(core::Op op) const {
+  if (core::kernel_def(op).grid == core::Grid::Conv) return conv_pipeline(op);
   if (is_gemm(op))
     throw core::Error(core::ErrorKind::Internal,
                       std::string(core::kernel_name(op)) + ": a GEMM's pipeline depends on the shape; ask for an entry's");
@@ -211,6 +243,7 @@ std::array<uint32_t, 2> Kernels::groups(const core::PlanEntry& e) const {
               1};
     case core::Grid::Rows: return {std::max(1u, div_up(size[0], local_sizes_.at(size_t(e.op)))), 1};
     case core::Grid::Gemm: return {div_up(size[1], gemm_.tiles.tile_n), div_up(size[0], gemm_.tiles.tile_m)};
+    case core::Grid::Conv: return {div_up(size[1], conv_tiles_.tile_n), div_up(size[0], conv_tiles_.tile_m)};
     case core::Grid::Single: return {1, 1};
   }
   return {1, 1};

@@ -34,8 +34,9 @@ bool precision_supported(const vk::DeviceInfo& device, core::Precision precision
 
 // Every way of running `def` on this device that the parity test must cover: for a GEMM (Grid::Gemm) each
 // configuration of gemm_configs_to_test() in fp32, and in 16-bit the default one, the other path's and split-K
-// (Kernels then picks the variant per shape, so the test's odd shapes reach each one); the default configuration for
-// any other kernel.
+// (Kernels then picks the variant per shape, so the test's odd shapes reach each one); for a convolution (Grid::Conv)
+// in fp32 each configuration with other conv_tiles, in 16-bit the default; the default configuration for any other
+// kernel.
 std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::Device& device,
                                          core::Precision precision);
 
@@ -93,6 +94,8 @@ class Kernels {
   const vk::ComputePipeline& gemm_pipeline(core::Op op, GemmVariant v) const;
   const vk::ComputePipeline& split_reduce() const { return split_reduce_; }
   const GemmConfig& gemm_config() const { return gemm_; }
+  // The tiles the convolutions (core::Grid::Conv) run with: gpu::conv_tiles of this configuration.
+  const GemmTiles& conv_tiles() const { return conv_tiles_; }
   GemmVariant gemm_variant(const core::PlanEntry& e) const;
   core::Precision precision() const { return precision_; }
 
@@ -131,6 +134,11 @@ class Kernels {
   // GEMM pipelines by (op, path, vec4, split), made on first use.
   mutable std::map<std::tuple<core::Op, GemmPath, bool, bool>, vk::ComputePipeline> gemm_pipelines_;
   vk::ComputePipeline split_reduce_;  // shaders/splitk/split_k_reduce.comp
+  GemmTiles conv_tiles_;
+  // The convolutions' pipelines by op, made on first use (their tiled GEMM takes lavapipe a while to compile, and an
+  // MLP never needs them).
+  mutable std::map<core::Op, vk::ComputePipeline> conv_pipelines_;
+  const vk::ComputePipeline& conv_pipeline(core::Op op) const;
 };
 
 }  // namespace gpu

@@ -78,6 +78,9 @@ std::vector<const vk::ComputePipeline*> every_pipeline(const Kernels& kernels) {
   std::vector<const vk::ComputePipeline*> out;
   for (const core::KernelDef& def : core::kernel_table()) {
     if (!def.exists_in(kernels.precision())) continue;
+    // The convolutions run only in a CNN's plan, whose trainer compiles them when it is built (gpu::Trainer warms
+    // its plan's pipelines); compiling them for every model would cost each MLP session seconds of lavapipe's time.
+    if (def.grid == core::Grid::Conv) continue;
     if (def.grid != core::Grid::Gemm) {
       out.push_back(&kernels.pipeline(def.op));
       continue;

@@ -51,7 +51,8 @@ class PipelineWarmer {
 
 // Every pipeline a trainer of `kernels`' precision may run, compiling the GEMM variants not made yet (GEMM
 // pipelines are otherwise made on first use): every kernel of the table in that precision, split-K's reduce, and each
-// GEMM in each variant of the device's path (4-wide loads or not; split-K or not for matmul_backward_weight).
+// GEMM in each variant of the device's path (4-wide loads or not; split-K or not for matmul_backward_weight). Not
+// the convolutions (core::Grid::Conv): a CNN's trainer compiles them when it is built.
 std::vector<const vk::ComputePipeline*> every_pipeline(const Kernels& kernels);
 
 }  // namespace gpu

@@ -82,6 +82,13 @@ inline size_t B_x_OC(const PlanEntry& e, const StepArgs&) { return static_cast<s
 inline size_t OC_x_C(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.OC * e.C); }
 inline size_t OC(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.OC); }
 inline size_t N(const PlanEntry& e, const StepArgs&) { return e.N; }
+// Convolutions and pooling (NHWC): the input (B,H,W,C), the output (B,OH,OW,OC; pooling: OC = C), the weight
+// (OC,KS,KS,C).
+inline size_t image_in(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B * e.H * e.W * e.C); }
+inline size_t image_out(const PlanEntry& e, const StepArgs&) {
+  return static_cast<size_t>(e.B * e.OH() * e.OW() * e.OC);
+}
+inline size_t conv_weight(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.OC * e.KS * e.KS * e.C); }
 }  // namespace shape
 
 // ---- Entries: figures and push constants ----
@@ -98,6 +105,14 @@ inline core::Activation activation_of(uint32_t code) {
 // The work items of a 4-wide element-wise kernel over n elements: one per group of four (the shader's grid-stride loop
 // and scalar tail cover any n with that many invocations, rounded up to whole workgroups).
 inline std::array<uint64_t, 2> quads(long n) { return {static_cast<uint64_t>(n + 3) / 4, 1}; }
+
+// The convolution backward kernels' push constants from a plan entry.
+inline core::Conv2dBackwardParams conv_backward_params(const PlanEntry& e) {
+  return {u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC), u32(e.OH()), u32(e.OW()), u32(e.KS), u32(e.pad)};
+}
+// Pixels of a convolution's output (B x OH x OW) and multiply-adds per output pixel and channel (KS² x C).
+inline double conv_pixels(const PlanEntry& e) { return double(e.B) * double(e.OH()) * double(e.OW()); }
+inline double conv_taps(const PlanEntry& e) { return double(e.KS) * double(e.KS) * double(e.C); }
 
 // ---- References: reading the bindings as the reference holds them ----
 inline double* ref(RefBindings b, size_t i) { return i < b.size() && !b[i].empty() ? b[i].data() : nullptr; }
