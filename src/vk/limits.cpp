@@ -61,7 +61,10 @@ DeviceProfile parse_profile(const std::string& text, const std::string& path) {
   if (!j.is_object()) bad_profile(path + " must hold one JSON object of limits, e.g. {\"maxStorageBufferRange\": 134217728}");
   DeviceProfile p;
   p.name = path;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named, not a structured binding: clang 14 (scripts/fuzz's compiler) cannot capture those in the lambdas below.
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     auto number = [&](auto& field) {
       using T = std::decay_t<decltype(field)>;
       if (!value.is_number_unsigned() || value.get<uint64_t>() > std::numeric_limits<T>::max())
