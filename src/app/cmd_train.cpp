@@ -76,8 +76,9 @@ void check_device(const core::TrainConfig& cfg, const std::optional<std::vector<
 
 void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
   const core::ModelShape shape = run::model_shape(cfg, data);
-  const core::StepPlan plan =
+  core::StepPlan plan =
       core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision, cfg.execution.unfused);
+  if (cfg.input.host()) core::use_host_upload(plan);
   const int steps = core::steps_per_epoch(data.train.count, cfg.batch);
   say("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
       data.test.count, data.train.features, data.train.classes);
@@ -94,6 +95,9 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
         plan.loss_scaling() ? fmt::format("; dynamic loss scaling from {:g}", cfg.loss_scale_init) : "");
   if (cfg.execution.any())
     say("teaching toggles: {} ({} kernels per step)\n", core::to_string(cfg.execution), plan.entries.size());
+  if (cfg.input.host())
+    say("input: {}; {}B uploaded per step\n", core::to_string(cfg.input),
+        with_si_prefix(double(core::batch_upload_bytes(cfg.batch, plan.shape.inputs(), cfg.precision))));
   std::string backends;
   for (const auto& b : cfg.backends) backends += (backends.empty() ? "" : ", ") + b;
   say("run:   {}{}\n\n", backends,
@@ -258,6 +262,27 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
   t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation with synchronization validation; slow); at "
                 "the end every distinct message once with its count, and any message fails the run (exit code 1)")
       ->group("Execution");
+  // The input pipeline (core::InputPipeline): where each step's batch comes from.
+  t->add_option("--input", o.input,
+                "Where batches come from: device (the dataset kept on the GPU, each batch gathered there: the best "
+                "case) or host (each batch assembled on the CPU by loader threads and uploaded through staging, as a "
+                "DataLoader feeds a GPU; the CPU backend takes its batches from the same kind of loader)")
+      ->check(CLI::IsMember({"device", "host"}))->group("Input pipeline");
+  t->add_flag("--augment", c.input.augment,
+              "With --input host: random crop (zero padding of 4 pixels) and horizontal flip of each image, drawn "
+              "from the seed, the sample and its place in the epoch, so that both backends see the same batches")
+      ->group("Input pipeline");
+  t->add_option("--loader-threads", c.input.loader_threads,
+                "With --input host: threads assembling batches, 1..64 (each batch is cut into one chunk per thread)")
+      ->type_name("N")->check(checked(core::rules::loader_threads))->group("Input pipeline");
+  t->add_option("--prefetch", c.input.prefetch,
+                "With --input host: batches assembled ahead of the step that uses them, 0..64 (0: each batch only "
+                "when its step asks for it)")
+      ->type_name("N")->check(checked(core::rules::prefetch))->group("Input pipeline");
+  t->add_flag("--pageable", c.input.pageable,
+              "With --input host: upload each batch as from pageable memory (the GPU's queue drained first, a fresh "
+              "staging buffer per step) instead of through the persistently mapped (pinned) staging ring")
+      ->group("Input pipeline");
   // The teaching toggles (core::Execution): the same math, run another way; the dashboard switches them live.
   t->add_flag("--unfused", c.execution.unfused,
               "Teaching: bias add and activation as kernels of their own after each GEMM (bias_add, act_forward) "
@@ -333,6 +358,14 @@ std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
   cfg.activation = o.activation == "gelu" ? core::Activation::GELU : core::Activation::ReLU;
   cfg.optimizer = o.optimizer == "sgd" ? core::Optimizer::SGD : core::Optimizer::AdamW;
   cfg.precision = core::parse_precision(o.precision).value_or(core::Precision::FP32);
+  cfg.input.source = o.input == "host" ? core::InputSource::Host : core::InputSource::Device;
+  if (!cfg.input.host() && o.command)
+    for (const char* option : {"--augment", "--loader-threads", "--prefetch", "--pageable"})
+      if (o.command->count(option) > 0)
+        throw core::Error(core::ErrorKind::InvalidArgument,
+                          fmt::format("{} sets up the host input pipeline: add --input host (the default, --input "
+                                      "device, gathers each batch on the GPU)",
+                                      option));
   core::validate(cfg);
   std::optional<std::vector<vk::DeviceInfo>> devices;
   if (uses(cfg, "gpu")) devices = try_list_devices();

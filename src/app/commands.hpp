@@ -21,6 +21,7 @@ struct TrainOptions {
   std::string optimizer = "adamw";
   std::string precision = "fp32";   // core::parse_precision
   std::string backend = "gpu,cpu";  // split at commas into config.backends
+  std::string input = "device";     // config.input.source: device | host
   std::string report;  // report.json path, empty: none
   std::string screenshot;         // train: PNG of the dashboard rendered offscreen at the end; empty: none
   std::string size = "1600x900";  // of that PNG (and of the dashboard window)

@@ -41,6 +41,8 @@ void validate(const TrainConfig& c) {
   check(rules::spiral_classes, c.spiral_classes);
   check(rules::spiral_points, c.spiral_points);
   check(rules::spiral_noise, c.spiral_noise);
+  check(rules::loader_threads, c.input.loader_threads);
+  check(rules::prefetch, c.input.prefetch);
   if (c.backends.empty()) fail("--backend: name at least one backend (allowed: gpu, cpu, or gpu,cpu)");
   for (size_t i = 0; i < c.backends.size(); ++i) {
     const auto& b = c.backends[i];
@@ -62,6 +64,8 @@ void validate_against_data(const TrainConfig& c, const DataSplit& data) {
   if (c.batch > train_count)
     fail(fmt::format("--batch {}: larger than the training set ({} samples); use a batch size of 1..{}", c.batch,
                      train_count, train_count));
+  if (c.input.host() && c.input.augment)
+    if (const std::string problem = augment_problem(data.train); !problem.empty()) fail(problem);
   // The sizes alone, before any allocation (a ModelShape only holds offsets).
   const ModelShape shape = model_shape(c, data);
   const StepPlan plan = build_step_plan(shape, c.batch, c.activation, c.optimizer, Precision::FP32, c.execution.unfused);

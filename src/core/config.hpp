@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/dataset.hpp"
+#include "core/input.hpp"
 #include "core/model.hpp"
 
 namespace core {
@@ -81,6 +82,7 @@ struct TrainConfig {
   int readback_interval = 10;   // GPU: losses and timestamps are read back every N steps (and at epoch end)
   bool validation = false;      // enable VK_LAYER_KHRONOS_validation
   Execution execution;          // the teaching toggles (--unfused, --sync-every-step, --submit-per-kernel)
+  InputPipeline input;          // where batches come from (--input, --augment, --loader-threads, --prefetch, --pageable)
 
   float effective_weight_decay() const;
 };

@@ -77,6 +77,7 @@ enum class Role : uint8_t {
   // Tensors of core::TensorLayout that no binding of the table names:
   SplitKPartials,        // the fp32 partial products of a split matmul_backward_weight (gpu::Kernels binds them)
   Placeholder,           // 16 bytes bound where a kernel binds a role without a tensor (the logits layer's preact)
+  StagingX, StagingY,    // --input host, pinned: the staging ring of batches, inputs and labels
 };
 const char* to_string(Role role);
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/boundary.hpp"
@@ -61,6 +62,7 @@ class KernelTable {
     int layer;
     long B, C, OC;
     size_t N;
+    bool host_upload;
     bool operator==(const EntryKey&) const = default;
   };
   Sum& by_name(const PlanEntry& e);
@@ -72,7 +74,7 @@ class KernelTable {
   long untimed_ = 0;
   long steps_ = 0;
   double step_ms_ = 0, step_flops_ = 0, step_bytes_ = 0;
-  std::vector<Op> name_ops_;  // the Op of each by_name_ sum (one name per Op)
+  std::vector<std::pair<Op, bool>> name_ops_;  // the Op (and host_upload) of each by_name_ sum (one name per pair)
   std::vector<Sum> by_name_;
   std::vector<EntryKey> entry_keys_;  // the key of each by_entry_ sum
   std::vector<Sum> by_entry_;

@@ -49,6 +49,8 @@ inline constexpr IntRule epochs{"--epochs", "the number of epochs", 1, 10000};
 // Execution
 inline constexpr IntRule threads{"--threads", "the number of CPU threads", 0, 1024, "0: all hardware threads"};
 inline constexpr IntRule device{"--device", "the Vulkan device index", -1, 1023, "-1: the best device"};
+inline constexpr IntRule loader_threads{"--loader-threads", "the number of loader threads", 1, 64};
+inline constexpr IntRule prefetch{"--prefetch", "the batches prefetched", 0, 64, "0: each batch assembled when needed"};
 inline constexpr IntRule readback{"--readback", "the read-back interval in steps", 1, 1000};
 // Display (dashboard)
 inline constexpr RealRule font_size{"--font-size", "the font size in pixels", 10, 48};  // --font-size 0: remembered

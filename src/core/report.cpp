@@ -51,6 +51,11 @@ nlohmann::json config_json(const TrainConfig& c) {
       {"device", c.device},
       {"readback_interval", c.readback_interval},
       {"validation", c.validation},
+      {"input", {{"source", to_string(c.input.source)},
+                 {"augment", c.input.augment},
+                 {"loader_threads", c.input.loader_threads},
+                 {"prefetch", c.input.prefetch},
+                 {"pageable", c.input.pageable}}},
   };
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/input.hpp"
 #include "core/kernel_table.hpp"
 
 namespace core {
@@ -12,6 +13,7 @@ namespace core {
 const char* kernel_name(Op op) { return kernel_def(op).name; }
 
 std::string PlanEntry::label() const {
+  if (host_upload) return fmt::format("{} ({}x{} host to device, {:.0f} bytes)", kernel(), B, C, bytes_read);
   switch (op) {
     case Op::matmul_forward:
       return fmt::format("{} L{} ({}x{} -> {}x{})", kernel(), layer + 1, B, C, B, OC);
@@ -67,6 +69,16 @@ PlanEntry with_split_k(const PlanEntry& e, uint32_t slices, Precision precision)
   }
   set_figures(out, precision);
   return out;
+}
+
+void use_host_upload(StepPlan& plan) {
+  for (PlanEntry& e : plan.entries)
+    if (e.op == Op::gather_batch) {
+      e.host_upload = true;
+      e.flops = 0;
+      e.bytes_read = static_cast<double>(batch_upload_bytes(e.B, e.C, plan.precision));
+      e.bytes_written = 0;
+    }
 }
 
 double StepPlan::total_flops() const {

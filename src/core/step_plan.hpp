@@ -44,9 +44,13 @@ struct PlanEntry {
   // pass adds the partials in slice order and rounds once to the storage type. 1: one GEMM over all of K (the CPU's
   // plan always). The figures count the partials' traffic and the reduce's additions (kernel_table.cpp).
   uint32_t split_k = 1;
+  // gather_batch under --input host (use_host_upload): the batch arrives by a host-to-device copy of what the host
+  // loader assembled (a transfer, not a kernel), named upload_batch in tables, traces and the timeline.
+  bool host_upload = false;
   long k_slice() const;  // rows of the batch per slice: B / split_k rounded up to a multiple of kSplitKAlign
 
-  const char* kernel() const { return kernel_name(op); }
+  const char* kernel() const { return host_upload ? kUploadBatch : kernel_name(op); }
+  static constexpr const char* kUploadBatch = "upload_batch";
   // A kernel of the forward pass through the layers (matmul_forward, and bias_add, act_forward when unfused): what
   // evaluation runs on each batch of the test set.
   bool layer_forward() const { return op == Op::matmul_forward || op == Op::bias_add || op == Op::act_forward; }
@@ -88,6 +92,11 @@ struct StepPlan {
   double total_flops() const;
   double total_bytes() const;
 };
+
+// --input host: the plan's gather_batch entry becomes the upload of the host's batch (PlanEntry::host_upload), with
+// the figures of a transfer: no FLOPs, bytes_read = the bytes copied host to device (core::batch_upload_bytes:
+// B x C0 x the storage type's bytes, plus B int32 labels; each byte crosses once), bytes_written 0.
+void use_host_upload(StepPlan& plan);
 
 // The plan of one training step of `shape` at batch size `batch`:
 //   gather_batch; matmul_forward per layer; softmax_xent_forward_backward; loss_reduce;

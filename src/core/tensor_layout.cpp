@@ -57,6 +57,11 @@ TensorLayout tensor_layout(const StepPlan& plan, const LayoutSizes& sizes, Preci
   for (const PlanEntry& e : plan.entries)
     if (e.split_k > 1) partials = std::max(partials, size_t(e.split_k) * size_t(e.OC) * size_t(e.C));
   if (partials > 0) add("split_k_partials", Role::SplitKPartials, -1, false, partials, Elem::F32, &M::workspace);
+  if (sizes.staging > 0) {
+    add("staging_x", Role::StagingX, -1, false, sizes.staging * B * C0, Elem::Storage, &M::workspace);
+    add("staging_y", Role::StagingY, -1, false, sizes.staging * B, Elem::I32, &M::workspace);
+    t.tensors[t.tensors.size() - 2].host_write = t.tensors.back().host_write = true;
+  }
   if (scaling) {
     add("loss_scaler", Role::Scaler, -1, false, 1, Elem::LossScaler, &M::workspace);
     add("scale_history", Role::ScaleHistory, -1, false, sizes.readback, Elem::ScaleHistory, &M::workspace, true);

@@ -15,6 +15,8 @@
 //   evaluation   per-sample losses and correct flags of the whole test set                    workspace
 //   placeholder  16 bytes bound where a kernel's binding has no tensor (the logits layer's preact) workspace
 //   split-K      the fp32 partial products of a split matmul_backward_weight (a GPU plan's)     workspace
+//   staging      --input host, pinned (a GPU's): the ring of S batches the host writes and each step copies into
+//                x_batch and y_batch: staging_x (S, B, C0), staging_y (S, B); host-visible, mapped  workspace
 #pragma once
 #include <cstddef>
 #include <string>
@@ -54,6 +56,7 @@ struct TensorDesc {
   Elem elem = Elem::F32;
   size_t MemoryUsage::*category = &MemoryUsage::workspace;
   bool host_read = false;  // read by the host after the steps that write it (the read-back rings)
+  bool host_write = false; // written by the host before the steps that read it (the staging ring)
 };
 
 // What a binding takes: tensor `tensor`'s elements [offset, offset + elements).
@@ -67,6 +70,7 @@ struct TensorView {
 struct LayoutSizes {
   size_t train = 0, test = 0;  // samples of the training and the test set
   size_t readback = 1;         // read-back slots (TrainConfig::readback_interval)
+  size_t staging = 0;          // batches in the staging ring (--input host, pinned, GPU); 0: none
 };
 
 class TensorLayout {

@@ -9,6 +9,8 @@ const char* to_string(HostPhase phase) {
     case HostPhase::Submit: return "submit";
     case HostPhase::FenceWait: return "fence wait";
     case HostPhase::ReadBack: return "read-back";
+    case HostPhase::LoaderWait: return "loader wait";
+    case HostPhase::Upload: return "upload";
   }
   return "?";
 }

@@ -3,12 +3,15 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <optional>
 
+#include "core/error.hpp"
+#include "core/input.hpp"
 #include "core/loss_scaler.hpp"
 #include "core/model.hpp"
 #include "core/step_plan.hpp"
@@ -16,10 +19,11 @@
 
 namespace core {
 
-// The host's part of a GPU step, for the step timeline: recording the command buffer, submitting it, waiting for the
-// fence, reading back losses and timestamps.
-enum class HostPhase { Record, Submit, FenceWait, ReadBack };
-const char* to_string(HostPhase phase);  // "record", "submit", "fence wait", "read-back"
+// The host's part of a step, for the step timeline: recording the command buffer, submitting it, waiting for the
+// fence, reading back losses and timestamps (GPU); with --input host (both backends), waiting for the loader's batch
+// and copying it into the staging memory (GPU) or the batch input (CPU).
+enum class HostPhase { Record, Submit, FenceWait, ReadBack, LoaderWait, Upload };
+const char* to_string(HostPhase phase);  // "record", "submit", "fence wait", "read-back", "loader wait", "upload"
 
 // A span of host time, in seconds on the steady clock (core::monotonic_seconds(), core/metrics.hpp).
 struct HostSpan {
@@ -54,7 +58,9 @@ struct StepRecord {
   // to back from start_s.
   double start_s = 0;
   std::vector<double> kernel_start_ms;
-  std::vector<HostSpan> host;        // GPU: the host phases of this step (fence wait and read-back: of its batch)
+  std::vector<HostSpan> host;        // GPU: the host phases of this step (fence wait and read-back: of its batch);
+                                     // --input host: also its loader wait and upload (both backends)
+  std::vector<LoaderSpan> loader;    // --input host: when each loader thread assembled this step's batch
   std::vector<ThreadSpan> threads;   // CPU: per pool thread and plan entry
 };
 
@@ -147,6 +153,14 @@ class Trainer {
   virtual std::vector<int32_t> predict(std::span<const float> x, size_t count) {
     (void)x, (void)count;
     return {};
+  }
+
+  // --input host (TrainConfig::input): the loader each step takes its batch from, owned by the trainer from here on.
+  // A trainer built for host input throws core::Error(Internal) from step() until it has one; one built for device
+  // input throws core::Error(Internal) here.
+  virtual void set_batch_source(std::unique_ptr<BatchSource> source) {
+    (void)source;
+    throw Error(ErrorKind::Internal, "this trainer takes no host batches");
   }
 
   // The host's cost of the training steps so far (see ExecutionCounts); a trainer that does not count returns zeros.

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <numeric>
 #include <thread>
 #include <utility>
@@ -26,6 +27,7 @@
 #include "core/error.hpp"
 #include "core/half.hpp"
 #include "core/kernel_table.hpp"
+#include "core/metrics.hpp"
 #include "core/tensor_layout.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/kernel_calls.hpp"
@@ -62,6 +64,7 @@ class CpuTrainer final : public core::Trainer {
   // otherwise (core/half.cpp's scalar fallback; bf16 needs no instruction set support at all).
   std::string unsupported_reason(core::Precision) const override { return {}; }
   core::ExecutionCounts execution_counts() const override { return counts_; }
+  void set_batch_source(std::unique_ptr<core::BatchSource> source) override;
   std::vector<int32_t> predict(std::span<const float> x, size_t count) override;
 
  private:
@@ -104,6 +107,7 @@ class CpuTrainer final : public core::Trainer {
   const void* predict_order_ = nullptr;
   core::ExecutionCounts counts_;  // of step() only (ExecutionCounts: submits = host waits = the pool's hand-offs)
   std::vector<ThreadPool::Span> spans_;  // step(): the pool threads' spans of one kernel
+  std::unique_ptr<core::BatchSource> source_;  // --input host: the loader of the batches
   core::MemoryUsage memory_fp32_;        // the same model's layout in fp32
 };
 
@@ -112,6 +116,7 @@ CpuTrainer::CpuTrainer(const core::TrainConfig& cfg, const core::DataSplit& data
   shape_ = core::model_shape(cfg, data);
   plan_ = core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision,
                                 cfg.execution.unfused);
+  if (cfg.input.host()) core::use_host_upload(plan_);  // the loader's batch copied into x_batch, y_batch
   const core::LayoutSizes sizes{static_cast<size_t>(data.train.count), static_cast<size_t>(data.test.count),
                                 static_cast<size_t>(std::max(1, cfg.readback_interval))};
   layout_ = core::tensor_layout(plan_, sizes);
@@ -192,14 +197,29 @@ void CpuTrainer::begin_epoch(std::span<const uint32_t> order) {
     throw core::Error(core::ErrorKind::Internal, "cpu trainer: an epoch's order longer than the training set");
   std::copy(order.begin(), order.end(), tensor<uint32_t>(Role::Order));
   epoch_samples_ = order.size();
+  if (source_) source_->begin_epoch(order);
+}
+
+void CpuTrainer::set_batch_source(std::unique_ptr<core::BatchSource> source) {
+  if (!cfg_.input.host()) throw core::Error(core::ErrorKind::Internal, "cpu trainer: a loader for device input");
+  source_ = std::move(source);
 }
 
 void CpuTrainer::step(size_t first) {
   if (first + static_cast<size_t>(plan_.batch) > epoch_samples_)
     throw core::Error(core::ErrorKind::Internal, "cpu trainer: step past the end of the epoch's order");
+  if (cfg_.input.host() && !source_)
+    throw core::Error(core::ErrorKind::Internal, "cpu trainer: --input host without a loader");
   const core::StepArgs args = core::step_args(cfg_, t_ + 1, first);  // slot 0; fp16: t from the scaler's clock
   const unsigned long pool_before = pool_.dispatches();
   core::StepRecord rec;
+  core::HostBatch batch;
+  if (source_) {  // the loader's batch, waited for (the loader's lag is this backend's too)
+    const double wait_start = core::monotonic_seconds();
+    batch = source_->take(first);
+    rec.host.push_back({core::HostPhase::LoaderWait, wait_start, core::monotonic_seconds()});
+    rec.loader = std::move(batch.spans);
+  }
   rec.step = step_index_++;
   rec.kernel_ms.reserve(plan_.entries.size());
   rec.kernel_start_ms.reserve(plan_.entries.size());
@@ -210,8 +230,13 @@ void CpuTrainer::step(size_t first) {
   rec.start_s = std::chrono::duration<double>(step_start.time_since_epoch()).count();
   for (size_t i = 0; i < plan_.entries.size(); ++i) {
     const auto start = Clock::now();
-    run(plan_.entries[i], args, false);
-    ++counts_.kernels;
+    if (plan_.entries[i].host_upload) {  // the CPU's "upload": the batch into its input tensors, by the clock
+      std::memcpy(tensor<std::byte>(Role::XBatch), batch.x.data(), batch.x.size_bytes());
+      std::memcpy(tensor<int32_t>(Role::YBatch), batch.y.data(), batch.y.size_bytes());
+    } else {
+      run(plan_.entries[i], args, false);
+      ++counts_.kernels;
+    }
     const auto end = Clock::now();
     rec.kernel_start_ms.push_back(std::chrono::duration<double, std::milli>(start - step_start).count());
     rec.kernel_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());

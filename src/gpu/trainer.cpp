@@ -46,6 +46,7 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
   // The plan as this device runs it: matmul_backward_weight split into K slices where the device would idle
   // (gpu/gemm_config.hpp, choose_split_k); the entries' figures then count the partials' traffic.
   for (core::PlanEntry& e : plan_.entries) e = kernels_.with_split_k(e);
+  if (cfg.input.host()) core::use_host_upload(plan_);  // the batch copied from staging (record_upload)
   if (init_params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "gpu::Trainer: init_params has the wrong size");
   // A device without timestamps on its compute queue (timestampValidBits 0: allowed where
@@ -148,8 +149,11 @@ double VulkanTrainer::steps_timeout_s(uint32_t steps) const {
 }
 
 void VulkanTrainer::allocate_buffers() {
+  // Pinned host input: one staging slot per step in flight (a slot is written again only after the fence of the
+  // step that read it).
+  const size_t staging = cfg_.input.host() && !cfg_.input.pageable ? static_cast<size_t>(cfg_.readback_interval) : 0;
   const core::LayoutSizes sizes{static_cast<size_t>(data_.train.count), static_cast<size_t>(data_.test.count),
-                                static_cast<size_t>(cfg_.readback_interval)};
+                                static_cast<size_t>(cfg_.readback_interval), staging};
   layout_ = core::tensor_layout(plan_, sizes);
   buffers_.resize(layout_.tensors.size());  // sized once: bound_ points into it
   for (size_t i = 0; i < layout_.tensors.size(); ++i) {
@@ -160,8 +164,8 @@ void VulkanTrainer::allocate_buffers() {
                            : t.role == core::Role::Order && t.evaluation ? &dataset_->test_order
                                                                            : nullptr;
     if (!shared)
-      buffers_[i] = Buffer(ctx_, layout_.bytes(i), t.host_read ? MemoryKind::HostVisible : MemoryKind::DeviceLocal,
-                           t.name);
+      buffers_[i] = Buffer(ctx_, layout_.bytes(i),
+                           t.host_read || t.host_write ? MemoryKind::HostVisible : MemoryKind::DeviceLocal, t.name);
     bound_.push_back(shared ? shared : &buffers_[i]);
   }
   memory_ = layout_.usage(true);
@@ -216,6 +220,12 @@ void VulkanTrainer::build_descriptor_sets() {
 void VulkanTrainer::begin_epoch(std::span<const uint32_t> order) {
   flush_into_ready();
   owned(core::Role::Order).upload(ctx_, order.data(), order.size_bytes());
+  if (source_) source_->begin_epoch(order);
+}
+
+void VulkanTrainer::set_batch_source(std::unique_ptr<core::BatchSource> source) {
+  if (!cfg_.input.host()) throw core::Error(core::ErrorKind::Internal, "gpu::Trainer: a loader for device input");
+  source_ = std::move(source);
 }
 
 }  // namespace detail

@@ -52,9 +52,68 @@ void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
 
 void VulkanTrainer::record_entry(VkCommandBuffer cmd, Slot& slot, size_t i, const core::StepArgs& args) {
   const core::PlanEntry& e = plan_.entries[i];
+  if (e.host_upload) {  // a transfer, timed as one: its timestamp after the copy stage
+    record_upload(cmd, slot, args.slot);
+    if (timed_) slot.queries.write(cmd, static_cast<uint32_t>(i + 1), VK_PIPELINE_STAGE_TRANSFER_BIT);
+    return;
+  }
   kernels_.dispatch(cmd, e, entry_sets_[i], core::kernel_def(e.op).args(e, args));
   if (timed_) slot.queries.write(cmd, static_cast<uint32_t>(i + 1));
   ++counts_.kernels;
+}
+
+void VulkanTrainer::stage_batch(Slot& slot, size_t first, uint32_t slot_index) {
+  const double wait_start = core::monotonic_seconds();
+  core::HostBatch batch = source_->take(first);
+  const double upload_start = core::monotonic_seconds();
+  slot.host.push_back({core::HostPhase::LoaderWait, wait_start, upload_start});
+  slot.loader = std::move(batch.spans);
+  const VkDeviceSize x_bytes = batch.x.size_bytes(), y_bytes = batch.y.size_bytes();
+  if (cfg_.input.pageable) {
+    // As a copy from pageable memory: the batch goes through staging memory made for this step alone (freed when
+    // the slot is used again, after its fence).
+    slot.pageable = Buffer(ctx_, x_bytes + y_bytes, MemoryKind::HostVisible, "pageable staging");
+    std::memcpy(slot.pageable.mapped(), batch.x.data(), x_bytes);
+    std::memcpy(static_cast<std::byte*>(slot.pageable.mapped()) + x_bytes, batch.y.data(), y_bytes);
+  } else {
+    // The ring's slot: the step that last read it finished before this slot came round again (its fence was waited
+    // for), so the host may overwrite it.
+    std::memcpy(static_cast<std::byte*>(owned(core::Role::StagingX).mapped()) + slot_index * x_bytes,
+                batch.x.data(), x_bytes);
+    std::memcpy(static_cast<std::byte*>(owned(core::Role::StagingY).mapped()) + slot_index * y_bytes,
+                batch.y.data(), y_bytes);
+  }
+  slot.host.push_back({core::HostPhase::Upload, upload_start, core::monotonic_seconds()});
+}
+
+void VulkanTrainer::record_upload(VkCommandBuffer cmd, const Slot& slot, uint32_t slot_index) const {
+  const VkDeviceSize x_bytes = VkDeviceSize(plan_.batch) * VkDeviceSize(shape_.inputs()) * kE_;
+  const VkDeviceSize y_bytes = VkDeviceSize(plan_.batch) * sizeof(int32_t);
+  // WAR: the previous step's kernels read x_batch and y_batch (and their sets' other buffers) before this copy
+  // overwrites them. The host's writes to the staging memory need no barrier: vkQueueSubmit makes the host writes
+  // before it visible to the submitted commands (Vulkan spec, "Host Write Ordering Guarantees"; the memory is
+  // host-coherent).
+  VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  before.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  before.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0,
+                       nullptr, 0, nullptr);
+  const VkBuffer x_batch = buffer(core::Role::XBatch).handle(), y_batch = buffer(core::Role::YBatch).handle();
+  if (cfg_.input.pageable) {
+    const VkBufferCopy x{0, 0, x_bytes}, y{x_bytes, 0, y_bytes};
+    vkCmdCopyBuffer(cmd, slot.pageable.handle(), x_batch, 1, &x);
+    vkCmdCopyBuffer(cmd, slot.pageable.handle(), y_batch, 1, &y);
+  } else {
+    const VkBufferCopy x{slot_index * x_bytes, 0, x_bytes}, y{slot_index * y_bytes, 0, y_bytes};
+    vkCmdCopyBuffer(cmd, buffer(core::Role::StagingX).handle(), x_batch, 1, &x);
+    vkCmdCopyBuffer(cmd, buffer(core::Role::StagingY).handle(), y_batch, 1, &y);
+  }
+  // RAW: the copy's writes visible to the kernels that read the batch (matmul_forward L1, softmax_xent's labels).
+  VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  after.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0,
+                       nullptr, 0, nullptr);
 }
 
 void VulkanTrainer::run_step_per_kernel(Slot& slot, size_t first, uint32_t slot_index) {
@@ -121,10 +180,16 @@ void VulkanTrainer::step(size_t first) {
 void VulkanTrainer::step_unchecked(size_t first) {
   if (first + static_cast<size_t>(plan_.batch) > static_cast<size_t>(data_.train.count))
     throw core::Error(core::ErrorKind::Internal, "gpu::Trainer::step: batch runs past the training set");
-  if (pending_ == slots_.size()) flush_into_ready();
+  if (cfg_.input.host() && !source_)
+    throw core::Error(core::ErrorKind::Internal, "gpu::Trainer: --input host without a loader");
+  // A copy from pageable memory waits for the queue first (CUDA's cudaMemcpy from pageable memory synchronises
+  // the stream before it copies), so the device drains between steps.
+  if (pending_ == slots_.size() || (source_ && cfg_.input.pageable)) flush_into_ready();
   Slot& slot = slots_[pending_];
   slot.step = next_step_;
   slot.host.clear();
+  slot.loader.clear();
+  if (source_) stage_batch(slot, first, pending_);
   const double record_start = core::monotonic_seconds();
   if (cfg_.execution.submit_per_kernel) {
     // Record, submit and wait per kernel: one host span for all of it (the waits are what this mode shows).
@@ -174,6 +239,7 @@ void VulkanTrainer::flush_unchecked() {
       r.skipped = scales[s].found_inf != 0;
     }
     r.host = std::move(slots_[s].host);
+    r.loader = std::move(slots_[s].loader);
     if (!timed_) {  // no kernel times; start_s stays 0 (not recorded)
       ready_.push_back(std::move(r));
       continue;

@@ -72,6 +72,7 @@ class VulkanTrainer final : public core::Trainer {
     return precision_supported(ctx_.info(), p, &why) ? std::string() : why;
   }
   core::ExecutionCounts execution_counts() const override { return counts_; }
+  void set_batch_source(std::unique_ptr<core::BatchSource> source) override;
   std::vector<int32_t> predict(std::span<const float> x, size_t count) override;
 
   // Summed size() of every buffer member, walked one by one: the tests' independent check of memory_usage().
@@ -84,6 +85,8 @@ class VulkanTrainer final : public core::Trainer {
     vk::TimestampQueries queries;
     long step = 0;
     std::vector<core::HostSpan> host;  // the step timeline: when the host recorded and submitted this step
+    std::vector<core::LoaderSpan> loader;  // --input host: the loader's work on this step's batch
+    Buffer pageable;  // --input host --pageable: the fresh staging buffer of this step's batch
   };
 
   // The buffer of a layout tensor (the training one of its role and layer, or the evaluation's); owned(): one this
@@ -114,7 +117,12 @@ class VulkanTrainer final : public core::Trainer {
   void record_step(Slot& slot, size_t first, uint32_t slot_index);
   // --submit-per-kernel: each entry of the step recorded into the slot's command buffer alone, submitted, waited for.
   void run_step_per_kernel(Slot& slot, size_t first, uint32_t slot_index);
-  // Entry i of the plan: its dispatch, then the timestamp that ends its interval.
+  // --input host: takes the step's batch from source_ (the wait on the loader, a host span) and writes it to the
+  // staging ring's slot `slot_index` (pinned) or a fresh staging buffer (pageable); spans into `slot`.
+  void stage_batch(Slot& slot, size_t first, uint32_t slot_index);
+  // The host_upload entry: the staged batch copied into x_batch and y_batch, with the barriers around the copy.
+  void record_upload(VkCommandBuffer cmd, const Slot& slot, uint32_t slot_index) const;
+  // Entry i of the plan: its dispatch (or the upload), then the timestamp that ends its interval.
   void record_entry(VkCommandBuffer cmd, Slot& slot, size_t i, const core::StepArgs& args);
   void submit(VkCommandBuffer cmd, VkFence fence);  // one vkQueueSubmit of cmd, counted
   // Waits for fence_ (the steps first..first+steps-1, at most steps_timeout_s) and resets it, counted.
@@ -160,6 +168,7 @@ class VulkanTrainer final : public core::Trainer {
   core::ExecutionCounts counts_;
   long t_ = 0;                  // optimizer updates taken (AdamW's t of the next update is t_ + 1)
   std::vector<core::StepRecord> ready_;  // records collected by an automatic flush, not yet returned
+  std::unique_ptr<core::BatchSource> source_;  // --input host: the loader of the batches
   // The device's timestamp clock moved onto the host's steady clock: host seconds = timestamp seconds + this. Vulkan
   // gives no common clock without VK_EXT_calibrated_timestamps, so it is estimated from each read-back: the last
   // timestamp of the steps read back was taken before the fence wait returned, so the offset is at most (fence

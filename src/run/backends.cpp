@@ -9,6 +9,7 @@
 #include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
 #include "run/background_compile.hpp"
+#include "run/loader.hpp"
 #include "run/session.hpp"
 #include "vk/devices.hpp"
 
@@ -45,6 +46,7 @@ std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg,
       BackendSpec spec{name, [cache, ahead](const core::TrainConfig& c, const core::DataSplit& d,
                                             const std::vector<float>& p) {
                          auto trainer = gpu::make_trainer(c, d, p, cache.get());
+                         if (c.input.host()) trainer->set_batch_source(make_loader(c, d));
                          if (ahead) ahead->use_device(vk::ContextOptions{c.device, c.validation});
                          return trainer;
                        },
@@ -52,7 +54,11 @@ std::vector<BackendSpec> backends_from_config(const core::TrainConfig& cfg,
       if (ahead) spec.background = [ahead] { return ahead->step(); };
       specs.push_back(std::move(spec));
     } else if (name == "cpu") {
-      specs.push_back({name, cpu::make_trainer});
+      specs.push_back({name, [](const core::TrainConfig& c, const core::DataSplit& d, const std::vector<float>& p) {
+                         auto trainer = cpu::make_trainer(c, d, p);
+                         if (c.input.host()) trainer->set_batch_source(make_loader(c, d));
+                         return trainer;
+                       }});
     } else {
       throw core::Error(core::ErrorKind::InvalidArgument,
                         fmt::format("--backend {}: unknown backend (allowed: gpu, cpu, or gpu,cpu)", name));
