@@ -2,6 +2,8 @@
 // cgroups, the TRAINSCOPE_MEMORY_LIMIT override, and a training run's need from its shapes.
 #include "core/memory_budget.hpp"
 
+#include "core/input.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -207,6 +209,15 @@ MemoryNeed training_memory_need(const TrainConfig& c, const DataSplit& data, con
       // + 1 MiB: its placeholders, staging and query buffers, which the fp32 figure leaves out.
       need.add("GPU trainer (software Vulkan: its device memory is host memory)",
                static_cast<double>(fp32.total()) + (1 << 20));
+    }
+  }
+  // --input host: per trainer, its loader's prefetch + 1 batches and, for a GPU, the staging of its steps in flight
+  // (the pinned ring, or one pageable buffer at a time): host memory on every device.
+  if (c.input.host()) {
+    const double batch = static_cast<double>(batch_upload_bytes(c.batch, shape.inputs(), Precision::FP32));
+    for (const NewTrainer& t : trainers) {
+      const double staging = t.backend != "gpu" ? 0 : c.input.pageable ? 1 : c.readback_interval;
+      need.add(t.backend == "gpu" ? "GPU loader and staging" : "CPU loader", (c.input.prefetch + 1 + staging) * batch);
     }
   }
   return need;
