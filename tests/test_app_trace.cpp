@@ -96,6 +96,11 @@ TEST_CASE("train --trace and --csv: a valid trace of the last steps and one CSV 
       if (e["name"] == "process_name") process_names[pid] = e["args"]["name"];
       continue;
     }
+    if (e["ph"] == "C") {  // the busy share per step: a percentage
+      CHECK(e["args"]["percent"].get<double>() >= 0);
+      CHECK(e["args"]["percent"].get<double>() <= 100);
+      continue;
+    }
     REQUIRE(e["ph"] == "X");
     CHECK(e["dur"].get<double>() >= 0);
     spans[{pid, tid}].push_back({e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()});

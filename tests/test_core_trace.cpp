@@ -202,6 +202,7 @@ TEST_CASE("CSV: one row per step and backend, quoted fields, a kernel table per 
     row.wall_ms = 3.0f;
     row.step_ms = 2.5f;
     row.kernel_ms = 2.0f;
+    row.busy_ms = 1.5f;
     row.loss = 0.5f;
     row.lr = 0.001f;
     row.batch = 64;
@@ -217,9 +218,10 @@ TEST_CASE("CSV: one row per step and backend, quoted fields, a kernel table per 
   for (std::string line; std::getline(lines, line);) rows.push_back(line);
   REQUIRE(rows.size() == 1 + 5 + 4);
   CHECK(rows[0] ==
-        "backend,step,wall_seconds,step_seconds,kernel_seconds,loss,batch,precision,lr,loss_scale,skipped\r");
-  CHECK(rows[1] == "gpu,0,0.003,0.0025,0.002,0.5,64,fp32,0.001,,0\r");
-  CHECK(rows[5] == "gpu,4,0.003,0.0025,0.002,0.5,64,fp16,0.001,65536,1\r");
+        "backend,step,wall_seconds,step_seconds,kernel_seconds,loss,batch,precision,lr,loss_scale,skipped,"
+        "busy_seconds\r");
+  CHECK(rows[1] == "gpu,0,0.003,0.0025,0.002,0.5,64,fp32,0.001,,0,0.0015\r");
+  CHECK(rows[5] == "gpu,4,0.003,0.0025,0.002,0.5,64,fp16,0.001,65536,1,0.0015\r");
   CHECK(rows[6].rfind("cpu,0,", 0) == 0);
 
   core::PrecisionRow pr;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "core/half.hpp"
 #include "core/metrics.hpp"
 #include "core/rng.hpp"
+#include "core/timeline.hpp"
 #include "cpu/train_step.hpp"
 #include "cpu/trainer.hpp"
 #include "gpu/device_cache.hpp"
@@ -229,4 +231,57 @@ TEST_CASE("augmented host input trains on the reference's augmented batches (who
         cpu::reference::train_step(cfg, shape, images().train, std::span(order).first(size_t(cfg.batch)), plain).loss;
     CHECK(std::fabs(got[0].loss - unaugmented) / unaugmented > 1e-4);
   }
+}
+
+namespace {
+
+// The GPU busy share (core::BackendTimeline::busy_share: kernel time from the timestamps over wall time step end to
+// step end) of `steps` steps with a loader of `threads`, `prefetch` and a test-only delay of delay_ms per batch
+// (nullopt: device-resident input); the first step (warm-up) left out. Read back after every step (readback 1), as a
+// training loop that reads each loss does: the host waits for the GPU, so what the loader has not done ahead is
+// GPU idle time.
+double busy_share(gpu::DeviceCache* cache, std::optional<core::InputPipeline> input, double delay_ms, double* busy_ms) {
+  core::TrainConfig cfg = config("gpu", input.value_or(core::InputPipeline{}));
+  cfg.hidden = {256, 256};
+  cfg.batch = 16;
+  cfg.readback_interval = 1;
+  cfg.validation = false;  // timings: no validation layer in the way
+  const core::ModelShape shape = core::model_shape(cfg, images());
+  std::unique_ptr<core::Trainer> t = gpu::make_trainer(cfg, images(), core::init_parameters(shape, cfg.seed), cache);
+  if (input) t->set_batch_source(std::make_unique<run::BatchLoader>(images().train, cfg.batch, cfg.precision, *input,
+                                                                     cfg.seed, delay_ms));
+  const std::vector<core::StepRecord> records = train(*t, cfg, images().train.count / cfg.batch);
+  core::TimelineRecorder recorder(records.size());
+  for (const core::StepRecord& r : records) recorder.add(t->plan(), r);
+  const core::BackendTimeline timeline = recorder.timeline("gpu", "");
+  double busy = 0, wall = 0;
+  for (size_t i = 1; i < timeline.steps.size(); ++i) busy += timeline.steps[i].busy_s, wall += timeline.steps[i].wall_s;
+  if (busy_ms) *busy_ms = 1e3 * busy / double(timeline.steps.size() - 1);
+  return wall > 0 ? busy / wall : 0;
+}
+
+}  // namespace
+
+TEST_CASE("GPU busy falls when a slowed loader is the bottleneck, and rises with loader threads and prefetch") {
+  if (!test::vulkan_device_or_skip("the GPU busy share")) return;
+  gpu::DeviceCache cache;
+  // S: the kernel time of a step; the loader is slowed by multiples of it, so that the direction holds whatever the
+  // device's speed: with prefetch 0 a step's wall time is the loader's time plus S, with prefetch the larger of the
+  // two; with N threads the loader's time is 1/N.
+  double S = 0;
+  const double device = busy_share(&cache, std::nullopt, 0, &S);
+  REQUIRE(S > 0);
+  MESSAGE("kernel time per step " << S << " ms, device-resident busy " << device);
+  const auto host = [](int threads, int prefetch) {
+    return core::InputPipeline{core::InputSource::Host, false, threads, prefetch, false};
+  };
+  const double slow = busy_share(&cache, host(1, 0), 8 * S, nullptr);
+  const double threads = busy_share(&cache, host(4, 0), 8 * S, nullptr);
+  const double no_prefetch = busy_share(&cache, host(2, 0), 2 * S, nullptr);
+  const double prefetch = busy_share(&cache, host(2, 2), 2 * S, nullptr);
+  MESSAGE("busy: 1 thread " << slow << ", 4 threads " << threads << "; 2 threads prefetch 0 " << no_prefetch
+                            << ", prefetch 2 " << prefetch);
+  CHECK(slow < device);
+  CHECK(threads > slow);
+  CHECK(prefetch > no_prefetch);
 }

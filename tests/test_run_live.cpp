@@ -19,6 +19,7 @@
 #include "eventually.hpp"
 #include "gpu_test_util.hpp"
 #include "run/data.hpp"
+#include "run/loader.hpp"
 #include "run/session.hpp"
 
 namespace {
@@ -35,6 +36,7 @@ struct Tracker {
 run::BackendSpec tracked(const std::string& name, run::TrainerFactory make, Tracker& tracker) {
   return {name, [make, &tracker](const core::TrainConfig& c, const core::DataSplit& d, const std::vector<float>& p) {
             auto t = make(c, d, p);
+            if (c.input.host()) t->set_batch_source(run::make_loader(c, d));  // as run::backends_from_config
             std::lock_guard lock(tracker.mutex);
             tracker.last = t.get();
             tracker.last_plan = t->plan();
@@ -459,6 +461,60 @@ TEST_CASE("live teaching toggles: in settings() at once, each backend rebuilds w
     const auto r = run();
     CHECK(r.counts.steps > 0);
     if (name == "gpu") CHECK(r.counts.submits == r.counts.steps * static_cast<long>(tracker.last_plan.entries.size()));
+    session.request_stop();
+    session.wait();
+    CHECK(run().error.empty());
+  }
+}
+
+TEST_CASE("live input pipeline: device -> host loader -> device, each a rebuild with the weights kept, marked") {
+  for (const auto& [name, factory] : live_backends()) {
+    CAPTURE(name);
+    core::TrainConfig cfg = live_config();
+    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
+    Tracker tracker;
+    run::Observer observer;
+    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    session.start();
+    auto run = [&] { return session.snapshot().at(0); };
+    REQUIRE(eventually([&] { return run().step_losses.size() >= 5; }));
+    const core::InputPipeline host{core::InputSource::Host, false, 2, 1, true};
+    for (const core::InputPipeline& input : {host, core::InputPipeline{}}) {
+      CAPTURE(core::to_string(input));
+      session.post(run::Command(run::Command::Kind::Pause));
+      REQUIRE(eventually([&] { return run().paused; }));
+      std::vector<float> before;
+      {
+        std::lock_guard lock(tracker.mutex);
+        before = tracker.last->parameters();
+      }
+      run::Command c(run::Command::Kind::SetInput);
+      c.input = input;
+      session.post(c);
+      CHECK(session.settings().input == input);  // the one truth, before any backend applied it
+      REQUIRE(eventually([&] { return run().config.input == input && !run().building; }));
+      {
+        std::lock_guard lock(tracker.mutex);
+        CHECK(tracker.last->parameters() == before);
+        CHECK(tracker.last->plan().entries.front().host_upload == input.host());
+      }
+      const auto r = run();
+      REQUIRE_FALSE(r.markers.empty());
+      CHECK(r.markers.back().label == "input " + core::to_string(input));
+      const size_t steps = r.step_losses.size();
+      session.post(run::Command(run::Command::Kind::Resume));
+      REQUIRE(eventually([&] { return run().step_losses.size() >= steps + 5; }));
+      CHECK(run().error.empty());
+    }
+    // Augmentation needs images: refused on the spiral, the setting falls back to what runs, the training goes on.
+    run::Command augment(run::Command::Kind::SetInput);
+    augment.input = host;
+    augment.input.augment = true;
+    session.post(augment);
+    REQUIRE(eventually([&] { return run().status.find("--augment") != std::string::npos; }));
+    CHECK(eventually([&] { return session.settings().input == core::InputPipeline{}; }));
+    const size_t steps = run().step_losses.size();
+    REQUIRE(eventually([&] { return run().step_losses.size() >= steps + 5; }));
     session.request_stop();
     session.wait();
     CHECK(run().error.empty());

@@ -120,6 +120,12 @@ void print_step_times(const std::vector<core::BackendRun>& runs) {
     line += fmt::format(" (median of {} steps)", ms.size());
   }
   if (!line.empty()) say("step time: {}\n", line);
+  // The devices' busy share: kernel time (GPU: its timestamps; CPU: the clock) over wall time from step end to step
+  // end, the batch's upload (--input host) not counted as busy.
+  std::string busy;
+  for (const auto& r : runs)
+    if (r.wall_s > 0) busy += fmt::format("{}{} {:.0f}%", busy.empty() ? "" : ", ", r.name, 100 * r.busy_share());
+  if (!busy.empty()) say("busy (kernels' share of the wall time): {}\n", busy);
 }
 
 // --preset seed-mlp: the preset's settings for every option not given explicitly on the command line.

@@ -43,12 +43,13 @@ std::string csv_field(const std::string& text) {
 
 std::string steps_csv(const std::vector<BackendRun>& runs) {
   std::string out = join({"backend", "step", "wall_seconds", "step_seconds", "kernel_seconds", "loss", "batch",
-                          "precision", "lr", "loss_scale", "skipped"});
+                          "precision", "lr", "loss_scale", "skipped", "busy_seconds"});
   for (const BackendRun& run : runs)
     for (const StepRow& s : run.step_rows)
       out += join({run.name, std::to_string(s.step), number(double(s.wall_ms) * 1e-3),
                    number(double(s.step_ms) * 1e-3), number(double(s.kernel_ms) * 1e-3), number(s.loss), std::to_string(s.batch), to_string(s.precision),
-                   number(s.lr), s.loss_scale > 0 ? number(s.loss_scale) : "", s.skipped ? "1" : "0"});
+                   number(s.lr), s.loss_scale > 0 ? number(s.loss_scale) : "", s.skipped ? "1" : "0",
+                   number(double(s.busy_ms) * 1e-3)});
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Per-kernel timing statistics (KernelTable) and the record of one backend's training run (BackendRun): what the
 // terminal tables, the report and (later) the dashboard read.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -124,6 +125,7 @@ struct StepRow {
                          // the first step after a start or a change: step_ms
   float step_ms = 0;     // StepRecord::step_ms (GPU: first to last timestamp; CPU: wall clock of its kernels)
   float kernel_ms = 0;   // the sum of its kernel times
+  float busy_ms = 0;     // kernel_ms less the batch's upload (--input host, a transfer): the time the device computed
   float loss = 0;
   float lr = 0;
   float loss_scale = 0;  // fp16 only, else 0
@@ -183,6 +185,11 @@ struct BackendRun {
     Execution execution;   // the teaching toggles of the trainer in use (its config's)
   } running;
   ExecutionCounts counts;  // Trainer::execution_counts() of the trainer in use, at the latest read-back
+  // Every step's StepRow busy_ms and wall_ms summed, in seconds: busy_s / wall_s is the run's busy share (GPU busy:
+  // the share of the wall time its queue spent in kernels, from the timestamps); the last few steps' share is
+  // timeline->busy_share().
+  double busy_s = 0, wall_s = 0;
+  double busy_share() const { return wall_s > 0 ? std::min(1.0, busy_s / wall_s) : 0; }
   // 2-D data only: the class the current weights predict over the plane (refreshed by the worker a few times a
   // second, Trainer::predict on the backend's own device), with up to kBoundaryPoints training points to draw on it.
   struct Boundary : DecisionBoundary {

@@ -112,6 +112,7 @@ nlohmann::json backend_json(const BackendRun& run) {
                       {"kernels", kernels},
                       {"precisions", precisions},
                       {"skipped_steps", run.skipped_steps},
+                      {"busy_share", run.busy_share()},
                       {"loss_scale", run.loss_scale > 0 ? nlohmann::json(as_double(run.loss_scale))
                                                         : nlohmann::json(nullptr)},
                       {"markers", markers},
@@ -133,7 +134,7 @@ nlohmann::json roofline_json(const BackendRun& run, const std::vector<BackendPea
                        {"intensity", k.intensity},
                        {"gflops", k.gflops},
                        {"gbps", k.gbps},
-                       {"bound", to_string(k.bound)},
+                       {"bound", k.transfer ? "host-to-device transfer" : to_string(k.bound)},
                        {"roof_gflops", k.roof_gflops},
                        {"pct_of_roof", k.pct_of_roof}});
   return {{"backend", run.name},

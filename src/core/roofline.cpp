@@ -38,6 +38,8 @@ RooflinePoint roofline_point(const RoofCeilings& roof, std::string kernel, std::
   p.gflops = seconds > 0 ? flops / seconds / 1e9 : 0;
   p.gbps = seconds > 0 ? bytes / seconds / 1e9 : 0;
   p.bound = binding_ceiling(roof, p.intensity);
+  p.transfer = p.kernel == PlanEntry::kUploadBatch;
+  if (p.transfer) return p;  // host to device: the device's ceilings do not bound it
   p.roof_gflops = attainable_gflops(roof, p.intensity);
   if (p.bound == Bound::Memory)
     p.pct_of_roof = roof.bandwidth_gbps > 0 ? 100.0 * p.gbps / roof.bandwidth_gbps : 0;

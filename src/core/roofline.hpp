@@ -41,6 +41,9 @@ struct RooflinePoint {
   // 100 x achieved / roof: gflops / roof_gflops for a compute-bound kernel, gbps / bandwidth for a memory-bound one
   // (the same number where both are defined, and defined too for kernels without FLOPs). 0 when the ceiling is unknown.
   double pct_of_roof = 0;
+  // upload_batch (--input host): a host-to-device copy, not a kernel. Its gbps is the host-to-device bandwidth it
+  // achieved; no roof of the device applies (pct_of_roof 0, roof_gflops 0), and it has no FLOPs to place it.
+  bool transfer = false;
 };
 
 // The point of one kernel of `flops` and `bytes` per call that took `mean_ms` per call.

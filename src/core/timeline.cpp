@@ -31,6 +31,12 @@ void settle(TimelineTrack& track) {
 
 }  // namespace
 
+double BackendTimeline::busy_share() const {
+  double busy = 0, wall = 0;
+  for (const StepBreakdown& s : steps) busy += s.busy_s, wall += s.wall_s;
+  return wall > 0 ? std::min(1.0, busy / wall) : 0;
+}
+
 void TimelineRecorder::set_capacity(size_t steps) {
   capacity_ = std::max<size_t>(1, steps);
   while (steps_.size() > capacity_) steps_.pop_front();
@@ -59,7 +65,9 @@ BackendTimeline TimelineRecorder::timeline(const std::string& backend, const std
   // The kernels' own track: the GPU queue, or the CPU's calling thread (which runs every kernel start to end).
   TimelineTrack kernels{gpu ? "GPU queue" : "thread 0 (trainer)", gpu ? TrackKind::GpuQueue : TrackKind::CpuThread, {}};
   TimelineTrack host{"host (trainer thread)", TrackKind::Host, {}};
+  TimelineTrack upload{"upload (host)", TrackKind::Upload, {}};
   std::vector<TimelineTrack> workers;  // CPU pool threads 1..n
+  std::vector<TimelineTrack> loaders;  // --input host: loader threads 0..n-1
 
   double previous_end = 0;
   for (const Step& s : steps_) {
@@ -78,13 +86,23 @@ BackendTimeline TimelineRecorder::timeline(const std::string& backend, const std
                        r.step, static_cast<int>(i), e.flops, e.bytes()};
       offset_ms = start_ms + r.kernel_ms[i];
       b.kernel_s += r.kernel_ms[i] * 1e-3;
+      if (!e.host_upload) b.busy_s += r.kernel_ms[i] * 1e-3;
       if (i == 0) first_start = ev.start_s;
       last_end = std::max(last_end, ev.end_s);
       kernels.events.push_back(std::move(ev));
     }
     for (const HostSpan& h : r.host) {
-      host.events.push_back({to_string(h.phase), "", h.start_s, h.end_s, r.step, -1, 0, 0});
+      (h.phase == HostPhase::Upload ? upload : host)
+          .events.push_back({to_string(h.phase), "", h.start_s, h.end_s, r.step, -1, 0, 0});
       b.host_s += h.end_s - h.start_s;
+    }
+    for (const LoaderSpan& l : r.loader) {
+      if (l.thread < 0) continue;
+      for (size_t k = loaders.size(); k <= static_cast<size_t>(l.thread); ++k)
+        loaders.push_back({fmt::format("loader {}", k + 1), TrackKind::Loader, {}});
+      loaders[static_cast<size_t>(l.thread)].events.push_back(
+          {kLoadBatch, fmt::format("assembling the batch of step {}", r.step + 1), l.start_s, l.end_s, r.step, -1, 0,
+           0});
     }
     for (const ThreadSpan& ts : r.threads) {
       if (ts.thread <= 0 || ts.entry < 0 || ts.entry >= static_cast<int>(plan.entries.size())) continue;
@@ -103,6 +121,8 @@ BackendTimeline TimelineRecorder::timeline(const std::string& backend, const std
   }
   t.tracks.push_back(std::move(kernels));
   if (!host.events.empty()) t.tracks.push_back(std::move(host));
+  if (!upload.events.empty()) t.tracks.push_back(std::move(upload));
+  for (auto& l : loaders) t.tracks.push_back(std::move(l));
   for (auto& w : workers) t.tracks.push_back(std::move(w));
   bool first = true;
   for (auto& track : t.tracks) {

@@ -1,9 +1,11 @@
 // The step timeline: where the last few training steps of one backend spent their time, as tracks of events on one
 // clock — the GPU queue (every dispatch, from its timestamps), the CPU pool's threads (each kernel's span per thread)
-// and the host (record, submit, fence wait, read-back) — and, per step, how its wall time splits into kernel time and
+// the host (record, submit, fence wait, read-back, loader wait) and, with --input host, the loader threads and the
+// uploads — and, per step, how its wall time splits into kernel time and
 // overhead. Built from StepRecords (core/trainer.hpp) by a TimelineRecorder that keeps a bounded window of steps; the
 // dashboard's timeline panel draws it and the trace export (core/trace.hpp) writes it for Perfetto.
 #pragma once
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string>
@@ -27,7 +29,12 @@ struct TimelineEvent {
   double seconds() const { return end_s - start_s; }
 };
 
-enum class TrackKind { GpuQueue, Host, CpuThread };
+// Loader: one --input host loader thread (the batches it assembled); Upload: the host's copies of each batch into
+// the staging memory (GPU) or the batch input (CPU).
+// The name of a loader thread's span (the assembly of one batch, or its chunk of one).
+inline constexpr const char* kLoadBatch = "load batch";
+
+enum class TrackKind { GpuQueue, Host, CpuThread, Loader, Upload };
 
 struct TimelineTrack {
   std::string name;        // "GPU queue", "host", "thread 0 (caller)", "thread 1"
@@ -48,7 +55,11 @@ struct StepBreakdown {
   double wall_s = 0;
   double kernel_s = 0;
   double host_s = 0;       // the summed host phases recorded with the step (GPU)
+  // The time the device computed: kernel_s less the batch's upload (--input host), a transfer and not a kernel.
+  double busy_s = 0;
   double overhead_s() const { return wall_s > kernel_s ? wall_s - kernel_s : 0; }
+  // The share of the step's wall time the device spent in kernels (GPU busy, from the timestamps), in [0, 1].
+  double busy_share() const { return wall_s > 0 ? std::min(1.0, busy_s / wall_s) : 0; }
   double ratio() const { return kernel_s > 0 ? wall_s / kernel_s : 0; }  // step time / sum of kernel times
 };
 
@@ -61,6 +72,10 @@ struct BackendTimeline {
   std::vector<StepBreakdown> steps;    // oldest first
   double start_s = 0, end_s = 0;       // the extent of every event
   bool empty() const { return steps.empty(); }
+  // GPU busy over these steps: their summed busy_s / their summed wall_s (the kernels' share of the wall time; 0
+  // without steps). Measured: kernel times from the timestamps, wall time from step end to step end on the host's
+  // clock (StepBreakdown::wall_s).
+  double busy_share() const;
 };
 
 // Keeps the last `capacity` steps of one backend and builds its BackendTimeline. Steps without timing detail

@@ -1,6 +1,7 @@
 // Chrome trace-event JSON from step timelines (trace.hpp).
 #include "core/trace.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -54,8 +55,9 @@ nlohmann::json trace_json(const std::vector<BackendTimeline>& timelines, const n
           args["flops"] = e.flops;
           args["bytes"] = e.bytes;
         }
+        const bool transfer = e.name == PlanEntry::kUploadBatch;  // --input host: the batch copied host to device
         events.push_back({{"name", e.name},
-                          {"cat", e.entry >= 0 ? "kernel" : "host"},
+                          {"cat", transfer ? "transfer" : e.entry >= 0 ? "kernel" : track.kind == TrackKind::Loader ? "loader" : "host"},
                           {"ph", "X"},
                           {"ts", ns_to_us(start)},
                           {"dur", ns_to_us(std::max(0LL, end - start))},
@@ -64,6 +66,23 @@ nlohmann::json trace_json(const std::vector<BackendTimeline>& timelines, const n
                           {"args", std::move(args)}});
       }
     }
+    // The device's busy share per step (StepBreakdown::busy_share: kernel time over wall time), as a counter track
+    // at each step's end: Perfetto draws it as a graph under the process.
+    if (!t.tracks.empty())
+      for (size_t i = 0; i < t.steps.size(); ++i) {
+        const StepBreakdown& s = t.steps[i];
+        double end_s = -1;
+        for (const TimelineEvent& e : t.tracks.front().events)
+          if (e.step == s.step) end_s = std::max(end_s, e.end_s);
+        if (end_s < 0) continue;
+        events.push_back({{"name", t.backend == "gpu" ? "GPU busy %" : "busy %"},
+                          {"ph", "C"},
+                          {"ts", ns_to_us(to_ns(end_s, origin))},
+                          {"dur", 0},
+                          {"pid", pid},
+                          {"tid", 0},
+                          {"args", {{"percent", 100 * s.busy_share()}}}});
+      }
   }
   nlohmann::json j = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
   if (!other_data.is_null()) j["otherData"] = other_data;

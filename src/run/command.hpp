@@ -19,6 +19,7 @@ struct Command {
     SetThreads,       // value: CPU threads (the GPU backend ignores it)
     SetPrecision,     // precision: the 16-bit copies are made from the fp32 master weights; training state kept
     SetToggle,        // toggle, on: one teaching toggle (--unfused, ...); a rebuild keeping the training state
+    SetInput,         // input: the input pipeline (--input, --augment, ...); a rebuild keeping the training state
     Reset,            // start again from `init_params` with `config` on `data` (a new model or dataset, or the same)
   };
 
@@ -32,13 +33,15 @@ struct Command {
   core::Precision precision = core::Precision::FP32;
   core::Execution::Toggle toggle = core::Execution::Toggle::Unfused;
   bool on = false;
+  core::InputPipeline input;
   // Reset only: prepared once (off the UI thread) and shared by every backend, so that all start identical.
   std::shared_ptr<const core::TrainConfig> config;
   std::shared_ptr<const core::DataSplit> data;
   std::shared_ptr<const std::vector<float>> init_params;
 };
 
-// The setting a Set* command changes, written into `cfg` (batch, lr, optimizer, threads, precision, a toggle); the
+// The setting a Set* command changes, written into `cfg` (batch, lr, optimizer, threads, precision, a toggle, the
+// input pipeline); the
 // other kinds change no setting. Inline: the session's settings and the lessons' resets apply commands alike.
 inline void apply_setting(const Command& c, core::TrainConfig& cfg) {
   using K = Command::Kind;
@@ -49,6 +52,7 @@ inline void apply_setting(const Command& c, core::TrainConfig& cfg) {
     case K::SetThreads: cfg.threads = c.value; break;
     case K::SetPrecision: cfg.precision = c.precision; break;
     case K::SetToggle: cfg.execution[c.toggle] = c.on; break;
+    case K::SetInput: cfg.input = c.input; break;
     case K::Pause: case K::Resume: case K::SingleStep: case K::Reset: break;
   }
 }

@@ -104,6 +104,7 @@ void Session::on_refused(const Command& c, const core::TrainConfig& running) {
   if (c.kind == K::SetPrecision && settings_.precision == c.precision) settings_.precision = running.precision;
   if (c.kind == K::SetToggle && settings_.execution[c.toggle] == c.on)
     settings_.execution[c.toggle] = running.execution[c.toggle];
+  if (c.kind == K::SetInput && settings_.input == c.input) settings_.input = running.input;
 }
 
 core::TrainConfig Session::settings() const {

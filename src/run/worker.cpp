@@ -213,9 +213,13 @@ core::StepRow step_row(const core::StepRecord& r, const core::StepPlan& plan, fl
   core::StepRow row;
   row.step = r.step;
   row.step_ms = static_cast<float>(r.step_ms);
-  double kernel_ms = 0;
-  for (double k : r.kernel_ms) kernel_ms += k;
+  double kernel_ms = 0, busy_ms = 0;
+  for (size_t i = 0; i < r.kernel_ms.size(); ++i) {
+    kernel_ms += r.kernel_ms[i];
+    if (i < plan.entries.size() && !plan.entries[i].host_upload) busy_ms += r.kernel_ms[i];
+  }
   row.kernel_ms = static_cast<float>(kernel_ms);
+  row.busy_ms = static_cast<float>(busy_ms);
   const double end_s = r.start_s > 0 ? r.start_s + r.step_ms * 1e-3 : 0;
   row.wall_ms =
       static_cast<float>(end_s > 0 && last_end_s > 0 && end_s > last_end_s ? (end_s - last_end_s) * 1e3 : r.step_ms);
@@ -272,6 +276,7 @@ void Worker::collect() {
     run_.counts = trainer_->execution_counts();
     run_.timeline = std::move(timeline);
     step_rows_.insert(step_rows_.end(), rows.begin(), rows.end());
+    for (const core::StepRow& row : rows) run_.busy_s += row.busy_ms * 1e-3, run_.wall_s += row.wall_ms * 1e-3;
     for (size_t i = 0; i < records.size(); ++i) {
       run_.kernels.add(plan, records[i]);
       run_.step_losses.push_back(records[i].loss);
@@ -388,6 +393,7 @@ void Worker::update_boundary(bool now) {
     return;
   }
   timeline_.add_break();  // the map is no step's overhead
+  last_step_end_s_ = 0;   // nor any step's wall time (CSV, the run's busy share)
   std::lock_guard lock(run_mutex_);
   run_.boundary.classes = std::move(classes);
   run_.boundary.step = static_cast<long>(run_.step_losses.size());

@@ -42,6 +42,7 @@ Worker::Next Worker::apply_commands() {
       run_.paused = false;
     }
     timeline_.add_break();  // the pause is no step's overhead
+    last_step_end_s_ = 0;   // nor any step's wall time (CSV, the run's busy share)
     lock.unlock();
     take_turn();
     lock.lock();
@@ -126,6 +127,20 @@ Worker::Next Worker::handle(const Command& c) {
       core::TrainConfig next = cfg_;
       next.execution[c.toggle] = c.on;
       rebuild(c, next, fmt::format("{} {}", core::to_string(c.toggle), c.on ? "on" : "off"));
+      return Next::Train;
+    }
+    case K::SetInput: {
+      if (c.input == cfg_.input) return Next::Train;
+      for (auto [rule, value] : {std::pair{&core::rules::loader_threads, c.input.loader_threads},
+                                 {&core::rules::prefetch, c.input.prefetch}})
+        if (const std::string why = refusal(*rule, value); !why.empty()) {
+          refuse(c, fmt::format("input refused: {}", why));
+          return Next::Train;
+        }
+      core::TrainConfig next = cfg_;
+      next.input = c.input;
+      // The loader is the new trainer's (run::backends_from_config): it starts at this step's place in the epoch.
+      rebuild(c, next, fmt::format("input {}", core::to_string(c.input)));
       return Next::Train;
     }
     case K::SetThreads: {

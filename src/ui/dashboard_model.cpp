@@ -71,6 +71,7 @@ std::string pending_changes(const core::BackendRun& run, const core::TrainConfig
   for (auto t : {core::Execution::Toggle::Unfused, core::Execution::Toggle::SyncEveryStep,
                  core::Execution::Toggle::SubmitPerKernel})
     if (now.execution[t] != shown.execution[t]) add(fmt::format("{} {}", core::to_string(t), shown.execution[t] ? "on" : "off"));
+  if (now.input != shown.input) add("input " + core::to_string(shown.input));
   if (now.hidden != shown.hidden || now.activation != shown.activation || now.dataset != shown.dataset)
     add("new model");
   return out;

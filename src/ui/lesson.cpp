@@ -141,7 +141,8 @@ LessonStep step_of(const Where& w, const json& v) {
   if (v.contains("set")) {
     const json& o = v["set"];
     only_keys(w, o, "set",
-              {"batch", "lr", "optimizer", "precision", "threads", "unfused", "sync_every_step", "submit_per_kernel"});
+              {"batch", "lr", "optimizer", "precision", "threads", "unfused", "sync_every_step", "submit_per_kernel",
+               "input"});
     using K = run::Command::Kind;
     if (o.contains("batch")) {
       run::Command c(K::SetBatch);
@@ -177,6 +178,23 @@ LessonStep step_of(const Where& w, const json& v) {
         c.on = boolean(w, o[key], std::string("set.") + key);
         s.commands.push_back(c);
       }
+    if (o.contains("input")) {  // the whole input pipeline; what it leaves out takes the command line's defaults
+      const json& in = o["input"];
+      only_keys(w, in, "set.input", {"source", "augment", "loader_threads", "prefetch", "pageable"});
+      run::Command c(K::SetInput);
+      if (in.contains("source"))
+        c.input.source = one_of(w, in["source"], "set.input.source", {"device", "host"}) == "host"
+                             ? core::InputSource::Host
+                             : core::InputSource::Device;
+      if (in.contains("augment")) c.input.augment = boolean(w, in["augment"], "set.input.augment");
+      if (in.contains("loader_threads"))
+        c.input.loader_threads =
+            static_cast<int>(integer(w, in["loader_threads"], "set.input.loader_threads", core::rules::loader_threads));
+      if (in.contains("prefetch"))
+        c.input.prefetch = static_cast<int>(integer(w, in["prefetch"], "set.input.prefetch", core::rules::prefetch));
+      if (in.contains("pageable")) c.input.pageable = boolean(w, in["pageable"], "set.input.pageable");
+      s.commands.push_back(c);
+    }
     if (s.commands.empty()) w.fail("set", "names no setting");
   }
   if (v.contains("do")) {

@@ -30,7 +30,9 @@
 //                      on and says how far the figures moved.
 // Actions:
 //   "set": {"batch": N, "lr": X, "optimizer": "sgd"|"adamw", "precision": "fp32"|"fp16"|"bf16", "threads": N,
-//           "unfused": B, "sync_every_step": B, "submit_per_kernel": B}    (B: true | false, the teaching toggles)
+//           "unfused": B, "sync_every_step": B, "submit_per_kernel": B,    (B: true | false, the teaching toggles)
+//           "input": {"source": "device"|"host", "augment": B, "loader_threads": N, "prefetch": N, "pageable": B}}
+//           (the whole input pipeline, core/input.hpp: keys left out take the command line's defaults)
 //   "do": "pause" | "resume" | "single_step" | "reset" | "sweep"   (reset: with the settings shown; sweep: the Sweep
 //         tab's Run sweep, training paused until it ends)
 //   "model": {"dataset": ..., "hidden": [N, ...] | "N,N", "activation": "relu"|"gelu"}   (resets training)

@@ -30,6 +30,7 @@ std::string summary(const LessonStep& s) {
       case K::SetPrecision: parts.push_back(core::to_string(c.precision)); break;
       case K::SetThreads: parts.push_back(fmt::format("{} threads", c.value)); break;
       case K::SetToggle: parts.push_back(fmt::format("{} {}", core::to_string(c.toggle), c.on ? "on" : "off")); break;
+      case K::SetInput: parts.push_back("input " + core::to_string(c.input)); break;
       case K::Pause: parts.push_back("pause"); break;
       case K::Resume: parts.push_back("resume"); break;
       case K::SingleStep: parts.push_back("single step"); break;

@@ -22,6 +22,14 @@ void MemoryBandwidth::draw(const DashboardView& view, Controller* controller) {
           if (r.name != name) continue;
           b.present = true;
           b.detail = fmt::format("{:.2f} GB/s", r.gbps);
+          if (name == core::PlanEntry::kUploadBatch) {  // --input host: a transfer, not a share of memory's peak
+            b.text = "host to device";
+            b.tooltip = fmt::format("upload_batch: the batch copied from the host's staging memory to the device, "
+                                    "{:.2f} GB/s: a host-to-device transfer (over PCIe on a real GPU), not a kernel, "
+                                    "so the device memory's ceiling does not apply.",
+                                    r.gbps);
+            continue;
+          }
           if (peak <= 0) {
             b.text = "no peak";
             continue;

@@ -220,7 +220,7 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
        "GPU: one queue submission and wait per kernel instead of one command buffer per step: every launch pays\n"
        "the host's overhead. The CPU already waits for each kernel's thread-pool dispatch."}};
   const core::Execution& shown = view.config.execution;
-  const std::string preview = core::to_string(shown);
+  const std::string preview = core::to_string(shown) + (view.config.input.host() ? " · host input" : "");
   ImGui::SetNextItemWidth(width);
   if (ImGui::BeginCombo("##execution", preview.c_str())) {
     for (const Item& item : items) {
@@ -233,6 +233,7 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
       }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", item.help);
     }
+    draw_input(view, c);
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered())

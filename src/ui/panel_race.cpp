@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/speedup.hpp"
+#include "core/timeline.hpp"
 
 #include "ui/layout.hpp"
 #include "ui/style.hpp"
@@ -52,6 +53,7 @@ std::string backend_state_line(const DashboardView& view, const core::BackendRun
   const core::TrainConfig& c = run.config;
   state = fmt::format("{} · batch {} · {}", precision_text(run), c.batch, core::to_string(c.optimizer));
   if (c.execution.any()) state += " · " + core::to_string(c.execution);
+  if (c.input.host()) state += " · input " + core::to_string(c.input);
   if (run.paused) state = (view.peaks_measuring ? "paused to measure peaks · " : "paused · ") + state;
   return stale + state;
 }
@@ -80,6 +82,9 @@ void RaceHeader::draw_backend(const DashboardView& view, const core::BackendRun&
   } else {
     const double rate = run.recent_samples_per_s;  // never an average over settings that changed
     speed.push_back(rate > 0 ? format_rate(rate) + " samples/s" : std::string("measuring samples/s"));
+    // Measured: the kernels' share of the last steps' wall time (timestamps; core::BackendTimeline::busy_share).
+    if (run.name == "gpu" && run.timeline && !run.timeline->empty())
+      speed.push_back(fmt::format("GPU busy {:.0f}%", 100 * run.timeline->busy_share()));
     speed.push_back(fmt::format("step {}", run.step_losses.size()));
     if (run.epoch > 0) speed.push_back(fmt::format("epoch {} ({}/{})", run.epoch, run.step_in_epoch, run.steps_per_epoch));
   }

@@ -107,11 +107,16 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   std::vector<core::RooflinePoint> all;
   std::vector<core::RoofCeilings> roofs;
   std::vector<std::string> off_chart;  // kernels without FLOPs: no place on a log axis
+  std::string transfers;  // --input host: the batch's upload, host to device (not a kernel: no roof applies)
   for (const auto& run : view.runs) {
     BackendDots b{&run, view.roof(run), core::roofline_points(view.roof(run), run.kernels.rows())};
-    for (const auto& p : b.points)
-      if (p.flops <= 0 && std::find(off_chart.begin(), off_chart.end(), p.kernel) == off_chart.end())
+    for (const auto& p : b.points) {
+      if (p.transfer)
+        transfers += fmt::format("{}{} {} GB/s", transfers.empty() ? "" : ", ", backend_title(run.name),
+                                 format_value(p.gbps));
+      else if (p.flops <= 0 && std::find(off_chart.begin(), off_chart.end(), p.kernel) == off_chart.end())
         off_chart.push_back(p.kernel);
+    }
     all.insert(all.end(), b.points.begin(), b.points.end());
     roofs.push_back(b.roof);
     backends.push_back(std::move(b));
@@ -238,6 +243,7 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   }
   if (stacked) return;
   std::string note = "hover a dot for its figures";
+  if (!transfers.empty()) note += " · upload_batch, host to device (a transfer, not a kernel): " + transfers;
   if (!off_chart.empty()) {
     note += " · 0 FLOP, not drawn:";
     for (const auto& k : off_chart) note += " " + k;

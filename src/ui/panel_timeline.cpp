@@ -17,6 +17,11 @@ namespace {
 // A colour per kernel name (the same in every frame and on both backends), from a palette that reads on dark and
 // light themes; host phases in greys, so that the kernels stand out.
 ImU32 event_color(const core::TimelineEvent& e) {
+  // The input pipeline (--input host): the loader's work, the copies of the batch (host and device), and the trainer
+  // waiting for its batch, which is the starving GPU's idle time.
+  if (e.name == core::kLoadBatch) return IM_COL32(64, 170, 160, 255);
+  if (e.name == "upload" || e.name == core::PlanEntry::kUploadBatch) return IM_COL32(230, 150, 60, 255);
+  if (e.name == "loader wait") return IM_COL32(200, 70, 70, 255);
   if (e.entry < 0) {
     if (e.name == "fence wait") return IM_COL32(150, 150, 150, 255);
     return IM_COL32(110, 110, 110, 255);
@@ -34,8 +39,16 @@ std::string ms_text(double seconds) { return fmt::format("{:.3g} ms", seconds * 
 std::string event_tooltip(const core::TimelineEvent& e) {
   std::string text = fmt::format("{}\nstep {} · {}", e.label.empty() ? e.name : e.label, e.step + 1,
                                  ms_text(e.seconds()));
-  if (e.entry >= 0)
+  if (e.name == core::PlanEntry::kUploadBatch)
+    text += fmt::format("\n{} bytes copied host to device: a transfer, not a kernel", format_value(e.bytes));
+  else if (e.entry >= 0)
     text += fmt::format("\n{} FLOP, {} bytes (the whole kernel's)", format_value(e.flops), format_value(e.bytes));
+  else if (e.name == core::kLoadBatch)
+    text += "\na loader thread assembling (and augmenting) its rows of the batch in host memory";
+  else if (e.name == "loader wait")
+    text += "\nthe trainer thread waiting for the loader's batch: nothing new reaches the GPU meanwhile";
+  else if (e.name == "upload")
+    text += "\nthe host copying the batch into the staging memory the GPU copies it from";
   else
     text += "\nhost work: the GPU's kernels wait for it or it waits for them";
   return text;
@@ -54,14 +67,17 @@ void draw_breakdown(const core::BackendTimeline& t, ImU32 color) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(min, ImVec2(min.x + width, min.y + height), IM_COL32(110, 110, 110, 255));
   dl->AddRectFilled(min, ImVec2(min.x + share * width, min.y + height), color);
+  const std::string busy = t.backend == "gpu" ? fmt::format(" · GPU busy {:.0f}%", 100 * t.busy_share()) : "";
   const std::string text =
-      fmt::format("{}/step: kernels {:.0f}%, overhead {} ({:.2f}x)", ms_text(wall / n), 100 * kernels / wall,
-                  ms_text((wall - kernels) / n), kernels > 0 ? wall / kernels : 0.0);
+      fmt::format("{}/step: kernels {:.0f}%, overhead {} ({:.2f}x){}", ms_text(wall / n), 100 * kernels / wall,
+                  ms_text((wall - kernels) / n), kernels > 0 ? wall / kernels : 0.0, busy);
   const std::string shown = fit_text(text, width - 0.4f * ImGui::GetFontSize());
   dl->AddText(ImVec2(min.x + 0.2f * ImGui::GetFontSize(), min.y), IM_COL32(255, 255, 255, 255), shown.c_str());
   if (!ImGui::IsItemHovered()) return;
   std::string tip = "Per step: its wall time on the backend's own track (from the end of the step before), the sum of "
-                    "its kernel times, and the rest: launches, submits, fence waits, read-backs, scheduling.\n";
+                    "its kernel times, and the rest: launches, submits, fence waits, read-backs, scheduling. GPU busy: "
+                    "the kernels' share of the wall time (the batch's upload, a transfer, left out), measured from the "
+                    "timestamps.\n";
   for (const auto& s : t.steps)
     tip += fmt::format("\nstep {}: {} = kernels {} + overhead {} ({:.2f}x)", s.step + 1, ms_text(s.wall_s),
                        ms_text(s.kernel_s), ms_text(s.overhead_s()), s.ratio());
@@ -163,7 +179,9 @@ void TimelinePanel::draw_backend(const core::BackendRun& run, float lane_height)
   text_line(title, color, ImGui::GetContentRegionAvail().x - help);
   ImGui::SameLine();
   help_marker("Each span is one kernel (coloured by kernel) or one host phase (grey: record, submit, fence wait, "
-              "read-back) on the track that ran it; empty track is time that track did nothing. Hover a span for its "
+              "read-back) on the track that ran it; empty track is time that track did nothing. With --input host: "
+              "the loader threads' batches (teal), the host's copies into staging and the GPU's upload_batch (orange), "
+              "the trainer waiting for its batch (red). Hover a span for its "
               "figures. Mouse wheel: zoom about the cursor; drag: pan; double-click: the whole window again. The bar "
               "below: the mean step's wall time split into kernel time and overhead (step time / summed kernel "
               "times); hover it for every step.");
