@@ -4,6 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
+
+#include "core/error.hpp"
 
 #include "core/kernel_table.hpp"
 #include "core/step_plan.hpp"
@@ -59,6 +62,47 @@ TEST_CASE("every binding of every plan entry resolves to a tensor of its type th
           if (e.layer_forward()) check_entry(layout, e, evaluation);
         check_entry(layout, {.op = Op::softmax_xent_forward_backward, .B = 128, .C = 10}, evaluation);
       }
+}
+
+TEST_CASE("the CNN: every binding resolves, convolutions keep a pre-activation and pools none, params as laid out") {
+  // conv 32 -> pool -> conv 64 -> pool -> 128 -> 10 on 28x28 images, and an odd one (7x9: pools drop a row/column)
+  for (const core::ModelShape& shape :
+       {core::ModelShape::cnn({1, 28, 28}, {32, 64}, {128}, 10), core::ModelShape::cnn({1, 7, 9}, {3, 5}, {9}, 5)}) {
+    CAPTURE(shape.describe());
+    REQUIRE(shape.layers() == 6);
+    for (Precision p : {Precision::FP32, Precision::BF16})
+      for (bool unfused : {false, true}) {
+        CAPTURE(unfused);
+        const core::StepPlan plan = core::build_step_plan(shape, 33, core::Activation::ReLU, Optimizer::AdamW, p,
+                                                          unfused);
+        const core::TensorLayout layout = core::tensor_layout(plan, kSizes);
+        for (const core::PlanEntry& e : plan.entries) check_entry(layout, e, {});
+        core::StepArgs evaluation;
+        evaluation.evaluation = true;
+        for (const core::PlanEntry& e : core::forward_pass(plan, 7, core::Pass::Evaluation))
+          check_entry(layout, e, evaluation);
+        for (int l = 0; l < shape.layers(); ++l) {
+          CAPTURE(l);
+          CHECK((layout.find(Role::Preact, l) >= 0) == (l == 0 || l == 2 || l == 4));  // conv, conv, dense 128
+          CHECK(layout.tensors[size_t(layout.find(Role::Act, l))].elements == size_t(33 * shape.fan_out(l)));
+        }
+      }
+    // Weights (OC,3,3,C) and one bias per channel; no parameters in the pools.
+    CHECK(shape.weight_count(0) == size_t(shape.images[1].c * 9 * shape.images[0].c));
+    CHECK(shape.weight_count(1) == 0);
+    CHECK(shape.bias_count(3) == 0);
+    CHECK(shape.weight_count(4) == size_t(shape.fan_in(4)) * size_t(shape.fan_out(4)));
+  }
+  const core::ModelShape cnn = core::ModelShape::cnn({1, 28, 28}, {32, 64}, {128}, 10);
+  CHECK(cnn.describe() == "28x28x1-conv32-pool-conv64-pool-128-10");
+  CHECK(cnn.fan_in(4) == 7 * 7 * 64);
+  CHECK(cnn.real_param_count == 32 * 9 + 32 + 64 * 9 * 32 + 64 + 3136 * 128 + 128 + 128 * 10 + 10);
+  CHECK(cnn.hidden() == std::vector<int>{128});
+  CHECK(cnn.conv_channels() == std::vector<int>{32, 64});
+  CHECK_THROWS_WITH_AS(core::ModelShape::cnn({1, 5, 5}, {4, 4, 4}, {}, 10),
+                       "--conv: 3 convolutions would pool the 5x5 images below 1x1 (each pool halves them); use at "
+                       "most 2",
+                       core::Error);
 }
 
 TEST_CASE("one tensor where the step shares one: in-place gradients, a layer's input is the previous output") {

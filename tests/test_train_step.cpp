@@ -44,9 +44,20 @@ constexpr int kBatch = 16, kSteps = 4;
 const Precision kPrecisions[] = {Precision::FP32, Precision::FP16, Precision::BF16};
 
 // Features 12, hidden 20 and 9, classes 5: each layer's sizes below, between and beyond the GPU's 4-wide loads.
-const core::DataSplit& data() {
+// The CNN's: 7x9 images of one channel (random pixels, 5 classes), conv 3 -> pool (3x4) -> conv 5 -> pool (1x2) ->
+// dense 9 -> 5: odd sizes, a dropped last row and column at each pool.
+const core::DataSplit& data(const core::TrainConfig& cfg) {
   static const core::DataSplit d = core::make_random(12, 5, kBatch * kSteps, 37, 7);
-  return d;
+  static const core::DataSplit images = [] {
+    core::DataSplit i = core::make_random(7 * 9, 5, kBatch * kSteps, 37, 8);
+    for (core::Dataset* set : {&i.train, &i.test}) {
+      set->height = 7;
+      set->width = 9;
+      set->channels = 1;
+    }
+    return i;
+  }();
+  return cfg.model == core::ModelKind::CNN ? images : d;
 }
 
 core::TrainConfig config(const std::string& backend, Precision p, Optimizer opt, const core::Execution& toggles) {
@@ -75,7 +86,7 @@ struct Run {
 };
 
 Run train(core::Trainer& trainer, const core::TrainConfig& cfg) {
-  trainer.begin_epoch(core::epoch_order(data().train.count, cfg.seed, 0));
+  trainer.begin_epoch(core::epoch_order(data(cfg).train.count, cfg.seed, 0));
   for (int s = 0; s < kSteps; ++s) trainer.step(static_cast<size_t>(s) * kBatch);
   Run r;
   r.records = trainer.flush();
@@ -91,13 +102,13 @@ struct Reference {
 };
 
 Reference reference(const core::TrainConfig& cfg) {
-  const core::ModelShape shape = core::model_shape(cfg, data());
+  const core::ModelShape shape = core::model_shape(cfg, data(cfg));
   Reference r{{}, cpu::reference::initial_state(cfg, core::init_parameters(shape, cfg.seed)), {}};
-  const std::vector<uint32_t> order = core::epoch_order(data().train.count, cfg.seed, 0);
+  const std::vector<uint32_t> order = core::epoch_order(data(cfg).train.count, cfg.seed, 0);
   for (int s = 0; s < kSteps; ++s)
-    r.steps.push_back(cpu::reference::train_step(cfg, shape, data().train,
+    r.steps.push_back(cpu::reference::train_step(cfg, shape, data(cfg).train,
                                                  std::span(order).subspan(size_t(s) * kBatch, kBatch), r.state));
-  r.eval = cpu::reference::evaluate(cfg, shape, data().test, r.state);
+  r.eval = cpu::reference::evaluate(cfg, shape, data(cfg).test, r.state);
   return r;
 }
 
@@ -129,7 +140,7 @@ void note(const std::string& what, double value) { worst()[what] = std::max(wors
 
 void compare(const Run& got, const Reference& ref, const core::TrainConfig& cfg, const std::string& who) {
   INFO(who);
-  const core::ModelShape shape = core::model_shape(cfg, data());
+  const core::ModelShape shape = core::model_shape(cfg, data(cfg));
   const Tolerance tol = step_tolerance(cfg.precision);
   const std::string p = core::to_string(cfg.precision);
   REQUIRE(got.records.size() == size_t(kSteps));
@@ -158,9 +169,9 @@ void compare(const Run& got, const Reference& ref, const core::TrainConfig& cfg,
     if (!got.state.state2.empty()) v[i] = got.state.state2[i];
   }
   for (int l = 0; l < shape.layers(); ++l) {
-    const size_t w = shape.weight_offset[l], b = shape.bias_offset[l], end = b + shape.fan_out(l);
-    for (auto [begin, stop, name] : {std::tuple{w, w + size_t(shape.fan_in(l)) * shape.fan_out(l), "weight"},
-                                     std::tuple{b, end, "bias"}}) {
+    if (shape.kind(l) == core::LayerKind::Pool) continue;  // no parameters
+    const size_t w = shape.weight_offset[l], b = shape.bias_offset[l], end = b + shape.bias_count(l);
+    for (auto [begin, stop, name] : {std::tuple{w, w + shape.weight_count(l), "weight"}, std::tuple{b, end, "bias"}}) {
       CAPTURE(l);
       CAPTURE(std::string(name));
       const double moved_error = nmse(moved, moved_ref, begin, stop), m_error = nmse(m, ref.state.m, begin, stop);
@@ -178,7 +189,7 @@ void compare(const Run& got, const Reference& ref, const core::TrainConfig& cfg,
   const double eval_error = std::fabs(got.eval.loss - ref.eval.loss) / ref.eval.loss;
   note(p + " evaluation loss", eval_error);
   CHECK(eval_error <= tol.loss);
-  CHECK(std::fabs(got.eval.accuracy - ref.eval.accuracy) <= 1.0 / data().test.count + 1e-12);  // one flip at most
+  CHECK(std::fabs(got.eval.accuracy - ref.eval.accuracy) <= 1.0 / data(cfg).test.count + 1e-12);  // one flip at most
 }
 
 std::string describe(const core::TrainConfig& cfg) {
@@ -205,17 +216,17 @@ TEST_CASE("every backend x precision x optimizer x teaching toggle follows the w
           if (toggle == 3) e.submit_per_kernel = true;
           if (backend == "cpu" && toggle >= 2) continue;  // the CPU's steps are synchronous kernel by kernel already
           const core::TrainConfig cfg = config(backend, p, opt, e);
-          const core::ModelShape shape = core::model_shape(cfg, data());
+          const core::ModelShape shape = core::model_shape(cfg, data(cfg));
           std::unique_ptr<core::Trainer> trainer;
           if (backend == "cpu") {
-            trainer = cpu::make_trainer(cfg, data(), core::init_parameters(shape, cfg.seed));
+            trainer = cpu::make_trainer(cfg, data(cfg), core::init_parameters(shape, cfg.seed));
           } else {
             std::string why;
             if (!gpu::precision_supported(cache->device({cfg.device, true})->context.info(), p, &why)) {
               test::skip(describe(cfg), why);
               continue;
             }
-            trainer = gpu::make_trainer(cfg, data(), core::init_parameters(shape, cfg.seed), cache.get());
+            trainer = gpu::make_trainer(cfg, data(cfg), core::init_parameters(shape, cfg.seed), cache.get());
           }
           const Run run = train(*trainer, cfg);
           compare(run, reference(cfg), cfg, describe(cfg));
@@ -229,6 +240,55 @@ TEST_CASE("every backend x precision x optimizer x teaching toggle follows the w
       }
   }
   for (const auto& [what, value] : worst()) MESSAGE("worst " << what << ": " << value);
+  if (cache) test::check_no_validation_messages(cache->device({-1, true})->context.validation_log());
+}
+
+TEST_CASE("the CNN: every backend x precision, fused and unfused, follows the whole-step reference in double") {
+  // conv 3 -> pool -> conv 5 -> pool -> dense 9 -> 5 on 7x9 images (data()): every convolution and pooling kernel,
+  // bias_backward and act_backward over pixel rows, the flattened image into a dense layer. AdamW and ReLU (the
+  // optimizers and activations are the MLP's code, run above in every combination). The GPU runs fp32 and fp16 (its
+  // loss scaling); its bf16 convolutions are in the parity test (lavapipe compiles each storage type's convolutions
+  // anew, ~10 s of CI time per type).
+  worst().clear();
+  std::unique_ptr<gpu::DeviceCache> cache;
+  const bool gpu = test::vulkan_device_or_skip("the GPU backend's CNN runs");
+  if (gpu) cache = std::make_unique<gpu::DeviceCache>();
+  for (const std::string backend : {"cpu", "gpu"}) {
+    if (backend == "gpu" && !gpu) continue;
+    for (Precision p : kPrecisions) {
+      if (backend == "gpu" && p == Precision::BF16) continue;
+      std::optional<Run> fused;
+      for (bool unfused : {false, true}) {
+        core::Execution e;
+        e.unfused = unfused;
+        core::TrainConfig cfg = config(backend, p, Optimizer::AdamW, e);
+        cfg.model = core::ModelKind::CNN;
+        cfg.conv = {3, 5};
+        cfg.hidden = {9};
+        const core::ModelShape shape = core::model_shape(cfg, data(cfg));
+        REQUIRE(shape.describe() == "7x9x1-conv3-pool-conv5-pool-9-5");
+        std::unique_ptr<core::Trainer> trainer;
+        if (backend == "cpu") {
+          trainer = cpu::make_trainer(cfg, data(cfg), core::init_parameters(shape, cfg.seed));
+        } else {
+          std::string why;
+          if (!gpu::precision_supported(cache->device({cfg.device, true})->context.info(), p, &why)) {
+            test::skip(describe(cfg), why);
+            continue;
+          }
+          trainer = gpu::make_trainer(cfg, data(cfg), core::init_parameters(shape, cfg.seed), cache.get());
+        }
+        const Run run = train(*trainer, cfg);
+        compare(run, reference(cfg), cfg, "CNN " + describe(cfg));
+        if (!unfused) fused = run;
+        if (p != Precision::FP32 || !fused || !unfused) continue;
+        INFO("CNN " << describe(cfg) << ": the same bits as without the toggle");
+        for (int s = 0; s < kSteps; ++s) CHECK(run.records[s].loss == fused->records[s].loss);
+        CHECK(run.state.params == fused->state.params);
+      }
+    }
+  }
+  for (const auto& [what, value] : worst()) MESSAGE("CNN: worst " << what << ": " << value);
   if (cache) test::check_no_validation_messages(cache->device({-1, true})->context.validation_log());
 }
 
@@ -258,10 +318,10 @@ TEST_CASE("fp16 from a loss scale that overflows: the same skipped steps, scales
     for (Optimizer opt : {Optimizer::AdamW, Optimizer::SGD}) {
       core::TrainConfig c = config(backend, Precision::FP16, opt, {});
       c.loss_scale_init = cfg.loss_scale_init;
-      const core::ModelShape shape = core::model_shape(c, data());
+      const core::ModelShape shape = core::model_shape(c, data(cfg));
       std::unique_ptr<core::Trainer> trainer;
       if (backend == "cpu") {
-        trainer = cpu::make_trainer(c, data(), core::init_parameters(shape, c.seed));
+        trainer = cpu::make_trainer(c, data(cfg), core::init_parameters(shape, c.seed));
       } else {
         if (!test::vulkan_device_or_skip("fp16 overflow on the GPU")) continue;
         if (!cache) cache = std::make_unique<gpu::DeviceCache>();
@@ -270,7 +330,7 @@ TEST_CASE("fp16 from a loss scale that overflows: the same skipped steps, scales
           test::skip(describe(c), why);
           continue;
         }
-        trainer = gpu::make_trainer(c, data(), core::init_parameters(shape, c.seed), cache.get());
+        trainer = gpu::make_trainer(c, data(cfg), core::init_parameters(shape, c.seed), cache.get());
       }
       compare(train(*trainer, c), reference(c), c, describe(c) + " from scale " + std::to_string(c.loss_scale_init));
     }
@@ -280,6 +340,8 @@ TEST_CASE("fp16 from a loss scale that overflows: the same skipped steps, scales
 TEST_CASE("the whole-step reference's gradients equal central finite differences of its loss") {
   // SGD without momentum or decay and lr 1: one step moves every weight by exactly -gradient, so the gradient is
   // the weights before minus after; the loss at the weights before, each nudged by ±h, gives the finite difference.
+  // (The CNN's convolution and pooling gradients: tests/test_cpu_conv_gradients.cpp, in double, where its max
+  // pools' kinks do not blur a difference quotient.)
   for (core::Activation act : {core::Activation::ReLU, core::Activation::GELU}) {
     CAPTURE(std::string(core::to_string(act)));
     core::TrainConfig cfg = config("cpu", Precision::FP32, Optimizer::SGD, {});
@@ -287,16 +349,16 @@ TEST_CASE("the whole-step reference's gradients equal central finite differences
     cfg.lr = 1;
     cfg.momentum = 0;
     cfg.weight_decay = 0;
-    const core::ModelShape shape = core::model_shape(cfg, data());
-    const std::vector<uint32_t> rows = core::epoch_order(data().train.count, 1, 0);
+    const core::ModelShape shape = core::model_shape(cfg, data(cfg));
+    const std::vector<uint32_t> rows = core::epoch_order(data(cfg).train.count, 1, 0);
     const std::span<const uint32_t> batch(rows.data(), kBatch);
     cpu::reference::TrainState start = cpu::reference::initial_state(cfg, core::init_parameters(shape, 5));
     cpu::reference::TrainState after = start;
-    cpu::reference::train_step(cfg, shape, data().train, batch, after);
+    cpu::reference::train_step(cfg, shape, data(cfg).train, batch, after);
     auto loss_at = [&](const std::vector<double>& params) {
       cpu::reference::TrainState s = start;
       s.params = params;
-      return cpu::reference::train_step(cfg, shape, data().train, batch, s).loss;
+      return cpu::reference::train_step(cfg, shape, data(cfg).train, batch, s).loss;
     };
     // The reference stores its tensors in fp32: h large enough that the rounding of a nudged weight is no issue.
     const double h = 1e-3;

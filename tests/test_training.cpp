@@ -2,6 +2,7 @@
 // Needs Debian's dataset-fashion-mnist (falls back to the spiral, with a visible message, when it is absent).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -88,6 +89,37 @@ TEST_CASE("fp32, same seed: the first 20 training losses of GPU and CPU agree wi
       CHECK(c.back().loss < c.front().loss);  // it learns
     }
   }
+}
+
+TEST_CASE("the CNN, fp32, same seed: the first 20 training losses of GPU and CPU agree within 1e-4 relative") {
+  // A small CNN (conv 3 and 5, dense 16) at batch 16 on Fashion-MNIST's 28x28 images: every convolution and pooling
+  // kernel at the real image size, cheaply (the full --conv 32,64 model: docs/benchmarks.md).
+  auto data = load_subset(16 * 20);
+  if (data.train.height == 0) {
+    MESSAGE("SKIPPED the CNN's 20 steps: Fashion-MNIST is not installed (a CNN needs images)");
+    return;
+  }
+  core::TrainConfig cfg;
+  cfg.model = core::ModelKind::CNN;
+  cfg.conv = {3, 5};
+  cfg.hidden = {16};
+  cfg.batch = 16;
+  cfg.lr = 3e-3f;
+  cfg.validation = true;
+  const test::ValidationWatch validation;
+  const SideBySide run = train_side_by_side(cfg, data, 20);
+  if (run.gpu_plan_entries == 0) return;
+  REQUIRE(run.gpu.size() == 20);
+  REQUIRE(run.cpu.size() == 20);
+  double worst = 0;
+  for (int s = 0; s < 20; ++s) {
+    CAPTURE(s);
+    const double rel = std::fabs(run.gpu[s].loss - run.cpu[s].loss) / std::fabs(run.cpu[s].loss);
+    worst = std::max(worst, rel);
+    CHECK(rel <= 1e-4);
+  }
+  MESSAGE("CNN: largest relative difference of the 20 losses " << worst);
+  CHECK(run.cpu.back().loss < run.cpu.front().loss);  // it learns
 }
 
 TEST_CASE("fp16 and bf16, same seed: GPU and CPU store the same 16-bit tensors, so their losses and scales agree") {

@@ -82,7 +82,8 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
   const int steps = core::steps_per_epoch(data.train.count, cfg.batch);
   say("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
       data.test.count, data.train.features, data.train.classes);
-  say("model: MLP {} ({} parameters), {}, {} lr {:g} weight decay {:g}{}\n", shape.describe(), shape.real_param_count,
+  say("model: {} {} ({} parameters), {}, {} lr {:g} weight decay {:g}{}\n", shape.is_cnn() ? "CNN" : "MLP",
+      shape.describe(), shape.real_param_count,
       core::to_string(cfg.activation), core::to_string(cfg.optimizer), cfg.lr, cfg.effective_weight_decay(),
       cfg.optimizer == core::Optimizer::SGD ? fmt::format(" momentum {:g}", cfg.momentum) : "");
   say("step:  batch {}, {} steps per epoch, {} epoch{}; one step = {}FLOP, {}B of compulsory memory traffic\n",
@@ -228,8 +229,14 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
   t->add_option("--spiral-noise", c.spiral_noise, "Spiral dataset: noise, standard deviation in radii, 0..1")
       ->check(checked(core::rules::spiral_noise))->group("Data");
 
-  t->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
+  t->add_option("--model", o.model,
+                "The model: mlp (dense layers) or cnn (3x3 convolutions, each followed by the activation and a 2x2 "
+                "max pool, then the --hidden dense layers; needs image data: fashion-mnist)")
+      ->check(CLI::IsMember({"mlp", "cnn"}))->group("Model");
+  t->add_option("--conv", o.conv, "CNN: each convolution's output channels, comma-separated, each 1..1024")
       ->type_name("N[,N...]")->group("Model");
+  t->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
+      ->type_name("N[,N...]")->default_str("mlp 256,128; cnn 128")->group("Model");
   t->add_option("--activation", o.activation, "Activation of the hidden layers (gelu: the tanh approximation)")
       ->check(CLI::IsMember({"relu", "gelu"}))->group("Model");
 
@@ -359,6 +366,10 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
 std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
   core::TrainConfig& cfg = o.config;
   apply_preset(o);
+  cfg.model = o.model == "cnn" ? core::ModelKind::CNN : core::ModelKind::MLP;
+  cfg.conv = core::parse_conv(o.conv);
+  // A CNN's dense part: one hidden layer of 128 (conv 32, conv 64, dense 128: the classic small Fashion-MNIST CNN).
+  if (cfg.model == core::ModelKind::CNN && !(o.command && o.command->count("--hidden") > 0)) o.hidden = "128";
   cfg.hidden = core::parse_hidden(o.hidden);
   cfg.backends = split_commas(o.backend);
   cfg.activation = o.activation == "gelu" ? core::Activation::GELU : core::Activation::ReLU;

@@ -16,7 +16,9 @@ namespace app {
 // What `trainscope train` collects from the command line: the TrainConfig plus the options that need converting.
 struct TrainOptions {
   core::TrainConfig config;
-  std::string hidden = "256,128";  // core::parse_hidden
+  std::string hidden = "256,128";  // core::parse_hidden; a CNN's default is "128" (finish_config)
+  std::string model = "mlp";       // mlp | cnn
+  std::string conv = "32,64";      // core::parse_conv
   std::string activation = "relu";
   std::string optimizer = "adamw";
   std::string precision = "fp32";   // core::parse_precision

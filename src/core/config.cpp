@@ -43,6 +43,10 @@ void validate(const TrainConfig& c) {
   check(rules::spiral_noise, c.spiral_noise);
   check(rules::loader_threads, c.input.loader_threads);
   check(rules::prefetch, c.input.prefetch);
+  if (c.model == ModelKind::CNN) {
+    if (c.conv.empty()) fail("--conv: a CNN needs at least one convolution; give channels, e.g. --conv 32,64");
+    for (int channels : c.conv) check(rules::conv, channels);
+  }
   if (c.backends.empty()) fail("--backend: name at least one backend (allowed: gpu, cpu, or gpu,cpu)");
   for (size_t i = 0; i < c.backends.size(); ++i) {
     const auto& b = c.backends[i];
@@ -53,6 +57,14 @@ void validate(const TrainConfig& c) {
 }
 
 ModelShape model_shape(const TrainConfig& c, const DataSplit& data) {
+  if (c.model == ModelKind::CNN) {
+    const Dataset& d = data.train;
+    if (d.height <= 0)
+      fail(fmt::format("--model cnn: the {} dataset has no images (a CNN convolves pixels); use --dataset "
+                       "fashion-mnist, or --model mlp",
+                       d.name.empty() ? c.dataset : d.name));
+    return ModelShape::cnn({d.channels, d.height, d.width}, c.conv, c.hidden, d.classes);
+  }
   std::vector<int> dims{data.train.features};
   dims.insert(dims.end(), c.hidden.begin(), c.hidden.end());
   dims.push_back(data.train.classes);
@@ -84,9 +96,13 @@ std::string hidden_text(const std::vector<int>& hidden) {
   return text;
 }
 
-std::vector<int> parse_hidden(const std::string& text) {
+namespace {
+// "256,128" -> {256, 128}, each within `rule` (--hidden, --conv).
+std::vector<int> parse_sizes(const std::string& text, const IntRule& rule, const char* example) {
   std::vector<int> sizes;
-  if (text.empty()) fail("--hidden: the value is empty; give layer sizes separated by commas, e.g. --hidden 256,128");
+  if (text.empty())
+    fail(fmt::format("{}: the value is empty; give layer sizes separated by commas, e.g. {} {}", rule.option,
+                     rule.option, example));
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find(',', start);
@@ -95,16 +111,22 @@ std::vector<int> parse_hidden(const std::string& text) {
     long long value = 0;
     auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
     if (part.empty() || ec != std::errc() || ptr != part.data() + part.size())
-      fail(fmt::format("--hidden {}: '{}' is not a layer size; give positive integers separated by commas, e.g. 256,128",
-                       text, part));
-    if (value < rules::hidden.min || value > rules::hidden.max)
-      fail(fmt::format("--hidden {}: layer size {} is not allowed ({} must be {})", text, value, rules::hidden.what,
-                       allowed(rules::hidden)));
+      fail(fmt::format("{} {}: '{}' is not a layer size; give positive integers separated by commas, e.g. {}",
+                       rule.option, text, part, example));
+    if (value < rule.min || value > rule.max)
+      fail(fmt::format("{} {}: layer size {} is not allowed ({} must be {})", rule.option, text, value, rule.what,
+                       allowed(rule)));
     sizes.push_back(static_cast<int>(value));
     start = end + 1;
   }
   return sizes;
 }
+}  // namespace
+
+std::vector<int> parse_hidden(const std::string& text) { return parse_sizes(text, rules::hidden, "256,128"); }
+std::vector<int> parse_conv(const std::string& text) { return parse_sizes(text, rules::conv, "32,64"); }
+
+const char* to_string(ModelKind m) { return m == ModelKind::CNN ? "cnn" : "mlp"; }
 
 const char* to_string(Execution::Toggle t) {
   switch (t) {

@@ -43,6 +43,11 @@ const char* to_string(Execution::Toggle t);  // "unfused", "sync every step", "s
 // "fused", "unfused, sync every step, submit per kernel", ...: the toggles that are on ("fused" when none is).
 std::string to_string(const Execution& e);
 
+// The model trainscope trains: an MLP (dense layers), or a CNN (3x3 convolutions, each followed by the activation and
+// a 2x2 max pool, then the dense layers; core/model.hpp).
+enum class ModelKind { MLP, CNN };
+const char* to_string(ModelKind m);  // "mlp", "cnn"
+
 struct TrainConfig {
   // Data
   std::string dataset = "fashion-mnist";  // fashion-mnist | spiral
@@ -57,6 +62,8 @@ struct TrainConfig {
   int random_samples = 10240;            // training samples (test: a tenth)
 
   // Model
+  ModelKind model = ModelKind::MLP;
+  std::vector<int> conv = {32, 64};  // CNN: each 3x3 convolution's output channels (each followed by a 2x2 max pool)
   std::vector<int> hidden = {256, 128};
   Activation activation = Activation::ReLU;
 
@@ -92,7 +99,9 @@ struct TrainConfig {
 // Throws core::Error(InvalidArgument) with one line saying what is wrong and what is allowed.
 void validate(const TrainConfig& c);
 
-// The MLP that c trains on `data`: dims {features, c.hidden..., classes}. Holds only sizes and offsets.
+// The model that c trains on `data`: the MLP {features, c.hidden..., classes}, or the CNN of c.conv and c.hidden on
+// the data's images. Holds only sizes and offsets. Throws core::Error(InvalidArgument) for a CNN on data without
+// images (the spiral) or with more convolutions than its images can be pooled.
 ModelShape model_shape(const TrainConfig& c, const DataSplit& data);
 
 // Checks that need the dataset: batch <= training set size, and a model whose fp32 training state (weights,
@@ -104,6 +113,8 @@ inline constexpr double kMaxTrainingBytes = 16.0 * (1ull << 30);  // 16 GiB
 
 // "256,128" -> {256,128}; throws core::Error(InvalidArgument) on empty, zero, negative or non-numeric sizes.
 std::vector<int> parse_hidden(const std::string& text);
+// "32,64" -> {32, 64}: --conv, each 1..1024 (core::rules::conv). Throws core::Error(InvalidArgument) as parse_hidden.
+std::vector<int> parse_conv(const std::string& text);
 // {256,128} -> "256,128" (the inverse of parse_hidden).
 std::string hidden_text(const std::vector<int>& hidden);
 

@@ -113,6 +113,9 @@ Dataset read_idx_pair(const std::string& images_path, const std::string& labels_
   d.name = name;
   d.count = images.count;
   d.features = images.rows * images.cols;
+  d.height = images.rows;
+  d.width = images.cols;
+  d.channels = 1;
   d.classes = max_classes;
   d.x = std::move(images.pixels);
   d.y = std::move(labels.values);
@@ -215,6 +218,9 @@ Dataset take_first(const Dataset& d, int n) {
   out.name = d.name;
   out.count = n;
   out.features = d.features;
+  out.height = d.height;
+  out.width = d.width;
+  out.channels = d.channels;
   out.classes = d.classes;
   out.x.assign(d.x.begin(), d.x.begin() + static_cast<ptrdiff_t>(n) * d.features);
   out.y.assign(d.y.begin(), d.y.begin() + n);

@@ -13,6 +13,9 @@ struct Dataset {
   int count = 0;
   int features = 0;
   int classes = 0;
+  // Images (IDX files): features = height x width x channels, stored pixel by pixel with the channel fastest (NHWC).
+  // 0 for data that are not images (the spiral, random vectors).
+  int height = 0, width = 0, channels = 0;
   std::vector<float> x;
   std::vector<int32_t> y;
 

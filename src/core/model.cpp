@@ -1,7 +1,9 @@
-// ModelShape layout and torch.nn.Linear-style initialisation.
+// ModelShape: the layers (MLP or CNN), the parameter layout, and torch-style initialisation.
 #include "core/model.hpp"
 
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -28,25 +30,110 @@ std::optional<Precision> parse_precision(std::string_view name) {
 
 static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
+const char* to_string(LayerKind k) {
+  switch (k) {
+    case LayerKind::Dense: return "dense";
+    case LayerKind::Conv: return "conv";
+    case LayerKind::Pool: return "pool";
+  }
+  return "?";
+}
+
 ModelShape::ModelShape(std::vector<int> d) : dims(std::move(d)) {
   if (dims.size() < 2) throw Error(ErrorKind::Internal, "ModelShape needs at least inputs and classes");
+  kinds.assign(dims.size() - 1, LayerKind::Dense);
+  for (int n : dims) images.push_back({n, 1, 1});
+  lay_out_parameters();
+}
+
+ModelShape ModelShape::cnn(Image input, const std::vector<int>& conv, const std::vector<int>& hidden, int classes) {
+  ModelShape s;
+  s.images.push_back(input);
+  for (int channels : conv) {
+    Image in = s.images.back();
+    s.kinds.push_back(LayerKind::Conv);
+    s.images.push_back({channels, in.h, in.w});  // padding 1 keeps the size
+    if (in.h < 2 || in.w < 2) {
+      size_t most = 0;
+      for (int h = input.h, w = input.w; h >= 2 && w >= 2; h /= 2, w /= 2) ++most;
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("--conv: {} convolutions would pool the {}x{} images below 1x1 (each pool halves them); "
+                              "use at most {}",
+                              conv.size(), input.h, input.w, most));
+    }
+    s.kinds.push_back(LayerKind::Pool);
+    s.images.push_back({channels, in.h / 2, in.w / 2});
+  }
+  for (int h : hidden) {
+    s.kinds.push_back(LayerKind::Dense);
+    s.images.push_back({h, 1, 1});
+  }
+  s.kinds.push_back(LayerKind::Dense);
+  s.images.push_back({classes, 1, 1});
+  for (const Image& i : s.images) s.dims.push_back(i.size());
+  s.lay_out_parameters();
+  return s;
+}
+
+void ModelShape::lay_out_parameters() {
   size_t offset = 0;
   for (int l = 0; l < layers(); ++l) {
-    size_t w = static_cast<size_t>(fan_in(l)) * fan_out(l);
-    weight_offset.push_back(offset);
+    const size_t w = weight_count(l), b = bias_count(l);
+    weight_offset.push_back(w ? offset : 0);
     offset = align_up(offset + w, kParamAlign);
-    bias_offset.push_back(offset);
-    offset = align_up(offset + fan_out(l), kParamAlign);
-    real_param_count += w + fan_out(l);
+    bias_offset.push_back(b ? offset : 0);
+    offset = align_up(offset + b, kParamAlign);
+    real_param_count += w + b;
   }
   param_count = offset;
 }
 
+bool ModelShape::is_cnn() const {
+  for (LayerKind k : kinds)
+    if (k != LayerKind::Dense) return true;
+  return false;
+}
+
+size_t ModelShape::weight_count(int l) const {
+  switch (kind(l)) {
+    case LayerKind::Dense: return static_cast<size_t>(fan_in(l)) * static_cast<size_t>(fan_out(l));
+    case LayerKind::Conv: return static_cast<size_t>(images[l + 1].c) * static_cast<size_t>(init_fan_in(l));
+    case LayerKind::Pool: return 0;
+  }
+  return 0;
+}
+
+size_t ModelShape::bias_count(int l) const {
+  return kind(l) == LayerKind::Pool ? 0 : static_cast<size_t>(images[l + 1].c);
+}
+
+int ModelShape::init_fan_in(int l) const {
+  return kind(l) == LayerKind::Conv ? kConvKernel * kConvKernel * images[l].c : fan_in(l);
+}
+
+std::vector<int> ModelShape::hidden() const {
+  std::vector<int> out;
+  for (int l = 0; l + 1 < layers(); ++l)
+    if (kind(l) == LayerKind::Dense) out.push_back(fan_out(l));
+  return out;
+}
+
+std::vector<int> ModelShape::conv_channels() const {
+  std::vector<int> out;
+  for (int l = 0; l < layers(); ++l)
+    if (kind(l) == LayerKind::Conv) out.push_back(images[l + 1].c);
+  return out;
+}
+
 std::string ModelShape::describe() const {
   std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += '-';
-    s += std::to_string(dims[i]);
+  if (is_cnn()) s = fmt::format("{}x{}x{}", images[0].h, images[0].w, images[0].c);
+  else s = std::to_string(dims[0]);
+  for (int l = 0; l < layers(); ++l) {
+    s += '-';
+    if (kind(l) == LayerKind::Conv) s += "conv" + std::to_string(images[l + 1].c);
+    else if (kind(l) == LayerKind::Pool) s += "pool";
+    else s += std::to_string(dims[l + 1]);
   }
   return s;
 }
@@ -55,10 +142,10 @@ std::vector<float> init_parameters(const ModelShape& shape, uint64_t seed) {
   std::vector<float> params(shape.param_count, 0.0f);
   Pcg32 rng(seed);
   for (int l = 0; l < shape.layers(); ++l) {
-    const float bound = 1.0f / std::sqrt(static_cast<float>(shape.fan_in(l)));
-    const size_t w = static_cast<size_t>(shape.fan_in(l)) * shape.fan_out(l);
-    for (size_t i = 0; i < w; ++i) params[shape.weight_offset[l] + i] = rng.uniform(-bound, bound);
-    for (int i = 0; i < shape.fan_out(l); ++i) params[shape.bias_offset[l] + i] = rng.uniform(-bound, bound);
+    if (shape.kind(l) == LayerKind::Pool) continue;
+    const float bound = 1.0f / std::sqrt(static_cast<float>(shape.init_fan_in(l)));
+    for (size_t i = 0; i < shape.weight_count(l); ++i) params[shape.weight_offset[l] + i] = rng.uniform(-bound, bound);
+    for (size_t i = 0; i < shape.bias_count(l); ++i) params[shape.bias_offset[l] + i] = rng.uniform(-bound, bound);
   }
   return params;
 }

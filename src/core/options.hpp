@@ -38,6 +38,7 @@ inline constexpr IntRule spiral_points{"--spiral-points", "the points per spiral
 inline constexpr RealRule spiral_noise{"--spiral-noise", "the spiral's noise", 0, 1};
 // Model
 inline constexpr IntRule hidden{"--hidden", "each hidden layer size", 1, 65536};
+inline constexpr IntRule conv{"--conv", "each convolution's output channels", 1, 1024};
 // Optimisation
 inline constexpr RealRule lr{"--lr", "the learning rate", 0, 10, true, false};
 inline constexpr RealRule momentum{"--momentum", "SGD momentum", 0, 1, false, true};

@@ -37,12 +37,41 @@ std::string PlanEntry::label() const {
       return fmt::format("{} ({} parameters)", kernel(), N);
     case Op::update_loss_scale:
       return kernel();
+    case Op::conv2d_forward:
+      return fmt::format("{} L{} ({}x{}x{}x{} -> {}x{}x{}x{}, {}x{})", kernel(), layer + 1, B, H, W, C, B, OH(), OW(),
+                         OC, KS, KS);
+    case Op::conv2d_backward_data:
+      return fmt::format("{} L{} (dinp {}x{}x{}x{})", kernel(), layer + 1, B, H, W, C);
+    case Op::conv2d_backward_weight:
+      return fmt::format("{} L{} (dW {}x{}x{}x{})", kernel(), layer + 1, OC, KS, KS, C);
+    case Op::max_pool_forward:
+      return fmt::format("{} L{} ({}x{}x{}x{} -> {}x{}x{}x{})", kernel(), layer + 1, B, H, W, C, B, OH(), OW(), C);
+    case Op::max_pool_backward:
+      return fmt::format("{} L{} (dinp {}x{}x{}x{})", kernel(), layer + 1, B, H, W, C);
     default:
       return fmt::format("{} ({}x{})", kernel(), B, C);
   }
 }
 
 namespace {
+// The entry of an image kernel (convolution, pooling) of layer l: its input image and channels.
+PlanEntry image_entry(Op op, const ModelShape& shape, int l, long B) {
+  const Image in = shape.images[static_cast<size_t>(l)], out = shape.images[static_cast<size_t>(l) + 1];
+  PlanEntry e{.op = op, .layer = l, .B = B, .C = in.c, .OC = out.c};
+  e.H = in.h;
+  e.W = in.w;
+  if (shape.kind(l) == LayerKind::Conv) {
+    e.KS = ModelShape::kConvKernel;
+    e.pad = ModelShape::kConvPad;
+  }
+  return e;
+}
+// A per-pixel kernel of convolution `conv`'s output (bias_add, act_forward, act_backward, bias_backward): B counts
+// pixel rows, and `pixels` says how many per sample (so that with_rows can rescale it).
+PlanEntry pixel_entry(PlanEntry e, const PlanEntry& conv) {
+  e.pixels = conv.OH() * conv.OW();
+  return e;
+}
 // ceil(B / slices), rounded up to a multiple of kSplitKAlign.
 long slice_rows(long B, uint32_t slices) {
   const long rows = (B + slices - 1) / slices;
@@ -116,6 +145,23 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
   for (int l = 0; l < L; ++l) {
     const bool hidden = l < L - 1;
     const long OC = shape.fan_out(l);
+    if (shape.kind(l) == LayerKind::Pool) {
+      add(image_entry(Op::max_pool_forward, shape, l, B));
+      continue;
+    }
+    if (shape.kind(l) == LayerKind::Conv) {
+      PlanEntry conv = image_entry(Op::conv2d_forward, shape, l, B);
+      conv.activation = hidden;
+      conv.epilogue = !unfused;
+      add(conv);
+      if (!unfused) continue;
+      const long pixels = B * conv.OH() * conv.OW();
+      add(pixel_entry({.op = Op::bias_add, .layer = l, .B = pixels, .OC = conv.OC}, conv));
+      add(pixel_entry({.op = Op::act_forward, .layer = l, .B = pixels, .OC = conv.OC,
+                       .N = static_cast<size_t>(pixels * conv.OC)},
+                      conv));
+      continue;
+    }
     if (!unfused) {
       add({.op = Op::matmul_forward, .layer = l, .activation = hidden, .B = B, .C = shape.fan_in(l), .OC = OC});
       continue;
@@ -128,6 +174,22 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
   add({.op = Op::loss_reduce, .B = B});
   for (int l = L - 1; l >= 0; --l) {
     const long C = shape.fan_in(l), OC = shape.fan_out(l);
+    if (shape.kind(l) == LayerKind::Pool) {  // never the first layer: a pool follows its convolution
+      add(image_entry(Op::max_pool_backward, shape, l, B));
+      continue;
+    }
+    if (shape.kind(l) == LayerKind::Conv) {
+      const PlanEntry conv = image_entry(Op::conv2d_backward_weight, shape, l, B);
+      const long pixels = B * conv.OH() * conv.OW();
+      if (shape.has_activation(l))
+        add(pixel_entry({.op = Op::act_backward, .layer = l, .B = pixels, .OC = conv.OC,
+                         .N = static_cast<size_t>(pixels * conv.OC)},
+                        conv));
+      add(conv);
+      add(pixel_entry({.op = Op::bias_backward, .layer = l, .B = pixels, .OC = conv.OC}, conv));
+      if (l > 0) add(image_entry(Op::conv2d_backward_data, shape, l, B));
+      continue;
+    }
     if (l < L - 1) add({.op = Op::act_backward, .layer = l, .B = B, .OC = OC, .N = static_cast<size_t>(B * OC)});
     add({.op = Op::matmul_backward_weight, .layer = l, .B = B, .C = C, .OC = OC});
     add({.op = Op::bias_backward, .layer = l, .B = B, .OC = OC});

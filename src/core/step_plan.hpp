@@ -33,6 +33,9 @@ struct PlanEntry {
   // channels, OC output channels (pooling: OC = C); conv2d: a KS x KS kernel, stride 1, zero padding `pad`.
   long H = 0, W = 0;
   int KS = 0, pad = 0;
+  // A per-pixel kernel of a convolutional layer (bias_add, act_forward, act_backward, bias_backward over its output):
+  // the pixels per sample (OH x OW), B then counting pixel rows (samples x pixels); 1 elsewhere.
+  long pixels = 1;
   long OH() const { return op_is_pool() ? H / 2 : H + 2 * pad - KS + 1; }  // the output's height and width
   long OW() const { return op_is_pool() ? W / 2 : W + 2 * pad - KS + 1; }
   bool op_is_pool() const { return op == Op::max_pool_forward || op == Op::max_pool_backward; }
@@ -53,12 +56,16 @@ struct PlanEntry {
   static constexpr const char* kUploadBatch = "upload_batch";
   // A kernel of the forward pass through the layers (matmul_forward, and bias_add, act_forward when unfused): what
   // evaluation runs on each batch of the test set.
-  bool layer_forward() const { return op == Op::matmul_forward || op == Op::bias_add || op == Op::act_forward; }
-  // The same entry on `rows` rows of the batch (evaluation's last, partial batch): B, and N of act_forward.
+  bool layer_forward() const {
+    return op == Op::matmul_forward || op == Op::bias_add || op == Op::act_forward || op == Op::conv2d_forward ||
+           op == Op::max_pool_forward;
+  }
+  // The same entry on `rows` samples of the batch (evaluation's last, partial batch): B (pixel rows for per-pixel
+  // kernels), and N of act_forward.
   PlanEntry with_rows(long rows) const {
     PlanEntry e = *this;
-    e.B = rows;
-    if (op == Op::act_forward) e.N = static_cast<size_t>(rows * OC);
+    e.B = rows * pixels;
+    if (op == Op::act_forward) e.N = static_cast<size_t>(e.B * OC);
     return e;
   }
   std::string label() const;  // "matmul_forward L2 (128x256 · 128x256ᵀ)" for tooltips and traces

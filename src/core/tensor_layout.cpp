@@ -43,7 +43,7 @@ TensorLayout tensor_layout(const StepPlan& plan, const LayoutSizes& sizes, Preci
   for (int l = 0; l < shape.layers(); ++l) {
     const size_t n = B * static_cast<size_t>(shape.fan_out(l));
     const std::string L = " L" + std::to_string(l + 1);
-    if (l < shape.layers() - 1) add("preact" + L, Role::Preact, l, false, n, Elem::Storage, &M::activations);
+    if (shape.has_activation(l)) add("preact" + L, Role::Preact, l, false, n, Elem::Storage, &M::activations);
     add("act" + L, Role::Act, l, false, n, Elem::Storage, &M::activations);
     add("dact" + L, Role::DAct, l, false, n, Elem::Storage, &M::activations);
   }
@@ -100,9 +100,8 @@ TensorView TensorLayout::params_view(Role role, int l) const {
   const bool grad = role == Role::DWeight || role == Role::DBias;
   const int i = find(grad ? Role::Grads : precision == Precision::FP32 ? Role::Params : Role::Weights16);
   const bool weight = role == Role::Weight || role == Role::DWeight;
-  const size_t OC = static_cast<size_t>(shape_.fan_out(l));
-  return weight ? TensorView{i, shape_.weight_offset[l], OC * static_cast<size_t>(shape_.fan_in(l))}
-                : TensorView{i, shape_.bias_offset[l], OC};
+  return weight ? TensorView{i, shape_.weight_offset[l], shape_.weight_count(l)}
+                : TensorView{i, shape_.bias_offset[l], shape_.bias_count(l)};
 }
 
 TensorView TensorLayout::resolve(Role role, int l, bool evaluation) const {
@@ -122,7 +121,7 @@ TensorView TensorLayout::resolve(Role role, int l, bool evaluation) const {
     case Role::LayerIn: return l == 0 ? whole(find(Role::XBatch)) : whole(find(Role::Act, l - 1));
     case Role::Act: return whole(find(role, l));
     case Role::Preact:  // the logits layer has no activation: matmul_forward binds the placeholder, and leaves it
-      return whole(l == L - 1 ? find(Role::Placeholder) : find(role, l));
+      return whole(shape_.has_activation(l) ? find(role, l) : find(Role::Placeholder));
     case Role::DAct:
     case Role::DPreact: return whole(find(Role::DAct, l));  // act_backward runs in place
     case Role::DLayerIn: return whole(find(Role::DAct, l - 1));

@@ -9,8 +9,10 @@
 //   parameters   params (fp32: the weights the kernels read; 16-bit: the fp32 masters), weights16 (16-bit: the copy
 //                the kernels read), grads, the optimizer's state1 (AdamW m, SGD momentum) and state2 (AdamW v)
 //   the batch    x_batch (B, C0), y_batch, per-sample losses and correct flags (B)              activations
-//   per layer    preact (hidden layers), act (the output; the logits for the last), dact (B, OC_l): the gradient of
-//                act, which act_backward turns into the gradient of preact in place             activations
+//   per layer    preact (layers followed by the activation: not the logits, not a pool), act (the output; the
+//                logits for the last), dact: the gradient of act, which act_backward turns into the gradient of
+//                preact in place; each B x the layer's outputs per sample (an image layer: H x W x channels, NHWC)
+//                                                                                               activations
 //   read-back    loss_history (R), and in fp16 the loss scaler and its scale_history (R)       workspace
 //   evaluation   per-sample losses and correct flags of the whole test set                    workspace
 //   placeholder  16 bytes bound where a kernel's binding has no tensor (the logits layer's preact) workspace

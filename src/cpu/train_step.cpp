@@ -37,12 +37,50 @@ double activation_grad(double x, Activation a) {
 }
 
 // The activations of one forward pass: in[l] is layer l's input (B, fan_in), pre[l] its output before the activation
-// (hidden layers), in[L] the logits (B, classes).
+// (layers followed by one), in[L] the logits (B, classes). Images are NHWC (core/model.hpp).
 struct Forward {
   std::vector<Tensor> in, pre;
 };
 
-// x (B, C0) <- the rows of the dataset, then every layer: out = act(in · Wᵀ + b).
+// Tap (ky, kx) of output pixel (y, x) of a 3x3 convolution with padding 1 reads input pixel (y + ky - 1, x + kx - 1);
+// outside the image, the zero padding.
+constexpr long kK = core::ModelShape::kConvKernel, kPad = core::ModelShape::kConvPad;
+bool inside(long y, long x, const core::Image& im) { return y >= 0 && y < im.h && x >= 0 && x < im.w; }
+
+// Layer l's affine sum of output unit o (dense: feature o; conv: o = (y, x, oc) of its image) for sample b.
+double affine_sum(const core::ModelShape& shape, int l, const Tensor& in, const double* W, long b, long o) {
+  const long C = shape.fan_in(l);
+  double sum = 0;
+  if (shape.kind(l) == core::LayerKind::Dense) {
+    for (long c = 0; c < C; ++c) sum += in[b * C + c] * W[o * C + c];
+    return sum;
+  }
+  const core::Image im = shape.images[l], om = shape.images[l + 1];
+  const long oc = o % om.c, x = (o / om.c) % om.w, y = o / om.c / om.w;
+  for (long ky = 0; ky < kK; ++ky)
+    for (long kx = 0; kx < kK; ++kx) {
+      const long iy = y + ky - kPad, ix = x + kx - kPad;
+      if (!inside(iy, ix, im)) continue;
+      for (long c = 0; c < im.c; ++c)
+        sum += in[b * C + (iy * im.w + ix) * im.c + c] * W[((oc * kK + ky) * kK + kx) * im.c + c];
+    }
+  return sum;
+}
+
+// The input element (of sample b's image im) that output unit o of a 2x2 max pool copies: its window's first maximum
+// in the order (0,0), (0,1), (1,0), (1,1).
+long pool_source(const Tensor& in, const core::Image& im, const core::Image& om, long b, long o) {
+  const long c = o % om.c, x = (o / om.c) % om.w, y = o / om.c / om.w;
+  long best = -1;
+  for (long dy = 0; dy < 2; ++dy)
+    for (long dx = 0; dx < 2; ++dx) {
+      const long i = b * im.size() + ((2 * y + dy) * im.w + 2 * x + dx) * im.c + c;
+      if (best < 0 || in[i] > in[best]) best = i;
+    }
+  return best;
+}
+
+// x (B, C0) <- the rows of the dataset, then every layer: out = act(affine(in) + b), or the pool's maxima.
 Forward forward(const core::TrainConfig& cfg, const core::ModelShape& shape, const core::Dataset& data,
                 std::span<const uint32_t> rows, const Tensor& weights) {
   const Precision p = cfg.precision;
@@ -51,21 +89,27 @@ Forward forward(const core::TrainConfig& cfg, const core::ModelShape& shape, con
   f.in[0].resize(B * shape.inputs());
   for (long b = 0; b < B; ++b)
     for (long c = 0; c < shape.inputs(); ++c) f.in[0][b * shape.inputs() + c] = store(data.row(rows[b])[c], p);
-  for (long l = 0; l < L; ++l) {
-    const long C = shape.fan_in(l), OC = shape.fan_out(l);
-    const bool hidden = l < L - 1;
+  for (int l = 0; l < L; ++l) {
+    const long OC = shape.fan_out(l);
+    const bool act = shape.has_activation(l);
+    f.in[l + 1].resize(B * OC);
+    if (act) f.pre[l].resize(B * OC);
+    if (shape.kind(l) == core::LayerKind::Pool) {
+      for (long b = 0; b < B; ++b)
+        for (long o = 0; o < OC; ++o)
+          f.in[l + 1][b * OC + o] = f.in[l][pool_source(f.in[l], shape.images[l], shape.images[l + 1], b, o)];
+      continue;
+    }
     const double* W = weights.data() + shape.weight_offset[l];
     const double* bias = weights.data() + shape.bias_offset[l];
-    f.in[l + 1].resize(B * OC);
-    if (hidden) f.pre[l].resize(B * OC);
+    const long channels = shape.images[l + 1].c;  // the bias of unit o is its channel's (dense: o)
     for (long b = 0; b < B; ++b)
       for (long o = 0; o < OC; ++o) {
-        double sum = 0;
-        for (long c = 0; c < C; ++c) sum += f.in[l][b * C + c] * W[o * C + c];
+        const double sum = affine_sum(shape, l, f.in[l], W, b, o), bo = bias[o % channels];
         // --unfused stores the GEMM's sums, adds the bias in a kernel of its own and stores again.
-        const double z = cfg.execution.unfused ? store(store(sum, p) + bias[o], p) : sum + bias[o];
-        if (hidden) f.pre[l][b * OC + o] = store(z, p);
-        f.in[l + 1][b * OC + o] = store(hidden ? activation(z, cfg.activation) : z, p);
+        const double z = cfg.execution.unfused ? store(store(sum, p) + bo, p) : sum + bo;
+        if (act) f.pre[l][b * OC + o] = store(z, p);
+        f.in[l + 1][b * OC + o] = store(act ? activation(z, cfg.activation) : z, p);
       }
   }
   return f;
@@ -102,31 +146,60 @@ Tensor backward(const core::TrainConfig& cfg, const core::ModelShape& shape, con
     *largest = std::max(*largest, std::fabs(x));
     return store(x, p);
   };
-  for (long l = L - 1; l >= 0; --l) {
+  for (int l = L - 1; l >= 0; --l) {
     const long C = shape.fan_in(l), OC = shape.fan_out(l);
+    const core::Image im = shape.images[l], om = shape.images[l + 1];
     const Tensor& in = f.in[l];
-    for (long o = 0; o < OC; ++o) {
-      double db = 0;
-      for (long b = 0; b < B; ++b) db += d[b * OC + o];
-      grads[shape.bias_offset[l] + o] = keep(db);
-      for (long c = 0; c < C; ++c) {
-        double dw = 0;
-        for (long b = 0; b < B; ++b) dw += d[b * OC + o] * in[b * C + c];
-        grads[shape.weight_offset[l] + o * C + c] = keep(dw);
+    Tensor din(B * C, 0.0);  // the gradient of layer l's input, before rounding
+    if (shape.kind(l) == core::LayerKind::Pool) {
+      for (long b = 0; b < B; ++b)
+        for (long o = 0; o < OC; ++o) din[pool_source(in, im, om, b, o)] = d[b * OC + o];
+    } else if (shape.kind(l) == core::LayerKind::Dense) {
+      for (long o = 0; o < OC; ++o) {
+        double db = 0;
+        for (long b = 0; b < B; ++b) db += d[b * OC + o];
+        grads[shape.bias_offset[l] + o] = keep(db);
+        for (long c = 0; c < C; ++c) {
+          double dw = 0;
+          for (long b = 0; b < B; ++b) dw += d[b * OC + o] * in[b * C + c];
+          grads[shape.weight_offset[l] + o * C + c] = keep(dw);
+        }
       }
+      const double* W = weights.data() + shape.weight_offset[l];
+      if (l > 0)
+        for (long b = 0; b < B; ++b)
+          for (long c = 0; c < C; ++c)
+            for (long o = 0; o < OC; ++o) din[b * C + c] += d[b * OC + o] * W[o * C + c];
+    } else {  // a 3x3 convolution: every (output pixel, tap) pair once
+      const double* W = weights.data() + shape.weight_offset[l];
+      std::vector<double> dw(shape.weight_count(l), 0.0), db(static_cast<size_t>(om.c), 0.0);
+      for (long b = 0; b < B; ++b)
+        for (long y = 0; y < om.h; ++y)
+          for (long x = 0; x < om.w; ++x)
+            for (long oc = 0; oc < om.c; ++oc) {
+              const double g = d[b * OC + (y * om.w + x) * om.c + oc];
+              db[oc] += g;
+              for (long ky = 0; ky < kK; ++ky)
+                for (long kx = 0; kx < kK; ++kx) {
+                  const long iy = y + ky - kPad, ix = x + kx - kPad;
+                  if (!inside(iy, ix, im)) continue;
+                  for (long c = 0; c < im.c; ++c) {
+                    const long wi = ((oc * kK + ky) * kK + kx) * im.c + c, ii = b * C + (iy * im.w + ix) * im.c + c;
+                    dw[wi] += g * in[ii];
+                    if (l > 0) din[ii] += g * W[wi];
+                  }
+                }
+            }
+      for (size_t i = 0; i < dw.size(); ++i) grads[shape.weight_offset[l] + i] = keep(dw[i]);
+      for (size_t i = 0; i < db.size(); ++i) grads[shape.bias_offset[l] + i] = keep(db[i]);
     }
     if (l == 0) break;
-    // The gradient of layer l's input, then through layer l-1's activation.
-    const double* W = weights.data() + shape.weight_offset[l];
-    Tensor dprev(B * C);
-    for (long b = 0; b < B; ++b)
-      for (long c = 0; c < C; ++c) {
-        double sum = 0;
-        for (long o = 0; o < OC; ++o) sum += d[b * OC + o] * W[o * C + c];
-        const double din = keep(sum);
-        dprev[b * C + c] = keep(din * activation_grad(f.pre[l - 1][b * C + c], cfg.activation));
-      }
-    d = std::move(dprev);
+    // The gradient of layer l's input as stored, then through layer l-1's activation (where it has one).
+    for (long i = 0; i < B * C; ++i) {
+      din[i] = keep(din[i]);
+      if (shape.has_activation(l - 1)) din[i] = keep(din[i] * activation_grad(f.pre[l - 1][i], cfg.activation));
+    }
+    d = std::move(din);
   }
   return grads;
 }

@@ -85,8 +85,9 @@ std::string Dashboard::footer(const DashboardView& view) {
   std::string dims = cfg.dataset == "spiral" ? "2" : "784";
   for (int h : cfg.hidden) dims += fmt::format("-{}", h);
   dims += fmt::format("-{}", cfg.dataset == "spiral" ? cfg.spiral_classes : 10);
-  info.model = fmt::format("MLP {} on {}, {} {}", dims, cfg.dataset, core::to_string(cfg.activation),
-                           core::to_string(cfg.optimizer));
+  if (cfg.model == core::ModelKind::CNN) dims = "conv " + core::hidden_text(cfg.conv) + ", dense " + dims;
+  info.model = fmt::format("{} {} on {}, {} {}", cfg.model == core::ModelKind::CNN ? "CNN" : "MLP", dims, cfg.dataset,
+                           core::to_string(cfg.activation), core::to_string(cfg.optimizer));
   // The batch size and precision in force: one value when every backend runs the same, else each backend's.
   // (The skipped fp16 steps are in the header and the plots' red markers: the footer keeps to what ran.)
   std::string batch, per_batch, precision, per_backend;
