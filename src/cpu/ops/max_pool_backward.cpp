@@ -25,24 +25,41 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const float* dout = b.f32(1);
   const float* inp = b.f32(2);
   const size_t H = p.H, W = p.W, C = p.C, OH = p.OH, OW = p.OW;
-  pool.parallel_for(size_t(p.B) * H, grain_for(double(W * C * 2)), [=](size_t r0, size_t r1) {
-    for (size_t r = r0; r < r1; ++r) {  // r = b * H + y: one row of input pixels
-      const size_t n = r / H, y = r % H;
-      float* d = dinp + r * W * C;
-      std::fill(d, d + W * C, 0.0f);
-      if (y / 2 >= OH) continue;
-      for (size_t x = 0; x < 2 * OW; x += 2) {
-        const float* i00 = inp + ((n * H + (y & ~size_t{1})) * W + x) * C;
-        const float* i10 = i00 + W * C;
-        const float* g = dout + ((n * OH + y / 2) * OW + x / 2) * C;
-        const int row = int(y & 1);
+  // One task per row of windows (b, y): both input rows 2y and 2y+1 written whole, each window's four gradients by
+  // branch-free selects over the channels (vectorized): the first maximum takes dout, the others 0.
+  pool.parallel_for(size_t(p.B) * OH, grain_for(double(OW * C * 8)), [=](size_t r0, size_t r1) {
+    for (size_t r = r0; r < r1; ++r) {
+      const size_t n = r / OH, y = r % OH;
+      const float* i0 = inp + (n * H + 2 * y) * W * C;
+      const float* i1 = i0 + W * C;
+      float* d0 = dinp + (n * H + 2 * y) * W * C;
+      float* d1 = d0 + W * C;
+      const float* g = dout + r * OW * C;
+      for (size_t x = 0; x < OW; ++x) {
+        const float *a0 = i0 + 2 * x * C, *a1 = a0 + C, *a2 = i1 + 2 * x * C, *a3 = a2 + C;
+        float *o0 = d0 + 2 * x * C, *o1 = o0 + C, *o2 = d1 + 2 * x * C, *o3 = o2 + C;
+        const float* gx = g + x * C;
         for (size_t c = 0; c < C; ++c) {
-          const int at = first_max(i00[c], i00[C + c], i10[c], i10[C + c]);
-          if (at / 2 == row) d[(x + size_t(at % 2)) * C + c] = g[c];
+          // first_max's choice without branches: v1 wins over v0 if greater, v2 over both if greater than their max...
+          const float m01 = a1[c] > a0[c] ? a1[c] : a0[c];
+          const float m012 = a2[c] > m01 ? a2[c] : m01;
+          const bool w3 = a3[c] > m012, w2 = !w3 && a2[c] > m01, w1 = !w3 && !w2 && a1[c] > a0[c];
+          const bool w0 = !w3 && !w2 && !w1;
+          o0[c] = w0 ? gx[c] : 0.0f;
+          o1[c] = w1 ? gx[c] : 0.0f;
+          o2[c] = w2 ? gx[c] : 0.0f;
+          o3[c] = w3 ? gx[c] : 0.0f;
         }
       }
+      // A dropped odd last column (W odd): no window, no gradient.
+      for (size_t c = 2 * OW * C; c < W * C; ++c) d0[c] = d1[c] = 0.0f;
     }
   });
+  // A dropped odd last row (H odd): no window, no gradient.
+  if (H % 2 == 1)
+    for (size_t n = 0; n < p.B; ++n) std::fill_n(dinp + (n * H + H - 1) * W * C, W * C, 0.0f);
+  if (OH == 0)  // images of one row: every row dropped
+    std::fill_n(dinp, size_t(p.B) * H * W * C, 0.0f);
 }
 
 void reference(RefBindings b, const KernelArgs& a) {
