@@ -176,6 +176,8 @@ struct BackendRun {
   // `config` (the worker's record) and of the dashboard's controls.
   struct Running {
     std::vector<int> dims;   // the model's layer sizes, input to classes
+    std::vector<int> hidden;  // the dense hidden layers (--hidden), whatever the model
+    std::vector<int> conv;    // a CNN's convolutions (--conv); empty for an MLP
     int batch = 0;
     Activation activation = Activation::ReLU;
     Optimizer optimizer = Optimizer::AdamW;

@@ -93,6 +93,8 @@ std::string Worker::publish_trainer_info() {
   core::BackendRun::Running running;
   const core::StepPlan& plan = trainer_->plan();
   running.dims = plan.shape.dims;
+  running.hidden = plan.shape.hidden();
+  running.conv = plan.shape.conv_channels();
   running.batch = plan.batch;
   running.activation = plan.activation;
   running.optimizer = plan.optimizer;

@@ -85,7 +85,11 @@ std::string Dashboard::footer(const DashboardView& view) {
   std::string dims = cfg.dataset == "spiral" ? "2" : "784";
   for (int h : cfg.hidden) dims += fmt::format("-{}", h);
   dims += fmt::format("-{}", cfg.dataset == "spiral" ? cfg.spiral_classes : 10);
-  if (cfg.model == core::ModelKind::CNN) dims = "conv " + core::hidden_text(cfg.conv) + ", dense " + dims;
+  if (cfg.model == core::ModelKind::CNN) {  // the dense part reads the last pool's flattened image
+    dims.clear();
+    for (int h : cfg.hidden) dims += fmt::format("{}-", h);
+    dims = "conv " + core::hidden_text(cfg.conv) + ", dense " + dims + "10";
+  }
   info.model = fmt::format("{} {} on {}, {} {}", cfg.model == core::ModelKind::CNN ? "CNN" : "MLP", dims, cfg.dataset,
                            core::to_string(cfg.activation), core::to_string(cfg.optimizer));
   // The batch size and precision in force: one value when every backend runs the same, else each backend's.

@@ -39,6 +39,29 @@ std::string one_of(const Where& w, const json& v, const std::string& field, cons
   w.fail(field, fmt::format("must be one of {}, not {}", list, shown(v)));
 }
 
+std::vector<int> conv_sizes(const Where& w, const json& v, const std::string& field) {
+  if (v.is_string()) {
+    try {
+      return core::parse_conv(v.get<std::string>());
+    } catch (const core::Error&) {
+    }
+  } else if (v.is_array() && !v.empty()) {
+    std::vector<int> sizes;
+    bool ok = true;
+    for (const auto& x : v) {
+      ok = ok && x.is_number_integer() && x.get<long long>() >= core::rules::conv.min &&
+           x.get<long long>() <= core::rules::conv.max;
+      if (ok) sizes.push_back(static_cast<int>(x.get<long>()));
+    }
+    if (ok) return sizes;
+  }
+  w.fail(field, fmt::format("must be channels 1..1024, as [32, 64] or \"32,64\", not {}", shown(v)));
+}
+
+core::ModelKind model_kind(const Where& w, const json& v, const std::string& field) {
+  return one_of(w, v, field, {"mlp", "cnn"}) == "cnn" ? core::ModelKind::CNN : core::ModelKind::MLP;
+}
+
 std::vector<int> hidden_sizes(const Where& w, const json& v, const std::string& field) {
   if (v.is_string()) {
     try {
@@ -208,9 +231,11 @@ LessonStep step_of(const Where& w, const json& v) {
   }
   if (v.contains("model")) {
     const json& o = v["model"];
-    only_keys(w, o, "model", {"dataset", "hidden", "activation"});
+    only_keys(w, o, "model", {"dataset", "kind", "conv", "hidden", "activation"});
     LessonModel m;
     if (o.contains("dataset")) m.dataset = one_of(w, o["dataset"], "model.dataset", {"fashion-mnist", "spiral"});
+    if (o.contains("kind")) m.kind = model_kind(w, o["kind"], "model.kind");
+    if (o.contains("conv")) m.conv = conv_sizes(w, o["conv"], "model.conv");
     if (o.contains("hidden")) m.hidden = hidden_sizes(w, o["hidden"], "model.hidden");
     if (o.contains("activation")) m.activation = activation(w, o["activation"], "model.activation");
     s.model = m;
@@ -273,6 +298,8 @@ LessonStep step_of(const Where& w, const json& v) {
 
 core::TrainConfig Lesson::apply(core::TrainConfig cfg) const {
   if (dataset) cfg.dataset = *dataset;
+  if (kind) cfg.model = *kind;
+  if (conv) cfg.conv = *conv;
   if (hidden) cfg.hidden = *hidden;
   if (activation) cfg.activation = *activation;
   if (batch) cfg.batch = *batch;
@@ -328,9 +355,11 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
   if (root.contains("settings")) {
     const json& o = root["settings"];
     only_keys(w, o, "settings",
-              {"dataset", "hidden", "activation", "batch", "epochs", "limit", "threads", "lr", "optimizer",
-               "precision"});
+              {"dataset", "model", "conv", "hidden", "activation", "batch", "epochs", "limit", "threads", "lr",
+               "optimizer", "precision"});
     if (o.contains("dataset")) l.dataset = one_of(w, o["dataset"], "settings.dataset", {"fashion-mnist", "spiral"});
+    if (o.contains("model")) l.kind = model_kind(w, o["model"], "settings.model");
+    if (o.contains("conv")) l.conv = conv_sizes(w, o["conv"], "settings.conv");
     if (o.contains("hidden")) l.hidden = hidden_sizes(w, o["hidden"], "settings.hidden");
     if (o.contains("activation")) l.activation = activation(w, o["activation"], "settings.activation");
     if (o.contains("batch")) l.batch = static_cast<int>(integer(w, o["batch"], "settings.batch", core::rules::batch));

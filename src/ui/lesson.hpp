@@ -66,6 +66,7 @@
 
 #include "core/config.hpp"
 #include "core/dataset.hpp"
+#include "core/metrics.hpp"
 #include "run/command.hpp"
 
 namespace ui {
@@ -117,8 +118,17 @@ struct LessonView {
   std::optional<std::string> kernels;    // the Kernels tab's part when they do not all fit: bars, precisions, tables
 };
 
+// The dense hidden layers a backend runs: Running::hidden, or for a record that gives only the layer sizes (an MLP's
+// dims), the sizes between the inputs and the classes.
+inline std::vector<int> hidden_of(const core::BackendRun::Running& r) {
+  if (!r.hidden.empty() || r.dims.size() < 2) return r.hidden;
+  return std::vector<int>(r.dims.begin() + 1, r.dims.end() - 1);
+}
+
 struct LessonModel {
   std::optional<std::string> dataset;
+  std::optional<core::ModelKind> kind;        // "kind": "mlp" | "cnn"
+  std::optional<std::vector<int>> conv;       // a CNN's convolutions' channels
   std::optional<std::vector<int>> hidden;
   std::optional<core::Activation> activation;
 };
@@ -151,6 +161,8 @@ struct Lesson {
   std::optional<core::Optimizer> optimizer;
   std::optional<core::Precision> precision;
   std::optional<std::string> dataset;
+  std::optional<core::ModelKind> kind;
+  std::optional<std::vector<int>> conv;
   std::optional<std::vector<int>> hidden;
   std::optional<core::Activation> activation;
   // The window: over the command line's and the remembered settings.

@@ -26,11 +26,16 @@ core::DataSplit shape_of(const core::TrainConfig& cfg, const core::DataSplit& da
   if (cfg.dataset == loaded) {
     d.train.count = data.train.count, d.train.features = data.train.features, d.train.classes = data.train.classes;
     d.test.count = data.test.count, d.test.features = data.test.features, d.test.classes = data.test.classes;
+    for (core::Dataset* set : {&d.train, &d.test}) {  // the images' shape, for a CNN
+      const core::Dataset& from = set == &d.train ? data.train : data.test;
+      set->height = from.height, set->width = from.width, set->channels = from.channels;
+    }
   } else if (cfg.dataset == "spiral") {
     d.train.count = cfg.spiral_points * cfg.spiral_classes, d.train.features = 2, d.train.classes = cfg.spiral_classes;
   } else {  // fashion-mnist: 60,000 training images of 28 x 28 pixels, 10 classes (or the first --limit of them)
     d.train.count = cfg.limit > 0 ? std::min(cfg.limit, 60000) : 60000, d.train.features = 784, d.train.classes = 10;
     d.test.count = 10000, d.test.features = 784, d.test.classes = 10;
+    for (core::Dataset* set : {&d.train, &d.test}) set->height = 28, set->width = 28, set->channels = 1;
   }
   return d;
 }
@@ -57,6 +62,8 @@ void check_lesson_settings(const Lesson& lesson, const core::TrainConfig& start,
     std::string field = s.model ? "model" : "set";
     if (s.model) {
       if (s.model->dataset) cfg.dataset = *s.model->dataset;
+      if (s.model->kind) cfg.model = *s.model->kind;
+      if (s.model->conv) cfg.conv = *s.model->conv;
       if (s.model->hidden) cfg.hidden = *s.model->hidden;
       if (s.model->activation) cfg.activation = *s.model->activation;
     }

@@ -260,6 +260,8 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
   if (step.model) {
     core::TrainConfig cfg = shown;
     if (step.model->dataset) cfg.dataset = *step.model->dataset;
+    if (step.model->kind) cfg.model = *step.model->kind;
+    if (step.model->conv) cfg.conv = *step.model->conv;
     if (step.model->hidden) cfg.hidden = *step.model->hidden;
     if (step.model->activation) cfg.activation = *step.model->activation;
     host.reset(cfg);
@@ -302,8 +304,7 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
         same.batch = gpu->running.batch;
         same.optimizer = gpu->running.optimizer;
         same.precision = gpu->running.precision;
-        if (gpu->running.dims.size() >= 2)
-          same.hidden = std::vector<int>(gpu->running.dims.begin() + 1, gpu->running.dims.end() - 1);
+        same.hidden = hidden_of(gpu->running);
         if (const std::string d = running_difference(*cpu, same); !d.empty())
           problems.push_back("a speedup is shown while the CPU runs " + d + " (the GPU's settings)");
       }

@@ -35,11 +35,7 @@ std::string running_difference(const core::BackendRun& run, const LessonSettings
   if (s.precision) differs("precision", core::to_string(r.precision), core::to_string(*s.precision));
   if (s.activation) differs("activation", core::to_string(r.activation), core::to_string(*s.activation));
   if (s.execution) differs("execution", core::to_string(r.execution), core::to_string(*s.execution));
-  if (s.hidden) {
-    const std::vector<int> hidden =
-        r.dims.size() >= 2 ? std::vector<int>(r.dims.begin() + 1, r.dims.end() - 1) : std::vector<int>{};
-    differs("hidden layers", core::hidden_text(hidden), core::hidden_text(*s.hidden));
-  }
+  if (s.hidden) differs("hidden layers", core::hidden_text(hidden_of(r)), core::hidden_text(*s.hidden));
   return out;
 }
 

@@ -72,10 +72,13 @@ Controller& null_controller() {
 
 void Controls::sync_model(const core::TrainConfig& cfg) {
   const std::string model =
-      fmt::format("{}|{}|{}", cfg.dataset, core::hidden_text(cfg.hidden), core::to_string(cfg.activation));
+      fmt::format("{}|{}|{}|{}|{}", cfg.dataset, core::to_string(cfg.model), core::hidden_text(cfg.conv),
+                  core::hidden_text(cfg.hidden), core::to_string(cfg.activation));
   if (model == synced_model_) return;
   synced_model_ = model;
   dataset_ = cfg.dataset == "spiral" ? 1 : 0;
+  model_ = cfg.model == core::ModelKind::CNN ? 1 : 0;
+  std::snprintf(conv_, sizeof conv_, "%s", core::hidden_text(cfg.conv).c_str());
   activation_ = cfg.activation == core::Activation::GELU ? 1 : 0;
   std::snprintf(hidden_, sizeof hidden_, "%s", core::hidden_text(cfg.hidden).c_str());
 }
@@ -318,11 +321,29 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
   ImGui::SetNextItemWidth(w * 0.8f);
   ImGui::Combo("##activation", &activation_, "relu\0gelu\0");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Activation of the hidden layers (gelu: the tanh approximation)");
-  if (ImGui::Button("Apply model (resets training)")) {
+  // The model on the row of the button that applies it: mlp, or cnn with its convolutions' channels.
+  ImGui::SetNextItemWidth(w * 0.8f);
+  ImGui::Combo("##model", &model_, "mlp\0cnn\0");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Model: mlp (dense layers) or cnn (3x3 convolutions, each with the activation and a 2x2 max pool,\n"
+                      "then the dense hidden layers; Fashion-MNIST only)");
+  if (model_ == 1) {
+    same_line_if_fits(w);
+    ImGui::SetNextItemWidth(w);
+    ImGui::InputText("##conv", conv_, sizeof conv_);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The convolutions' channels, comma-separated, e.g. 32,64 (each 1..1024)");
+  }
+  same_line_if_fits(ImGui::CalcTextSize("Apply (resets training)").x + 2 * ImGui::GetStyle().FramePadding.x);
+  if (ImGui::Button("Apply (resets training)")) {
     model_error_.clear();
     try {
       pending_ = view.config;  // the settings shown, with the new model
       pending_.dataset = dataset_ == 1 ? "spiral" : "fashion-mnist";
+      pending_.model = model_ == 1 ? core::ModelKind::CNN : core::ModelKind::MLP;
+      pending_.conv = core::parse_conv(conv_);
+      if (pending_.model == core::ModelKind::CNN && pending_.dataset == "spiral")
+        throw core::Error(core::ErrorKind::InvalidArgument,
+                          "a CNN needs images: choose fashion-mnist, or the mlp model");
       pending_.hidden = core::parse_hidden(hidden_);
       pending_.activation = activation_ == 1 ? core::Activation::GELU : core::Activation::ReLU;
       core::validate(pending_);
@@ -331,6 +352,7 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
       // The core's message names the command-line option; here the field is the hidden-layers box.
       model_error_ = e.what();
       if (model_error_.rfind("--hidden", 0) == 0) model_error_ = "hidden layers" + model_error_.substr(8);
+      if (model_error_.rfind("--conv", 0) == 0) model_error_ = "convolutions" + model_error_.substr(6);
     }
   }
   if (!model_error_.empty()) {
@@ -341,7 +363,11 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
     text_line(view.session_status, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   }
   if (ImGui::BeginPopupModal("Reset training?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::Text("Train %s with hidden layers %s from new initial weights?", pending_.dataset.c_str(), hidden_);
+    if (pending_.model == core::ModelKind::CNN)
+      ImGui::Text("Train a CNN (conv %s, dense %s) on %s from new initial weights?", conv_, hidden_,
+                  pending_.dataset.c_str());
+    else
+      ImGui::Text("Train %s with hidden layers %s from new initial weights?", pending_.dataset.c_str(), hidden_);
     ImGui::Text("Both loss curves start again.");
     if (ImGui::Button("Reset and train")) {
       c.reset(pending_);

@@ -33,6 +33,8 @@ struct Controls {
   void sync_model(const core::TrainConfig& cfg);
   std::string synced_model_;  // the settings' model as text, when last synced
   int dataset_ = 0;           // 0 fashion-mnist, 1 spiral
+  int model_ = 0;             // 0 mlp, 1 cnn
+  char conv_[64] = "32,64";   // a CNN's convolutions' channels
   char hidden_[64] = "256,128";
   int activation_ = 0;
   bool quick_bar_shown_ = false;
