@@ -223,7 +223,9 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
        "GPU: one queue submission and wait per kernel instead of one command buffer per step: every launch pays\n"
        "the host's overhead. The CPU already waits for each kernel's thread-pool dispatch."}};
   const core::Execution& shown = view.config.execution;
-  const std::string preview = core::to_string(shown) + (view.config.input.host() ? " · host input" : "");
+  // A narrow combo: host input shows in the preview where no toggle is on (the Controls' runs lines say the rest).
+  const std::string preview =
+      shown.any() || !view.config.input.host() ? core::to_string(shown) : std::string("host");
   ImGui::SetNextItemWidth(width);
   if (ImGui::BeginCombo("##execution", preview.c_str())) {
     for (const Item& item : items) {

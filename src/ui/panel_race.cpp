@@ -53,7 +53,7 @@ std::string backend_state_line(const DashboardView& view, const core::BackendRun
   const core::TrainConfig& c = run.config;
   state = fmt::format("{} · batch {} · {}", precision_text(run), c.batch, core::to_string(c.optimizer));
   if (c.execution.any()) state += " · " + core::to_string(c.execution);
-  if (c.input.host()) state += " · input " + core::to_string(c.input);
+  if (c.input.host()) state += " · host input";  // the details: the plots' markers and the Controls
   if (run.paused) state = (view.peaks_measuring ? "paused to measure peaks · " : "paused · ") + state;
   return stale + state;
 }
