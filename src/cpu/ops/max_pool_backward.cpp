@@ -90,9 +90,7 @@ const Kernel max_pool_backward{
                       .access = Access::Read,
                       .elem = Elem::Storage,
                       .role = Role::DAct,
-                      .elements = [](const PlanEntry& e, const StepArgs&) -> size_t {
-                        return static_cast<size_t>(e.B * e.OH() * e.OW() * e.C);
-                      }},
+                      .elements = shape::pool_out},
                      {.name = "inp",
                       .access = Access::Read,
                       .elem = Elem::Storage,
@@ -107,8 +105,7 @@ const Kernel max_pool_backward{
             },
         .args =
             [](const PlanEntry& e, const StepArgs&) {
-              return KernelArgs::of(
-                  core::MaxPoolParams{u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OH()), u32(e.OW())});
+              return KernelArgs::of(max_pool_params(e));
             },
         // the window's 3 comparisons, once per output
         .flops = [](const PlanEntry& e, Precision) { return 3.0 * double(e.B * e.OH() * e.OW() * e.C); },

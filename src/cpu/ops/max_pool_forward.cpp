@@ -6,8 +6,6 @@
 namespace cpu::ops {
 namespace {
 
-inline size_t pool_out(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B * e.OH() * e.OW() * e.C); }
-
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const auto p = a.as<core::MaxPoolParams>();
   float* out = b.f32(0);
@@ -56,7 +54,7 @@ const Kernel max_pool_forward{
                       .elem = Elem::Storage,
                       .role = Role::Act,
                       .exact = true,
-                      .elements = pool_out},
+                      .elements = shape::pool_out},
                      {.name = "inp",
                       .access = Access::Read,
                       .elem = Elem::Storage,
@@ -71,8 +69,7 @@ const Kernel max_pool_forward{
             },
         .args =
             [](const PlanEntry& e, const StepArgs&) {
-              return KernelArgs::of(
-                  core::MaxPoolParams{u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OH()), u32(e.OW())});
+              return KernelArgs::of(max_pool_params(e));
             },
         // 3 comparisons per output
         .flops = [](const PlanEntry& e, Precision) { return 3.0 * double(e.B * e.OH() * e.OW() * e.C); },

@@ -89,6 +89,7 @@ inline size_t image_out(const PlanEntry& e, const StepArgs&) {
   return static_cast<size_t>(e.B * e.OH() * e.OW() * e.OC);
 }
 inline size_t conv_weight(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.OC * e.KS * e.KS * e.C); }
+inline size_t pool_out(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B * e.OH() * e.OW() * e.C); }
 }  // namespace shape
 
 // ---- Entries: figures and push constants ----
@@ -109,6 +110,10 @@ inline std::array<uint64_t, 2> quads(long n) { return {static_cast<uint64_t>(n +
 // The convolution backward kernels' push constants from a plan entry.
 inline core::Conv2dBackwardParams conv_backward_params(const PlanEntry& e) {
   return {u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC), u32(e.OH()), u32(e.OW()), u32(e.KS), u32(e.pad)};
+}
+// The 2x2 max pooling kernels' push constants from a plan entry.
+inline core::MaxPoolParams max_pool_params(const PlanEntry& e) {
+  return {u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OH()), u32(e.OW())};
 }
 // Pixels of a convolution's output (B x OH x OW) and multiply-adds per output pixel and channel (KS² x C).
 inline double conv_pixels(const PlanEntry& e) { return double(e.B) * double(e.OH()) * double(e.OW()); }
