@@ -17,26 +17,15 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "file_test_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("trainscope_test_policy_" + std::to_string(getpid()) + "_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+fs::path scratch(const std::string& name) { return test::scratch("trainscope_test_policy", name); }
+using test::put;
+using test::slurp;
 
 // The message of the core::Error that f throws ("" and a failed check when none is).
 template <typename F>

@@ -1,0 +1,35 @@
+// Scratch folders and whole-file reads and writes for the tests of trainscope's file handling (test_core_files,
+// test_core_output_policy).
+#pragma once
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace test {
+
+// A fresh, empty folder `prefix`_<pid>_`name` under the system's temporary folder (emptied if it existed).
+inline std::filesystem::path scratch(const std::string& prefix, const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / (prefix + "_" + std::to_string(getpid()) + "_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// The whole file's bytes ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Writes `text` as the whole file.
+inline void put(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+}  // namespace test
