@@ -19,6 +19,23 @@ int first_max(T v0, T v1, T v2, T v3) {
   return at;
 }
 
+// One window's four input gradients over the C channels: o_k[c] = g[c] where input k holds the window's first maximum
+// (first_max's choice, made without branches: v1 wins over v0 if greater, v2 over both if greater than their max...),
+// else 0. Separate arrays (restrict) and bitwise logic, so that the compiler vectorizes the loop over the channels.
+void window_gradients(float* __restrict o0, float* __restrict o1, float* __restrict o2, float* __restrict o3,
+                      const float* __restrict a0, const float* __restrict a1, const float* __restrict a2,
+                      const float* __restrict a3, const float* __restrict g, size_t C) {
+  for (size_t c = 0; c < C; ++c) {
+    const float v0 = a0[c], v1 = a1[c], v2 = a2[c], v3 = a3[c], d = g[c];
+    const float m01 = v1 > v0 ? v1 : v0, m012 = v2 > m01 ? v2 : m01;
+    const bool w3 = v3 > m012, w2 = !w3 & (v2 > m01), w1 = !w3 & !w2 & (v1 > v0), w0 = !w3 & !w2 & !w1;
+    o0[c] = w0 ? d : 0.0f;
+    o1[c] = w1 ? d : 0.0f;
+    o2[c] = w2 ? d : 0.0f;
+    o3[c] = w3 ? d : 0.0f;
+  }
+}
+
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const auto p = a.as<core::MaxPoolParams>();
   float* dinp = b.f32(0);
@@ -39,17 +56,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
         const float *a0 = i0 + 2 * x * C, *a1 = a0 + C, *a2 = i1 + 2 * x * C, *a3 = a2 + C;
         float *o0 = d0 + 2 * x * C, *o1 = o0 + C, *o2 = d1 + 2 * x * C, *o3 = o2 + C;
         const float* gx = g + x * C;
-        for (size_t c = 0; c < C; ++c) {
-          // first_max's choice without branches: v1 wins over v0 if greater, v2 over both if greater than their max...
-          const float m01 = a1[c] > a0[c] ? a1[c] : a0[c];
-          const float m012 = a2[c] > m01 ? a2[c] : m01;
-          const bool w3 = a3[c] > m012, w2 = !w3 && a2[c] > m01, w1 = !w3 && !w2 && a1[c] > a0[c];
-          const bool w0 = !w3 && !w2 && !w1;
-          o0[c] = w0 ? gx[c] : 0.0f;
-          o1[c] = w1 ? gx[c] : 0.0f;
-          o2[c] = w2 ? gx[c] : 0.0f;
-          o3[c] = w3 ? gx[c] : 0.0f;
-        }
+        window_gradients(o0, o1, o2, o3, a0, a1, a2, a3, gx, C);
       }
       // A dropped odd last column (W odd): no window, no gradient.
       for (size_t c = 2 * OW * C; c < W * C; ++c) d0[c] = d1[c] = 0.0f;
