@@ -25,7 +25,8 @@ struct ConvShape {
 const std::vector<ConvShape>& conv_shapes() {
   static const std::vector<ConvShape> shapes = {
       {1, 5, 5, 1, 3, 3, 1}, {2, 7, 6, 3, 5, 3, 1, true},   {3, 6, 7, 4, 8, 3, 0},   {1, 6, 5, 2, 3, 5, 2},
-      {2, 4, 3, 5, 6, 1, 0}, {2, 9, 9, 16, 32, 3, 1, true}, {5, 15, 13, 8, 17, 3, 1}};
+      {2, 4, 3, 5, 6, 1, 0}, {2, 9, 9, 16, 32, 3, 1, true}, {5, 15, 13, 8, 17, 3, 1},
+      {3, 20, 19, 3, 7, 3, 1}, {4, 19, 17, 1, 32, 3, 1}};
   return shapes;
 }
 

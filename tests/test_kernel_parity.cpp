@@ -358,7 +358,15 @@ TEST_CASE("update_loss_scale") {
 
 TEST_CASE("matmul_backward_weight") { check_parity(Op::matmul_backward_weight, backward_cases(Op::matmul_backward_weight)); }
 
-TEST_CASE("bias_backward") { check_parity(Op::bias_backward, backward_cases(Op::bias_backward)); }
+TEST_CASE("bias_backward") {
+  std::vector<KernelCase> cases = backward_cases(Op::bias_backward);
+  // A convolution's bias gradient sums B * OH * OW rows: enough rows for several of the CPU twin's partial sums.
+  KernelCase c{shape_label(2500, 1, 37), {}, {}, {37, 2500 * 37}, {}};
+  c.entry = {.op = Op::bias_backward, .B = 2500, .C = 1, .OC = 37};
+  c.gpu = KernelCase::Gpu::Fp32;
+  cases.push_back(c);
+  check_parity(Op::bias_backward, cases);
+}
 
 TEST_CASE("matmul_backward_data") { check_parity(Op::matmul_backward_data, backward_cases(Op::matmul_backward_data)); }
 

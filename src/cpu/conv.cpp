@@ -1,4 +1,4 @@
-// The CPU convolutions over im2col panels (see conv.hpp).
+// The CPU convolutions at the SIMD levels: indirect convolutions on the packed GEMM's micro-kernels (see conv.hpp).
 #include "cpu/conv.hpp"
 
 #include <algorithm>
@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "cpu/gemm.hpp"
-#include "cpu/gemm_portable.hpp"
+#include "cpu/conv_im2col.hpp"
+#include "cpu/gemm_micro.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace cpu {
@@ -16,127 +17,265 @@ ConvShape conv_shape(const core::Conv2dBackwardParams& p) {
   return {p.B, p.H, p.W, p.C, p.OC, p.OH, p.OW, p.KS, p.pad};
 }
 
+std::vector<float> flipped_weight(const float* weight, const ConvShape& s) {
+  const long KK = s.KS * s.KS;
+  std::vector<float> wt(size_t(KK * s.OC * s.C));
+  for (long oc = 0; oc < s.OC; ++oc)
+    for (long k = 0; k < KK; ++k)
+      std::memcpy(&wt[size_t((k * s.OC + oc) * s.C)], weight + (oc * KK + k) * s.C, sizeof(float) * size_t(s.C));
+  return wt;
+}
+
 namespace {
-
-// Pixel rows per panel: the forward and backward-data panels are recomputed per block, so any size gives the same
-// bits; backward weight sums one partial product per block, so its block is fixed (never the thread count).
-constexpr long kBlockRows = 256;
-constexpr long kWeightBlockRows = 512;
-
-// Rows [m0, m1) of a panel over image x (., XH, XW, XC): row m is pixel (b, y, x) of a YH x YW grid, its columns
-// (ky, kx, c) hold x[b, y + dy, x + dx, c] with dy = ky - pad, dx = kx - pad (flip: pad - ky, pad - kx), 0 outside.
-void im2col(float* col, const float* x, long XH, long XW, long XC, long YH, long YW, long KS, long pad, bool flip,
-            long m0, long m1) {
-  const long K = KS * KS * XC;
-  for (long m = m0; m < m1; ++m) {
-    const long ox = m % YW, oy = (m / YW) % YH, b = m / (YW * YH);
-    float* row = col + (m - m0) * K;
-    for (long ky = 0; ky < KS; ++ky) {
-      const long iy = oy + (flip ? pad - ky : ky - pad);
-      for (long kx = 0; kx < KS; ++kx) {
-        const long ix = ox + (flip ? pad - kx : kx - pad);
-        float* dst = row + (ky * KS + kx) * XC;
-        if (iy < 0 || iy >= XH || ix < 0 || ix >= XW) {
-          std::fill(dst, dst + XC, 0.0f);
-        } else {
-          std::memcpy(dst, x + ((b * XH + iy) * XW + ix) * XC, sizeof(float) * size_t(XC));
-        }
-      }
-    }
-  }
-}
-
-// The calling thread's panel, grown as needed, and a one-thread pool for the GEMM on it (the outer parallel_for
-// already spreads the blocks over the threads).
-float* panel(size_t floats) {
-  thread_local std::vector<float> buffer;
-  if (buffer.size() < floats) buffer.resize(floats);
-  return buffer.data();
-}
-ThreadPool& serial_pool() {
-  thread_local ThreadPool pool(1);
-  return pool;
-}
-
-// out (rows, N) = col (rows, K) · b, b given as (N, K) rows (transposed: forward) or (K, N) rows (backward data).
-void panel_gemm(float* out, const float* col, const float* b, long rows, long N, long K, bool b_transposed) {
-  ThreadPool& one = serial_pool();
-  if (active_micro_kernel() != nullptr) {
-    if (b_transposed)
-      gemm(out, N, {col, K, 1}, {b, 1, K}, rows, N, K, one);
-    else
-      gemm(out, N, {col, K, 1}, {b, N, 1}, rows, N, K, one);
-    return;
-  }
-  if (b_transposed)
-    portable_gemm_forward(out, col, b, rows, K, N, one, [](long, long, long, long) {});
-  else
-    portable_gemm(out, col, K, 1, b, rows, N, K, one);
-}
 
 size_t blocks_of(long rows, long block) { return static_cast<size_t>((rows + block - 1) / block); }
 
-}  // namespace
+// The pixel grid of a convolution's GEMM rows and the image its patches read: row m is pixel (b, y, x) of a YH x YW
+// grid, and its columns (ky, kx, c) read x[b, y + dy, x + dx, c], dy = ky - pad, dx = kx - pad (flip: pad - ky,
+// pad - kx), zero outside the XH x XW image of XC channels.
+struct PatchGrid {
+  const float* x;
+  long XH, XW, XC, YH, YW, KS, pad;
+  bool flip;
+  long taps() const { return KS * KS; }
+};
 
-void conv_forward_gemm(float* sums, const float* inp, const float* weight, const ConvShape& s, ThreadPool& pool,
-                       const ConvEpilogue& epilogue) {
-  const long M = s.B * s.OH * s.OW, K = s.K();
-  pool.parallel_for(blocks_of(M, kBlockRows), 1, [&](size_t i0, size_t i1) {
-    float* col = panel(size_t(kBlockRows * K));
-    for (size_t i = i0; i < i1; ++i) {
-      const long m0 = long(i) * kBlockRows, m1 = std::min(M, m0 + kBlockRows);
-      im2col(col, inp, s.H, s.W, s.C, s.OH, s.OW, s.KS, s.pad, false, m0, m1);
-      panel_gemm(sums + m0 * s.OC, col, weight, m1 - m0, s.OC, K, true);
+// The row pointers of the tiles of rows [m0, m1) for run_indirect: tile t's at ptrs + t * taps * mr, ptrs[t * taps * mr
+// + k * mr + i] = the XC values tap k of row m0 + t * mr + i reads (zeros where the patch overhangs the image, and for
+// rows past m1, whose outputs are never stored). The pixel is stepped along, not divided out of m for every row.
+void tile_pointers(const float** ptrs, const PatchGrid& g, long m0, long m1, long mr, const float* zeros) {
+  const long taps = g.taps(), tiles = (m1 - m0 + mr - 1) / mr;
+  long x = m0 % g.YW, y = (m0 / g.YW) % g.YH, b = m0 / (g.YW * g.YH);
+  for (long r = 0; r < tiles * mr; ++r) {
+    const float** tile = ptrs + (r / mr) * taps * mr;
+    const long i = r % mr;
+    if (m0 + r >= m1) {
+      for (long k = 0; k < taps; ++k) tile[k * mr + i] = zeros;
+      continue;
+    }
+    for (long ky = 0; ky < g.KS; ++ky) {
+      const long iy = y + (g.flip ? g.pad - ky : ky - g.pad);
+      const bool row_inside = iy >= 0 && iy < g.XH;
+      for (long kx = 0; kx < g.KS; ++kx) {
+        const long ix = x + (g.flip ? g.pad - kx : kx - g.pad);
+        const bool inside = row_inside && ix >= 0 && ix < g.XW;
+        tile[(ky * g.KS + kx) * mr + i] = inside ? g.x + ((b * g.XH + iy) * g.XW + ix) * g.XC : zeros;
+      }
+    }
+    if (++x == g.YW && (x = 0, ++y == g.YH)) y = 0, ++b;  // the next pixel
+  }
+}
+
+// A row of n zeros owned by the calling thread.
+const float* zero_row(long n) {
+  thread_local std::vector<float> zeros;
+  if (zeros.size() < size_t(n)) zeros.assign(size_t(n), 0.0f);
+  return zeros.data();
+}
+
+// Rows per task of indirect_gemm: a multiple of the tile's rows (the tasks, never the thread count, fix the blocks).
+constexpr long kIndirectTiles = 32;
+
+// out (M, N; row stride N) = A (M, taps * XC) · B, A the patches of grid g (M = B * YH * YW rows), B given packed
+// (pb: pack_b's micro-panels over K = taps * XC); epilogue per finished block of rows (may be null). Each output is
+// one fma chain over k ascending, as an im2col GEMM computes it.
+void indirect_gemm(float* out, const PatchGrid& g, long M, const float* pb, long N, const GemmMicroKernel& uk,
+                   ThreadPool& pool, const ConvEpilogue& epilogue) {
+  const long MR = uk.mr, NR = uk.nr, taps = g.taps(), K = taps * g.XC, block = kIndirectTiles * MR;
+  pool.parallel_for(blocks_of(M, block), 1, [&](size_t i0, size_t i1) {
+    thread_local std::vector<const float*> ptrs;
+    thread_local std::vector<float> scratch;
+    ptrs.resize(size_t(kIndirectTiles * taps * MR));
+    scratch.resize(size_t(MR * NR));
+    const float* zeros = zero_row(g.XC);
+    for (size_t blk = i0; blk < i1; ++blk) {
+      const long m0 = long(blk) * block, m1 = std::min(M, m0 + block), tiles = (m1 - m0 + MR - 1) / MR;
+      tile_pointers(ptrs.data(), g, m0, m1, MR, zeros);
+      for (long n0 = 0; n0 < N; n0 += NR) {  // one micro-panel of B (in L1) over all the block's tiles
+        const long nr = std::min(NR, N - n0);
+        const float* bp = pb + (n0 / NR) * K * NR;
+        for (long t = 0; t < tiles; ++t) {
+          const long r0 = m0 + t * MR, mr = std::min(MR, m1 - r0);
+          float* c = out + r0 * N + n0;
+          if (mr == MR && nr == NR) {
+            uk.run_indirect(taps, g.XC, ptrs.data() + t * taps * MR, bp, c, N);
+          } else {  // an edge tile: computed whole in the scratch tile, only its valid part stored
+            uk.run_indirect(taps, g.XC, ptrs.data() + t * taps * MR, bp, scratch.data(), NR);
+            for (long i = 0; i < mr; ++i) std::copy_n(scratch.data() + i * NR, nr, c + i * N);
+          }
+        }
+      }
       if (epilogue) epilogue(m0, m1);
     }
   });
 }
 
-void conv_backward_data_gemm(float* dinp, const float* dout, const float* weight, const ConvShape& s,
-                             ThreadPool& pool) {
-  // weight' ((ky, kx, oc), c) = weight (oc, ky, kx, c): rows in the panel's column order (small: OC x KS² x C).
-  const long KK = s.KS * s.KS, K = KK * s.OC;
-  std::vector<float> wt(size_t(K * s.C));
-  for (long oc = 0; oc < s.OC; ++oc)
-    for (long k = 0; k < KK; ++k)
-      std::memcpy(&wt[size_t((k * s.OC + oc) * s.C)], weight + (oc * KK + k) * s.C, sizeof(float) * size_t(s.C));
-  const long M = s.B * s.H * s.W;
-  pool.parallel_for(blocks_of(M, kBlockRows), 1, [&](size_t i0, size_t i1) {
-    float* col = panel(size_t(kBlockRows * K));
-    for (size_t i = i0; i < i1; ++i) {
-      const long m0 = long(i) * kBlockRows, m1 = std::min(M, m0 + kBlockRows);
-      im2col(col, dout, s.OH, s.OW, s.OC, s.H, s.W, s.KS, s.pad, true, m0, m1);
-      panel_gemm(dinp + m0 * s.C, col, wt.data(), m1 - m0, s.C, K, false);
+// B (K x N) packed once per call for indirect_gemm, in a buffer owned by the calling thread.
+const float* packed_b(MatrixView b, long K, long N, const GemmMicroKernel& uk) {
+  thread_local AlignedBuffer buffer;
+  float* pb = buffer.get(size_t((N + uk.nr - 1) / uk.nr * uk.nr * K));
+  for (long n0 = 0; n0 < N; n0 += uk.nr) pack_b(pb + n0 * K, b, 0, K, n0, std::min<long>(uk.nr, N - n0), uk);
+  return pb;
+}
+
+// Pixels per partial product of backward weight (fixed by the shape: the sum is the same on any number of threads),
+// and pixels per packed slice within it (the B micro-panel, kSlice x nr floats, stays in L1).
+constexpr long kWeightBlock = 1024;
+constexpr long kWeightSlice = 256;
+
+// dst[0, len) = src[0, len), for the short runs of the packing: copies of a size the compiler knows are a few
+// vector moves, where std::copy_n of a run-time length calls memmove (which costs more than copying 6 or 16 floats).
+template <long N>
+void copy_fixed(float* dst, const float* src) {
+  std::memcpy(dst, src, N * sizeof(float));  // a constant size: expanded inline by the compiler
+}
+void copy_run(float* dst, const float* src, long len) {
+  switch (len) {
+    case 6: return copy_fixed<6>(dst, src);    // AVX2's tile rows
+    case 8: return copy_fixed<8>(dst, src);    // AVX-512's tile rows
+    case 16: return copy_fixed<16>(dst, src);  // AVX2's tile columns
+    case 32: return copy_fixed<32>(dst, src);  // AVX-512's tile columns
+    default: std::copy_n(src, len, dst);
+  }
+}
+
+// The slice's im2col rows [p0, p0 + kc) of grid g (kc x K, K = taps * XC) packed straight into micro-panels of nr of
+// the K columns: element (i, k) at pb[(k / nr) * kc * nr + i * nr + k % nr]. That is pack_b's layout of the patches
+// and, with mr for nr, pack_a's layout of their transpose. The last panel's columns past K are left as they are: they
+// only feed the padding of the partial products, which is never read.
+void pack_patches(float* pb, const PatchGrid& g, long p0, long kc, long nr) {
+  long x = p0 % g.YW, y = (p0 / g.YW) % g.YH, b = p0 / (g.YW * g.YH);
+  for (long i = 0; i < kc; ++i) {
+    float* panel = pb + i * nr;  // row i of the current micro-panel, column j
+    long j = 0;
+    for (long ky = 0; ky < g.KS; ++ky) {
+      const long iy = y + ky - g.pad;
+      const bool row_inside = iy >= 0 && iy < g.XH;
+      for (long kx = 0; kx < g.KS; ++kx) {
+        const long ix = x + kx - g.pad, at = ((b * g.XH + iy) * g.XW + ix) * g.XC;
+        const bool inside = row_inside && ix >= 0 && ix < g.XW;
+        if (g.XC == 1) {  // one input channel (a first layer): one value, no call to memcpy for it
+          panel[j] = inside ? g.x[at] : 0.0f;
+          if (++j == nr) j = 0, panel += kc * nr;
+          continue;
+        }
+        for (long c = 0; c < g.XC;) {  // the tap's run of XC values, cut where a micro-panel ends
+          const long len = std::min(g.XC - c, nr - j);
+          if (inside)
+            copy_run(panel + j, g.x + at + c, len);
+          else
+            std::fill_n(panel + j, len, 0.0f);
+          c += len, j += len;
+          if (j == nr) j = 0, panel += kc * nr;
+        }
+      }
+    }
+    if (++x == g.YW && (x = 0, ++y == g.YH)) y = 0, ++b;  // the next pixel
+  }
+}
+
+// doutᵀ (OC x kc pixels) packed as pack_a packs A (micro-panels of mr rows, k-major, rows past OC zero): one pixel's
+// OC values at a time, a plain loop (pack_a's per-row copies of mr values cost more than the copying itself here).
+void pack_dout_t(float* pa, const float* dout, long OC, long kc, long mr) {
+  const long whole = OC / mr;  // micro-panels of mr rows of OC; then the last, partial one
+  for (long p = 0; p < kc; ++p) {
+    const float* d = dout + p * OC;
+    for (long r = 0; r < whole; ++r) copy_run(pa + r * kc * mr + p * mr, d + r * mr, mr);
+    if (whole * mr < OC) {
+      float* dst = pa + whole * kc * mr + p * mr;
+      for (long i = 0; i < mr; ++i) dst[i] = whole * mr + i < OC ? d[whole * mr + i] : 0.0f;
+    }
+  }
+}
+
+// The blocks' partial products (each rows x cols, padded to whole tiles) summed in block order into dweight (OC x K):
+// the same order on any number of threads. transposed: the partials hold dweightᵀ (K x OC).
+void sum_partials(float* dweight, const std::vector<float>& partials, size_t blocks, long cols, const ConvShape& s,
+                  bool transposed, ThreadPool& pool) {
+  const long K = s.K(), size = long(partials.size() / blocks);
+  pool.parallel_for(size_t(s.OC * K), 4096, [&](size_t j0, size_t j1) {
+    for (size_t j = j0; j < j1; ++j) {
+      const long o = long(j) / K, k = long(j) % K, at = transposed ? k * cols + o : o * cols + k;
+      float sum = 0;
+      for (size_t i = 0; i < blocks; ++i) sum += partials[i * size_t(size) + size_t(at)];
+      dweight[j] = sum;
     }
   });
 }
 
+// dweight (OC x K) = doutᵀ (OC x P) · patches (P x K), P = B * OH * OW pixels: per fixed block of pixels a partial
+// product, then sum_partials. Two orientations, by shape:
+//   - patches narrower than one micro-panel (K <= nr: a first layer's single input channel) and OC a multiple of
+//     nr: dweightᵀ = patchesᵀ · dout, dout read in place by the micro-kernel (its rows are contiguous OC values),
+//     only the few patch values of each pixel packed;
+//   - otherwise doutᵀ packed (mr rows of OC) and the patches packed as micro-panels of nr of the K columns, per slice
+//     of kWeightSlice pixels (the B micro-panel in L1), the tile's fma chains continued over the block's slices.
+void backward_weight_indirect(float* dweight, const float* dout, const float* inp, const ConvShape& s,
+                              const GemmMicroKernel& uk, ThreadPool& pool) {
+  const long P = s.B * s.OH * s.OW, K = s.K(), MR = uk.mr, NR = uk.nr;
+  const bool transposed = K <= NR && s.OC % NR == 0;
+  const long M = transposed ? K : s.OC, N = transposed ? s.OC : K;
+  const long rows = (M + MR - 1) / MR * MR, cols = (N + NR - 1) / NR * NR;  // a partial, padded to whole tiles
+  const PatchGrid g{inp, s.H, s.W, s.C, s.OH, s.OW, s.KS, s.pad, false};
+  const size_t blocks = blocks_of(P, kWeightBlock);
+  std::vector<float> partials(blocks * size_t(rows * cols));
+  pool.parallel_for(blocks, 1, [&](size_t i0, size_t i1) {
+    thread_local AlignedBuffer a_buf, b_buf;
+    for (size_t blk = i0; blk < i1; ++blk) {
+      float* part = partials.data() + blk * size_t(rows * cols);
+      const long b0 = long(blk) * kWeightBlock, b1 = std::min(P, b0 + kWeightBlock);
+      if (transposed) {  // the whole block in one call per tile (kc = its pixels), dout in place
+        const long kc = b1 - b0;
+        float* pa = a_buf.get(size_t(rows * kWeightBlock));
+        pack_patches(pa, g, b0, kc, MR);  // patchesᵀ as pack_a's micro-panels: the same layout with mr for nr
+        for (long n0 = 0; n0 < cols; n0 += NR)
+          for (long m0 = 0; m0 < rows; m0 += MR)
+            uk.run_in_place(1, kc, pa + m0 * kc, 1, MR, dout + b0 * s.OC + n0, s.OC, part + m0 * cols + n0, cols);
+        continue;
+      }
+      float* pa = a_buf.get(size_t(rows * kWeightSlice));
+      float* pb = b_buf.get(size_t(cols * kWeightSlice));
+      for (long p0 = b0; p0 < b1; p0 += kWeightSlice) {  // the block's slices of pixels, in order
+        const long kc = std::min(kWeightSlice, b1 - p0);
+        pack_dout_t(pa, dout + p0 * s.OC, s.OC, kc, MR);
+        pack_patches(pb, g, p0, kc, NR);
+        for (long n0 = 0; n0 < cols; n0 += NR)
+          for (long m0 = 0; m0 < rows; m0 += MR)
+            uk.run(kc, pa + m0 * kc, pb + n0 * kc, part + m0 * cols + n0, cols, p0 > b0);
+      }
+    }
+  });
+  sum_partials(dweight, partials, blocks, cols, s, transposed, pool);
+}
+
+}  // namespace
+
+void conv_forward_gemm(float* sums, const float* inp, const float* weight, const ConvShape& s, ThreadPool& pool,
+                       const ConvEpilogue& epilogue) {
+  const GemmMicroKernel* uk = active_micro_kernel();
+  if (uk == nullptr) return conv_forward_im2col(sums, inp, weight, s, pool, epilogue);
+  // B = weightᵀ (K x OC): B(k, o) = weight[o * K + k]
+  const float* pb = packed_b({weight, 1, s.K()}, s.K(), s.OC, *uk);
+  const PatchGrid g{inp, s.H, s.W, s.C, s.OH, s.OW, s.KS, s.pad, false};
+  indirect_gemm(sums, g, s.B * s.OH * s.OW, pb, s.OC, *uk, pool, epilogue);
+}
+
+void conv_backward_data_gemm(float* dinp, const float* dout, const float* weight, const ConvShape& s,
+                             ThreadPool& pool) {
+  const GemmMicroKernel* uk = active_micro_kernel();
+  if (uk == nullptr) return conv_backward_data_im2col(dinp, dout, weight, s, pool);
+  const long K = s.KS * s.KS * s.OC;
+  const std::vector<float> wt = flipped_weight(weight, s);
+  const float* pb = packed_b({wt.data(), s.C, 1}, K, s.C, *uk);
+  const PatchGrid g{dout, s.OH, s.OW, s.OC, s.H, s.W, s.KS, s.pad, true};
+  indirect_gemm(dinp, g, s.B * s.H * s.W, pb, s.C, *uk, pool, ConvEpilogue{});
+}
+
 void conv_backward_weight_gemm(float* dweight, const float* dout, const float* inp, const ConvShape& s,
                                ThreadPool& pool) {
-  const long M = s.B * s.OH * s.OW, K = s.K(), n = s.OC * K;
-  const size_t blocks = blocks_of(M, kWeightBlockRows);
-  std::vector<float> partials(blocks * size_t(n));
-  pool.parallel_for(blocks, 1, [&](size_t i0, size_t i1) {
-    float* col = panel(size_t(kWeightBlockRows * K));
-    for (size_t i = i0; i < i1; ++i) {
-      const long m0 = long(i) * kWeightBlockRows, m1 = std::min(M, m0 + kWeightBlockRows);
-      im2col(col, inp, s.H, s.W, s.C, s.OH, s.OW, s.KS, s.pad, false, m0, m1);
-      float* part = partials.data() + i * size_t(n);
-      const float* d = dout + m0 * s.OC;  // A (OC, rows): A(o, r) = d[r * OC + o]
-      if (active_micro_kernel() != nullptr)
-        gemm(part, K, {d, 1, s.OC}, {col, K, 1}, s.OC, K, m1 - m0, serial_pool());
-      else
-        portable_gemm(part, d, 1, s.OC, col, s.OC, K, m1 - m0, serial_pool());
-    }
-  });
-  // The blocks' partial products summed in block order (the same order on any number of threads).
-  pool.parallel_for(size_t(n), 4096, [&](size_t j0, size_t j1) {
-    for (size_t j = j0; j < j1; ++j) {
-      float sum = 0;
-      for (size_t i = 0; i < blocks; ++i) sum += partials[i * size_t(n) + j];
-      dweight[j] = sum;
-    }
-  });
+  const GemmMicroKernel* uk = active_micro_kernel();
+  if (uk == nullptr) return conv_backward_weight_im2col(dweight, dout, inp, s, pool);
+  backward_weight_indirect(dweight, dout, inp, s, *uk, pool);
 }
 
 }  // namespace cpu

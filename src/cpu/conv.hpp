@@ -1,15 +1,19 @@
-// The CPU convolutions as GEMMs over im2col panels (Chellapilla et al., "High Performance Convolutional Neural
-// Networks for Document Processing", 2006): the convolution kernels (src/cpu/ops/conv2d_*.cpp) gather the input
-// patches of a block of output pixels into a panel in the calling thread's cache and multiply it with the packed
-// micro-kernels of cpu/gemm.hpp (or the portable GEMM where no SIMD kernel runs). Activations are NHWC (B, H, W, C),
-// weights (OC, KS, KS, C), as shaders/common/kernel_params.h lays them out.
-//   forward          out (B*OH*OW, OC)   = col(inp) (B*OH*OW, KS*KS*C) · weight (OC, KS*KS*C)ᵀ
-//   backward data    dinp (B*H*W, C)     = col'(dout) (B*H*W, KS*KS*OC) · weight' (KS*KS*OC, C)   (the flipped kernel)
-//   backward weight  dweight (OC, KS*KS*C) = dout (B*OH*OW, OC)ᵀ · col(inp) (B*OH*OW, KS*KS*C)
-// The blocks of pixel rows are fixed by the shape (never by the thread count), so results are bit-identical on any
-// number of threads.
+// The CPU convolutions as GEMMs, on NHWC activations (B, H, W, C) and weights (OC, KS, KS, C), as
+// shaders/common/kernel_params.h lays them out:
+//   forward          out (B*OH*OW, OC)   = patches(inp) (B*OH*OW, KS*KS*C) · weight (OC, KS*KS*C)ᵀ
+//   backward data    dinp (B*H*W, C)     = patches'(dout) (B*H*W, KS*KS*OC) · weight' (KS*KS*OC, C)   (flipped kernel)
+//   backward weight  dweight (OC, KS*KS*C) = dout (B*OH*OW, OC)ᵀ · patches(inp) (B*OH*OW, KS*KS*C)
+// At the SIMD levels (conv.cpp) the forward and backward-data products are indirect convolutions (Dukhan, "The
+// Indirect Convolution Algorithm", 2019): the micro-kernel (gemm_micro.hpp, run_indirect) reads each row of the patch
+// matrix through one pointer per tap into the image, so no im2col panel is ever written, and the weights are packed
+// once per call. Backward weight packs the patches of each slice of pixels straight into the micro-kernel's panel
+// layout and sums one partial product per fixed block of pixels. At the portable level (conv_im2col.hpp) im2col
+// panels feed the portable GEMM. Each output of forward and backward data is one fma chain over the patch in order;
+// every block is fixed by the shape (never by the thread count), so results are bit-identical on any number of
+// threads.
 #pragma once
 #include <functional>
+#include <vector>
 
 #include "kernel_params.h"
 
@@ -35,5 +39,9 @@ void conv_backward_data_gemm(float* dinp, const float* dout, const float* weight
 // dweight (OC, KS*KS*C) from dout and inp: per fixed block of pixel rows a partial product, summed in block order.
 void conv_backward_weight_gemm(float* dweight, const float* dout, const float* inp, const ConvShape& s,
                                ThreadPool& pool);
+
+// weight' ((ky, kx, oc), c) = weight (oc, ky, kx, c), (KS*KS*OC, C): the weight's rows in the order of the columns of
+// backward data's patches (small: OC x KS² x C values).
+std::vector<float> flipped_weight(const float* weight, const ConvShape& s);
 
 }  // namespace cpu

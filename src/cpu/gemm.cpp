@@ -12,23 +12,17 @@
 #include "cpu/thread_pool.hpp"
 
 namespace cpu {
+
+float* AlignedBuffer::get(size_t n) {
+  if (storage_.size() < n + 16) storage_.resize(n + 16);
+  const auto addr = reinterpret_cast<uintptr_t>(storage_.data());
+  return storage_.data() + ((64 - addr % 64) % 64) / sizeof(float);
+}
+
 namespace {
 
 long ceil_div(long a, long b) { return (a + b - 1) / b; }
 long round_up(long a, long b) { return ceil_div(a, b) * b; }
-
-// A grow-only float buffer whose data() is 64-byte aligned (the micro-kernels load packed panels with aligned loads).
-class AlignedBuffer {
- public:
-  float* get(size_t n) {
-    if (storage_.size() < n + 16) storage_.resize(n + 16);
-    const auto addr = reinterpret_cast<uintptr_t>(storage_.data());
-    return storage_.data() + ((64 - addr % 64) % 64) / sizeof(float);
-  }
-
- private:
-  std::vector<float> storage_;
-};
 
 // Rows of k per block of pack_rows (below).
 constexpr long kPackRowBlock = 16;
@@ -51,8 +45,8 @@ void pack_rows(float* dst, const float* src, long ld, long kc, long width, long 
   }
 }
 
-// Rows [m0, m0 + rows) and k in [k0, k0 + kc) of a, as micro-panels of mr rows: dst[(i / mr) * kc * mr + k * mr +
-// i % mr]; rows past `rows` up to a multiple of mr are zero (they only feed outputs that are never stored).
+}  // namespace
+
 void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, const GemmMicroKernel& uk) {
   const long mr = uk.mr;
   if (a.rs == 1 && a.cs != 1)  // columns contiguous (backward weight reads dout transposed)
@@ -73,8 +67,6 @@ void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, cons
   }
 }
 
-// k in [k0, k0 + kc) and columns [n0, n0 + cols) of b, as micro-panels of nr columns: dst[(j / nr) * kc * nr +
-// k * nr + j % nr]; columns past `cols` up to a multiple of nr are zero.
 void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, const GemmMicroKernel& uk) {
   const long nr = uk.nr;
   if (b.cs == 1) return pack_rows(dst, b.p + k0 * b.rs + n0, b.rs, kc, cols, nr);  // rows contiguous in n
@@ -91,6 +83,8 @@ void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, cons
       for (long j = n; j < nr; ++j) d[k * nr + j] = 0.0f;
   }
 }
+
+namespace {
 
 // About 5 us of work at 200 GFLOP/s (measured: a parallel_for wakes its workers in a few us).
 constexpr double kMinChunkFlops = 1e6;

@@ -16,8 +16,10 @@
 // whole of C once more, which at 2048 x 2048 (16 MiB of C, from memory) cost more than streaming the B micro-panel
 // from L2 instead of L1 (measured on a Zen 5 core, 1 MiB L2: docs/benchmarks.md).
 #pragma once
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace cpu {
 
@@ -29,6 +31,25 @@ struct MatrixView {
   const float* p;
   long rs, cs;
 };
+
+// A grow-only float buffer whose get(n) is 64-byte aligned (the micro-kernels load packed panels with aligned loads);
+// the pointer stays valid until the next get() that grows it.
+class AlignedBuffer {
+ public:
+  float* get(size_t n);
+
+ private:
+  std::vector<float> storage_;
+};
+
+// The packing of gemm(), for callers that run the micro-kernels themselves (cpu/conv.cpp):
+//   pack_a: rows [m0, m0 + rows) and k in [k0, k0 + kc) of a, as micro-panels of uk.mr rows:
+//           dst[(i / mr) * kc * mr + k * mr + i % mr]; rows past `rows` up to a multiple of mr are zero.
+//   pack_b: k in [k0, k0 + kc) and columns [n0, n0 + cols) of b, as micro-panels of uk.nr columns:
+//           dst[(j / nr) * kc * nr + k * nr + j % nr]; columns past `cols` up to a multiple of nr are zero.
+// dst must hold the padded size and be 64-byte aligned (AlignedBuffer) for run() and run_indirect().
+void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, const GemmMicroKernel& uk);
+void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, const GemmMicroKernel& uk);
 
 // Called once for each finished rectangle of C (rows [m0, m1), columns [n0, n1)) while it is still in cache, on the
 // thread that computed it: the forward pass adds the bias and applies the activation there.

@@ -35,9 +35,12 @@ struct V {
 #include "cpu/simd_kernels.inc"
 
 const GemmMicroKernel kKernels[] = {
-    {"AVX2 6x16", 6, 16, micro_kernel<6, 2>, micro_kernel_in_place<6, 2>, transpose_avx, GemmKernelRole::Default},
-    {"AVX2 4x24", 4, 24, micro_kernel<4, 3>, micro_kernel_in_place<4, 3>, transpose_avx, GemmKernelRole::Spare},
-    {"AVX2 12x8", 12, 8, micro_kernel<12, 1>, micro_kernel_in_place<12, 1>, transpose_avx, GemmKernelRole::Narrow},  // for N <= 8
+    {"AVX2 6x16", 6, 16, micro_kernel<6, 2>, micro_kernel_in_place<6, 2>, transpose_avx,
+     micro_kernel_indirect<6, 2>, GemmKernelRole::Default},
+    {"AVX2 4x24", 4, 24, micro_kernel<4, 3>, micro_kernel_in_place<4, 3>, transpose_avx,
+     micro_kernel_indirect<4, 3>, GemmKernelRole::Spare},
+    {"AVX2 12x8", 12, 8, micro_kernel<12, 1>, micro_kernel_in_place<12, 1>, transpose_avx,
+     micro_kernel_indirect<12, 1>, GemmKernelRole::Narrow},  // for N <= 8
 };
 
 const SimdFmaLoop kFmaLoop = {fma_chains<12>, 8, 12, "ymm (8 x fp32)"};  // 12 of the 16 ymm registers

@@ -31,6 +31,10 @@ struct GemmMicroKernel {
   // k < cols (the packers use it for operands that are contiguous in k: A of the forward and backward-data forms,
   // B = weightᵀ of the forward form).
   void (*transpose)(float* d, long ldd, const float* s, long lds, long rows, long cols);
+  // The tile of an indirect convolution (cpu/conv.cpp): c (mr x nr, overwritten) = sum over t < taps, k < kc of
+  // rows[t * mr + i][k] * B(t * kc + k, j), with b packed as for run over taps * kc values of k. Each row of A is read
+  // through one pointer per tap (a pixel of the image, or zeros where the patch overhangs it): no im2col panel.
+  void (*run_indirect)(long taps, long kc, const float* const* rows, const float* b, float* c, long ldc);
   GemmKernelRole role;
 };
 
