@@ -1,8 +1,12 @@
 // conv2d_forward: out (B,OH,OW,OC) = act(conv(inp (B,H,W,C), weight (OC,KS,KS,C)) + bias (OC)), NHWC, stride 1, zero
-// padding p.pad; preact keeps the value before the activation (hidden layers). An implicit GEMM (gemm.glsl's tiles):
-// M = B*OH*OW output pixels, N = OC, K = KS*KS*C taps, where A (m, k) is the input value under tap k of pixel m,
-// gathered by index from inp (0 in the padding) instead of an im2col buffer, and B (k, n) = weight (n, k). The epilogue
-// is matmul_forward's. Always scalar loads (VEC = 1, gpu::Kernels): a patch's 4 taps are not 4 contiguous values.
+// padding p.pad; preact keeps the value before the activation (hidden layers). An implicit GEMM: M = B*OH*OW output
+// pixels, N = OC, K = KS*KS*C taps, where A (m, k) is the input value under tap k of pixel m, gathered by index from
+// inp (0 in the padding) instead of an im2col buffer, and B (k, n) = weight (n, k). The epilogue is matmul_forward's.
+// Two GEMMs (gpu/gemm_config.hpp, conv_variant):
+//   - tiled (gemm.glsl's shared-memory tiles, for GPUs): scalar loads, a patch's taps not being contiguous;
+//   - texel (GEMM_TEXEL, texel_block.glsl's register blocks, for software devices): taps outer, channels inner, so the
+//     pixel of each row is decomposed once per invocation and its tap's bounds checked once per tap, not per element;
+//     VEC channels per texel where C and OC are multiples of 4.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
@@ -10,11 +14,58 @@
 
 layout(std430, binding = 0) writeonly buffer Out { STORE_T out_[]; };
 layout(std430, binding = 1) writeonly buffer Preact { STORE_T preact[]; };
-layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
-layout(std430, binding = 3) readonly buffer Weight { STORE_T weight[]; };
 layout(std430, binding = 4) readonly buffer Bias { STORE_T bias[]; };
 
 layout(push_constant) uniform Push { Conv2dForwardParams p; };
+
+#define A_K_FAST 1
+#define B_N_FAST 0
+#if GEMM_TEXEL
+layout(binding = 2) uniform TEXEL_SAMPLER inp;
+layout(binding = 3) uniform TEXEL_SAMPLER weight;
+#define TEXEL_LANES_M 1
+#include "texel_block.glsl"
+
+void conv_gemm(uint M) {
+  const uint CV = p.C / VEC;                 // texels per pixel of inp
+  const uint row_texels = p.KS * p.KS * CV;  // texels per output channel of weight
+  block_zero();
+  int y0[THREAD_M], x0[THREAD_M];  // the input pixel under tap (0, 0) of each row (negative in the padding)
+  uint image[THREAD_M];            // the first row of the row's image, b * H
+  [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
+    uint m = min(gemm_row(i), M - 1), t = m / p.OW;
+    x0[i] = int(m % p.OW) - int(p.pad);
+    y0[i] = int(t % p.OH) - int(p.pad);
+    image[i] = (t / p.OH) * p.H;
+  }
+  uint w_row[THREAD_N];
+  [[unroll]] for (uint j = 0; j < THREAD_N; ++j) w_row[j] = min(gemm_col(j), p.OC - 1) * row_texels;
+  for (uint ky = 0; ky < p.KS; ++ky)
+    for (uint kx = 0; kx < p.KS; ++kx) {
+      uint at[THREAD_M];
+      bool inside[THREAD_M];
+      [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
+        int iy = y0[i] + int(ky), ix = x0[i] + int(kx);
+        inside[i] = iy >= 0 && iy < int(p.H) && ix >= 0 && ix < int(p.W);
+        at[i] = inside[i] ? ((image[i] + uint(iy)) * p.W + uint(ix)) * CV : 0;
+      }
+      const uint tap = (ky * p.KS + kx) * CV;
+      for (uint cv = 0; cv < CV; ++cv) {
+        [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
+          vec4 t = texel_load(inp, at[i] + cv);
+          [[unroll]] for (uint s = 0; s < VEC; ++s) blk_a[i * 4 + s] = inside[i] ? t[s] : 0.0;
+        }
+        [[unroll]] for (uint j = 0; j < THREAD_N; ++j) {
+          vec4 t = texel_load(weight, w_row[j] + tap + cv);
+          [[unroll]] for (uint s = 0; s < VEC; ++s) blk_b[s * THREAD_N + j] = t[s];
+        }
+        block_fma(VEC);
+      }
+    }
+}
+#else
+layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
+layout(std430, binding = 3) readonly buffer Weight { STORE_T weight[]; };
 
 // Tap k = (ky, kx, c) of output pixel m = (b, y, x).
 float input_tap(uint m, uint k) {
@@ -25,18 +76,20 @@ float input_tap(uint m, uint k) {
   return load_t(inp[((b * p.H + uint(iy)) * p.W + uint(ix)) * p.C + c]);
 }
 
-#define A_K_FAST 1
-#define B_N_FAST 0
 #define A_AT(m, k) input_tap(m, k)
 #define B_AT(k, n) load_t(weight[(n) * (p.KS * p.KS * p.C) + (k)])
 #define A_AT4(m, k) vec4(0.0)  // never used: VEC = 1
 #define B_AT4(k, n) vec4(0.0)
 #include "gemm.glsl"
+
+void conv_gemm(uint M) { gemm_tile(M, p.OC, p.KS * p.KS * p.C); }
+#endif
 #include "activation.glsl"
 
 void main() {
   const uint M = p.B * p.OH * p.OW;
-  gemm_tile(M, p.OC, p.KS * p.KS * p.C);
+  if (M == 0 || p.OC == 0) return;  // (the warm-up's empty dispatch: no pixel to decompose)
+  conv_gemm(M);
   [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
     uint m = gemm_row(i);
     if (m >= M) continue;

@@ -11,9 +11,10 @@ foreach(src ${kernel_sources})
   trainscope_shader(${kernel}_fp16 ${kernel} DTYPE_FP16=1)
   trainscope_shader(${kernel}_bf16 ${kernel} DTYPE_BF16=1)
 endforeach()
-# The GEMM kernels' texel variant for software devices (shaders/common/gemm_texel.glsl, gpu/gemm_config.hpp):
-#   <kernel>_texel, <kernel>_texel_fp16, <kernel>_texel_bf16
-foreach(kernel matmul_forward matmul_backward_data matmul_backward_weight)
+# The GEMM kernels' and the convolutions' texel variant for software devices (shaders/common/gemm_texel.glsl and
+# texel_block.glsl, gpu/gemm_config.hpp): <kernel>_texel, <kernel>_texel_fp16, <kernel>_texel_bf16
+foreach(kernel matmul_forward matmul_backward_data matmul_backward_weight conv2d_forward conv2d_backward_data
+               conv2d_backward_weight)
   trainscope_shader(${kernel}_texel ${kernel} GEMM_TEXEL=1)
   trainscope_shader(${kernel}_texel_fp16 ${kernel} GEMM_TEXEL=1 DTYPE_FP16=1)
   trainscope_shader(${kernel}_texel_bf16 ${kernel} GEMM_TEXEL=1 DTYPE_BF16=1)

@@ -331,9 +331,11 @@ void check_parity(core::Op op, std::vector<KernelCase> cases) {
           who += std::string(" ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") +
                  (v.split ? "/split-K" : "") + " [" + g.name() + "]";
         }
-        if (def.grid == core::Grid::Conv) {  // "gpu conv [tiled 64x64x16, 8x8 per invocation, scalar loads]"
-          ++paths_run["conv"];
-          who += " conv [" + gpu::GemmConfig{gpu::GemmPath::Tiled, k.conv_tiles(), false}.name() + "]";
+        if (def.grid == core::Grid::Conv) {  // "gpu conv texel/vec4 [texel 64x8, 8x8 per invocation]"
+          const gpu::GemmVariant v = k.conv_variant(c.entry);
+          ++paths_run[std::string("conv ") + gpu::to_string(v.path)];
+          who += std::string(" conv ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") + " [" +
+                 gpu::GemmConfig{v.path, k.conv_tiles(v), v.vec4}.name() + "]";
         }
         compare(def, c, p, gpu.run(k, def, c, in), ref, who);
       }

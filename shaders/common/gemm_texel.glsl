@@ -24,35 +24,7 @@
 // It offers what gemm.glsl offers: gemm_tile(M, N, K), gemm_tile_range(M, N, k_begin, k_end) (k_begin a multiple of
 // VEC), acc[], gemm_row(i), gemm_col(j), THREAD_M, THREAD_N.
 
-layout(constant_id = 0) const uint TILE_M = 8;   // = local_size_y * THREAD_M
-layout(constant_id = 1) const uint TILE_N = 64;  // = local_size_x * THREAD_N
-layout(constant_id = 2) const uint TILE_K = 4;   // unused (the k step is VEC)
-layout(constant_id = 3) const uint THREAD_M = 8;
-layout(constant_id = 4) const uint THREAD_N = 8;
-layout(constant_id = 7) const uint VEC = 4;      // elements per texel: 4 (RGBA views) or 1
-layout(local_size_x_id = 5, local_size_y_id = 6, local_size_z = 1) in;
-
-// Elements per texel along m (A) and n (B): VEC where that dimension is the contiguous one, else 1.
-const uint VM = A_K_FAST != 0 ? 1 : VEC;
-const uint VN = B_N_FAST != 0 ? VEC : 1;
-
-float acc[THREAD_M * THREAD_N];
-
-// One texel of an operand as floats (bf16: integer views of the bits, widened exactly as load_t does).
-#if defined(DTYPE_BF16)
-vec4 texel_load(usamplerBuffer s, uint i) {
-  uvec4 u = texelFetch(s, int(i));
-  return vec4(bf16_to_float(u.x), bf16_to_float(u.y), bf16_to_float(u.z), bf16_to_float(u.w));
-}
-#else
-vec4 texel_load(samplerBuffer s, uint i) { return texelFetch(s, int(i)); }
-#endif
-
-uint gemm_row(uint i) { return gl_WorkGroupID.y * TILE_M + gl_LocalInvocationID.y * THREAD_M + i; }
-// Neighbouring lanes take neighbouring texels: column group j / VN of lane x is texel x + LANES * (j / VN).
-uint gemm_col(uint j) {
-  return (gl_WorkGroupID.x * (TILE_N / VN) + gl_LocalInvocationID.x + gl_WorkGroupSize.x * (j / VN)) * VN + j % VN;
-}
+#include "texel_block.glsl"
 
 // The texel index of each row block (A) and column block (B) this invocation reads, clamped into the matrix.
 uint a_base[THREAD_M / VM];
@@ -60,40 +32,35 @@ uint b_base[THREAD_N / VN];
 
 // k .. k + S - 1 (S = VEC, or 1 for a remainder of K) into acc.
 void gemm_step(uint k, const uint S) {
-  float a[THREAD_M * 4];  // a[i * 4 + s] = A(row i, k + s)
-  float b[4 * THREAD_N];  // b[s * THREAD_N + j] = B(k + s, column j)
 #if A_K_FAST
   [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
     vec4 t = texel_load(A_TEX, a_base[i] + k / VEC);
-    [[unroll]] for (uint s = 0; s < S; ++s) a[i * 4 + s] = t[S == VEC ? s : k % VEC];
+    [[unroll]] for (uint s = 0; s < S; ++s) blk_a[i * 4 + s] = t[S == VEC ? s : k % VEC];
   }
 #else
   [[unroll]] for (uint s = 0; s < S; ++s)
     [[unroll]] for (uint q = 0; q < THREAD_M / VM; ++q) {
       vec4 t = texel_load(A_TEX, (k + s) * (A_LD / VM) + a_base[q]);
-      [[unroll]] for (uint r = 0; r < VM; ++r) a[(q * VM + r) * 4 + s] = t[r];
+      [[unroll]] for (uint r = 0; r < VM; ++r) blk_a[(q * VM + r) * 4 + s] = t[r];
     }
 #endif
 #if B_N_FAST
   [[unroll]] for (uint s = 0; s < S; ++s)
     [[unroll]] for (uint q = 0; q < THREAD_N / VN; ++q) {
       vec4 t = texel_load(B_TEX, (k + s) * (B_LD / VN) + b_base[q]);
-      [[unroll]] for (uint r = 0; r < VN; ++r) b[s * THREAD_N + q * VN + r] = t[r];
+      [[unroll]] for (uint r = 0; r < VN; ++r) blk_b[s * THREAD_N + q * VN + r] = t[r];
     }
 #else
   [[unroll]] for (uint j = 0; j < THREAD_N; ++j) {
     vec4 t = texel_load(B_TEX, b_base[j] + k / VEC);
-    [[unroll]] for (uint s = 0; s < S; ++s) b[s * THREAD_N + j] = t[S == VEC ? s : k % VEC];
+    [[unroll]] for (uint s = 0; s < S; ++s) blk_b[s * THREAD_N + j] = t[S == VEC ? s : k % VEC];
   }
 #endif
-  [[unroll]] for (uint s = 0; s < S; ++s)
-    [[unroll]] for (uint i = 0; i < THREAD_M; ++i)
-      [[unroll]] for (uint j = 0; j < THREAD_N; ++j)
-        acc[i * THREAD_N + j] = fma(a[i * 4 + s], b[s * THREAD_N + j], acc[i * THREAD_N + j]);
+  block_fma(S);
 }
 
 void gemm_tile_range(uint M, uint N, uint k_begin, uint k_end) {
-  [[unroll]] for (uint i = 0; i < THREAD_M * THREAD_N; ++i) acc[i] = 0.0;
+  block_zero();
 #if A_K_FAST
   [[unroll]] for (uint i = 0; i < THREAD_M; ++i) a_base[i] = min(gemm_row(i), M - 1) * (A_LD / VEC);
 #else

@@ -262,14 +262,29 @@ GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, con
   return {GemmPath::Tiled, vec4, split};
 }
 
+GemmVariant conv_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits) {
+  if (config.path != GemmPath::Texel) return {GemmPath::Tiled, false, false};
+  const bool vec4 = config.vector_loads && e.C % 4 == 0 && e.OC % 4 == 0;
+  // The operands: the input (B,H,W,C), the output gradient or output (B,OH,OW,OC) and the weight (OC,KS,KS,C).
+  const uint64_t largest = std::max({uint64_t(e.B) * uint64_t(e.H) * uint64_t(e.W) * uint64_t(e.C),
+                                     uint64_t(e.B) * uint64_t(e.OH()) * uint64_t(e.OW()) * uint64_t(e.OC),
+                                     uint64_t(e.OC) * uint64_t(e.KS) * uint64_t(e.KS) * uint64_t(e.C)});
+  if (largest / (vec4 ? 4 : 1) <= limits.max_texel_buffer_elements) return {GemmPath::Texel, vec4, false};
+  if (largest <= limits.max_texel_buffer_elements) return {GemmPath::Texel, false, false};
+  return {GemmPath::Tiled, false, false};
+}
+
 std::array<uint32_t, 2> gemm_operand_bindings(core::Op op) {
   switch (op) {
     case core::Op::matmul_forward: return {2, 3};         // inp, weight
     case core::Op::matmul_backward_data: return {1, 2};    // dout, weight
     case core::Op::matmul_backward_weight: return {1, 2};  // dout, inp
+    case core::Op::conv2d_forward: return {2, 3};          // inp, weight
+    case core::Op::conv2d_backward_data: return {1, 2};    // dout, weight
+    case core::Op::conv2d_backward_weight: return {1, 2};  // dout, inp
     default: break;
   }
-  throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " is not a GEMM");
+  throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " is not a GEMM or convolution");
 }
 
 std::vector<vk::BindingKind> gemm_binding_kinds(core::Op op, GemmVariant variant, core::Precision precision,

@@ -82,12 +82,6 @@ constexpr long kMinSliceRows = 64;
 // 32 units = 64 for integrated and other GPUs. Not measured on a real GPU yet (docs/benchmarks.md).
 uint32_t busy_workgroups(const vk::DeviceInfo& device);
 
-// The tiles of the implicit-GEMM convolutions (core::Grid::Conv: conv2d_*.comp include gemm.glsl, always on the tiled
-// path with scalar loads, since a patch's taps are not contiguous): the configuration's tiles where its path is
-// Tiled; under the Texel path (software devices), the first tiled candidate that fits the device (8x8 outputs per
-// invocation there, as choose_gemm_config picks for software devices without texel formats).
-GemmTiles conv_tiles(const GemmConfig& config, const vk::Device& device);
-
 // The Tiled path's tilings, best first.
 std::vector<GemmTiles> gemm_tile_candidates();
 
@@ -115,7 +109,25 @@ struct GemmVariant {
 // The Split flag follows the entry (e.split_k > 1).
 GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits);
 
-// The two bindings of a GEMM kernel that hold its operands A and B (the texel variant reads them through views).
+// The implicit-GEMM convolutions (core::Grid::Conv, shaders/conv2d_*.comp) run on the configuration's path:
+//   Tiled: gemm.glsl's shared-memory tiles with scalar loads (a patch's taps are not contiguous), the tiles
+//     conv_tiles() gives: the configuration's own; under the Texel path (the fallback below), the first tiled
+//     candidate that fits the device (8x8 outputs per invocation on software devices);
+//   Texel (software devices): texel_block.glsl's register blocks of kConvTexelTiles, taps outer and channels inner,
+//     so that each row's pixel is decomposed once per invocation and each tap's bounds checked once, not per element.
+GemmTiles conv_tiles(const GemmConfig& config, const vk::Device& device);
+// 8x8 outputs per invocation as the texel GEMMs, but the 8 invocations (llvmpipe's SIMD lanes) along m, the pixels
+// (backward weight: the output channels): a convolution's N, its channels (9 to 64 in the CNN), is too narrow for the
+// GEMMs' 64 columns per workgroup, while its M has tens of thousands of pixels.
+constexpr GemmTiles kConvTexelTiles{64, 8, 4, 8, 8};
+
+// The variant that runs convolution entry e under `config`: the Texel path where the configuration's path is Texel
+// and every operand fits maxTexelBufferElements, else Tiled; 4-wide texels (vec4) on the Texel path where C and OC are
+// multiples of 4 (each texel then holds 4 channels of one pixel) and config.vector_loads. Never split.
+GemmVariant conv_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits);
+
+// The two bindings of a GEMM or convolution kernel that hold its operands A and B (the texel variant reads them
+// through views).
 std::array<uint32_t, 2> gemm_operand_bindings(core::Op op);
 
 // The binding kinds of a GEMM variant in a precision: storage buffers, and for the Texel path the operands as

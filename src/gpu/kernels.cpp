@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <utility>
 #include <string>
 
 #include <fmt/format.h>
@@ -34,9 +35,14 @@ std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::D
     const GemmConfig chosen = choose_gemm_config(device, precision);
     std::vector<GemmConfig> out{chosen};
     if (precision != core::Precision::FP32) return out;
+    // One configuration per way the convolutions run: the Texel path, and each Tiled tiling (the 4-wide texels or
+    // not follow each case's channels).
+    const auto runs_as = [&](const GemmConfig& c) {
+      return std::pair{c.path, c.path == GemmPath::Texel ? kConvTexelTiles : conv_tiles(c, device)};
+    };
     for (const GemmConfig& c : gemm_configs_to_test(device, precision)) {
       bool seen = false;
-      for (const GemmConfig& o : out) seen = seen || conv_tiles(o, device) == conv_tiles(c, device);
+      for (const GemmConfig& o : out) seen = seen || runs_as(o) == runs_as(c);
       if (!seen) out.push_back(c);
     }
     return out;
@@ -171,7 +177,12 @@ GemmVariant Kernels::gemm_variant(const core::PlanEntry& e) const {
   return gpu::gemm_variant(gemm_, e, ctx_->limits());
 }
 
+GemmVariant Kernels::conv_variant(const core::PlanEntry& e) const {
+  return gpu::conv_variant(gemm_, e, ctx_->limits());
+}
+
 const vk::ComputePipeline& Kernels::pipeline(const core::PlanEntry& e) const {
+  if (core::kernel_def(e.op).grid == core::Grid::Conv) return conv_pipeline(e.op, conv_variant(e));
   if (!is_gemm(e.op)) return pipeline(e.op);
   const GemmVariant v = gemm_variant(e);
   if (v.split && e.op != core::Op::matmul_backward_weight)
@@ -203,16 +214,23 @@ const vk::ComputePipeline& Kernels::gemm_pipeline(core::Op op, GemmVariant v) co
   return it->second;
 }
 
-const vk::ComputePipeline& Kernels::conv_pipeline(core::Op op) const {
-  auto [it, inserted] = conv_pipelines_.try_emplace(op);
+const vk::ComputePipeline& Kernels::conv_pipeline(core::Op op, GemmVariant v) const {
+  auto [it, inserted] = conv_pipelines_.try_emplace({op, v.path, v.vec4});
   if (inserted) {
     try {
       const core::KernelDef& def = core::kernel_def(op);
-      const GemmVariant scalar{GemmPath::Tiled, false, false};
-      const GemmTiles& t = conv_tiles_;
-      const vk::Workgroup workgroup{{t.tile_n / t.thread_n, t.tile_m / t.thread_m, 1}, t.shared_bytes()};
-      it->second = vk::ComputePipeline(*ctx_, def.name + suffix_, def.binding_count(precision_), def.params_bytes,
-                                       workgroup, gemm_spec_constants(t, scalar), {}, cache_);
+      const uint32_t bindings = def.binding_count(precision_);
+      const bool texel = v.path == GemmPath::Texel;
+      const GemmTiles& t = conv_tiles(v);
+      // The texel convolutions have their invocations along m in x (texel_block.glsl, TEXEL_LANES_M).
+      const uint32_t along_n = t.tile_n / t.thread_n, along_m = t.tile_m / t.thread_m;
+      const vk::Workgroup workgroup{{texel ? along_m : along_n, texel ? along_n : along_m, 1},
+                                    texel ? 0 : t.shared_bytes()};
+      std::array<uint32_t, 8> spec = gemm_spec_constants(t, v);
+      if (texel) std::swap(spec[5], spec[6]);  // local_size_x_id = 5, local_size_y_id = 6
+      it->second = vk::ComputePipeline(*ctx_, std::string(def.name) + (texel ? "_texel" : "") + suffix_, bindings,
+                                       def.params_bytes, workgroup, spec,
+                                       gemm_binding_kinds(op, v, precision_, bindings), cache_);
     } catch (...) {
       conv_pipelines_.erase(it);
       throw;
@@ -222,10 +240,10 @@ const vk::ComputePipeline& Kernels::conv_pipeline(core::Op op) const {
 }
 
 const vk::ComputePipeline& Kernels::pipeline(core::Op op) const {
-  if (core::kernel_def(op).grid == core::Grid::Conv) return conv_pipeline(op);
-  if (is_gemm(op))
-    throw core::Error(core::ErrorKind::Internal,
-                      std::string(core::kernel_name(op)) + ": a GEMM's pipeline depends on the shape; ask for an entry's");
+  if (is_gemm(op) || core::kernel_def(op).grid == core::Grid::Conv)
+    throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) +
+                                                     ": a GEMM's or convolution's pipeline depends on the shape; ask "
+                                                     "for an entry's");
   const vk::ComputePipeline& p = pipelines_.at(static_cast<size_t>(op));
   if (p.pipeline() == VK_NULL_HANDLE)
     throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " has no " +
@@ -243,7 +261,10 @@ std::array<uint32_t, 2> Kernels::groups(const core::PlanEntry& e) const {
               1};
     case core::Grid::Rows: return {std::max(1u, div_up(size[0], local_sizes_.at(size_t(e.op)))), 1};
     case core::Grid::Gemm: return {div_up(size[1], gemm_.tiles.tile_n), div_up(size[0], gemm_.tiles.tile_m)};
-    case core::Grid::Conv: return {div_up(size[1], conv_tiles_.tile_n), div_up(size[0], conv_tiles_.tile_m)};
+    case core::Grid::Conv: {
+      const GemmTiles& t = conv_tiles(conv_variant(e));
+      return {div_up(size[1], t.tile_n), div_up(size[0], t.tile_m)};
+    }
     case core::Grid::Single: return {1, 1};
   }
   return {1, 1};

@@ -84,19 +84,21 @@ class Kernels {
                    core::Precision precision = core::Precision::FP32, VkPipelineCache cache = VK_NULL_HANDLE,
                    std::optional<core::Op> only = {});
 
-  // The pipeline that runs plan entry e: for a GEMM the variant gemm_variant() picks for e's shape (compiled on first
-  // use), else the kernel's only one. Descriptor sets for e are allocated against it (its binding kinds).
+  // The pipeline that runs plan entry e: for a GEMM the variant gemm_variant() picks for e's shape, for a convolution
+  // the one conv_variant() picks (both compiled on first use), else the kernel's only one. Descriptor sets for e are allocated against it (its binding kinds).
   // Throws core::Error(Internal) for a kernel that has no variant in this precision.
   const vk::ComputePipeline& pipeline(const core::PlanEntry& e) const;
-  // A kernel that is not a GEMM (a GEMM's pipeline depends on the shape: throws core::Error(Internal)).
+  // A kernel that is neither a GEMM nor a convolution (theirs depend on the shape: throws core::Error(Internal)).
   const vk::ComputePipeline& pipeline(core::Op op) const;
   // GEMM kernel `op` in variant `v` (compiled on first use), whatever entry would pick it; split-K's reduce.
   const vk::ComputePipeline& gemm_pipeline(core::Op op, GemmVariant v) const;
   const vk::ComputePipeline& split_reduce() const { return split_reduce_; }
   const GemmConfig& gemm_config() const { return gemm_; }
-  // The tiles the convolutions (core::Grid::Conv) run with: gpu::conv_tiles of this configuration.
-  const GemmTiles& conv_tiles() const { return conv_tiles_; }
+  // The tiles a convolution (core::Grid::Conv) runs with in variant v: kConvTexelTiles on the Texel path, else
+  // gpu::conv_tiles of this configuration.
+  const GemmTiles& conv_tiles(GemmVariant v) const { return v.path == GemmPath::Texel ? conv_texel_tiles_ : conv_tiles_; }
   GemmVariant gemm_variant(const core::PlanEntry& e) const;
+  GemmVariant conv_variant(const core::PlanEntry& e) const;  // gpu::conv_variant under this configuration
   core::Precision precision() const { return precision_; }
 
   // Workgroup counts (x, y) of one dispatch of plan entry `e`, from its kernel's grid and this tiling (a split-K
@@ -134,11 +136,10 @@ class Kernels {
   // GEMM pipelines by (op, path, vec4, split), made on first use.
   mutable std::map<std::tuple<core::Op, GemmPath, bool, bool>, vk::ComputePipeline> gemm_pipelines_;
   vk::ComputePipeline split_reduce_;  // shaders/splitk/split_k_reduce.comp
-  GemmTiles conv_tiles_;
-  // The convolutions' pipelines by op, made on first use (their tiled GEMM takes lavapipe a while to compile, and an
-  // MLP never needs them).
-  mutable std::map<core::Op, vk::ComputePipeline> conv_pipelines_;
-  const vk::ComputePipeline& conv_pipeline(core::Op op) const;
+  GemmTiles conv_tiles_, conv_texel_tiles_ = kConvTexelTiles;
+  // The convolutions' pipelines by (op, path, vec4), made on first use (an MLP never needs them).
+  mutable std::map<std::tuple<core::Op, GemmPath, bool>, vk::ComputePipeline> conv_pipelines_;
+  const vk::ComputePipeline& conv_pipeline(core::Op op, GemmVariant v) const;
 };
 
 }  // namespace gpu

@@ -65,13 +65,15 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
   build_descriptor_sets();
   // This plan's kernels run once now (gpu/warm_up.hpp): a driver that compiles a shader at its first dispatch
   // (lavapipe: seconds for a new precision) does it while the trainer is built, not inside the first step, whose time
-  // would count as training time. The GEMMs run on their own sets (lavapipe compiles per kind of texel view), the
-  // other kernels on the warmer's scratch buffer unless the device ran them before.
+  // would count as training time. The GEMMs and convolutions run on their own sets (lavapipe compiles their texel
+  // variants per kind of texel view), the other kernels on the warmer's scratch buffer unless the device ran them
+  // before.
   std::vector<PipelineWarmer::Item> used;
   for (size_t i = 0; i < plan_.entries.size(); ++i) {
     const core::PlanEntry& e = plan_.entries[i];
-    const bool gemm = core::kernel_def(e.op).grid == core::Grid::Gemm;
-    used.push_back({&kernels_.pipeline(e), gemm ? entry_sets_[i].main : VK_NULL_HANDLE});
+    const core::Grid grid = core::kernel_def(e.op).grid;
+    const bool own_sets = grid == core::Grid::Gemm || grid == core::Grid::Conv;  // their texel variants
+    used.push_back({&kernels_.pipeline(e), own_sets ? entry_sets_[i].main : VK_NULL_HANDLE});
     if (e.split_k > 1) used.push_back({&kernels_.split_reduce(), VK_NULL_HANDLE});
   }
   core::report_progress(std::string("compiling the ") + core::to_string(cfg_.precision) + " kernels");
