@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/csv_export.hpp"
 #include "core/error.hpp"
 #include "core/timeline.hpp"

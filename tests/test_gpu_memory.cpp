@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/batches.hpp"
 #include "core/dataset.hpp"
 #include "core/metrics.hpp"

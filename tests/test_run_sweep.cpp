@@ -6,6 +6,8 @@
 
 #include <atomic>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "cpu/trainer.hpp"
 #include "run/data.hpp"

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
 #include "app/print.hpp"

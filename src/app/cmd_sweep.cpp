@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
 #include "app/print.hpp"

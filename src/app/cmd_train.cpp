@@ -9,6 +9,8 @@
 #include <mutex>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
 #include "app/print.hpp"

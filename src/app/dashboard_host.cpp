@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "core/csv_export.hpp"
 #include "core/report.hpp"
 #include "core/trace.hpp"

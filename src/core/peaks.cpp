@@ -17,6 +17,8 @@
 #include <system_error>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "core/files.hpp"
 

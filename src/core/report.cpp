@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
 #include "core/files.hpp"
 #include "core/roofline.hpp"
 

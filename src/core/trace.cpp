@@ -6,6 +6,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "core/files.hpp"
 
 namespace core {
@@ -89,9 +91,15 @@ nlohmann::json trace_json(const std::vector<BackendTimeline>& timelines, const n
   return j;
 }
 
+nlohmann::json trace_json(const std::vector<BackendTimeline>& timelines) { return trace_json(timelines, nullptr); }
+
 void write_trace(const std::string& path, const std::vector<BackendTimeline>& timelines,
                  const nlohmann::json& other_data) {
   write_file_atomically(path, trace_json(timelines, other_data).dump() + "\n", "the trace");
+}
+
+void write_trace(const std::string& path, const std::vector<BackendTimeline>& timelines) {
+  write_trace(path, timelines, nullptr);
 }
 
 }  // namespace core

@@ -12,19 +12,21 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // the full header only where JSON is built or read (build time)
 
 #include "core/timeline.hpp"
 
 namespace core {
 
 // The trace as JSON: {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": other_data}. Empty timelines give
-// only their metadata events.
-nlohmann::json trace_json(const std::vector<BackendTimeline>& timelines, const nlohmann::json& other_data = {});
+// only their metadata events; without other_data (or a null one) there is no "otherData".
+nlohmann::json trace_json(const std::vector<BackendTimeline>& timelines);
+nlohmann::json trace_json(const std::vector<BackendTimeline>& timelines, const nlohmann::json& other_data);
 
 // Writes trace_json() to `path` atomically (core::write_file_atomically: temporary file + rename; "-": standard
 // output). Throws core::Error(Io) naming the path and what to do.
+void write_trace(const std::string& path, const std::vector<BackendTimeline>& timelines);
 void write_trace(const std::string& path, const std::vector<BackendTimeline>& timelines,
-                 const nlohmann::json& other_data = {});
+                 const nlohmann::json& other_data);
 
 }  // namespace core

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "core/batches.hpp"
 #include "core/error.hpp"
 #include "core/memory_budget.hpp"

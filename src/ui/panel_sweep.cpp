@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/metrics.hpp"  // core::monotonic_seconds
