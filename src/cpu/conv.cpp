@@ -45,24 +45,37 @@ struct PatchGrid {
 // rows past m1, whose outputs are never stored). The pixel is stepped along, not divided out of m for every row.
 void tile_pointers(const float** ptrs, const PatchGrid& g, long m0, long m1, long mr, const float* zeros) {
   const long taps = g.taps(), tiles = (m1 - m0 + mr - 1) / mr;
+  // Tap k's offset from the pixel's own position, and the range of dy and dx: a pixel whose whole patch lies in the
+  // image (most of them) takes its pointers as position + offset, without a bounds check per tap.
+  thread_local std::vector<long> offset;
+  offset.resize(size_t(taps));
+  const auto shift = [&g](long k) { return g.flip ? g.pad - k : k - g.pad; };
+  for (long ky = 0; ky < g.KS; ++ky)
+    for (long kx = 0; kx < g.KS; ++kx) offset[size_t(ky * g.KS + kx)] = (shift(ky) * g.XW + shift(kx)) * g.XC;
+  const long lo = std::min(shift(0), shift(g.KS - 1)), hi = std::max(shift(0), shift(g.KS - 1));
   long x = m0 % g.YW, y = (m0 / g.YW) % g.YH, b = m0 / (g.YW * g.YH);
-  for (long r = 0; r < tiles * mr; ++r) {
-    const float** tile = ptrs + (r / mr) * taps * mr;
-    const long i = r % mr;
-    if (m0 + r >= m1) {
-      for (long k = 0; k < taps; ++k) tile[k * mr + i] = zeros;
-      continue;
-    }
-    for (long ky = 0; ky < g.KS; ++ky) {
-      const long iy = y + (g.flip ? g.pad - ky : ky - g.pad);
-      const bool row_inside = iy >= 0 && iy < g.XH;
-      for (long kx = 0; kx < g.KS; ++kx) {
-        const long ix = x + (g.flip ? g.pad - kx : kx - g.pad);
-        const bool inside = row_inside && ix >= 0 && ix < g.XW;
-        tile[(ky * g.KS + kx) * mr + i] = inside ? g.x + ((b * g.XH + iy) * g.XW + ix) * g.XC : zeros;
+  for (long t = 0; t < tiles; ++t) {
+    const float** tile = ptrs + t * taps * mr;
+    for (long i = 0; i < mr; ++i) {
+      if (m0 + t * mr + i >= m1) {
+        for (long k = 0; k < taps; ++k) tile[k * mr + i] = zeros;
+        continue;
       }
+      if (y + lo >= 0 && y + hi < g.XH && x + lo >= 0 && x + hi < g.XW) {  // the whole patch inside the image
+        const float* at = g.x + ((b * g.XH + y) * g.XW + x) * g.XC;
+        for (long k = 0; k < taps; ++k) tile[k * mr + i] = at + offset[size_t(k)];
+      } else {
+        for (long ky = 0; ky < g.KS; ++ky) {
+          const long iy = y + shift(ky);
+          for (long kx = 0; kx < g.KS; ++kx) {
+            const long ix = x + shift(kx);
+            const bool inside = iy >= 0 && iy < g.XH && ix >= 0 && ix < g.XW;
+            tile[(ky * g.KS + kx) * mr + i] = inside ? g.x + ((b * g.XH + iy) * g.XW + ix) * g.XC : zeros;
+          }
+        }
+      }
+      if (++x == g.YW && (x = 0, ++y == g.YH)) y = 0, ++b;  // the next pixel
     }
-    if (++x == g.YW && (x = 0, ++y == g.YH)) y = 0, ++b;  // the next pixel
   }
 }
 
