@@ -7,6 +7,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
 #include "kernel_params.h"
+#define ROWS_IN_Z 1  // tile rows folded into z where the device needs it (tile_row.glsl)
 
 layout(std430, binding = 0) writeonly buffer Dinp { STORE_T dinp[]; };
 
@@ -17,6 +18,7 @@ layout(push_constant) uniform Push { Conv2dBackwardParams p; };
 #if GEMM_TEXEL
 layout(binding = 1) uniform TEXEL_SAMPLER dout;
 layout(binding = 2) uniform TEXEL_SAMPLER weight;
+layout(std430, binding = 0) writeonly buffer Dinp4 { STORE_VEC4 dinp4[]; };  // the same buffer, 4 at a time
 #define TEXEL_LANES_M 1
 #include "texel_block.glsl"
 
@@ -89,6 +91,19 @@ void main() {
   const uint M = p.B * p.H * p.W;
   if (M == 0 || p.C == 0) return;  // (the warm-up's empty dispatch: no pixel to decompose)
   conv_gemm(M);
+#if GEMM_TEXEL
+  if (p.C % 4 == 0) {  // 4 channels a store, as conv2d_forward.comp's epilogue4
+    [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
+      uint m = gemm_row(i);
+      if (m >= M) continue;
+      [[unroll]] for (uint q = 0; q < THREAD_N / 4; ++q) {
+        uint c = gemm_col(q * 4), a = i * THREAD_N + q * 4;
+        if (c < p.C) dinp4[(m * p.C + c) / 4] = store4_t(vec4(acc[a], acc[a + 1], acc[a + 2], acc[a + 3]));
+      }
+    }
+    return;
+  }
+#endif
   [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
     uint m = gemm_row(i);
     if (m >= M) continue;

@@ -3,12 +3,20 @@
 // A (m, k) = dout [k, m] and B (k, n) = the input under tap n of pixel k (0 in the padding). Tiled (scalar loads) or
 // texel (GEMM_TEXEL: the pixels walked image by image, row by row, so that no index is divided inside the loop; VEC
 // channels per texel) as conv2d_forward.comp says.
+// SPLIT_K (the _splitk variants, gpu::choose_conv_split_k): workgroup layer z sums only the images
+// [z * per, (z + 1) * per), per = ceil(B / slices) (PlanEntry::k_slice), into its fp32 partial product at binding 0,
+// partials[z][OC][KS*KS*C]; shaders/splitk/split_k_reduce.comp adds the layers in order and rounds once into dweight.
+// (Its output rows, OC, are few: never folded into z, which the slices use; tile_row.glsl.)
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
 #include "kernel_params.h"
 
+#if SPLIT_K
+layout(std430, binding = 0) writeonly buffer Partials { float partials[]; };
+#else
 layout(std430, binding = 0) writeonly buffer Dweight { STORE_T dweight[]; };
+#endif
 
 layout(push_constant) uniform Push { Conv2dBackwardParams p; };
 
@@ -20,7 +28,7 @@ layout(binding = 2) uniform TEXEL_SAMPLER inp;
 #define TEXEL_LANES_M 1
 #include "texel_block.glsl"
 
-void conv_gemm(uint N) {
+void conv_gemm(uint N, uint b_begin, uint b_end) {
   const uint OCV = p.OC / VM, CV = p.C / VN;
   block_zero();
   uint row[THREAD_M / VM];  // the texel of each row group within a pixel of dout, clamped into OC
@@ -33,7 +41,7 @@ void conv_gemm(uint N) {
     dx[q] = int(tap % p.KS) - int(p.pad);
     c_texel[q] = (n % p.C) / VN;
   }
-  for (uint b = 0; b < p.B; ++b)
+  for (uint b = b_begin; b < b_end; ++b)
     for (uint y = 0; y < p.OH; ++y) {
       const uint k_row = (b * p.OH + y) * p.OW;  // the pixel (b, y, 0) of dout
       for (uint x = 0; x < p.OW; ++x) {
@@ -70,19 +78,32 @@ float input_tap(uint k, uint n) {
 #define B_AT4(k, n) vec4(0.0)
 #include "gemm.glsl"
 
-void conv_gemm(uint N) { gemm_tile(p.OC, N, p.B * p.OH * p.OW); }
+void conv_gemm(uint N, uint b_begin, uint b_end) {
+  gemm_tile_range(p.OC, N, b_begin * p.OH * p.OW, b_end * p.OH * p.OW);  // (scalar loads: any k_begin)
+}
 #endif
 
 void main() {
   const uint N = p.KS * p.KS * p.C;
   if (N == 0 || p.OC == 0) return;  // (the warm-up's empty dispatch)
-  conv_gemm(N);
+#if SPLIT_K
+  const uint per = (p.B + gl_NumWorkGroups.z - 1) / gl_NumWorkGroups.z, b_begin = min(p.B, gl_WorkGroupID.z * per);
+  conv_gemm(N, b_begin, min(p.B, b_begin + per));  // an empty last slice writes zeros
+  const uint layer = gl_WorkGroupID.z * p.OC * N;
+#else
+  conv_gemm(N, 0, p.B);
+#endif
   [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
     uint o = gemm_row(i);
     if (o >= p.OC) continue;
     [[unroll]] for (uint j = 0; j < THREAD_N; ++j) {
       uint n = gemm_col(j);
-      if (n < N) dweight[o * N + n] = store_t(acc[i * THREAD_N + j]);
+      if (n >= N) continue;
+#if SPLIT_K
+      partials[layer + o * N + n] = acc[i * THREAD_N + j];
+#else
+      dweight[o * N + n] = store_t(acc[i * THREAD_N + j]);
+#endif
     }
   }
 }

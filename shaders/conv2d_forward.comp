@@ -11,6 +11,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
 #include "kernel_params.h"
+#define ROWS_IN_Z 1  // tile rows folded into z where the device needs it (tile_row.glsl)
 
 layout(std430, binding = 0) writeonly buffer Out { STORE_T out_[]; };
 layout(std430, binding = 1) writeonly buffer Preact { STORE_T preact[]; };
@@ -23,6 +24,9 @@ layout(push_constant) uniform Push { Conv2dForwardParams p; };
 #if GEMM_TEXEL
 layout(binding = 2) uniform TEXEL_SAMPLER inp;
 layout(binding = 3) uniform TEXEL_SAMPLER weight;
+layout(std430, binding = 0) writeonly buffer Out4 { STORE_VEC4 out4[]; };  // the same buffers, 4 at a time
+layout(std430, binding = 1) writeonly buffer Preact4 { STORE_VEC4 preact4[]; };
+layout(std430, binding = 4) readonly buffer Bias4 { STORE_VEC4 bias4[]; };
 #define TEXEL_LANES_M 1
 #include "texel_block.glsl"
 
@@ -63,6 +67,29 @@ void conv_gemm(uint M) {
       }
     }
 }
+#include "activation.glsl"
+
+// The epilogue 4 channels at a time, where OC is a multiple of 4: an invocation's THREAD_N columns are consecutive
+// channels (kConvTexelTiles: one invocation across, so gemm_col(j) = its first column + j), and llvmpipe stores one
+// lane at a time, so a quarter of the stores.
+void epilogue4(uint M) {
+  [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
+    uint m = gemm_row(i);
+    if (m >= M) continue;
+    [[unroll]] for (uint q = 0; q < THREAD_N / 4; ++q) {
+      uint o = gemm_col(q * 4);  // a multiple of 4: the group is wholly inside OC or wholly outside
+      if (o >= p.OC) continue;
+      const uint a = i * THREAD_N + q * 4;
+      vec4 v = vec4(acc[a], acc[a + 1], acc[a + 2], acc[a + 3]);
+      if (p.add_bias != 0) v += load4_t(bias4[o / 4]);
+      if (p.apply_act != 0) {
+        preact4[(m * p.OC + o) / 4] = store4_t(v);
+        v = act_forward(v, p.act);
+      }
+      out4[(m * p.OC + o) / 4] = store4_t(v);
+    }
+  }
+}
 #else
 layout(std430, binding = 2) readonly buffer Inp { STORE_T inp[]; };
 layout(std430, binding = 3) readonly buffer Weight { STORE_T weight[]; };
@@ -83,13 +110,19 @@ float input_tap(uint m, uint k) {
 #include "gemm.glsl"
 
 void conv_gemm(uint M) { gemm_tile(M, p.OC, p.KS * p.KS * p.C); }
-#endif
 #include "activation.glsl"
+#endif
 
 void main() {
   const uint M = p.B * p.OH * p.OW;
   if (M == 0 || p.OC == 0) return;  // (the warm-up's empty dispatch: no pixel to decompose)
   conv_gemm(M);
+#if GEMM_TEXEL
+  if (p.OC % 4 == 0) {
+    epilogue4(M);
+    return;
+  }
+#endif
   [[unroll]] for (uint i = 0; i < THREAD_M; ++i) {
     uint m = gemm_row(i);
     if (m >= M) continue;

@@ -20,8 +20,9 @@ foreach(kernel matmul_forward matmul_backward_data matmul_backward_weight conv2d
   trainscope_shader(${kernel}_texel_bf16 ${kernel} GEMM_TEXEL=1 DTYPE_BF16=1)
 endforeach()
 
-# Split-K for matmul_backward_weight (gpu/gemm_config.hpp, choose_split_k): the GEMM pass writing fp32 partial
-# products, on both GEMM paths, and the reduce that sums them into dweight; every storage precision.
+# Split-K for matmul_backward_weight and conv2d_backward_weight (gpu/gemm_config.hpp, choose_split_k and
+# choose_conv_split_k): the GEMM pass writing fp32 partial products, on both paths, and the reduce that sums them into
+# dweight; every storage precision.
 foreach(suffix "" _fp16 _bf16)
   if(suffix STREQUAL "_fp16")
     set(dtype DTYPE_FP16=1)
@@ -32,6 +33,8 @@ foreach(suffix "" _fp16 _bf16)
   endif()
   trainscope_shader(matmul_backward_weight_splitk${suffix} matmul_backward_weight SPLIT_K=1 ${dtype})
   trainscope_shader(matmul_backward_weight_splitk_texel${suffix} matmul_backward_weight SPLIT_K=1 GEMM_TEXEL=1 ${dtype})
+  trainscope_shader(conv2d_backward_weight_splitk${suffix} conv2d_backward_weight SPLIT_K=1 ${dtype})
+  trainscope_shader(conv2d_backward_weight_splitk_texel${suffix} conv2d_backward_weight SPLIT_K=1 GEMM_TEXEL=1 ${dtype})
   trainscope_shader(split_k_reduce${suffix} splitk/split_k_reduce ${dtype})
 endforeach()
 

@@ -332,9 +332,10 @@ void check_parity(core::Op op, std::vector<KernelCase> cases) {
                  (v.split ? "/split-K" : "") + " [" + g.name() + "]";
         }
         if (def.grid == core::Grid::Conv) {  // "gpu conv texel/vec4 [texel 64x8, 8x8 per invocation]"
-          const gpu::GemmVariant v = k.conv_variant(c.entry);
-          ++paths_run[std::string("conv ") + gpu::to_string(v.path)];
-          who += std::string(" conv ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") + " [" +
+          const gpu::GemmVariant v = k.conv_variant(k.with_split_k(c.entry));
+          ++paths_run[std::string("conv ") + gpu::to_string(v.path) + (v.split ? " split-K" : "")];
+          who += std::string(" conv ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") +
+                 (v.split ? "/split-K" : "") + " [" +
                  gpu::GemmConfig{v.path, k.conv_tiles(v), v.vec4}.name() + "]";
         }
         compare(def, c, p, gpu.run(k, def, c, in), ref, who);
@@ -349,6 +350,9 @@ void check_parity(core::Op op, std::vector<KernelCase> cases) {
     CHECK(paths_run["tiled"] > 0);
     if (op == core::Op::matmul_backward_weight) CHECK(paths_run["tiled split-K"] > 0);
   }
+  // And its conv2d_backward_weight split-K where choose_conv_split_k says (the odd shapes' few output tiles).
+  if (op == core::Op::conv2d_backward_weight && have_gpu && !gpu.ctx->info().software_paths && default_variants_only())
+    CHECK(paths_run["conv tiled split-K"] > 0);
   for (const auto& [path, n] : paths_run) MESSAGE("GEMM dispatches on the " << path << " path: " << n);
   for (const auto& [what, n] : rounding_counts()) {
     const double share = n.counted ? double(n.nearest) / double(n.counted) : 1.0;

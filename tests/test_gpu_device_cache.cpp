@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "core/batches.hpp"
 #include "gpu/device_cache.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/warm_up.hpp"
 #include "gpu/trainer.hpp"
 #include "gpu_test_util.hpp"
 #include "vk/pipeline_cache.hpp"
@@ -224,4 +226,24 @@ TEST_CASE("trainers made from one DeviceCache share the device, the kernels and 
   CHECK_FALSE(fs::is_empty(dir));
   fourth.reset();
   fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("the background compile's list holds every convolution variant, to be compiled after the other kernels") {
+  if (!test::vulkan_device_or_skip("the background compile's list")) return;
+  vk::Context ctx(vk::ContextOptions{-1, false});
+  const gpu::Kernels kernels(ctx);
+  const std::vector<const vk::ComputePipeline*> all = gpu::every_pipeline(kernels);
+  // run::BackgroundCompile takes the list from its back: the first kernel of an MLP's step comes after every
+  // convolution, so that a dashboard showing an MLP compiles its own kernels first.
+  const auto gather = std::find(all.begin(), all.end(), &kernels.pipeline(core::Op::gather_batch));
+  REQUIRE(gather != all.end());
+  const gpu::GemmPath path = kernels.gemm_config().path;
+  for (core::Op op : {core::Op::conv2d_forward, core::Op::conv2d_backward_data, core::Op::conv2d_backward_weight})
+    for (bool vec4 : {false, true}) {
+      if (vec4 && path != gpu::GemmPath::Texel) continue;
+      CAPTURE(core::kernel_name(op));
+      CAPTURE(vec4);
+      const auto at = std::find(all.begin(), all.end(), &kernels.conv_pipeline(op, gpu::GemmVariant{path, vec4, false}));
+      CHECK(at < gather);
+    }
 }

@@ -5,6 +5,7 @@
 // with a message naming it. The parity and training tests also run whole under each profile (tests/CMakeLists.txt).
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -329,4 +330,55 @@ TEST_CASE("a buffer, a binding or a dispatch past a device limit is refused, nam
   });
   CHECK(dispatch.find("workgroups along y is more than the device allows (maxComputeWorkGroupCount[1] 4)") !=
         std::string::npos);
+}
+
+TEST_CASE("a convolution with more tile rows than maxComputeWorkGroupCount[1] folds them into z, as the reference") {
+  if (!test::vulkan_device_or_skip("the folded convolution dispatches")) return;
+  // Two workgroups along y at most: 3 images of 9 x 9 pixels are 243 rows of the implicit GEMM, 4 tile rows of the
+  // texel path's 64 and 8 of the 32x32 tiling's, so each dispatch needs z = 2 to 4. Without the folding
+  // vk::record_dispatch refuses them (a batch of ~5000 images on a device with 65535).
+  vk::Context ctx(vk::ContextOptions{-1, true},
+                  vk::parse_profile(R"({"maxComputeWorkGroupCount": [65535, 2, 65535]})", "rows.json"));
+  const gpu::GemmConfig configs[] = {gpu::choose_gemm_config(ctx, core::Precision::FP32),
+                                     {gpu::GemmPath::Tiled, gpu::gemm_tile_candidates()[2], false}};
+  for (const gpu::GemmConfig& config : configs)
+    for (core::Op op : {core::Op::conv2d_forward, core::Op::conv2d_backward_data}) {
+      CAPTURE(config.name());
+      CAPTURE(core::kernel_name(op));
+      const gpu::Kernels k(ctx, config, core::Precision::FP32, VK_NULL_HANDLE, op);
+      core::PlanEntry e{.op = op, .activation = true, .B = 3, .C = 4, .OC = 8};
+      e.H = e.W = 9;
+      e.KS = 3;
+      e.pad = 1;
+      const std::array<uint32_t, 3> groups = k.groups(e);
+      CHECK(groups[1] <= 2);
+      CHECK(groups[2] >= 2);
+      const core::KernelDef& def = core::kernel_def(op);
+      const core::StepArgs step;
+      core::Pcg32 rng(11);
+      std::vector<std::vector<double>> ref;
+      for (const core::BindingDef& b : def.bindings) {
+        ref.emplace_back(b.elements(e, step), 0.0);
+        if (!b.writes())
+          for (double& v : ref.back()) v = rng.uniform(-1, 1);
+      }
+      std::vector<vk::Buffer> buffers;
+      for (size_t i = 0; i < ref.size(); ++i)
+        buffers.push_back(test::to_buffer(ctx, std::vector<float>(ref[i].begin(), ref[i].end()), def.bindings[i].name));
+      std::vector<vk::BufferRange> ranges;
+      for (const vk::Buffer& b : buffers) ranges.push_back({&b});
+      cpu::run_reference(e, step, ref, core::Precision::FP32);
+      vk::DescriptorPool pool(ctx, 2, 5);
+      const gpu::EntrySets sets = k.allocate_sets(pool, e, ranges);
+      const core::KernelArgs args = def.args(e, step);
+      ctx.run_one_shot([&](VkCommandBuffer cmd) { k.dispatch(cmd, e, sets, args); });
+      for (size_t i = 0; i < ref.size(); ++i) {
+        if (!def.bindings[i].writes()) continue;
+        const std::vector<float> got = test::from_buffer<float>(ctx, buffers[i], ref[i].size());
+        size_t wrong = 0;
+        for (size_t j = 0; j < got.size(); ++j) wrong += std::fabs(got[j] - ref[i][j]) > 1e-5 + 1e-5 * std::fabs(ref[i][j]);
+        CHECK_MESSAGE(wrong == 0, def.bindings[i].name << ": " << wrong << " of " << got.size() << " values differ");
+      }
+    }
+  test::check_no_validation_messages(ctx.validation_log());
 }

@@ -41,7 +41,8 @@ float acc[THREAD_M * THREAD_N];
 vec4 stage_a[LOADS_A];  // the next slice on its way from global to shared memory
 vec4 stage_b[LOADS_B];
 
-uint gemm_row(uint i) { return gl_WorkGroupID.y * TILE_M + gl_LocalInvocationID.y + i * gl_WorkGroupSize.y; }
+#include "tile_row.glsl"
+uint gemm_row(uint i) { return tile_row() * TILE_M + gl_LocalInvocationID.y + i * gl_WorkGroupSize.y; }
 uint gemm_col(uint j) { return gl_WorkGroupID.x * TILE_N + gl_LocalInvocationID.x + j * gl_WorkGroupSize.x; }
 
 // Load number e of a slice: the tile coordinates (along the operand's slow and fast dimension) of its first element.
@@ -62,7 +63,7 @@ uvec2 slot_b(uint e) {
 
 // Global -> registers: the slice at k0 of the workgroup's A rows and B columns; zero outside the matrix.
 void load_slice(uint M, uint N, uint K, uint k0, uint tid) {
-  const uint m0 = gl_WorkGroupID.y * TILE_M, n0 = gl_WorkGroupID.x * TILE_N;
+  const uint m0 = tile_row() * TILE_M, n0 = gl_WorkGroupID.x * TILE_N;
   [[unroll]] for (uint l = 0; l < LOADS_A; ++l) {
     uvec2 s = slot_a(tid + l * THREADS);
     uint gm = m0 + s.x, gk = k0 + s.y;

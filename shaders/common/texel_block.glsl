@@ -31,16 +31,17 @@ vec4 texel_load(usamplerBuffer s, uint i) {
 vec4 texel_load(samplerBuffer s, uint i) { return texelFetch(s, int(i)); }
 #endif
 
+#include "tile_row.glsl"
 #if TEXEL_LANES_M
 // The invocations along m: local_size_x = TILE_M / THREAD_M, local_size_y = TILE_N / THREAD_N (the host swaps them,
 // gpu::Kernels), since llvmpipe packs a workgroup's invocations into SIMD lanes along x only: with x = 1 a vector
 // would hold one invocation.
-uint gemm_row(uint i) { return gl_WorkGroupID.y * TILE_M + gl_LocalInvocationID.x * THREAD_M + i; }
+uint gemm_row(uint i) { return tile_row() * TILE_M + gl_LocalInvocationID.x * THREAD_M + i; }
 uint gemm_col(uint j) {
   return (gl_WorkGroupID.x * (TILE_N / VN) + gl_LocalInvocationID.y + gl_WorkGroupSize.y * (j / VN)) * VN + j % VN;
 }
 #else
-uint gemm_row(uint i) { return gl_WorkGroupID.y * TILE_M + gl_LocalInvocationID.y * THREAD_M + i; }
+uint gemm_row(uint i) { return tile_row() * TILE_M + gl_LocalInvocationID.y * THREAD_M + i; }
 // Neighbouring lanes take neighbouring texels: column group j / VN of lane x is texel x + LANES * (j / VN).
 uint gemm_col(uint j) {
   return (gl_WorkGroupID.x * (TILE_N / VN) + gl_LocalInvocationID.x + gl_WorkGroupSize.x * (j / VN)) * VN + j % VN;

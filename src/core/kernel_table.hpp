@@ -124,9 +124,9 @@ enum class Grid : uint8_t {
              // a group of four elements
   Rows,      // one invocation per row: size[0] rows, no loop
   Gemm,      // shared-memory tiles of the output, size = {M rows, N columns} (gemm.glsl, tiling gpu::GemmTiles)
-  Conv,      // an implicit GEMM (the convolutions): gemm.glsl's tiles over size = {M rows, N columns}, its operands
-             // gathered from the images by index inside the shader; one variant (the tiled path, scalar loads),
-             // tiles from gpu::conv_tiles
+  Conv,      // an implicit GEMM (the convolutions) over size = {M rows, N columns}, its operands gathered from the
+             // images by index inside the shader; the variant and its tiles from gpu::conv_variant (tiled or texel),
+             // its tile rows folded into z past maxComputeWorkGroupCount[1] (gpu::fold_rows)
   Single,    // one workgroup
 };
 

@@ -43,6 +43,9 @@ std::string PlanEntry::label() const {
     case Op::conv2d_backward_data:
       return fmt::format("{} L{} (dinp {}x{}x{}x{})", kernel(), layer + 1, B, H, W, C);
     case Op::conv2d_backward_weight:
+      if (split_k > 1)
+        return fmt::format("{} L{} (dW {}x{}x{}x{}, split-K {} x {} images + reduce)", kernel(), layer + 1, OC, KS, KS,
+                           C, split_k, k_slice());
       return fmt::format("{} L{} (dW {}x{}x{}x{})", kernel(), layer + 1, OC, KS, KS, C);
     case Op::max_pool_forward:
       return fmt::format("{} L{} ({}x{}x{}x{} -> {}x{}x{}x{})", kernel(), layer + 1, B, H, W, C, B, OH(), OW(), C);
@@ -79,7 +82,10 @@ long slice_rows(long B, uint32_t slices) {
 }
 }  // namespace
 
-long PlanEntry::k_slice() const { return split_k > 1 ? slice_rows(B, split_k) : B; }
+long PlanEntry::k_slice() const {
+  if (split_k <= 1) return B;
+  return op == Op::conv2d_backward_weight ? (B + split_k - 1) / split_k : slice_rows(B, split_k);
+}
 
 void set_figures(PlanEntry& e, Precision precision) {
   const KernelDef& def = kernel_def(e.op);
@@ -89,11 +95,11 @@ void set_figures(PlanEntry& e, Precision precision) {
 }
 
 PlanEntry with_split_k(const PlanEntry& e, uint32_t slices, Precision precision) {
-  if (e.op != Op::matmul_backward_weight) return e;
+  if (e.op != Op::matmul_backward_weight && e.op != Op::conv2d_backward_weight) return e;
   PlanEntry out = e;
   out.split_k = 1;
   if (slices > 1 && e.B > 0) {
-    const long rows = slice_rows(e.B, slices);
+    const long rows = e.op == Op::conv2d_backward_weight ? (e.B + slices - 1) / slices : slice_rows(e.B, slices);
     out.split_k = static_cast<uint32_t>((e.B + rows - 1) / rows);
   }
   set_figures(out, precision);

@@ -46,11 +46,15 @@ struct PlanEntry {
   // k_slice() rows, each summed by its own workgroups into an fp32 partial product (split_k x OC x C), then a second
   // pass adds the partials in slice order and rounds once to the storage type. 1: one GEMM over all of K (the CPU's
   // plan always). The figures count the partials' traffic and the reduce's additions (kernel_table.cpp).
+  // conv2d_backward_weight the same way over its K = B*OH*OW pixels, in slices of k_slice() whole images (its
+  // partials split_k x OC x KS*KS*C; its figures do not count them yet).
   uint32_t split_k = 1;
   // gather_batch under --input host (use_host_upload): the batch arrives by a host-to-device copy of what the host
   // loader assembled (a transfer, not a kernel), named upload_batch in tables, traces and the timeline.
   bool host_upload = false;
-  long k_slice() const;  // rows of the batch per slice: B / split_k rounded up to a multiple of kSplitKAlign
+  // Rows of the batch per slice: B / split_k rounded up to a multiple of kSplitKAlign (the convolution: images,
+  // ceil(B / split_k), as its shader computes them).
+  long k_slice() const;
 
   const char* kernel() const { return host_upload ? kUploadBatch : kernel_name(op); }
   static constexpr const char* kUploadBatch = "upload_batch";
@@ -80,10 +84,16 @@ constexpr long kSplitKAlign = 16;
 // e's analytic figures (flops, bytes_read, bytes_written) from its kernel's formulas in `precision`'s storage type.
 void set_figures(PlanEntry& e, Precision precision);
 
-// matmul_backward_weight entry e with its K cut into at most `slices` slices of k_slice() rows (the last may be
-// shorter, none is empty: split_k becomes ceil(B / k_slice)), its figures re-derived; slices <= 1, or a K too short
-// for two slices, gives split_k = 1. Other kernels are returned unchanged.
+// matmul_backward_weight (or conv2d_backward_weight) entry e with its K cut into at most `slices` slices of k_slice()
+// rows (images; the last may be shorter, none is empty: split_k becomes ceil(B / k_slice)), its figures re-derived;
+// slices <= 1, or a K too short for two slices, gives split_k = 1. Other kernels are returned unchanged.
 PlanEntry with_split_k(const PlanEntry& e, uint32_t slices, Precision precision);
+
+// The elements of one slice's partial product of a split entry: its output, dweight: OC x C (matmul_backward_weight),
+// OC x KS x KS x C (conv2d_backward_weight).
+inline size_t split_output_elements(const PlanEntry& e) {
+  return size_t(e.OC) * size_t(e.C) * (e.op == Op::conv2d_backward_weight ? size_t(e.KS) * size_t(e.KS) : 1);
+}
 
 struct StepPlan {
   ModelShape shape;

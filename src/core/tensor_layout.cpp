@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/step_plan.hpp"
 
 namespace core {
 
@@ -55,7 +56,7 @@ TensorLayout tensor_layout(const StepPlan& plan, const LayoutSizes& sizes, Preci
   add("placeholder", Role::Placeholder, -1, false, 4, Elem::F32, &M::workspace);
   size_t partials = 0;  // one buffer serves every split entry: they run one after the other
   for (const PlanEntry& e : plan.entries)
-    if (e.split_k > 1) partials = std::max(partials, size_t(e.split_k) * size_t(e.OC) * size_t(e.C));
+    if (e.split_k > 1) partials = std::max(partials, size_t(e.split_k) * split_output_elements(e));
   if (partials > 0) add("split_k_partials", Role::SplitKPartials, -1, false, partials, Elem::F32, &M::workspace);
   if (sizes.staging > 0) {
     add("staging_x", Role::StagingX, -1, false, sizes.staging * B * C0, Elem::Storage, &M::workspace);

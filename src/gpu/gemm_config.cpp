@@ -125,15 +125,30 @@ uint32_t busy_workgroups(const vk::DeviceInfo& device) {
   return device.type == "discrete GPU" ? 2 * 128 : 2 * 32;
 }
 
-uint32_t choose_split_k(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceInfo& device) {
-  if (e.op != core::Op::matmul_backward_weight || e.B <= 0) return 1;
+namespace {
+// The rule of choose_split_k for G workgroups and at most `most` slices.
+uint32_t split_rule(const GemmConfig& config, uint64_t groups, uint64_t most, const vk::DeviceInfo& device) {
   if (config.split_k >= 1) return config.split_k;
-  const uint64_t groups = uint64_t((e.OC + config.tiles.tile_m - 1) / config.tiles.tile_m) *
-                          uint64_t((e.C + config.tiles.tile_n - 1) / config.tiles.tile_n);
   const uint64_t busy = busy_workgroups(device);
-  const uint64_t most = uint64_t(e.B / kMinSliceRows);
   if (groups >= busy || most < 2) return 1;
   return static_cast<uint32_t>(std::min((busy + groups - 1) / groups, most));
+}
+}  // namespace
+
+uint32_t choose_split_k(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceInfo& device) {
+  if (e.op != core::Op::matmul_backward_weight || e.B <= 0) return 1;
+  const uint64_t groups = uint64_t((e.OC + config.tiles.tile_m - 1) / config.tiles.tile_m) *
+                          uint64_t((e.C + config.tiles.tile_n - 1) / config.tiles.tile_n);
+  return split_rule(config, groups, uint64_t(e.B / kMinSliceRows), device);
+}
+
+uint32_t choose_conv_split_k(const GemmConfig& config, const GemmTiles& tiles, const core::PlanEntry& e,
+                             const vk::DeviceInfo& device) {
+  if (e.op != core::Op::conv2d_backward_weight || e.B <= 0) return 1;
+  const uint64_t N = uint64_t(e.KS) * uint64_t(e.KS) * uint64_t(e.C);
+  const uint64_t groups = uint64_t((e.OC + tiles.tile_m - 1) / tiles.tile_m) * ((N + tiles.tile_n - 1) / tiles.tile_n);
+  const uint64_t pixels = uint64_t(e.B) * uint64_t(e.OH()) * uint64_t(e.OW());
+  return split_rule(config, groups, std::min<uint64_t>(uint64_t(e.B), pixels / kMinSliceRows), device);
 }
 
 std::vector<GemmTiles> gemm_tile_candidates() {
@@ -262,16 +277,23 @@ GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, con
   return {GemmPath::Tiled, vec4, split};
 }
 
+std::array<uint32_t, 2> fold_rows(uint64_t rows, const vk::DeviceLimits& limits) {
+  const uint64_t most = std::max<uint32_t>(1, limits.max_workgroup_count[1]);
+  const uint64_t z = std::max<uint64_t>(1, (rows + most - 1) / most), y = (rows + z - 1) / z;
+  return {static_cast<uint32_t>(std::min<uint64_t>(y, UINT32_MAX)), static_cast<uint32_t>(std::min<uint64_t>(z, UINT32_MAX))};
+}
+
 GemmVariant conv_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits) {
-  if (config.path != GemmPath::Texel) return {GemmPath::Tiled, false, false};
+  const bool split = e.split_k > 1;
+  if (config.path != GemmPath::Texel) return {GemmPath::Tiled, false, split};
   const bool vec4 = config.vector_loads && e.C % 4 == 0 && e.OC % 4 == 0;
   // The operands: the input (B,H,W,C), the output gradient or output (B,OH,OW,OC) and the weight (OC,KS,KS,C).
   const uint64_t largest = std::max({uint64_t(e.B) * uint64_t(e.H) * uint64_t(e.W) * uint64_t(e.C),
                                      uint64_t(e.B) * uint64_t(e.OH()) * uint64_t(e.OW()) * uint64_t(e.OC),
                                      uint64_t(e.OC) * uint64_t(e.KS) * uint64_t(e.KS) * uint64_t(e.C)});
-  if (largest / (vec4 ? 4 : 1) <= limits.max_texel_buffer_elements) return {GemmPath::Texel, vec4, false};
-  if (largest <= limits.max_texel_buffer_elements) return {GemmPath::Texel, false, false};
-  return {GemmPath::Tiled, false, false};
+  if (largest / (vec4 ? 4 : 1) <= limits.max_texel_buffer_elements) return {GemmPath::Texel, vec4, split};
+  if (largest <= limits.max_texel_buffer_elements) return {GemmPath::Texel, false, split};
+  return {GemmPath::Tiled, false, split};
 }
 
 std::array<uint32_t, 2> gemm_operand_bindings(core::Op op) {

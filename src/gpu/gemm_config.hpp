@@ -74,6 +74,12 @@ GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precisio
 uint32_t choose_split_k(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceInfo& device);
 constexpr long kMinSliceRows = 64;
 
+// The same rule for conv2d_backward_weight, whose output dweight (OC x KS*KS*C: 32 x 9 and 64 x 288 in the CNN) is
+// one to a few tiles while its K is B*OH*OW pixels (25088 to 100352 at batch 128): G from `tiles` (the variant's,
+// gpu::Kernels::conv_tiles), K in slices of whole images, at most B of them and each at least kMinSliceRows pixels.
+uint32_t choose_conv_split_k(const GemmConfig& config, const GemmTiles& tiles, const core::PlanEntry& e,
+                             const vk::DeviceInfo& device);
+
 // How many workgroups the device runs at once, as far as Vulkan lets us know. A software device (lavapipe) runs
 // whole workgroups on its CPU threads: LP_NUM_THREADS where set, else one per hardware thread (llvmpipe's default),
 // so G >= that many is full. A GPU: 2 workgroups per compute unit (so that one can wait on memory while the other
@@ -123,8 +129,16 @@ constexpr GemmTiles kConvTexelTiles{64, 8, 4, 8, 8};
 
 // The variant that runs convolution entry e under `config`: the Texel path where the configuration's path is Texel
 // and every operand fits maxTexelBufferElements, else Tiled; 4-wide texels (vec4) on the Texel path where C and OC are
-// multiples of 4 (each texel then holds 4 channels of one pixel) and config.vector_loads. Never split.
+// multiples of 4 (each texel then holds 4 channels of one pixel) and config.vector_loads. Split where the entry is
+// (conv2d_backward_weight with e.split_k > 1: choose_conv_split_k).
 GemmVariant conv_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits);
+
+// `rows` tile rows of a convolution's output as workgroups along y and z, {y, z}: {rows, 1} where they fit
+// maxComputeWorkGroupCount[1], else z = ceil(rows / that limit) layers of y = ceil(rows / z) rows, which the shaders
+// unfold (shaders/common/tile_row.glsl). A z past maxComputeWorkGroupCount[2] is returned as it is, for
+// vk::record_dispatch to refuse naming the limit (about 4e9 tile rows on the spec's minimum limits: no batch that
+// fits a buffer gets there).
+std::array<uint32_t, 2> fold_rows(uint64_t rows, const vk::DeviceLimits& limits);
 
 // The two bindings of a GEMM or convolution kernel that hold its operands A and B (the texel variant reads them
 // through views).

@@ -34,11 +34,20 @@ std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::D
   if (def.grid == core::Grid::Conv) {
     const GemmConfig chosen = choose_gemm_config(device, precision);
     std::vector<GemmConfig> out{chosen};
-    if (precision != core::Precision::FP32) return out;
-    // One configuration per way the convolutions run: the Texel path, and each Tiled tiling (the 4-wide texels or
-    // not follow each case's channels).
+    if (precision != core::Precision::FP32) {  // the default, and backward weight split-K on the default's path
+      if (def.op == core::Op::conv2d_backward_weight)
+        for (const GemmConfig& c : gemm_configs_to_test(device, precision))
+          if (c.path == chosen.path && c.split_k > 1) {
+            out.push_back(c);
+            break;
+          }
+      return out;
+    }
+    // One configuration per way the convolutions run: the Texel path, each Tiled tiling (the 4-wide texels or not
+    // follow each case's channels), and for conv2d_backward_weight split-K on each path.
     const auto runs_as = [&](const GemmConfig& c) {
-      return std::pair{c.path, c.path == GemmPath::Texel ? kConvTexelTiles : conv_tiles(c, device)};
+      return std::tuple{c.path, c.path == GemmPath::Texel ? kConvTexelTiles : conv_tiles(c, device),
+                        def.op == core::Op::conv2d_backward_weight && c.split_k > 1};
     };
     for (const GemmConfig& c : gemm_configs_to_test(device, precision)) {
       bool seen = false;
@@ -97,7 +106,7 @@ uint32_t data_chunks(uint64_t rows, uint64_t row_bytes, const vk::DeviceLimits& 
 }
 
 VkDeviceSize split_k_partials_bytes(const core::PlanEntry& e) {
-  return e.split_k > 1 ? VkDeviceSize(e.split_k) * VkDeviceSize(e.OC) * VkDeviceSize(e.C) * sizeof(float) : 0;
+  return e.split_k > 1 ? VkDeviceSize(e.split_k) * core::split_output_elements(e) * sizeof(float) : 0;
 }
 
 Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precision precision,
@@ -123,7 +132,8 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precisi
     pipelines_.back() = vk::ComputePipeline(ctx, def.name + suffix_, def.binding_count(precision), def.params_bytes,
                                             {{local, 1, 1}, shared}, spec, {}, cache);
   }
-  if (!only || *only == core::Op::matmul_backward_weight) {  // the second pass of a split matmul_backward_weight
+  // The second pass of a split matmul_backward_weight or conv2d_backward_weight.
+  if (!only || *only == core::Op::matmul_backward_weight || *only == core::Op::conv2d_backward_weight) {
     const uint32_t reduce_local = workgroup_size(256, ctx.limits());
     const std::array<uint32_t, 1> reduce_spec{reduce_local};
     split_reduce_ = vk::ComputePipeline(ctx, "split_k_reduce" + suffix_, 2, sizeof(core::SplitKReduceParams),
@@ -132,6 +142,9 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precisi
 }
 
 core::PlanEntry Kernels::with_split_k(const core::PlanEntry& e) const {
+  if (e.op == core::Op::conv2d_backward_weight)
+    return core::with_split_k(e, choose_conv_split_k(gemm_, conv_tiles(conv_variant(e)), e, ctx_->info()),
+                              precision_);
   return core::with_split_k(e, choose_split_k(gemm_, e, ctx_->info()), precision_);
 }
 
@@ -215,7 +228,9 @@ const vk::ComputePipeline& Kernels::gemm_pipeline(core::Op op, GemmVariant v) co
 }
 
 const vk::ComputePipeline& Kernels::conv_pipeline(core::Op op, GemmVariant v) const {
-  auto [it, inserted] = conv_pipelines_.try_emplace({op, v.path, v.vec4});
+  if (v.split && op != core::Op::conv2d_backward_weight)
+    throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " never runs split-K");
+  auto [it, inserted] = conv_pipelines_.try_emplace({op, v.path, v.vec4, v.split});
   if (inserted) {
     try {
       const core::KernelDef& def = core::kernel_def(op);
@@ -228,7 +243,10 @@ const vk::ComputePipeline& Kernels::conv_pipeline(core::Op op, GemmVariant v) co
                                     texel ? 0 : t.shared_bytes()};
       std::array<uint32_t, 8> spec = gemm_spec_constants(t, v);
       if (texel) std::swap(spec[5], spec[6]);  // local_size_x_id = 5, local_size_y_id = 6
-      it->second = vk::ComputePipeline(*ctx_, std::string(def.name) + (texel ? "_texel" : "") + suffix_, bindings,
+      // "<kernel>[_splitk][_texel]<suffix>" (shaders/shaders.cmake).
+      const std::string name =
+          std::string(def.name) + (v.split ? "_splitk" : "") + (texel ? "_texel" : "") + suffix_;
+      it->second = vk::ComputePipeline(*ctx_, name, bindings,
                                        def.params_bytes, workgroup, spec,
                                        gemm_binding_kinds(op, v, precision_, bindings), cache_);
     } catch (...) {
@@ -251,23 +269,28 @@ const vk::ComputePipeline& Kernels::pipeline(core::Op op) const {
   return p;
 }
 
-std::array<uint32_t, 2> Kernels::groups(const core::PlanEntry& e) const {
+std::array<uint32_t, 3> Kernels::groups(const core::PlanEntry& e) const {
   const core::KernelDef& def = core::kernel_def(e.op);
   const std::array<uint64_t, 2> size = def.grid_size(e);
   switch (def.grid) {
     case core::Grid::Elements:  // grid-stride loops: the group count may stay under maxComputeWorkGroupCount[0]
       return {std::clamp<uint32_t>(div_up(size[0], local_sizes_.at(size_t(e.op))), 1u,
                                    ctx_->limits().max_workgroup_count[0]),
-              1};
-    case core::Grid::Rows: return {std::max(1u, div_up(size[0], local_sizes_.at(size_t(e.op)))), 1};
-    case core::Grid::Gemm: return {div_up(size[1], gemm_.tiles.tile_n), div_up(size[0], gemm_.tiles.tile_m)};
+              1, 1};
+    case core::Grid::Rows: return {std::max(1u, div_up(size[0], local_sizes_.at(size_t(e.op)))), 1, 1};
+    case core::Grid::Gemm:
+      return {div_up(size[1], gemm_.tiles.tile_n), div_up(size[0], gemm_.tiles.tile_m), e.split_k > 1 ? e.split_k : 1};
     case core::Grid::Conv: {
       const GemmTiles& t = conv_tiles(conv_variant(e));
-      return {div_up(size[1], t.tile_n), div_up(size[0], t.tile_m)};
+      const std::array<uint32_t, 2> yz = fold_rows((size[0] + t.tile_m - 1) / t.tile_m, ctx_->limits());
+      if (e.split_k <= 1) return {div_up(size[1], t.tile_n), yz[0], yz[1]};
+      // Split-K's slices take z (conv2d_backward_weight, whose rows are its OC output channels: never folded).
+      if (yz[1] > 1) throw core::Error(core::ErrorKind::Internal, e.label() + ": split-K with its rows folded into z");
+      return {div_up(size[1], t.tile_n), yz[0], e.split_k};
     }
-    case core::Grid::Single: return {1, 1};
+    case core::Grid::Single: return {1, 1, 1};
   }
-  return {1, 1};
+  return {1, 1, 1};
 }
 
 void Kernels::dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, const EntrySets& sets,
@@ -280,7 +303,7 @@ void Kernels::dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, const Entr
   const bool split = e.split_k > 1;
   if (split && sets.reduce == VK_NULL_HANDLE)
     throw core::Error(core::ErrorKind::Internal, e.label() + ": split-K without the reduce's descriptor set");
-  const std::array<uint32_t, 2> g = groups(e);
+  const std::array<uint32_t, 3> g = groups(e);
   if (!sets.chunks.empty()) {
     for (size_t i = 0; i < sets.chunks.size(); ++i) {
       // WAW: each chunk writes only its own rows of x_batch and y_batch, but through the same bindings, which are
@@ -293,11 +316,11 @@ void Kernels::dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, const Entr
     }
     return;
   }
-  vk::record_dispatch(cmd, p, sets.main, args.data(), g[0], g[1], split ? e.split_k : 1);
+  vk::record_dispatch(cmd, p, sets.main, args.data(), g[0], g[1], g[2]);
   if (!split) return;
   // RAW: the reduce reads every slice's partial product.
   vk::compute_barrier(cmd);
-  const core::SplitKReduceParams r{static_cast<uint32_t>(e.OC * e.C), e.split_k};
+  const core::SplitKReduceParams r{static_cast<uint32_t>(core::split_output_elements(e)), e.split_k};
   const uint32_t local = split_reduce_.workgroup().size[0];
   vk::record_dispatch(cmd, split_reduce_, sets.reduce, &r,
                       std::clamp<uint32_t>(div_up(r.count, local), 1u, ctx_->limits().max_workgroup_count[0]));

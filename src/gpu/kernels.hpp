@@ -70,7 +70,8 @@ uint64_t rows_per_binding(uint64_t row_bytes, const vk::DeviceLimits& limits);
 // How many chunks (descriptor sets) a dataset of `rows` rows of `row_bytes` is bound in: 1 where it fits whole.
 uint32_t data_chunks(uint64_t rows, uint64_t row_bytes, const vk::DeviceLimits& limits);
 
-// Bytes of the fp32 partial products a split-K entry needs (split_k x OC x C floats); 0 when e is not split.
+// Bytes of the fp32 partial products a split-K entry needs (split_k x core::split_output_elements floats); 0 when e
+// is not split.
 VkDeviceSize split_k_partials_bytes(const core::PlanEntry& e);
 
 class Kernels {
@@ -92,6 +93,8 @@ class Kernels {
   const vk::ComputePipeline& pipeline(core::Op op) const;
   // GEMM kernel `op` in variant `v` (compiled on first use), whatever entry would pick it; split-K's reduce.
   const vk::ComputePipeline& gemm_pipeline(core::Op op, GemmVariant v) const;
+  // Convolution `op` in variant `v` (path and vec4; compiled on first use), whatever entry would pick it.
+  const vk::ComputePipeline& conv_pipeline(core::Op op, GemmVariant v) const;
   const vk::ComputePipeline& split_reduce() const { return split_reduce_; }
   const GemmConfig& gemm_config() const { return gemm_; }
   // The tiles a convolution (core::Grid::Conv) runs with in variant v: kConvTexelTiles on the Texel path, else
@@ -101,12 +104,14 @@ class Kernels {
   GemmVariant conv_variant(const core::PlanEntry& e) const;  // gpu::conv_variant under this configuration
   core::Precision precision() const { return precision_; }
 
-  // Workgroup counts (x, y) of one dispatch of plan entry `e`, from its kernel's grid and this tiling (a split-K
-  // entry: of each of its e.split_k slices, along z).
-  std::array<uint32_t, 2> groups(const core::PlanEntry& e) const;
+  // Workgroup counts (x, y, z) of one dispatch of plan entry `e`, from its kernel's grid and this tiling: a split-K
+  // entry has its e.split_k slices along z; a convolution has its tile rows folded into y x z where they are more
+  // than maxComputeWorkGroupCount[1] (gpu::fold_rows).
+  std::array<uint32_t, 3> groups(const core::PlanEntry& e) const;
 
-  // e as this device runs it: matmul_backward_weight with the split-K slices of choose_split_k (PlanEntry::split_k,
-  // its figures re-derived in this precision); any other entry unchanged. The GPU trainer's plan holds these.
+  // e as this device runs it: matmul_backward_weight with the split-K slices of choose_split_k, conv2d_backward_weight
+  // with those of choose_conv_split_k (PlanEntry::split_k, its figures re-derived in this precision); any other entry
+  // unchanged. The GPU trainer's plan holds these.
   core::PlanEntry with_split_k(const core::PlanEntry& e) const;
 
   // The sets of entry e from `pool` (room for 2 sets, or data_chunks() for a gather): ranges are its bindings in the
@@ -137,9 +142,8 @@ class Kernels {
   mutable std::map<std::tuple<core::Op, GemmPath, bool, bool>, vk::ComputePipeline> gemm_pipelines_;
   vk::ComputePipeline split_reduce_;  // shaders/splitk/split_k_reduce.comp
   GemmTiles conv_tiles_, conv_texel_tiles_ = kConvTexelTiles;
-  // The convolutions' pipelines by (op, path, vec4), made on first use (an MLP never needs them).
-  mutable std::map<std::tuple<core::Op, GemmPath, bool>, vk::ComputePipeline> conv_pipelines_;
-  const vk::ComputePipeline& conv_pipeline(core::Op op, GemmVariant v) const;
+  // The convolutions' pipelines by (op, path, vec4, split), made on first use.
+  mutable std::map<std::tuple<core::Op, GemmPath, bool, bool>, vk::ComputePipeline> conv_pipelines_;
 };
 
 }  // namespace gpu

@@ -76,16 +76,22 @@ void PipelineWarmer::warm(std::span<const Item> items) {
 
 std::vector<const vk::ComputePipeline*> every_pipeline(const Kernels& kernels) {
   std::vector<const vk::ComputePipeline*> out;
+  // The convolutions first (compiled last): only a CNN runs them, and the model can be switched live.
+  const GemmConfig& config = kernels.gemm_config();
   for (const core::KernelDef& def : core::kernel_table()) {
-    if (!def.exists_in(kernels.precision())) continue;
-    // The convolutions run only in a CNN's plan, whose trainer compiles them when it is built (gpu::Trainer warms
-    // its plan's pipelines); compiling them for every model would cost each MLP session seconds of lavapipe's time.
-    if (def.grid == core::Grid::Conv) continue;
+    if (def.grid != core::Grid::Conv || !def.exists_in(kernels.precision())) continue;
+    for (bool vec4 : {false, true})
+      for (bool split : {false, true})
+        if ((!vec4 || (config.path == GemmPath::Texel && config.vector_loads)) &&
+            (!split || def.op == core::Op::conv2d_backward_weight))
+          out.push_back(&kernels.conv_pipeline(def.op, GemmVariant{config.path, vec4, split}));
+  }
+  for (const core::KernelDef& def : core::kernel_table()) {
+    if (!def.exists_in(kernels.precision()) || def.grid == core::Grid::Conv) continue;
     if (def.grid != core::Grid::Gemm) {
       out.push_back(&kernels.pipeline(def.op));
       continue;
     }
-    const GemmConfig& config = kernels.gemm_config();
     for (bool vec4 : {false, true}) {
       if (vec4 && !config.vector_loads) continue;
       for (bool split : {false, true}) {

@@ -49,10 +49,12 @@ class PipelineWarmer {
   std::set<VkPipeline> warmed_;
 };
 
-// Every pipeline a trainer of `kernels`' precision may run, compiling the GEMM variants not made yet (GEMM
-// pipelines are otherwise made on first use): every kernel of the table in that precision, split-K's reduce, and each
-// GEMM in each variant of the device's path (4-wide loads or not; split-K or not for matmul_backward_weight). Not
-// the convolutions (core::Grid::Conv): a CNN's trainer compiles them when it is built.
+// Every pipeline a trainer of `kernels`' precision may run, compiling the GEMM and convolution variants not made yet
+// (those are otherwise made on first use): every kernel of the table in that precision, split-K's reduce, each GEMM in
+// each variant of the device's path (4-wide loads or not; split-K or not for matmul_backward_weight), and, first in
+// the list, each convolution in each variant of its path (texel: 4 channels per texel or 1; tiled: scalar loads;
+// split-K or not for conv2d_backward_weight).
+// run::BackgroundCompile takes the list from its back, so an MLP's kernels are compiled before a CNN's.
 std::vector<const vk::ComputePipeline*> every_pipeline(const Kernels& kernels);
 
 }  // namespace gpu
