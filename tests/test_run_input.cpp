@@ -285,3 +285,52 @@ TEST_CASE("GPU busy falls when a slowed loader is the bottleneck, and rises with
   CHECK(threads > slow);
   CHECK(prefetch > no_prefetch);
 }
+
+TEST_CASE("the CNN on host input: as device-resident input on the GPU, and augmented, GPU and CPU agree") {
+  if (!test::vulkan_device_or_skip("the GPU backend's CNN runs")) return;
+  gpu::DeviceCache cache;
+  auto cnn = [](const std::string& backend, const core::InputPipeline& input) {
+    core::TrainConfig cfg = config(backend, input);
+    cfg.model = core::ModelKind::CNN;
+    cfg.conv = {4};  // 8x8 images: conv 4, pool to 4x4, dense 16, 4 classes
+    return cfg;
+  };
+  // images() as 8x8 one-channel images (the same values), which a CNN needs.
+  static const core::DataSplit pictures = [] {
+    core::DataSplit d = images();
+    for (core::Dataset* s : {&d.train, &d.test}) {
+      s->height = s->width = 8;
+      s->channels = 1;
+    }
+    return d;
+  }();
+  auto make = [&](const core::TrainConfig& cfg, gpu::DeviceCache* c) {
+    const std::vector<float> init = core::init_parameters(core::model_shape(cfg, pictures), cfg.seed);
+    std::unique_ptr<core::Trainer> t = cfg.backends[0] == "gpu" ? gpu::make_trainer(cfg, pictures, init, c)
+                                                                : cpu::make_trainer(cfg, pictures, init);
+    if (cfg.input.host()) t->set_batch_source(run::make_loader(cfg, pictures));
+    return t;
+  };
+  const int steps = 6;
+  // Unaugmented host batches hold the same bytes as the device's gather: the same bits.
+  const core::TrainConfig device_cfg = cnn("gpu", {});
+  const std::vector<core::StepRecord> device = train(*make(device_cfg, &cache), device_cfg, steps);
+  const core::TrainConfig host_cfg = cnn("gpu", {core::InputSource::Host, false, 2, 1, false});
+  std::unique_ptr<core::Trainer> host_trainer = make(host_cfg, &cache);
+  REQUIRE(host_trainer->plan().entries.front().host_upload);
+  const std::vector<core::StepRecord> host = train(*host_trainer, host_cfg, steps);
+  REQUIRE(host.size() == size_t(steps));
+  REQUIRE(device.size() == size_t(steps));
+  for (int s = 0; s < steps; ++s) CHECK(std::memcmp(&host[size_t(s)].loss, &device[size_t(s)].loss, 4) == 0);
+  // Augmented (crop and flip on the loader threads): both backends train on the same batches.
+  std::vector<std::vector<core::StepRecord>> augmented;
+  for (const std::string backend : {"cpu", "gpu"}) {
+    const core::TrainConfig cfg = cnn(backend, {core::InputSource::Host, true, 2, 1, false});
+    augmented.push_back(train(*make(cfg, &cache), cfg, steps));
+    REQUIRE(augmented.back().size() == size_t(steps));
+  }
+  for (int s = 0; s < steps; ++s) {
+    const float cpu = augmented[0][size_t(s)].loss, gpu = augmented[1][size_t(s)].loss;
+    CHECK(std::fabs(gpu - cpu) <= 1e-4 * std::fabs(cpu));
+  }
+}
