@@ -11,31 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.hpp"
 #include "cpu/conv.hpp"
 #include "cpu/simd.hpp"
 #include "cpu/thread_pool.hpp"
+#include "cpu_test_util.hpp"
 
 namespace {
 
-std::vector<float> random_values(size_t n, uint64_t seed) {
-  core::Pcg32 rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = rng.uniform(-1.0f, 1.0f);
-  return v;
-}
-
-std::vector<cpu::SimdLevel> runnable_levels() {
-  std::vector<cpu::SimdLevel> levels{cpu::SimdLevel::Portable};
-  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX2) levels.push_back(cpu::SimdLevel::AVX2);
-  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX512) levels.push_back(cpu::SimdLevel::AVX512);
-  return levels;
-}
-
-struct LevelGuard {
-  cpu::SimdLevel saved = cpu::active_simd_level();
-  ~LevelGuard() { cpu::set_simd_level(saved); }
-};
+using test::LevelGuard;
+using test::random_floats;
+using test::runnable_levels;
 
 // {B, H, W, C, OC, KS, pad}: OH = H + 2 pad - KS + 1.
 cpu::ConvShape shape(long B, long H, long W, long C, long OC, long KS, long pad) {
@@ -107,9 +92,9 @@ TEST_CASE("the CPU convolutions equal plain loops at every SIMD level, the same 
   cpu::ThreadPool one(1), three(3);
   uint64_t seed = 1;
   for (const cpu::ConvShape& s : kShapes) {
-    const auto inp = random_values(size_t(s.B * s.H * s.W * s.C), seed++);
-    const auto w = random_values(size_t(s.OC * s.K()), seed++);
-    const auto dout = random_values(size_t(s.B * s.OH * s.OW * s.OC), seed++);
+    const auto inp = random_floats(size_t(s.B * s.H * s.W * s.C), seed++);
+    const auto w = random_floats(size_t(s.OC * s.K()), seed++);
+    const auto dout = random_floats(size_t(s.B * s.OH * s.OW * s.OC), seed++);
     const Reference want = reference(s, inp, w, dout);
     for (const cpu::SimdLevel level : runnable_levels()) {
       cpu::set_simd_level(level);

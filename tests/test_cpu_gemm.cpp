@@ -20,31 +20,15 @@
 #include "cpu/simd.hpp"
 #include "cpu/thread_pool.hpp"
 #include "cpu/trainer.hpp"
+#include "cpu_test_util.hpp"
 
 using core::Activation;
 
 namespace {
 
-std::vector<float> random_floats(size_t n, uint64_t seed) {
-  core::Pcg32 rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = rng.uniform(-1.0f, 1.0f);
-  return v;
-}
-
-// The levels this CPU can run, lowest first.
-std::vector<cpu::SimdLevel> runnable_levels() {
-  std::vector<cpu::SimdLevel> levels{cpu::SimdLevel::Portable};
-  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX2) levels.push_back(cpu::SimdLevel::AVX2);
-  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX512) levels.push_back(cpu::SimdLevel::AVX512);
-  return levels;
-}
-
-// Restores the detected level when a test case ends, whatever it forced.
-struct LevelGuard {
-  cpu::SimdLevel saved = cpu::active_simd_level();
-  ~LevelGuard() { cpu::set_simd_level(saved); }
-};
+using test::LevelGuard;
+using test::random_floats;
+using test::runnable_levels;
 
 struct Shape {
   long B, C, OC;
