@@ -127,7 +127,7 @@ void indirect_gemm(float* out, const PatchGrid& g, long M, const float* pb, long
 const float* packed_b(MatrixView b, long K, long N, const GemmMicroKernel& uk) {
   thread_local AlignedBuffer buffer;
   float* pb = buffer.get(size_t((N + uk.nr - 1) / uk.nr * uk.nr * K));
-  for (long n0 = 0; n0 < N; n0 += uk.nr) pack_b(pb + n0 * K, b, 0, K, n0, std::min<long>(uk.nr, N - n0), uk);
+  pack_b(pb, b, 0, K, 0, N, uk);  // all ceil(N / nr) micro-panels, zero-padded
   return pb;
 }
 
