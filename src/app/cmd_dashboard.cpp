@@ -8,8 +8,6 @@
 #include <iostream>
 #include <thread>
 
-#include <imgui.h>
-
 #include "app/commands.hpp"
 #include "app/dashboard_host.hpp"
 #include "app/dashboard_run.hpp"
@@ -31,6 +29,7 @@
 #include "ui/dashboard.hpp"
 #include "ui/lesson_runner.hpp"
 #include "ui/offscreen.hpp"
+#include "ui/presenter_keys.hpp"
 #include "ui/screenshot.hpp"
 #include "ui/settings.hpp"
 #include "ui/window.hpp"
@@ -58,6 +57,13 @@ std::string window_advice(const std::string& failure) {
   }
   return fmt::format("The display and a Vulkan device are there, but they could not be used together; {}",
                      headless);
+}
+
+// The window's keys, for --help (ui::key_help: the same list as the window's help overlay).
+std::string keys_help() {
+  std::string text = "\nKeys in the window (? shows them there):";
+  for (const auto& line : ui::key_help()) text += fmt::format("\n  {:<24} {}", line.keys, line.does);
+  return text;
 }
 
 std::string window_title(const std::vector<core::BackendRun>& runs) {
@@ -123,7 +129,8 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
       "Sweep (samples/s against the batch size) and Boundary (the spiral's decision boundary).\n"
       "Peaks (GB/s, GFLOP/s): from the per-device cache of `trainscope peaks` ($XDG_CACHE_HOME/trainscope/peaks.json);\n"
       "a device missing from it is measured once when the window opens, with training paused (not with --script or\n"
-      "--frames: those say \"not measured\"); the Re-measure button pauses training, measures again and resumes.");
+      "--frames: those say \"not measured\"); the Re-measure button pauses training, measures again and resumes." +
+      keys_help());
   add_training_options(c, o);
   c->get_option("--epochs")
       ->description("Stop after N epochs, 1..10000 (without it the dashboard trains until stopped)")
@@ -282,11 +289,13 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   // --font-size or --presentation given for this run.
   const ui::StyleOptions start_style = window->style();
   const int start_width = window->width(), start_height = window->height();
+  ui::PresenterKeys keys(lesson.has_value());  // the teacher's keys: Space, B, P, F11, ?, Esc...
   std::string longest_caption;  // the caption band is as tall as the lesson's longest caption needs, all along
   if (lesson) {
     const ui::Lesson& l = lesson->lesson();
     say("lesson: {} ({} steps, {} points{})\n", l.title, l.steps.size(), l.points(),
-        d.autoplay ? ", autoplay" : "; Space, Right or Page Down: next; Left or Page Up: the caption before");
+        d.autoplay ? ", autoplay"
+                   : "; Space, Right or Page Down: next; Left or Page Up: the caption before; ?: all keys");
     for (const auto& step : l.steps)
       if (step.caption && step.caption->size() > longest_caption.size()) longest_caption = *step.caption;
   }
@@ -322,6 +331,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     view.peaks_measuring = peaks_state.measuring;
     view.peaks_stage = std::move(peaks_state.stage);
     view.peaks_message = std::move(peaks_state.message);
+    apply_keys(window->take_keys(), keys, lesson ? &*lesson : nullptr, view, controller, session, *window);
     if (lesson) {
       lesson->update(view.now_s, view, controller);
       for (const auto& line : lesson->take_log()) say("lesson: {}\n", line);
@@ -347,12 +357,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     window->set_footer(ui::Dashboard::footer(view));
     window->frame([&] {
       dashboard.draw(view, &controller, toast);
-      // The teacher's keys (what presentation clickers send), unless a text field has the keyboard.
-      if (lesson && !ImGui::GetIO().WantTextInput) {
-        auto pressed = [](ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), false); };
-        if (pressed(ImGuiKey_Space) || pressed(ImGuiKey_RightArrow) || pressed(ImGuiKey_PageDown)) lesson->next();
-        if (pressed(ImGuiKey_LeftArrow) || pressed(ImGuiKey_PageUp)) lesson->back();
-      }
+      if (keys.draw() == ui::KeyAction::Quit) window->request_close();  // blank screen, help, "quit the lesson?"
     });
 
     if (controller.take_request() && !window->request_screenshot()) {
@@ -406,7 +411,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     if (window->style().font_size != start_style.font_size) remembered.font_size = window->style().font_size;
     if (window->style().presentation != start_style.presentation)
       remembered.presentation = window->style().presentation;
-    if (window->width() != start_width || window->height() != start_height)
+    if (!window->full_screen() && (window->width() != start_width || window->height() != start_height))
       remembered.window_width = window->width(), remembered.window_height = window->height();
     if (const std::string error = ui::save_settings(remembered, settings_path); !error.empty())
       std::cerr << "trainscope: warning: settings not saved: " << error << "\n";

@@ -1,10 +1,11 @@
-// The dashboard's controller over the session: the Timeline tab's exports and a lesson's views.
+// The dashboard's controller over the session: the Timeline tab's exports, a lesson's views and the teacher's keys.
 #include "app/dashboard_host.hpp"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 
+#include <imgui.h>
 #include <nlohmann/json.hpp>
 
 #include "core/csv_export.hpp"
@@ -70,6 +71,31 @@ void SessionController::show(const ui::LessonView& v) {
     if (v.presentation) style.presentation = *v.presentation;
     if (v.font_size) style.font_size = *v.font_size;
     window_.set_style(style);
+  }
+}
+
+void apply_keys(const std::vector<ui::Key>& keys, ui::PresenterKeys& state, ui::LessonRunner* lesson,
+                const ui::DashboardView& view, SessionController& controller, run::Session& session,
+                ui::Window& window) {
+  if (keys.empty() || ImGui::GetIO().WantTextInput) return;  // typed into a field: ImGui has them
+  for (const ui::Key key : keys) {
+    switch (state.press(key)) {
+      case ui::KeyAction::None: break;
+      case ui::KeyAction::Next:
+        if (lesson) {
+          lesson->next();
+          lesson->update(view.now_s, view, controller);
+        }
+        break;
+      case ui::KeyAction::Back:
+        if (lesson) lesson->back();
+        break;
+      case ui::KeyAction::TogglePause:
+        session.post(run::Command(session.pause_requested() ? run::Command::Kind::Resume : run::Command::Kind::Pause));
+        break;
+      case ui::KeyAction::ToggleFullScreen: window.toggle_full_screen(); break;
+      case ui::KeyAction::Quit: window.request_close(); break;
+    }
   }
 }
 

@@ -3,11 +3,13 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "run/session.hpp"
 #include "run/session_peaks.hpp"
 #include "ui/dashboard.hpp"
 #include "ui/lesson_runner.hpp"
+#include "ui/presenter_keys.hpp"
 #include "ui/window.hpp"
 
 namespace app {
@@ -73,5 +75,13 @@ class SessionController final : public ui::Controller, public ui::LessonHost {
   ui::Dashboard& dashboard_;
   std::optional<Shot> shot_;
 };
+
+// The teacher's keys queued by the window since the last frame (ui::Window::take_keys), applied in order: each next
+// or back goes to the lesson (`lesson`, or none) and runs the steps it unlocks at once, so that several taps between
+// two slow frames move it as many points; P pauses or resumes training, F11 toggles full screen, a quit (confirmed
+// during a lesson) closes the window as its close button does. None while a text field has the keyboard.
+void apply_keys(const std::vector<ui::Key>& keys, ui::PresenterKeys& state, ui::LessonRunner* lesson,
+                const ui::DashboardView& view, SessionController& controller, run::Session& session,
+                ui::Window& window);
 
 }  // namespace app

@@ -89,7 +89,7 @@ Window::Window(const WindowOptions& options) : vsync_(options.vsync), max_fps_(o
   glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { on_input(w); });
   glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int, int, int) { on_input(w); });
   glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { on_input(w); });
-  glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int) { on_input(w); });
+  glfwSetCharCallback(window, on_char);
   glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { on_input(w); });
   glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { on_input(w); });
   glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { on_input(w); });
@@ -172,12 +172,6 @@ int Window::height() const {
 
 void Window::set_size(int width, int height) {
   glfwSetWindowSize(window_.get(), std::max(width, 64), std::max(height, 64));
-}
-
-void Window::on_key(GLFWwindow* window, int key, int, int action, int) {
-  on_input(window);
-  if (key == GLFW_KEY_F12 && action == GLFW_PRESS)
-    static_cast<Window*>(glfwGetWindowUserPointer(window))->request_screenshot();
 }
 
 void Window::on_framebuffer_size(GLFWwindow* window, int, int) {

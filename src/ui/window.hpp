@@ -17,9 +17,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ui/frame.hpp"
 #include "ui/imgui_renderer.hpp"
+#include "ui/presenter_keys.hpp"
 #include "ui/style.hpp"
 #include "ui/swapchain.hpp"
 #include "vk/graphics_context.hpp"
@@ -59,6 +62,15 @@ class Window {
   int width() const;
   int height() const;
   void set_size(int width, int height);
+  // F11: full screen on the monitor the window is on, or back to the window it was.
+  void toggle_full_screen();
+  bool full_screen() const;
+
+  // The teacher's keys pressed since the last call, in the order pressed (ui::Key; key repeats are not presses).
+  // Queued by GLFW's callbacks as the events arrive, so a press and release inside one slow frame still count: ImGui
+  // 1.86's polled key state (ImGui::IsKeyPressed) sees only the state at each frame. ImGui still gets every key
+  // (its GLFW backend chains to these callbacks): the caller skips the keys while a text field has the keyboard.
+  std::vector<Key> take_keys() { return std::exchange(keys_, {}); }
 
   // One frame: waits for the max_fps cap (handling events meanwhile), polls events; while minimized waits up to 100 ms
   // for events and returns without drawing; re-creates the swapchain after a resize or when it is out of
@@ -119,6 +131,7 @@ class Window {
   };
 
   static void on_key(GLFWwindow* window, int key, int scancode, int action, int mods);
+  static void on_char(GLFWwindow* window, unsigned int codepoint);
   static void on_framebuffer_size(GLFWwindow* window, int width, int height);
   static void on_input(GLFWwindow* window);  // any other input: the next wait_for_input() returns true
   void recreate_swapchain();
@@ -140,6 +153,9 @@ class Window {
   bool vsync_ = true;
   double max_fps_ = 0;
   bool input_ = false;  // input arrived since the last wait_for_input()
+  std::vector<Key> keys_;         // presses not yet taken (take_keys)
+  bool last_key_repeat_ = false;  // the last key event was a repeat: its character is not a press either
+  int windowed_[4] = {0, 0, 0, 0};  // x, y, width, height before full screen
   bool recreate_ = false;
   uint64_t frame_index_ = 0;
   std::optional<StyleOptions> pending_style_;
