@@ -1,9 +1,6 @@
 // The measurements of `trainscope bench` (see bench.hpp): the CPU kernels on a thread pool, OpenBLAS in a child
 // process per core type (the GPU rows: bench_gpu.cpp).
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -13,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <system_error>
 
 #include "app/bench.hpp"
 #include "app/bench_timing.hpp"
@@ -23,8 +21,8 @@
 #include "cpu/ops/op.hpp"
 #include "cpu/thread_pool.hpp"
 #include "cpu/trainer.hpp"
-
-extern char** environ;
+#include "platform/process.hpp"
+#include "platform/system.hpp"
 
 namespace app {
 namespace {
@@ -33,9 +31,8 @@ size_t sz(long n) { return static_cast<size_t>(n); }
 
 // The directory of this executable (trainscope-openblas-gemm is built beside it).
 std::filesystem::path executable_dir() {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : self.parent_path();
+  const std::filesystem::path self = platform::executable_path();
+  return self.empty() ? std::filesystem::current_path() : self.parent_path();
 }
 
 }  // namespace
@@ -95,7 +92,7 @@ core::MemoryNeed bench_memory_need(const std::vector<GemmCase>& cases, bool cpu,
 }
 
 void bench_progress(const std::string& what, size_t done, size_t total) {
-  if (isatty(STDERR_FILENO)) {  // one line, rewritten in place
+  if (platform::stderr_is_terminal()) {  // one line, rewritten in place
     std::cerr << fmt::format("\rbench: {}: {}/{}", what, done, total) << (done == total ? "\n" : "          ")
               << std::flush;
   } else if (done == 0 || done == total) {  // a log: where each part starts and ends
@@ -146,14 +143,14 @@ std::vector<BenchRow> bench_cpu(const std::vector<GemmCase>& cases, int threads,
 
 std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, int threads, const std::string& core,
                                            int l2_kb, int repeats, double min_seconds, BenchClock clock) {
-  const std::string program = (executable_dir() / "trainscope-openblas-gemm").string();
-  if (access(program.c_str(), X_OK) != 0)
+  const std::string program =
+      (executable_dir() / platform::executable_name("trainscope-openblas-gemm")).string();
+  if (!platform::is_executable(program))
     throw core::Error(core::ErrorKind::Io, fmt::format("{} not found: install libopenblas-dev and rebuild "
                                                        "(scripts/setup.sh does both)", program));
   // The child's environment: ours without any OPENBLAS_* or OMP_* variable, then exactly the ones the bench sets.
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string v = *e;
+  for (const std::string& v : platform::environment()) {
     if (v.rfind("OPENBLAS_", 0) != 0 && v.rfind("GOTO_", 0) != 0 && v.rfind("OMP_", 0) != 0) env.push_back(v);
   }
   env.push_back(fmt::format("OPENBLAS_NUM_THREADS={}", threads));
@@ -162,48 +159,28 @@ std::vector<OpenBlasFigure> bench_openblas(const std::vector<GemmCase>& cases, i
   std::vector<std::string> args{program, std::to_string(repeats), fmt::format("{}", min_seconds),
                                 clock == BenchClock::ThreadCpu ? "cpu" : "wall"};
   for (const auto& g : cases) args.push_back(fmt::format("{}:{}:{}:{}", g.form, g.M(), g.N(), g.K()));
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  int fds[2];
-  if (pipe(fds) != 0) throw core::Error(core::ErrorKind::Io, fmt::format("pipe: {}", std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    throw core::Error(core::ErrorKind::Io, fmt::format("could not run {}: {}", program, std::strerror(rc)));
-  }
   std::vector<OpenBlasFigure> figures;
-  std::string reported_core, pending;
-  FILE* in = fdopen(fds[0], "r");
-  char line[4096];
-  while (in && std::fgets(line, sizeof line, in)) {
-    std::istringstream ls(line);
-    std::string key;
-    ls >> key;
-    if (key == "core") ls >> reported_core;
-    if (key != "row") continue;
-    std::string form;
-    long M = 0, N = 0, K = 0;
-    double ms = 0;
-    ls >> form >> M >> N >> K >> ms;
-    const GemmCase& g = cases[figures.size()];
-    figures.push_back({core, reported_core, ms, ms > 0 ? g.flops() / (ms * 1e-3) / 1e9 : 0});
-    if (figures.size() == cases.size()) break;
+  std::string reported_core;
+  int exit_code = -1;
+  try {
+    exit_code = platform::run_reading_lines(program, args, env, [&](const std::string& line) {
+      std::istringstream ls(line);
+      std::string key;
+      ls >> key;
+      if (key == "core") ls >> reported_core;
+      if (key != "row") return true;
+      std::string form;
+      long M = 0, N = 0, K = 0;
+      double ms = 0;
+      ls >> form >> M >> N >> K >> ms;
+      const GemmCase& g = cases[figures.size()];
+      figures.push_back({core, reported_core, ms, ms > 0 ? g.flops() / (ms * 1e-3) / 1e9 : 0});
+      return figures.size() != cases.size();
+    });
+  } catch (const std::system_error& e) {
+    throw core::Error(core::ErrorKind::Io, fmt::format("could not run {}: {}", program, e.code().message()));
   }
-  if (in) std::fclose(in);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || figures.size() != cases.size())
+  if (exit_code != 0 || figures.size() != cases.size())
     throw core::Error(core::ErrorKind::Io,
                       fmt::format("{} failed ({} of {} figures)", program, figures.size(), cases.size()));
   return figures;

@@ -8,11 +8,11 @@
 // (CLOCK_THREAD_CPUTIME_ID): on one thread, where the calling thread does all the work, CPU time leaves out the
 // moments another program had the core, so figures from a busy shared machine stay close to an idle one's.
 #pragma once
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <vector>
+
+#include "platform/system.hpp"
 
 namespace app {
 
@@ -21,9 +21,7 @@ enum class BenchClock { Wall, ThreadCpu };
 inline double clock_seconds(BenchClock clock) {
   if (clock == BenchClock::Wall)
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  return platform::thread_cpu_seconds();
 }
 
 struct TimedCalls {

@@ -19,6 +19,7 @@
 #include "gpu/peak_probe.hpp"
 #include "run/peaks.hpp"
 #include "run/session.hpp"
+#include "platform/folders.hpp"
 
 namespace app {
 namespace {
@@ -133,7 +134,7 @@ int run_peaks(PeaksOptions& o) {
   core::check_host_memory(need, "--stream-mib: measuring", "give a smaller --stream-mib (0: automatic)");
   std::FILE* out = o.report == "-" ? stderr : stdout;
   say(out, "trainscope peaks: measured device peaks, the ceilings of the rooflines ({})\n\n",
-      cache.empty() ? "no cache: neither XDG_CACHE_HOME nor HOME is set" : "cached in " + cache.string());
+      cache.empty() ? fmt::format("no cache: {}", platform::why_no_cache_dir()) : "cached in " + cache.string());
   flush(out);
   const auto progress = [](const std::string& what) { std::cerr << "peaks: measuring " << what << "...\n"; };
   nlohmann::json report = {{"cache", cache.string()}, {"devices", nlohmann::json::array()}};

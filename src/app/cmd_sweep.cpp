@@ -1,7 +1,6 @@
 // `trainscope sweep`: the batch-size sweep (run/sweep.hpp) from the command line: a progress line on stderr, a table
 // of samples/s, ms/step, GFLOP/s and GB/s per backend with the speedup per size, the crossover, and --report / --csv.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,6 +17,7 @@
 #include "core/report.hpp"
 #include "run/data.hpp"
 #include "run/sweep.hpp"
+#include "platform/system.hpp"
 
 namespace app {
 namespace {
@@ -124,7 +124,7 @@ int run_sweep(SweepOptions& o) {
       o.batches == SweepOptions{}.batches ? fmt::format("1..{}", so.batches.back()) : o.batches, so.warmup_steps,
       so.timed_steps, core::to_string(so.config.execution));
   flush(out);
-  const bool tty = isatty(STDERR_FILENO) != 0;
+  const bool tty = platform::stderr_is_terminal();
   const run::SweepResult r =
       run::run_sweep(so, data, specs, [&](const run::SweepPoint& p, size_t done, size_t total) {
         const std::string what = p.measured() ? fmt::format("{:.0f} samples/s, {:.2f} ms/step", p.samples_per_s,

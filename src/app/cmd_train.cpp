@@ -1,7 +1,6 @@
 // `trainscope train`: the options, the checks of the command line, loading the data, and one training session
 // with a progress display, the per-kernel tables and the GPU/CPU speedup at the end.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -32,6 +31,7 @@
 #include "run/validate.hpp"
 #include "vk/device.hpp"
 #include "vk/devices.hpp"
+#include "platform/system.hpp"
 
 namespace app {
 namespace {
@@ -194,18 +194,17 @@ class StdoutToStderr {
  public:
   StdoutToStderr() {
     flush(stdout);
-    saved_ = ::dup(STDOUT_FILENO);
-    if (saved_ >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+    redirect_.emplace();
   }
   ~StdoutToStderr() {
     flush(stdout);
-    if (saved_ >= 0) ::dup2(saved_, STDOUT_FILENO), ::close(saved_);
+    redirect_.reset();
   }
   StdoutToStderr(const StdoutToStderr&) = delete;
   StdoutToStderr& operator=(const StdoutToStderr&) = delete;
 
  private:
-  int saved_ = -1;
+  std::optional<platform::StdoutToStderr> redirect_;
 };
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -13,6 +12,7 @@
 #include "app/commands.hpp"
 #include "app/print.hpp"
 #include "core/error.hpp"
+#include "platform/signals.hpp"
 #include "run/explain.hpp"
 
 #ifdef TRAINSCOPE_KEEP_LIBRARIES_LOADED
@@ -70,7 +70,7 @@ int run_command(int argc, char** argv);
 int main(int argc, char** argv) {
   // A reader that closes its end early (`| head`, a FIFO given as --trace) is a write error (EPIPE) that each output
   // reports, not a SIGPIPE that kills the program before its summary, report and other files.
-  std::signal(SIGPIPE, SIG_IGN);
+  platform::ignore_broken_pipe();
   return check_stdout(run_command(argc, argv));
 }
 

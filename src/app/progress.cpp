@@ -2,13 +2,12 @@
 #include "app/progress.hpp"
 
 #include <fmt/format.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include <cstdio>
 
 #include "app/print.hpp"
 #include "app/summary.hpp"
+#include "platform/system.hpp"
 
 namespace app {
 namespace {
@@ -19,14 +18,13 @@ constexpr std::chrono::seconds kPlainInterval{10};
 constexpr std::chrono::milliseconds kRedrawInterval{100};
 
 int terminal_columns() {
-  winsize w{};
-  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
-  return 80;
+  const int columns = platform::stderr_terminal_columns();
+  return columns > 0 ? columns : 80;
 }
 
 }  // namespace
 
-Progress::Progress(const core::TrainConfig& cfg) : tty_(isatty(STDERR_FILENO) != 0), epochs_(cfg.epochs) {
+Progress::Progress(const core::TrainConfig& cfg) : tty_(platform::stderr_is_terminal()), epochs_(cfg.epochs) {
   for (const auto& name : cfg.backends) {
     backends_.push_back(Backend{name});
     name_width_ = std::max(name_width_, name.size());

@@ -2,7 +2,8 @@
 // the CPU backend's thread pool, the software GPU's threads that train) run at nice +10 (run::SessionOptions::
 // lower_priority) and the threads they start inherit it; everything else of the process (the window's thread, its own
 // Vulkan device's threads, which rasterize the frames on a software GPU, data loading) runs at nice 0. So the
-// window's share is the CPU time of the process's nice-0 threads, read from /proc/self/task/*/stat, over wall time.
+// window's share is the CPU time of the process's nice-0 threads (platform::normal_priority_thread_cpu_seconds: Linux's
+// /proc/self/task/*/stat; no figure where the system cannot tell), over wall time.
 #pragma once
 #include <map>
 
@@ -16,8 +17,8 @@ class WindowCpu {
 
  private:
   double last_s_ = -1;
-  double last_ticks_ = 0;         // summed utime + stime of the nice-0 threads seen then
-  std::map<int, double> ticks_;   // per thread id: its ticks at the last look (a thread that ended keeps its share)
+  double last_total_ = 0;           // summed CPU seconds of the normal-priority threads seen then
+  std::map<long, double> seconds_;  // per thread id: its CPU seconds at the last look (an ended thread keeps its share)
   double figure_ = -1;
 };
 

@@ -2,7 +2,6 @@
 #include "core/csv_export.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <filesystem>

@@ -2,7 +2,6 @@
 #include "core/dataset.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "platform/files.hpp"
 #include "core/idx.hpp"
 #include "core/memory_budget.hpp"
 #include "core/rng.hpp"
@@ -140,9 +140,9 @@ DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir, int train_
                             "t10k-labels-idx1-ubyte (each plain or .gz)",
                             dir, problem));
   // A directory that cannot be listed or searched: say so instead of "no train-images... in this directory".
-  if (::access(dir.c_str(), R_OK | X_OK) != 0)
+  if (const int error = platform::check_readable_directory(dir))
     throw Error(ErrorKind::Data, fmt::format("{}: cannot read the directory: {}; check its permissions", dir,
-                                             std::error_code(errno, std::generic_category()).message()));
+                                             std::error_code(error, std::generic_category()).message()));
   std::array<std::string, 4> paths;
   for (size_t i = 0; i < bases.size(); ++i) {
     paths[i] = find_idx_file(dir, bases[i]);

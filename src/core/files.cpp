@@ -1,17 +1,15 @@
 // Atomic outputs (temporary file + fsync + rename, devices and FIFOs written in place, symlinks of named files kept,
 // caches never written through a link, other users' and protected files never replaced) and groups of outputs
-// written all or none. POSIX calls throughout: the file type must be checked on the descriptor that is then used
-// (fstat), and O_NONBLOCK is what keeps a FIFO from blocking open().
+// written all or none. The file type is checked on the opened file that is then used, and a FIFO is opened without
+// blocking; the system calls themselves are platform/files.hpp's.
 #include "core/files.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <system_error>
 
@@ -23,21 +21,26 @@ namespace files_detail {
 
 std::string errno_text(int error) { return std::error_code(error, std::generic_category()).message(); }
 
-std::string kind_of(mode_t mode) {
-  if (S_ISREG(mode)) return "a regular file";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISLNK(mode)) return "a symlink";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
+std::string kind_of(platform::FileType type) {
+  switch (type) {
+    case platform::FileType::Regular: return "a regular file";
+    case platform::FileType::Directory: return "a directory";
+    case platform::FileType::Symlink: return "a symlink";
+    case platform::FileType::Fifo: return "a FIFO";
+    case platform::FileType::CharDevice: return "a character device";
+    case platform::FileType::BlockDevice: return "a block device";
+    case platform::FileType::Socket: return "a socket";
+    case platform::FileType::Other: break;
+  }
   return "not a regular file";
 }
 
 std::string advice(int error) {
   switch (error) {
     case ENOSPC:
+#ifdef EDQUOT
     case EDQUOT:
+#endif
     case EFBIG:
       return "free some disk space or choose another place";
     case ENXIO:
@@ -50,56 +53,52 @@ std::string advice(int error) {
 }
 
 std::string parent_dir(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
+  const size_t slash = path.find_last_of(platform::path_separators());
   if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
+  if (slash == 0) return path.substr(0, 1);
   return path.substr(0, slash);
 }
 
 std::string base_name(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
+  const size_t slash = path.find_last_of(platform::path_separators());
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::string resolve_symlinks(std::string path) {
   for (int hops = 0; hops <= 40; ++hops) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
-      if (errno == ENOENT) return path;
-      throw std::system_error(errno, std::generic_category());
+    platform::FileStatus st;
+    if (const int error = platform::file_status(path, false, st)) {
+      if (error == ENOENT) return path;
+      throw std::system_error(error, std::generic_category());
     }
-    if (!S_ISLNK(st.st_mode)) return path;
-    std::string link(static_cast<size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
-    const ssize_t n = ::readlink(path.c_str(), link.data(), link.size());
-    if (n < 0) throw std::system_error(errno, std::generic_category());
-    link.resize(static_cast<size_t>(n));
-    path = !link.empty() && link[0] == '/' ? link : parent_dir(path) + "/" + link;
+    if (st.type != platform::FileType::Symlink) return path;
+    std::string link;
+    if (const int error = platform::read_link(path, link)) throw std::system_error(error, std::generic_category());
+    path = std::filesystem::path(link).is_absolute() ? link : parent_dir(path) + "/" + link;
   }
   throw std::system_error(ELOOP, std::generic_category());
 }
 
-int create_beside(const std::string& target, const char* tag, std::string& name) {
+int create_beside(const std::string& target, const char* tag, std::string& name, platform::File& file) {
   static std::atomic<unsigned> counter{0};
   const std::string dir = parent_dir(target), base = base_name(target);
   for (int attempt = 0; attempt < 100; ++attempt) {
-    name = fmt::format("{}/.{}.{}-{}-{}", dir, base, tag, static_cast<long>(::getpid()), counter++);
-    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0666);
-    if (fd >= 0 || errno != EEXIST) return fd;
+    name = fmt::format("{}/.{}.{}-{}-{}", dir, base, tag, platform::process_id(), counter++);
+    const int error = platform::File::create_new(name, file);
+    if (error != EEXIST) return error;
   }
-  errno = EEXIST;
-  return -1;
+  return EEXIST;
 }
 
-Refusal replace_refusal(const struct stat& st) {
-  const unsigned mode = st.st_mode & 07777;
-  if (st.st_uid != ::geteuid())
-    return {fmt::format("it belongs to another user (uid {})", st.st_uid),
+Refusal replace_refusal(const platform::FileStatus& st) {
+  if (!st.owned_by_me)
+    return {fmt::format("it belongs to another user (uid {})", st.owner),
             "trainscope replaces only its own user's files: choose another path"};
-  if (!(st.st_mode & S_IRUSR))
-    return {fmt::format("it cannot be read (mode {:04o})", mode),
+  if (!st.owner_readable())
+    return {fmt::format("it cannot be read (mode {:04o})", st.mode),
             "trainscope does not replace a file it cannot read: choose another path"};
-  if (!(st.st_mode & S_IWUSR))
-    return {fmt::format("it is write-protected (mode {:04o})", mode),
+  if (!st.owner_writable())
+    return {fmt::format("it is write-protected (mode {:04o})", st.mode),
             "make it writable (chmod u+w) or remove it to have it replaced, or choose another path"};
   return {};
 }
@@ -115,36 +114,35 @@ OutputFile::OutputFile(std::string path, std::string what, OutputKind kind)
   if (path_.empty()) fail("the file name is empty", EINVAL);
   if (path_ == "-" && kind == OutputKind::Named) {
     std::fflush(stdout);  // what stdio buffered comes first
-    fd_ = STDOUT_FILENO;
-    owns_fd_ = false;
+    file_ = platform::File::standard_output();
     direct_ = true;
     target_ = path_;
     return;
   }
-  // A cache is looked at itself (lstat: a link is not followed); a named file through its symlinks.
-  struct stat st {};
-  const bool exists = (kind == OutputKind::Cache ? ::lstat(path_.c_str(), &st) : ::stat(path_.c_str(), &st)) == 0;
-  if (!exists && errno != ENOENT) fail(errno == ELOOP ? "a symlink loop" : errno_text(errno), errno);
-  if (exists && S_ISDIR(st.st_mode)) fail("it is a directory", EISDIR);
-  if (kind == OutputKind::Cache && exists && !S_ISREG(st.st_mode))
+  // A cache is looked at itself (a link is not followed); a named file through its symlinks.
+  platform::FileStatus st;
+  const int status_error = platform::file_status(path_, kind != OutputKind::Cache, st);
+  const bool exists = status_error == 0;
+  if (!exists && status_error != ENOENT)
+    fail(status_error == ELOOP ? "a symlink loop" : errno_text(status_error), status_error);
+  if (exists && st.type == platform::FileType::Directory) fail("it is a directory", EISDIR);
+  if (kind == OutputKind::Cache && exists && st.type != platform::FileType::Regular)
     fail(fmt::format("it is {}; trainscope writes its caches only as regular files, never through a link or into a "
                      "device",
-                     kind_of(st.st_mode)),
+                     kind_of(st.type)),
          "remove it (the cache is made again)");
-  if (exists && writes_in_place(st.st_mode)) {
-    // O_NONBLOCK: a FIFO without a reader fails with ENXIO instead of blocking for ever.
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd_ < 0) fail(errno == ENXIO ? "no program is reading from this FIFO" : errno_text(errno), errno);
-    struct stat opened {};
-    if (::fstat(fd_, &opened) != 0 || !writes_in_place(opened.st_mode))
+  if (exists && writes_in_place(st.type)) {
+    if (const int error = platform::File::open_in_place(path_, file_))
+      fail(error == ENXIO ? "no program is reading from this FIFO" : errno_text(error), error);
+    platform::FileStatus opened;
+    if (file_.status(opened) != 0 || !writes_in_place(opened.type))
       fail("it changed while it was being opened", EAGAIN);
-    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);  // from now on, writes wait for the reader
     direct_ = true;
     target_ = path_;
     return;
   }
-  if (exists && !S_ISREG(st.st_mode))
-    fail(fmt::format("it is {}, which trainscope does not write to", kind_of(st.st_mode)), EINVAL);
+  if (exists && st.type != platform::FileType::Regular)
+    fail(fmt::format("it is {}, which trainscope does not write to", kind_of(st.type)), EINVAL);
   if (exists) {
     const Refusal refusal = replace_refusal(st);
     if (!refusal.why.empty()) fail(refusal.why, refusal.todo);
@@ -158,18 +156,18 @@ OutputFile::OutputFile(std::string path, std::string what, OutputKind kind)
       fail(fmt::format("cannot follow its symlinks: {}", e.code().message()), e.code().value());
     }
   }
-  fd_ = create_beside(target_, "tmp", temp_);
-  if (fd_ < 0) fail(fmt::format("cannot create a temporary file in {}: {}", parent_dir(target_), errno_text(errno)),
-                    errno);
-  if (exists) ::fchmod(fd_, st.st_mode & 07777);  // the replacement keeps the old file's permissions
+  if (const int error = create_beside(target_, "tmp", temp_, file_)) {
+    temp_.clear();
+    fail(fmt::format("cannot create a temporary file in {}: {}", parent_dir(target_), errno_text(error)), error);
+  }
+  if (exists) file_.set_permissions(st.mode);  // the replacement keeps the old file's permissions
 }
 
 OutputFile::~OutputFile() { discard(); }
 
 void OutputFile::discard() noexcept {
-  if (fd_ >= 0 && owns_fd_) ::close(fd_);
-  fd_ = -1;
-  if (!temp_.empty()) ::unlink(temp_.c_str());
+  file_.close();
+  if (!temp_.empty()) platform::remove_file(temp_);
   temp_.clear();
 }
 
@@ -182,36 +180,26 @@ void OutputFile::fail(const std::string& why, const std::string& todo) {
 }
 
 void OutputFile::write(std::string_view data) {
-  if (fd_ < 0 || finished_) fail("it is already closed", EBADF);
+  if (!file_.is_open() || finished_) fail("it is already closed", EBADF);
   while (!data.empty()) {
-    const ssize_t n = ::write(fd_, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = n < 0 ? errno : EIO;
+    size_t n = 0;
+    if (const int error = file_.write_some(data.data(), data.size(), n))
       fail(error == EPIPE ? "the program reading it closed it early" : errno_text(error), error);
-    }
-    data.remove_prefix(static_cast<size_t>(n));
+    data.remove_prefix(n);
   }
 }
 
 void OutputFile::finish() {
   if (finished_) return;
-  if (fd_ < 0) fail("it is already closed", EBADF);
+  if (!file_.is_open()) fail("it is already closed", EBADF);
   if (direct_) {
-    if (owns_fd_ && ::close(fd_) != 0) {
-      const int error = errno;
-      fd_ = -1;
-      fail(errno_text(error), error);
-    }
-    fd_ = -1;
+    if (const int error = file_.close()) fail(errno_text(error), error);
     finished_ = true;
     return;
   }
   // fsync before the rename: otherwise a crash just after it can leave an empty file under the target's name.
-  if (::fsync(fd_) != 0) fail(errno_text(errno), errno);
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) fail(errno_text(errno), errno);
+  if (const int error = file_.sync()) fail(errno_text(error), error);
+  if (const int error = file_.close()) fail(errno_text(error), error);
   finished_ = true;
 }
 
@@ -219,14 +207,10 @@ void OutputFile::commit() {
   finish();
   if (direct_) return;
   if (temp_.empty()) fail("it is already committed", EBADF);
-  if (::rename(temp_.c_str(), target_.c_str()) != 0) fail(errno_text(errno), errno);
+  if (const int error = platform::rename_replace(temp_, target_)) fail(errno_text(error), error);
   temp_.clear();
   // The rename itself reaches the disk with the directory (best effort: some file systems refuse fsync on it).
-  const int dir = ::open(parent_dir(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  platform::sync_directory(parent_dir(target_));
 }
 
 void write_file_atomically(const std::string& path, std::string_view data, const std::string& what, OutputKind kind) {

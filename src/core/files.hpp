@@ -27,6 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "platform/files.hpp"
+
 namespace core {
 
 // Whose file an output is: one the user named (its symlinks followed: the user chose where it goes) or one of
@@ -90,9 +92,8 @@ class OutputFile {
   void discard() noexcept;
 
   std::string path_, what_, target_, temp_;
-  int fd_ = -1;
+  platform::File file_;
   bool direct_ = false;    // a device, FIFO or stdout: no temporary file, no rename
-  bool owns_fd_ = true;    // false for stdout
   bool finished_ = false;  // the temporary file is on disk and closed
 };
 

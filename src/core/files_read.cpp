@@ -1,9 +1,6 @@
 // The capped regular-file reader (settings, lesson scripts, caches): FIFOs, devices and directories refused without
 // blocking, a size cap kept while reading, caches never read through a link; and file kinds in words.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 
@@ -16,50 +13,45 @@ namespace core {
 using namespace files_detail;
 
 std::string file_kind(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return "";
-  return kind_of(st.st_mode);
+  platform::FileStatus st;
+  if (platform::file_status(path, false, st) != 0) return "";
+  return kind_of(st.type);
 }
 
 std::string read_regular_file(const std::string& path, size_t max_bytes, std::string_view what, OutputKind kind) {
   auto refuse = [&](const std::string& why) { throw Error(ErrorKind::Io, fmt::format("{} {}: {}", what, path, why)); };
-  auto refuse_kind = [&](mode_t mode) {
-    if (kind == OutputKind::Cache && S_ISLNK(mode))
+  auto refuse_kind = [&](platform::FileType type) {
+    if (kind == OutputKind::Cache && type == platform::FileType::Symlink)
       refuse("is a symlink; trainscope never reads or writes its caches through a link: remove it");
-    refuse(fmt::format("is {}, not a regular file; give the path of a file", kind_of(mode)));
+    refuse(fmt::format("is {}, not a regular file; give the path of a file", kind_of(type)));
   };
-  // stat first: a device is refused before it is even opened (opening some devices has effects).
-  struct stat st {};
-  if ((kind == OutputKind::Cache ? ::lstat(path.c_str(), &st) : ::stat(path.c_str(), &st)) != 0) {
-    if (errno == ENOENT) refuse("does not exist");
-    if (errno == ELOOP) refuse("is a symlink loop");
-    refuse(errno_text(errno));
+  // The status first: a device is refused before it is even opened (opening some devices has effects).
+  platform::FileStatus st;
+  if (const int error = platform::file_status(path, kind != OutputKind::Cache, st)) {
+    if (error == ENOENT) refuse("does not exist");
+    if (error == ELOOP) refuse("is a symlink loop");
+    refuse(errno_text(error));
   }
-  if (!S_ISREG(st.st_mode)) refuse_kind(st.st_mode);
-  // O_NONBLOCK: should it have become a FIFO since the stat, open() returns instead of waiting for a writer.
-  const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (kind == OutputKind::Cache ? O_NOFOLLOW : 0);
-  const int fd = ::open(path.c_str(), flags);
-  if (fd < 0) refuse(fmt::format("cannot open it: {}", errno_text(errno)));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  if (::fstat(fd, &st) != 0) refuse(errno_text(errno));
-  if (!S_ISREG(st.st_mode)) refuse_kind(st.st_mode);
+  if (st.type != platform::FileType::Regular) refuse_kind(st.type);
+  // Opened without blocking: should it have become a FIFO since, opening returns instead of waiting for a writer.
+  platform::File file;
+  if (const int error = platform::File::open_for_reading(path, kind == OutputKind::Cache, file))
+    refuse(fmt::format("cannot open it: {}", errno_text(error)));
+  if (const int error = file.status(st)) refuse(errno_text(error));
+  if (st.type != platform::FileType::Regular) refuse_kind(st.type);
   auto too_large = [&](const std::string& size) {
     refuse(fmt::format("is {}larger than the {} bytes such a file may have; is it the right file?", size, max_bytes));
   };
-  if (static_cast<unsigned long long>(st.st_size) > max_bytes) too_large(fmt::format("{} bytes, ", st.st_size));
+  if (st.size > max_bytes) too_large(fmt::format("{} bytes, ", st.size));
   // Read to the end, never past the cap (a file may grow while read; /proc files say size 0).
   std::string text;
   char buffer[65536];
   for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) refuse(fmt::format("read error: {}", errno_text(errno)));
+    size_t n = 0;
+    if (const int error = file.read_some(buffer, sizeof buffer, n)) refuse(fmt::format("read error: {}", errno_text(error)));
     if (n == 0) break;
-    if (text.size() + static_cast<size_t>(n) > max_bytes) too_large("");
-    text.append(buffer, static_cast<size_t>(n));
+    if (text.size() + n > max_bytes) too_large("");
+    text.append(buffer, n);
   }
   return text;
 }

@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <ctime>
-#include <fstream>
+
+#include "platform/system.hpp"
 
 namespace core {
 
@@ -14,17 +15,11 @@ double median(std::vector<double> samples) {
   return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
 }
 
-double load_average() {
-  std::ifstream in("/proc/loadavg");
-  double load = -1;
-  in >> load;
-  return in ? load : -1;
-}
+double load_average() { return platform::load_average(); }
 
 std::string local_time_text() {
   const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
+  const std::tm tm = platform::local_time(now);
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
   return text;

@@ -21,6 +21,7 @@
 #include "core/step_plan.hpp"
 #include "core/tensor_layout.hpp"
 #include "core/trainer.hpp"
+#include "platform/system.hpp"
 
 namespace core {
 namespace {
@@ -138,6 +139,8 @@ HostMemory host_memory(const std::string& root) {
   const std::string meminfo = read_text(root + "/proc/meminfo");
   if (const size_t at = meminfo.find("MemAvailable:"); at != std::string::npos)
     take(h, number_in(meminfo.substr(meminfo.find_first_not_of(' ', at + 13))) * 1024, "MemAvailable in /proc/meminfo");
+  else if (root.empty() && meminfo.empty())  // a system without /proc (Windows, macOS): ask it
+    take(h, platform::available_memory_bytes(), "the system's available physical memory");
   from_cgroups(h, root);
   if (!root.empty()) return h;
   if (const char* env = std::getenv("TRAINSCOPE_MEMORY_LIMIT"); env && *env) {

@@ -1,12 +1,7 @@
 // The checks an output path gets before any long work starts (core::check_output_path) and the refusal of two
 // outputs of one command that are the same file (core::check_distinct_outputs): the rules of core/files.hpp, applied
 // early, so that a path that cannot be written costs the user a second and exit code 2, not a training run.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -26,31 +21,30 @@ void check_output_path(const std::string& path, std::string_view option) {
   };
   if (path == "-") return;
   if (path.empty()) refuse("the file name is empty", "give a file name, or - for standard output");
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) refuse("is a directory", "give a file name");
-    if (writes_in_place(st.st_mode)) {
+  platform::FileStatus st;
+  if (const int error = platform::file_status(path, true, st); error == 0) {
+    if (st.type == platform::FileType::Directory) refuse("is a directory", "give a file name");
+    if (writes_in_place(st.type)) {
       // Written in place: it must accept writes. A FIFO is not opened here (that would need its reader now).
-      if (::access(path.c_str(), W_OK) != 0)
-        refuse(fmt::format("{} not writable: {}", kind_of(st.st_mode), errno_text(errno)), "choose a writable path");
-      if (S_ISCHR(st.st_mode)) {
-        const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-          refuse(fmt::format("cannot open the character device for writing: {}", errno_text(errno)),
+      if (const int denied = platform::check_writable(path))
+        refuse(fmt::format("{} not writable: {}", kind_of(st.type), errno_text(denied)), "choose a writable path");
+      if (st.type == platform::FileType::CharDevice) {
+        platform::File device;
+        if (const int failed = platform::File::open_in_place(path, device))
+          refuse(fmt::format("cannot open the character device for writing: {}", errno_text(failed)),
                  "choose a writable path");
-        ::close(fd);
       }
       return;
     }
-    if (!S_ISREG(st.st_mode))
-      refuse(fmt::format("is {}, which trainscope does not write to", kind_of(st.st_mode)),
+    if (st.type != platform::FileType::Regular)
+      refuse(fmt::format("is {}, which trainscope does not write to", kind_of(st.type)),
              "give a regular file, a character device or a FIFO");
-  } else if (errno == ELOOP) {
+  } else if (error == ELOOP) {
     refuse("is a symlink loop", "fix the link or choose another path");
-  } else if (errno == ENOTDIR) {
+  } else if (error == ENOTDIR) {
     refuse("a part of the path is not a directory", "choose a path in an existing directory");
-  } else if (errno != ENOENT) {
-    refuse(fmt::format("cannot be checked: {}", errno_text(errno)), "choose another path");
+  } else if (error != ENOENT) {
+    refuse(fmt::format("cannot be checked: {}", errno_text(error)), "choose another path");
   }
   // Absent or a regular file: replaced by a temporary file renamed in its (resolved) directory.
   std::string target;
@@ -60,40 +54,41 @@ void check_output_path(const std::string& path, std::string_view option) {
     refuse(fmt::format("cannot follow its symlinks: {}", e.code().message()), "fix the link or choose another path");
   }
   const std::string dir = parent_dir(target);
-  struct stat dir_st {};
-  if (::stat(dir.c_str(), &dir_st) != 0 || !S_ISDIR(dir_st.st_mode))
+  platform::FileStatus dir_st;
+  if (platform::file_status(dir, true, dir_st) != 0 || dir_st.type != platform::FileType::Directory)
     refuse(fmt::format("the directory {} does not exist", dir), "create it first or choose another path");
   std::string probe;
-  const int fd = create_beside(target, "probe", probe);
-  if (fd < 0)
-    refuse(fmt::format("cannot create files in the directory {}: {}", dir, errno_text(errno)),
+  platform::File probe_file;
+  if (const int error = create_beside(target, "probe", probe, probe_file))
+    refuse(fmt::format("cannot create files in the directory {}: {}", dir, errno_text(error)),
            "choose a writable directory");
-  ::close(fd);
-  ::unlink(probe.c_str());
+  probe_file.close();
+  platform::remove_file(probe);
   // An existing file: one trainscope may replace (checked after the folder, which says more about /proc/version).
-  if (::stat(target.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+  if (platform::file_status(target, true, st) == 0 && st.type == platform::FileType::Regular) {
     const Refusal refusal = replace_refusal(st);
     if (!refusal.why.empty()) refuse(refusal.why, refusal.todo);
   }
 }
 
 void check_output_dir(const std::string& dir, std::string_view option, const std::vector<std::string>& names) {
-  struct stat st {};
+  platform::FileStatus st;
   if (dir.empty())
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("{}: the directory name is empty; give a directory (it is created if missing)", option));
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode))
+  if (platform::file_status(dir, true, st) == 0) {
+    if (st.type != platform::FileType::Directory)
       throw Error(ErrorKind::InvalidArgument,
                   fmt::format("{} {}: is {}, not a directory; give a directory (it is created if missing)", option, dir,
-                              kind_of(st.st_mode)));
+                              kind_of(st.type)));
     for (const std::string& name : names) check_output_path(dir + "/" + name, option);  // each replaceable
     return;
   }
   // Missing: made with its missing parents at the end; the nearest folder that exists must take files.
   std::filesystem::path missing = std::filesystem::path(dir).lexically_normal();
   if (!missing.has_filename()) missing = missing.parent_path();
-  while (missing.has_parent_path() && ::stat(missing.parent_path().c_str(), &st) != 0) missing = missing.parent_path();
+  while (missing.has_parent_path() && platform::file_status(missing.parent_path().string(), true, st) != 0)
+    missing = missing.parent_path();
   check_output_path(missing.string(), option);
 }
 
@@ -111,12 +106,12 @@ namespace {
 // of an existing file (through symlinks and hard links; "-" is whatever standard output is), else the canonical
 // path of the file the symlinks lead to. Empty for a null device, which takes any number of outputs.
 std::string output_identity(const std::string& path) {
-  struct stat st {};
-  const bool exists = path == "-" ? ::fstat(STDOUT_FILENO, &st) == 0 : ::stat(path.c_str(), &st) == 0;
+  platform::FileStatus st;
+  const bool exists =
+      (path == "-" ? platform::standard_output_status(st) : platform::file_status(path, true, st)) == 0;
   if (exists) {
-    if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3) return "";  // /dev/null
-    return fmt::format("inode {}:{}", static_cast<unsigned long long>(st.st_dev),
-                       static_cast<unsigned long long>(st.st_ino));
+    if (st.null_device) return "";
+    return fmt::format("inode {}:{}", st.device, st.inode);
   }
   if (path == "-") return "standard output";
   std::string target = path;
@@ -124,12 +119,7 @@ std::string output_identity(const std::string& path) {
     target = resolve_symlinks(path);
   } catch (const std::system_error&) {
   }
-  std::string dir = parent_dir(target);
-  if (char* real = ::realpath(dir.c_str(), nullptr)) {
-    dir = real;
-    ::free(real);
-  }
-  return "path " + dir + "/" + base_name(target);
+  return "path " + platform::canonical_directory(parent_dir(target)) + "/" + base_name(target);
 }
 
 }  // namespace

@@ -1,12 +1,7 @@
 // Device peaks: choosing ceilings, JSON, and the per-device cache file (peaks.hpp).
 #include "core/peaks.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +16,8 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "platform/files.hpp"
+#include "platform/folders.hpp"
 
 namespace core {
 namespace {
@@ -45,33 +42,6 @@ void check_figure_value(double v, const std::string& id) {
     throw Error(ErrorKind::Data, fmt::format("figure \"{}\": value {} is not a finite number >= 0", id, v));
 }
 
-// Who holds the flock on the file with this device and inode, from /proc/locks ("1: FLOCK  ADVISORY  WRITE 4242
-// 08:01:123456 0 EOF"): "process 4242 (trainscope)", or "" when it cannot be told.
-std::string lock_holder(const struct stat& st) {
-  std::FILE* locks = std::fopen("/proc/locks", "re");
-  if (!locks) return "";
-  const std::string inode =
-      fmt::format("{:02x}:{:02x}:{}", major(st.st_dev), minor(st.st_dev), static_cast<unsigned long long>(st.st_ino));
-  std::string holder;
-  char line[512];
-  while (holder.empty() && std::fgets(line, sizeof line, locks)) {
-    char type[32] = {}, advisory[32] = {}, mode[32] = {}, where[128] = {};
-    long pid = 0;
-    if (std::sscanf(line, "%*[^:]: %31s %31s %31s %ld %127s", type, advisory, mode, &pid, where) == 5 &&
-        inode == where && pid > 0) {
-      std::string comm = "?";
-      if (std::FILE* f = std::fopen(fmt::format("/proc/{}/comm", pid).c_str(), "re")) {
-        char name[64] = {};
-        if (std::fgets(name, sizeof name, f)) comm = std::string(name, std::strcspn(name, "\n"));
-        std::fclose(f);
-      }
-      holder = fmt::format("process {} ({})", pid, comm);
-    }
-  }
-  std::fclose(locks);
-  return holder;
-}
-
 // An advisory lock on `path`.lock for the lifetime of the object, waited for at most wait.seconds (polled every
 // 50 ms, so that wait.cancelled, a signal, ends the wait at once). Another trainscope holds it for the milliseconds
 // of a save; one held longer is a stuck or foreign process, so the wait gives up with a message naming the lock file
@@ -81,17 +51,15 @@ class FileLock {
  public:
   FileLock(const std::filesystem::path& path, const LockWait& wait) {
     const std::string name = path.string() + ".lock";
-    fd_ = ::open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0644);
-    if (fd_ < 0) return;
+    if (platform::File::open_lock_file(name, file_) != 0) return;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait.seconds);
-    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    for (;;) {
+      const platform::LockResult result = file_.try_lock();
+      if (result != platform::LockResult::Held) break;  // locked, or unsupported: best effort, as without a lock file
       const bool cancelled = wait.cancelled && wait.cancelled();
-      if (errno != EWOULDBLOCK && errno != EINTR) break;  // locking unsupported: best effort, as without a lock file
       if (cancelled || std::chrono::steady_clock::now() >= deadline) {
-        struct stat st {};
-        const std::string holder = ::fstat(fd_, &st) == 0 ? lock_holder(st) : "";
-        ::close(fd_);
-        fd_ = -1;
+        const std::string holder = file_.lock_holder();
+        file_.close();
         throw Error(ErrorKind::Io,
                     cancelled ? fmt::format("stopped waiting for the lock {} of the peaks cache", name)
                               : fmt::format("the lock {} of the peaks cache has been held by {} for {:g} s; the peaks "
@@ -102,14 +70,11 @@ class FileLock {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
 
  private:
-  int fd_ = -1;
+  platform::File file_;  // closing it releases the lock
 };
 
 }  // namespace
@@ -212,12 +177,8 @@ DevicePeaks peaks_from_json(const nlohmann::json& j) {
 }
 
 std::filesystem::path default_peaks_path() {
-  // The XDG base directory spec: a relative XDG_CACHE_HOME is invalid and must be ignored.
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && xdg[0] == '/') return std::filesystem::path(xdg) / "trainscope" / "peaks.json";
-  const char* home = std::getenv("HOME");
-  if (home && home[0] != '\0') return std::filesystem::path(home) / ".cache" / "trainscope" / "peaks.json";
-  return {};
+  const std::filesystem::path dir = platform::user_cache_dir();
+  return dir.empty() ? dir : dir / "trainscope" / "peaks.json";
 }
 
 std::vector<DevicePeaks> load_peaks_cache(const std::filesystem::path& path, std::string* warning) {
@@ -268,7 +229,7 @@ std::optional<DevicePeaks> find_cached_peaks(const std::filesystem::path& path, 
 
 void save_peaks(const std::filesystem::path& path, const DevicePeaks& peaks, const LockWait& wait) {
   if (path.empty())
-    throw Error(ErrorKind::Io, "cannot cache the peaks: neither XDG_CACHE_HOME nor HOME is set");
+    throw Error(ErrorKind::Io, fmt::format("cannot cache the peaks: {}", platform::why_no_cache_dir()));
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   if (ec)

@@ -8,10 +8,10 @@
 #include <thread>
 #include <vector>
 
-#include <time.h>
 
 #include "core/measure.hpp"
 #include "cpu/gemm_micro.hpp"
+#include "platform/system.hpp"
 
 namespace cpu {
 namespace {
@@ -25,12 +25,7 @@ Loop loop_for(SimdLevel level) {
   return loop ? *loop : Loop{nullptr, 0, 0, ""};
 }
 
-// The CPU time of this thread, seconds.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
+using platform::thread_cpu_seconds;
 
 // `iterations` on each of `threads` threads started together; returns each thread's CPU seconds.
 std::vector<double> timed_run(const Loop& loop, int threads, long iterations) {

@@ -8,12 +8,12 @@
 #include <memory>
 #include <thread>
 
-#include <unistd.h>
 
 #include "core/measure.hpp"
 #include "cpu/fma_probe.hpp"
 #include "cpu/simd.hpp"
 #include "cpu/trainer.hpp"
+#include "platform/system.hpp"
 
 namespace cpu {
 namespace {
@@ -70,11 +70,9 @@ core::PeakFigure fma_figure(const FmaPeak& p, const std::string& suffix, bool ke
 }  // namespace
 
 size_t stream_array_bytes() {
-  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const size_t memory = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
-  size_t bytes = std::clamp<size_t>(4 * static_cast<size_t>(std::max(0L, llc)), 64 * kMiB, 128 * kMiB);
+  const size_t llc = static_cast<size_t>(platform::last_level_cache_bytes());
+  const size_t memory = static_cast<size_t>(platform::physical_memory_bytes());
+  size_t bytes = std::clamp<size_t>(4 * llc, 64 * kMiB, 128 * kMiB);
   if (memory > 0) bytes = std::min(bytes, std::max<size_t>(16 * kMiB, memory / 16));
   return bytes / kMiB * kMiB;
 }

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "platform/system.hpp"
+
 namespace cpu {
 namespace {
 
@@ -49,15 +51,8 @@ std::atomic<int>& active() {
 }  // namespace
 
 std::string cpu_model_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const auto begin = line.find_first_not_of(" \t", colon + 1);
-    if (begin != std::string::npos) return line.substr(begin);
-  }
-  return "unknown CPU";
+  const std::string name = platform::cpu_model_name();
+  return name.empty() ? "unknown CPU" : name;
 }
 
 const char* to_string(SimdLevel level) {

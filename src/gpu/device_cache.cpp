@@ -12,6 +12,7 @@
 #include "core/progress.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/warm_up.hpp"
+#include "platform/folders.hpp"
 
 namespace gpu {
 
@@ -42,11 +43,8 @@ std::vector<unsigned char> read_cache(const std::filesystem::path& path, std::st
 }  // namespace
 
 std::filesystem::path default_cache_dir() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg && std::filesystem::path(xdg).is_absolute()) return std::filesystem::path(xdg) / "trainscope";
-  const char* home = std::getenv("HOME");
-  if (home && *home) return std::filesystem::path(home) / ".cache" / "trainscope";
-  return {};
+  const std::filesystem::path dir = platform::user_cache_dir();
+  return dir.empty() ? dir : dir / "trainscope";
 }
 
 SharedDevice::SharedDevice(const vk::ContextOptions& o, const std::filesystem::path& pipeline_cache_dir,

@@ -1,13 +1,13 @@
 // run::InterruptWatch: SIGINT (Ctrl-C) and SIGTERM handled as a training program should: the first asks the run to
 // stop cleanly (each backend after its current step, then the summary and the report of what was done), a second
-// one ends the process at once. The signals are taken by sigtimedwait on a thread of the watch's own, so the
+// one ends the process at once. The signals are taken by a thread of the watch's own (platform::InterruptSignals), so the
 // reaction runs in ordinary code (it may lock mutexes and print), not in a signal handler.
 #pragma once
-#include <signal.h>
-
 #include <atomic>
 #include <functional>
 #include <thread>
+
+#include "platform/signals.hpp"
 
 namespace run {
 
@@ -33,7 +33,7 @@ class InterruptWatch {
   std::function<void(int)> on_first_;
   std::atomic<int> signal_{0};
   std::atomic<bool> done_{false};
-  sigset_t old_mask_{};
+  platform::InterruptSignals signals_;  // before thread_: watching starts before the thread that waits on it
   std::thread thread_;
 };
 

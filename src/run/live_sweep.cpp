@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/metrics.hpp"  // core::monotonic_seconds
-#include "run/worker.hpp"   // run::lower_this_thread_priority
+#include "platform/system.hpp"
 
 namespace run {
 
@@ -38,7 +38,7 @@ bool LiveSweep::start(SweepOptions options, std::function<core::DataSplit()> loa
 }
 
 void LiveSweep::run(std::function<core::DataSplit()> load, std::vector<BackendSpec> backends, bool lower_priority) {
-  if (lower_priority) lower_this_thread_priority();  // as the training threads
+  if (lower_priority) platform::lower_this_thread_priority();  // as the training threads
   std::string note;
   try {
     // Every backend paused first: a training step running beside a timed point would slow both.

@@ -7,6 +7,7 @@
 #include "cpu/peak_probe.hpp"
 #include "gpu/peak_probe.hpp"
 #include "vk/devices.hpp"
+#include "platform/folders.hpp"
 
 namespace run {
 
@@ -52,7 +53,7 @@ PeaksLookup lookup_peaks(const std::string& backend, int device, PeaksPolicy pol
       out.warning = e.what();
     }
   } else {
-    out.warning = "not cached: neither XDG_CACHE_HOME nor HOME is set";
+    out.warning = fmt::format("not cached: {}", platform::why_no_cache_dir());
   }
   return out;
 }

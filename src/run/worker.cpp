@@ -11,13 +11,11 @@
 #include <exception>
 #include <new>
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "core/batches.hpp"
 #include "core/error.hpp"
 #include "core/options.hpp"
+#include "platform/system.hpp"
 #include "run/explain.hpp"
 
 namespace run {
@@ -84,10 +82,8 @@ void Worker::set_status(const std::string& message) {
   run_.status = message;
 }
 
-void lower_this_thread_priority() { setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10); }
-
 void Worker::run() {
-  if (lower_priority_) lower_this_thread_priority();
+  if (lower_priority_) platform::lower_this_thread_priority();
   for (;;) {
     // Nothing may escape a worker thread (std::terminate); whatever stops this backend is recorded and reported.
     std::string error;

@@ -46,11 +46,6 @@ class ActiveClock {
   double total_ = 0;
 };
 
-// Lowers the calling thread to nice +10 so that the window stays responsive while it trains (the trainers' threads
-// and the sweep's). Linux's nice value is per thread and inherited by the threads this one creates (thread pool,
-// driver workers), so call it first on the thread that will create them.
-void lower_this_thread_priority();
-
 class Worker {
  public:
   // A command this worker refused (e.g. out of memory for a new batch size), with the settings it keeps running.

@@ -12,6 +12,7 @@
 #include "run/validate.hpp"
 #include "ui/lesson.hpp"
 #include "ui/lesson_json.hpp"
+#include "platform/folders.hpp"
 
 namespace ui {
 namespace {
@@ -73,31 +74,7 @@ void check_lesson_settings(const Lesson& lesson, const core::TrainConfig& start,
 
 fs::path default_lesson_output(const std::string& lesson_file) {
   const std::string stem = fs::path(lesson_file).stem().string();
-  const char* home = std::getenv("HOME");
-  const std::string home_dir = home && *home ? home : "";
-  auto pictures = [&]() -> fs::path {
-    if (const char* env = std::getenv("XDG_PICTURES_DIR"); env && fs::path(env).is_absolute()) return env;
-    // xdg-user-dirs' file: lines XDG_PICTURES_DIR="$HOME/Pictures" (its own format: a quoted path, $HOME expanded).
-    const char* config = std::getenv("XDG_CONFIG_HOME");
-    const fs::path dirs = config && fs::path(config).is_absolute() ? fs::path(config) / "user-dirs.dirs"
-                          : home_dir.empty()                      ? fs::path()
-                                                                  : fs::path(home_dir) / ".config" / "user-dirs.dirs";
-    if (!dirs.empty() && core::file_kind(dirs.string()) == "a regular file") {
-      std::ifstream in(dirs);
-      for (std::string line; std::getline(in, line);) {
-        const std::string key = "XDG_PICTURES_DIR=\"";
-        if (line.rfind(key, 0) != 0 || line.size() < key.size() + 1 || line.back() != '"') continue;
-        std::string value = line.substr(key.size(), line.size() - key.size() - 1);
-        if (value.rfind("$HOME", 0) == 0) {
-          if (home_dir.empty()) break;
-          value = home_dir + value.substr(5);
-        }
-        if (fs::path(value).is_absolute() && value != home_dir && value != home_dir + "/") return value;
-      }
-    }
-    if (home_dir.empty()) return {};
-    return fs::path(home_dir) / "Pictures";
-  }();
+  const fs::path pictures = platform::user_pictures_dir();
   if (pictures.empty())
     throw core::Error(core::ErrorKind::InvalidArgument,
                       "--output: there is no HOME to find the pictures folder in; give the folder for the lesson's "

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "platform/system.hpp"
 
 // The implementation lives here, static, so it cannot clash with a libstb linked by another dependency.
 #define STB_IMAGE_WRITE_IMPLEMENTATION
@@ -32,8 +33,7 @@ void append_chunk(void* context, void* data, int size) {
 
 std::string local_time(const char* format) {
   std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
+  const std::tm tm = platform::local_time(now);
   char text[64];
   std::strftime(text, sizeof text, format, &tm);
   return text;

@@ -14,6 +14,8 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "platform/folders.hpp"
+#include "platform/system.hpp"
 
 namespace ui {
 
@@ -92,8 +94,7 @@ json to_json(const Settings& s) {
 
 std::string timestamp() {
   std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
+  const std::tm tm = platform::local_time(now);
   char text[32];
   std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &tm);
   return text;
@@ -119,12 +120,8 @@ std::string set_aside(const fs::path& path, const std::string& why) {
 }  // namespace
 
 fs::path default_settings_path() {
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  // The XDG spec: a relative XDG_CONFIG_HOME is invalid and must be ignored.
-  if (xdg && *xdg && fs::path(xdg).is_absolute()) return fs::path(xdg) / "trainscope" / "settings.json";
-  const char* home = std::getenv("HOME");
-  if (home && *home) return fs::path(home) / ".config" / "trainscope" / "settings.json";
-  return {};
+  const fs::path dir = platform::user_config_dir();
+  return dir.empty() ? dir : dir / "trainscope" / "settings.json";
 }
 
 Settings parse_settings(std::string_view text, std::string& why) {
@@ -165,7 +162,7 @@ LoadedSettings load_settings(const fs::path& path) noexcept {
 
 std::string save_settings(const Settings& settings, const fs::path& path) noexcept {
   try {
-    if (path.empty()) return "cannot save settings: no settings path (neither XDG_CONFIG_HOME nor HOME is set)";
+    if (path.empty()) return fmt::format("cannot save settings: no settings path ({})", platform::why_no_config_dir());
     const std::string data = to_json(settings).dump(2) + "\n";
     std::error_code ec;
     if (path.has_parent_path()) {

@@ -6,7 +6,6 @@
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_vulkan.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -17,6 +16,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "platform/process.hpp"
 #include "ui/screenshot.hpp"
 
 namespace ui {
@@ -49,12 +49,10 @@ int on_display_lost(void*) {
 }
 
 void report_lost_display() {
-  void* x11 = ::dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
-  if (!x11) return;
   using Handler = int (*)(void*);
   using SetHandler = Handler (*)(Handler);
-  if (auto set = reinterpret_cast<SetHandler>(::dlsym(x11, "XSetIOErrorHandler"))) set(on_display_lost);
-  ::dlclose(x11);  // only drops the reference RTLD_NOLOAD took: GLFW keeps the library loaded
+  if (auto set = reinterpret_cast<SetHandler>(platform::loaded_library_symbol("libX11.so.6", "XSetIOErrorHandler")))
+    set(on_display_lost);
 }
 
 }  // namespace

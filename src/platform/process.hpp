@@ -1,0 +1,32 @@
+// platform/process: this executable's path, the environment, and running a helper program whose standard output is
+// read line by line (`trainscope bench` runs its OpenBLAS reference that way). POSIX: posix_spawn + a pipe; Windows:
+// CreateProcess with an anonymous pipe and an environment block of its own.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace platform {
+
+// The running executable's path (/proc/self/exe, GetModuleFileNameW, _NSGetExecutablePath); empty when unknown.
+std::filesystem::path executable_path();
+// "NAME=value" for each variable of this process's environment.
+std::vector<std::string> environment();
+// Whether `path` names a file this user may run.
+bool is_executable(const std::filesystem::path& path);
+// The name of an executable file on this system: `stem` on POSIX, `stem`.exe on Windows.
+std::string executable_name(const std::string& stem);
+
+// The address of `symbol` in the shared library `library` if the process has already loaded it (dlopen with
+// RTLD_NOLOAD: this never loads it), else nullptr; nullptr on systems without such libraries (Windows).
+void* loaded_library_symbol(const char* library, const char* symbol);
+
+// Runs `program` with `args` (args[0] is the program's name as it sees it) and exactly the environment `env`
+// ("NAME=value" each), calls on_line for each line of its standard output (without the newline) until on_line
+// returns false or the output ends, then waits for it. Returns its exit code, or -1 when it did not exit normally
+// (killed by a signal). Throws std::system_error when it cannot be started.
+int run_reading_lines(const std::filesystem::path& program, const std::vector<std::string>& args,
+                      const std::vector<std::string>& env, const std::function<bool(const std::string&)>& on_line);
+
+}  // namespace platform

@@ -1,0 +1,119 @@
+// platform/process on Windows (process.hpp): GetModuleFileNameW, GetEnvironmentStringsW, and CreateProcessW with an
+// anonymous pipe for the child's standard output and an environment block of its own.
+#include <windows.h>
+
+#include <algorithm>
+#include <system_error>
+
+#include "platform/process.hpp"
+#include "platform/win32_text.hpp"
+
+namespace platform {
+namespace {
+
+// One argument quoted as the Microsoft C runtime parses a command line: backslashes are literal except before a
+// quote, where each is doubled and the quote escaped ("Parsing C++ command-line arguments", Microsoft's docs).
+std::wstring quoted(const std::wstring& arg) {
+  if (!arg.empty() && arg.find_first_of(L" \t\n\v\"") == std::wstring::npos) return arg;
+  std::wstring out = L"\"";
+  size_t backslashes = 0;
+  for (wchar_t c : arg) {
+    if (c == L'\\') {
+      ++backslashes;
+      continue;
+    }
+    out.append(c == L'"' ? 2 * backslashes + 1 : backslashes, L'\\');
+    backslashes = 0;
+    out += c;
+  }
+  out.append(2 * backslashes, L'\\');
+  out += L'"';
+  return out;
+}
+
+}  // namespace
+
+std::filesystem::path executable_path() {
+  std::wstring buffer(32768, L'\0');
+  const DWORD n = GetModuleFileNameW(nullptr, buffer.data(), static_cast<DWORD>(buffer.size()));
+  if (n == 0 || n >= buffer.size()) return {};
+  buffer.resize(n);
+  return std::filesystem::path(buffer);
+}
+
+std::vector<std::string> environment() {
+  std::vector<std::string> out;
+  wchar_t* block = GetEnvironmentStringsW();
+  if (!block) return out;
+  for (const wchar_t* e = block; *e; e += wcslen(e) + 1)
+    if (*e != L'=') out.push_back(win32::narrow(e, wcslen(e)));  // "=C:=C:\x" entries are the shell's, not variables
+  FreeEnvironmentStringsW(block);
+  return out;
+}
+
+bool is_executable(const std::filesystem::path& path) {
+  const DWORD attributes = GetFileAttributesW(path.wstring().c_str());
+  return attributes != INVALID_FILE_ATTRIBUTES && !(attributes & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+std::string executable_name(const std::string& stem) { return stem + ".exe"; }
+
+void* loaded_library_symbol(const char*, const char*) { return nullptr; }
+
+int run_reading_lines(const std::filesystem::path& program, const std::vector<std::string>& args,
+                      const std::vector<std::string>& env, const std::function<bool(const std::string&)>& on_line) {
+  SECURITY_ATTRIBUTES inherit{sizeof(SECURITY_ATTRIBUTES), nullptr, TRUE};
+  HANDLE read_end = nullptr, write_end = nullptr;
+  if (!CreatePipe(&read_end, &write_end, &inherit, 0))
+    throw std::system_error(win32::last_errno(), std::generic_category(), "CreatePipe");
+  SetHandleInformation(read_end, HANDLE_FLAG_INHERIT, 0);  // only the write end goes to the child
+
+  std::wstring command;
+  for (const auto& a : args) command += (command.empty() ? L"" : L" ") + quoted(win32::widen(a));
+  // The environment block: "NAME=value\0" each, sorted by name as CreateProcess expects, then one more "\0".
+  std::vector<std::wstring> vars;
+  for (const auto& e : env) vars.push_back(win32::widen(e));
+  std::sort(vars.begin(), vars.end(), [](const std::wstring& a, const std::wstring& b) {
+    return _wcsicmp(a.c_str(), b.c_str()) < 0;
+  });
+  std::wstring block;
+  for (const auto& v : vars) block += v + L'\0';
+  block += L'\0';
+
+  STARTUPINFOW startup{};
+  startup.cb = sizeof startup;
+  startup.dwFlags = STARTF_USESTDHANDLES;
+  startup.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+  startup.hStdOutput = write_end;
+  startup.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+  PROCESS_INFORMATION child{};
+  const BOOL started = CreateProcessW(program.wstring().c_str(), command.data(), nullptr, nullptr, TRUE,
+                                      CREATE_UNICODE_ENVIRONMENT, block.data(), nullptr, &startup, &child);
+  const int start_error = started ? 0 : win32::last_errno();
+  CloseHandle(write_end);
+  if (!started) {
+    CloseHandle(read_end);
+    throw std::system_error(start_error, std::generic_category(), program.string());
+  }
+  std::string pending;
+  char buffer[4096];
+  bool more = true;
+  for (DWORD got = 0; more && ReadFile(read_end, buffer, sizeof buffer, &got, nullptr) && got > 0;) {
+    pending.append(buffer, got);
+    for (size_t nl; more && (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
+      std::string line = pending.substr(0, nl);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      more = on_line(line);
+    }
+  }
+  if (more && !pending.empty()) on_line(pending);
+  CloseHandle(read_end);
+  WaitForSingleObject(child.hProcess, INFINITE);
+  DWORD code = 1;
+  GetExitCodeProcess(child.hProcess, &code);
+  CloseHandle(child.hProcess);
+  CloseHandle(child.hThread);
+  return static_cast<int>(code);
+}
+
+}  // namespace platform
