@@ -54,5 +54,7 @@ if [ "${TRAINSCOPE_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
 else
   launcher=(-UCMAKE_C_COMPILER_LAUNCHER -UCMAKE_CXX_COMPILER_LAUNCHER)
 fi
-cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >&2
+# TRAINSCOPE_NATIVE: this build runs here only, so everything is compiled for this CPU (a package is portable:
+# scripts/package).
+cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release -DTRAINSCOPE_NATIVE=ON "${launcher[@]}" >&2
 cmake --build "$root/build" -j "$jobs" >&2

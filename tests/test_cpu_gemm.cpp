@@ -21,6 +21,7 @@
 #include "cpu/thread_pool.hpp"
 #include "cpu/trainer.hpp"
 #include "cpu_test_util.hpp"
+#include "cpu/exact_fma.hpp"
 
 using core::Activation;
 
@@ -43,7 +44,7 @@ void plain_forward(float* sums, const float* inp, const float* w, long B, long C
   for (long b = 0; b < B; ++b)
     for (long o = 0; o < OC; ++o) {
       float acc = 0;
-      for (long c = 0; c < C; ++c) acc = std::fma(inp[b * C + c], w[o * C + c], acc);
+      for (long c = 0; c < C; ++c) acc = cpu::fma(inp[b * C + c], w[o * C + c], acc);
       sums[b * OC + o] = acc;
     }
 }
@@ -51,7 +52,7 @@ void plain_backward_data(float* dinp, const float* dout, const float* w, long B,
   for (long b = 0; b < B; ++b)
     for (long c = 0; c < C; ++c) {
       float acc = 0;
-      for (long o = 0; o < OC; ++o) acc = std::fma(dout[b * OC + o], w[o * C + c], acc);
+      for (long o = 0; o < OC; ++o) acc = cpu::fma(dout[b * OC + o], w[o * C + c], acc);
       dinp[b * C + c] = acc;
     }
 }
@@ -59,7 +60,7 @@ void plain_backward_weight(float* dw, const float* dout, const float* inp, long 
   for (long o = 0; o < OC; ++o)
     for (long c = 0; c < C; ++c) {
       float acc = 0;
-      for (long b = 0; b < B; ++b) acc = std::fma(dout[b * OC + o], inp[b * C + c], acc);
+      for (long b = 0; b < B; ++b) acc = cpu::fma(dout[b * OC + o], inp[b * C + c], acc);
       dw[o * C + c] = acc;
     }
 }
@@ -145,7 +146,7 @@ TEST_CASE("every micro-kernel of every table, with small cache blocks, is exact 
   // the next two force the packed path and the in-place path (operands read in place wherever B's rows are
   // contiguous, with edge tiles in both dimensions: M = 29, N = 70 are no multiple of any tile), and the last packs
   // slices of more rows of k than one block of the packing's row loop (gemm.cpp, pack_rows).
-  constexpr long kAlways = 1L << 40;
+  constexpr long kAlways = 1L << 30;  // above every size here (bytes, tiles, k); 32-bit long on Windows
   const cpu::GemmBlocking blockings[] = {
       {7, 13, 40}, {1, 1, 1}, {256, 192, 1024, 0, 0, 0}, {256, 192, 1024, kAlways, kAlways, kAlways}, {41, 16, 64}};
   std::vector<const cpu::GemmMicroKernel*> kernels;
@@ -164,7 +165,7 @@ TEST_CASE("every micro-kernel of every table, with small cache blocks, is exact 
       float acc = 0;
       double sum = 0;
       for (long k = 0; k < K; ++k) {
-        acc = std::fma(a[i * K + k], b[k * N + j], acc);
+        acc = cpu::fma(a[i * K + k], b[k * N + j], acc);
         sum += static_cast<double>(a[i * K + k]) * b[k * N + j];
       }
       plain[i * N + j] = acc;

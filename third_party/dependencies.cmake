@@ -1,4 +1,9 @@
-# CMake glue only: every dependency is a Debian 12 package (see scripts/setup.sh for the list).
+# CMake glue only: every dependency is a Debian 12 package (see scripts/setup.sh for the list). A Windows build
+# cross-compiled with mingw-w64 gets the same targets from third_party/windows.cmake.
+if(WIN32 AND CMAKE_CROSSCOMPILING)
+  include(${CMAKE_CURRENT_LIST_DIR}/windows.cmake)
+  return()
+endif()
 find_package(Vulkan REQUIRED)             # libvulkan-dev
 find_package(ZLIB REQUIRED)               # zlib1g-dev
 find_package(CLI11 CONFIG REQUIRED)       # libcli11-dev

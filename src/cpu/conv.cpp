@@ -12,10 +12,16 @@
 
 namespace cpu {
 
-ConvShape conv_shape(const core::Conv2dForwardParams& p) { return {p.B, p.H, p.W, p.C, p.OC, p.OH, p.OW, p.KS, p.pad}; }
-ConvShape conv_shape(const core::Conv2dBackwardParams& p) {
-  return {p.B, p.H, p.W, p.C, p.OC, p.OH, p.OW, p.KS, p.pad};
+namespace {
+template <typename Params>
+ConvShape shape_of(const Params& p) {
+  auto l = [](core::uint v) { return static_cast<long>(v); };  // long is 32 bits on Windows: no narrowing in braces
+  return {l(p.B), l(p.H), l(p.W), l(p.C), l(p.OC), l(p.OH), l(p.OW), l(p.KS), l(p.pad)};
 }
+}  // namespace
+
+ConvShape conv_shape(const core::Conv2dForwardParams& p) { return shape_of(p); }
+ConvShape conv_shape(const core::Conv2dBackwardParams& p) { return shape_of(p); }
 
 std::vector<float> flipped_weight(const float* weight, const ConvShape& s) {
   const long KK = s.KS * s.KS;

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu/exact_fma.hpp"
+
 namespace cpu {
 
 // Items per parallel_for chunk so that a chunk holds at least ~64k flops (or element updates): below that, waking a
@@ -24,15 +26,15 @@ inline size_t grain_for(double work_per_item) {
 // to ~1e-38 / ~2e38 outside [-87, 88].
 [[gnu::always_inline]] inline float exp_approx(float z) {
   const float n = std::clamp((z * 1.44269504f + 12582912.0f) - 12582912.0f, -126.0f, 127.0f);  // round(z/ln2)
-  float r = std::fma(n, -0.693145751953125f, z);
-  r = std::clamp(std::fma(n, -1.4286068203094173e-06f, r), -0.35f, 0.35f);
-  float p = std::fma(1.0f / 5040, r, 1.0f / 720);  // Horner, from the r^7 coefficient 1/7! down
-  p = std::fma(p, r, 1.0f / 120);
-  p = std::fma(p, r, 1.0f / 24);
-  p = std::fma(p, r, 1.0f / 6);
-  p = std::fma(p, r, 0.5f);
-  p = std::fma(p, r, 1.0f);
-  p = std::fma(p, r, 1.0f);
+  float r = cpu::fma(n, -0.693145751953125f, z);
+  r = std::clamp(cpu::fma(n, -1.4286068203094173e-06f, r), -0.35f, 0.35f);
+  float p = cpu::fma(1.0f / 5040, r, 1.0f / 720);  // Horner, from the r^7 coefficient 1/7! down
+  p = cpu::fma(p, r, 1.0f / 120);
+  p = cpu::fma(p, r, 1.0f / 24);
+  p = cpu::fma(p, r, 1.0f / 6);
+  p = cpu::fma(p, r, 0.5f);
+  p = cpu::fma(p, r, 1.0f);
+  p = cpu::fma(p, r, 1.0f);
   return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);  // p * 2^n
 }
 

@@ -28,7 +28,7 @@ Loop loop_for(SimdLevel level) {
 using platform::thread_cpu_seconds;
 
 // `iterations` on each of `threads` threads started together; returns each thread's CPU seconds.
-std::vector<double> timed_run(const Loop& loop, int threads, long iterations) {
+std::vector<double> timed_run(const Loop& loop, int threads, int64_t iterations) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   std::vector<double> seconds(static_cast<size_t>(threads));
@@ -58,11 +58,12 @@ FmaPeak measure_fma_peak(SimdLevel level, int threads, int repeats, double secon
   threads = std::max(1, threads);
   repeats = std::max(1, repeats);
   // Calibrate the iteration count on one thread so that a repeat lasts about seconds_per_repeat.
-  long iterations = 1 << 14;
+  int64_t iterations = 1 << 14;  // not long: 32 bits on Windows
   for (;;) {
     const double s = timed_run(loop, 1, iterations)[0];
-    if (s >= seconds_per_repeat / 4 || iterations > (1L << 40)) {
-      iterations = std::max(1L, static_cast<long>(static_cast<double>(iterations) * seconds_per_repeat / std::max(s, 1e-9)));
+    if (s >= seconds_per_repeat / 4 || iterations > (int64_t{1} << 40)) {
+      iterations = std::max<int64_t>(
+          1, static_cast<int64_t>(static_cast<double>(iterations) * seconds_per_repeat / std::max(s, 1e-9)));
       break;
     }
     iterations *= 4;

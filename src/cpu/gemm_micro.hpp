@@ -9,6 +9,7 @@
 // a plain loop `acc = std::fma(a, b, acc)` computes, so results do not depend on the tile sizes, the blocking of K
 // (a stored partial sum is exact) or how the tiles are spread over threads.
 #pragma once
+#include <cstdint>
 
 namespace cpu {
 
@@ -47,7 +48,7 @@ const GemmMicroKernel* avx2_micro_kernels(int& count);
 // The FMA-peak loop of a level (fma_probe.hpp): run(iterations) performs iterations x chains vector FMAs of `lanes`
 // floats on independent accumulators. nullptr where the compiler or the platform lacks that instruction set.
 struct SimdFmaLoop {
-  float (*run)(long iterations);
+  float (*run)(int64_t iterations);  // int64_t: long is 32 bits on Windows
   int lanes, chains;
   const char* width;  // "zmm (16 x fp32)"
 };

@@ -8,6 +8,7 @@
 
 #include "cpu/fast_math.hpp"
 #include "cpu/thread_pool.hpp"
+#include "cpu/exact_fma.hpp"
 
 namespace cpu {
 namespace {
@@ -35,7 +36,7 @@ template <bool kOutT>
 #pragma GCC unroll 8
     for (int i = 0; i < kNnRows; ++i) {
       const float av = a[row[i] + k * a_ks];
-      for (int j = 0; j < NJ; ++j) acc[i][j] = std::fma(av, brow[j], acc[i][j]);
+      for (int j = 0; j < NJ; ++j) acc[i][j] = cpu::fma(av, brow[j], acc[i][j]);
     }
   }
   for (int i = 0; i < ri; ++i)

@@ -83,7 +83,7 @@ struct LessonSettings {
 };
 
 struct LessonBackendCondition {
-  std::optional<long> step, epoch, steps_since_change;
+  std::optional<long long> step, epoch, steps_since_change;  // long long: long is 32 bits on Windows
   std::optional<bool> paused;
 };
 
