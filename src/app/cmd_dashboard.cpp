@@ -138,7 +138,9 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
       ->check(CLI::Range(1, 10000));
   // Without --size the window opens at the size it was left at (the remembered settings).
   o.size.clear();
-  c->add_option("--size", o.size, "Window size, pixels, for this run (not remembered)")
+  c->add_option("--size", o.size, "Window size, pixels, for this run (not remembered), as given: it beats a "
+                "lesson's size. Without it: a lesson's size or the remembered one (first 1600x900), either shrunk "
+                "to fit the screen's work area")
       ->type_name("WxH")->default_str("the remembered size")->group("Display");
   c->add_option("--font-size", d.font_size, "Font size in pixels, 10..48 (0: the remembered setting)")
       ->check(CLI::Validator(
@@ -208,11 +210,12 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   const std::optional<ui::LessonSteady> steady = parse_steady(d.steady);
   // A lesson is read and checked whole before anything else: a malformed one is refused before the window opens.
   std::optional<ui::LessonRunner> lesson;
+  const bool size_given = !o.size.empty();  // --size: as given, beating a lesson's size, never shrunk to the screen
   if (!d.script.empty()) {
     ui::Lesson l = ui::load_lesson(d.script);
     cfg = l.apply(cfg);
     core::validate(cfg);
-    if (l.size) o.size = *l.size;
+    if (l.size && !size_given) o.size = *l.size;
     const std::filesystem::path output =
         d.output.empty() ? ui::default_lesson_output(d.script) : std::filesystem::path(d.output);
     ui::check_lesson_output(l, output);
@@ -252,6 +255,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   wo.height = height;
   wo.device_index = cfg.device;
   wo.max_fps = d.max_fps;
+  wo.fit_work_area = !size_given;  // a remembered or a lesson's size never opens beyond the screen
   wo.style = settings.style();
   std::unique_ptr<ui::Window> window;
   try {

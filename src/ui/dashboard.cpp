@@ -15,7 +15,17 @@ namespace {
 
 constexpr float kCaptionPadEm = 0.5f;   // the caption's text from the band's left and right edges, font sizes
 constexpr float kHintScale = 0.8f;      // the teacher's hint's type, font sizes
-constexpr float kHintColumnEm = 11.0f;  // its column, in its own type's sizes: "10/12 · Space: next"
+
+// The hint's column, pixels: as wide as its usual forms at their widest (a column that keeps its width from point to
+// point, so that the caption beside it keeps its lines), wider for a longer one: a hint is always whole.
+float hint_column(const std::string& hint, float font) {
+  if (hint.empty()) return 0.0f;
+  float widest = 0;
+  for (const char* text :
+       {"10/12 · Space: next", "10/12 · earlier · Space: on", "10/12 · settling…", hint.c_str()})
+    widest = std::max(widest, ImGui::GetFont()->CalcTextSizeA(kHintScale * font, FLT_MAX, 0.0f, text).x);
+  return widest + kCaptionPadEm * font;  // and a gap before the caption
+}
 
 }  // namespace
 
@@ -122,8 +132,8 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   // A lesson's caption band: as many lines as its longest caption needs at this width (the band keeps its height
   // from caption to caption), the hint's column beside them.
   const bool band = !view.caption_reserve.empty() || !view.caption.empty() || !view.caption_hint.empty();
-  const float hint_column = view.caption_hint.empty() ? 0.0f : kHintColumnEm * kHintScale * ImGui::GetFontSize();
-  const float text_width = ImGui::GetContentRegionAvail().x - 2 * kCaptionPadEm * ImGui::GetFontSize() - hint_column;
+  const float text_width = ImGui::GetContentRegionAvail().x - 2 * kCaptionPadEm * ImGui::GetFontSize() -
+                           hint_column(view.caption_hint, ImGui::GetFontSize());
   // At most kMaxCaptionLines: a longer caption (20,000 characters, say) is cut with an ellipsis, not given the room.
   const int want = band ? std::clamp(std::max(caption_band_lines(view.caption_reserve, text_width),
                                               caption_band_lines(view.caption, text_width)),
@@ -141,6 +151,7 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   ImGui::BeginChild("header", ImVec2(0, layout.header_height), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   race.draw(view, layout.header_lines, loss.target_loss);
+  drawn_.devices = race.drawn_devices();
   ImGui::EndChild();
   drawn_.header_max = ImGui::GetItemRectMax();
   ImGui::Separator();
@@ -276,12 +287,13 @@ void Dashboard::draw_caption_band(const DashboardView& view, const DashboardLayo
   }
   if (!view.caption_hint.empty()) {
     const float hint_size = kHintScale * font;
-    const float column = kHintColumnEm * hint_size;
-    const std::vector<std::string> hint = wrap_words(view.caption_hint, hint_size, column, 1);
+    const std::vector<std::string> hint =
+        wrap_words(view.caption_hint, hint_size, hint_column(view.caption_hint, font), 1);
     if (!hint.empty()) {
       const float w = ImGui::GetFont()->CalcTextSizeA(hint_size, FLT_MAX, 0.0f, hint[0].c_str()).x;
       dl->AddText(ImGui::GetFont(), hint_size, ImVec2(max.x - kCaptionPadEm * font - w, min.y + pad),
                   ImGui::GetColorU32(ImGuiCol_TextDisabled), hint[0].c_str());
+      drawn_.caption_hint = hint[0];
     }
   }
 }

@@ -45,6 +45,8 @@ struct DrawnLayout {
   std::vector<std::string> caption_text;  // its lines as drawn
   float caption_text_width = 0;          // the room of a line of it (pixels), hint column excluded
   float caption_widest = 0;              // its widest line as drawn (pixels)
+  std::string caption_hint;              // the teacher's hint as drawn
+  std::vector<std::string> devices;      // the header's device names as drawn, left to right
 };
 
 class Dashboard {

@@ -34,6 +34,19 @@ std::string short_device(const std::string& device) {
 
 }  // namespace
 
+std::string fit_device(const std::string& device, float width) {
+  if (fit_text(device, width) == device) return device;
+  const std::string short_name = short_device(device);
+  if (fit_text(short_name, width) == short_name) return short_name;
+  // The bracketed label ("[software Vulkan]": the device is not a real GPU) stays whole; the name gives way first.
+  const size_t open = short_name.find(" [");
+  if (open == std::string::npos || short_name.back() != ']') return fit_text(short_name, width);
+  const std::string label = short_name.substr(open);
+  const float room = width - ImGui::CalcTextSize(label.c_str()).x;
+  const std::string name = room > 0 ? fit_text(short_name.substr(0, open), room) : std::string();
+  return name.empty() ? fit_text(label.substr(1), width) : name + label;
+}
+
 std::string backend_state_line(const DashboardView& view, const core::BackendRun& run, bool with_age) {
   std::string state;
   if (!run.error.empty()) return "stopped: " + run.error;
@@ -70,7 +83,8 @@ void RaceHeader::draw_backend(const DashboardView& view, const core::BackendRun&
     ImGui::SameLine();
     const std::string device = run.device.empty() ? std::string("(starting)") : run.device;
     const float room = ImGui::GetContentRegionAvail().x;
-    const std::string shown = fit_text(device, room) == device ? device : short_device(device);
+    const std::string shown = fit_device(device, room);
+    devices_.push_back(shown);
     text_line(shown, 0, room);
     if (ImGui::IsItemHovered() && shown != device) ImGui::SetTooltip("%s", device.c_str());
   }
@@ -185,6 +199,7 @@ void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target
 }
 
 void RaceHeader::draw(const DashboardView& view, int lines, float target_loss) {
+  devices_.clear();
   const core::BackendRun* gpu = view.run("gpu");
   const core::BackendRun* cpu = view.run("cpu");
   const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX;

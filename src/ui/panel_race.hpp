@@ -14,8 +14,11 @@ struct RaceHeader {
   // `lines`: 2..4 lines of text (the layout decides from the window and font sizes). target_loss: the loss the race
   // result names once both backends finished (the loss panel's target).
   void draw(const DashboardView& view, int lines, float target_loss = 0.5f);
+  // The device names as the last draw() showed them, left to right (none with fewer than 3 lines).
+  const std::vector<std::string>& drawn_devices() const { return devices_; }
 
  private:
+  std::vector<std::string> devices_;
   void draw_backend(const DashboardView& view, const core::BackendRun& run, int lines);
   void draw_speedup(const DashboardView& view, int lines, float target_loss);
 };
@@ -23,5 +26,10 @@ struct RaceHeader {
 // The backend's state line of the header, e.g. "fp32 · batch 128 · adamw", "applying batch 128 -> 512: saving the
 // state (3 s)", "pending: batch 512", "paused", with "figures 5 s old · " in front when they are stale (with_age).
 std::string backend_state_line(const DashboardView& view, const core::BackendRun& run, bool with_age = true);
+
+// `device` as shown in `width` pixels of the current font: whole when it fits; else without its details in
+// parentheses and with its bracketed label shortened ("llvmpipe [software Vulkan]"); else the name cut with an
+// ellipsis before the label, which stays whole ("llvm… [software Vulkan]") as long as it fits at all.
+std::string fit_device(const std::string& device, float width);
 
 }  // namespace ui

@@ -76,6 +76,7 @@ Window::Window(const WindowOptions& options) : vsync_(options.vsync), max_fps_(o
   if (!glfwVulkanSupported()) fail("GLFW found no Vulkan loader");
   glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);  // Vulkan draws, not OpenGL
   glfwWindowHint(GLFW_RESIZABLE, GLFW_TRUE);
+  glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);  // shown once it fits the screen
   GLFWwindow* window = glfwCreateWindow(std::max(options.width, 64), std::max(options.height, 64),
                                         options.title.c_str(), nullptr, nullptr);
   if (!window) fail("glfwCreateWindow failed");
@@ -91,6 +92,8 @@ Window::Window(const WindowOptions& options) : vsync_(options.vsync), max_fps_(o
   glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { on_input(w); });
   glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { on_input(w); });
   glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { on_input(w); });
+  if (options.fit_work_area) fit_to_work_area();
+  glfwShowWindow(window);
 
   vk::GraphicsOptions go;
   go.device_index = options.device_index;

@@ -44,7 +44,21 @@ struct WindowOptions {
   // 2 cores, so a cap of 15-30 leaves the trainer its cores. Events are still handled while waiting.
   double max_fps = 0;
   StyleOptions style;
+  // Shrink width x height to the work area of the monitor the window opens on (its size less the taskbars and, once
+  // known, the window's own frame), so that a remembered or a lesson's size never opens beyond the screen. False for
+  // a size the user gave (--size).
+  bool fit_work_area = true;
 };
+
+// Where a window of width x height (screen coordinates, its frame excluded) goes in a monitor's work area (x, y,
+// width, height) given its frame's margins (left, top, right, bottom; 0 without a window manager): the size shrunk
+// to fit (`shrunk`), and the position of its top-left corner that puts its frame at the work area's top-left corner.
+struct WindowFit {
+  int width = 0, height = 0;
+  int x = 0, y = 0;
+  bool shrunk = false;
+};
+WindowFit fit_window(int width, int height, const int work_area[4], const int frame[4]);
 
 class Window {
  public:
@@ -134,6 +148,7 @@ class Window {
   static void on_char(GLFWwindow* window, unsigned int codepoint);
   static void on_framebuffer_size(GLFWwindow* window, int width, int height);
   static void on_input(GLFWwindow* window);  // any other input: the next wait_for_input() returns true
+  void fit_to_work_area();  // WindowOptions::fit_work_area, before the window is shown
   void recreate_swapchain();
   void record(FrameSlot& slot, uint32_t image, bool capture);
   void collect_screenshot();

@@ -1,0 +1,103 @@
+// A window that fits (issue 32, part 4): the first size shrunk to the screen's work area (ui::fit_window), and in the
+// dashboard drawn offscreen at 1024x768, 1280x720, 1366x768 and 1920x1080, normal and in presentation mode, the two
+// texts a teacher cannot lose: the GPU's honesty label ("[software Vulkan]") and the lesson's hint, both whole, with
+// the lesson's longest caption whole beside the hint. TRAINSCOPE_KEEP_PNG_DIR keeps the pictures.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "dashboard_test_util.hpp"
+#include "ui/dashboard.hpp"
+#include "ui/lesson.hpp"
+#include "ui/window.hpp"
+
+TEST_CASE("fit_window: a size larger than the work area shrinks to it, frame included; a smaller one stays") {
+  const int screen[4] = {0, 0, 1280, 720};
+  const int no_frame[4] = {0, 0, 0, 0};
+  ui::WindowFit fit = ui::fit_window(1600, 900, screen, no_frame);
+  CHECK(fit.shrunk);
+  CHECK(fit.width == 1280);
+  CHECK(fit.height == 720);
+  fit = ui::fit_window(1024, 600, screen, no_frame);
+  CHECK_FALSE(fit.shrunk);
+  CHECK(fit.width == 1024);
+  CHECK(fit.height == 600);
+  // A taskbar of 40 at the top, a frame of 4 around and a title bar of 30: the whole frame inside the work area.
+  const int work[4] = {0, 40, 1280, 680};
+  const int frame[4] = {4, 30, 4, 4};
+  fit = ui::fit_window(1280, 720, work, frame);
+  CHECK(fit.shrunk);
+  CHECK(fit.width == 1272);
+  CHECK(fit.height == 646);
+  CHECK(fit.x == 4);
+  CHECK(fit.y == 70);
+  const int unknown[4] = {0, 0, 0, 0};  // no work area reported: the size as asked
+  fit = ui::fit_window(1600, 900, unknown, no_frame);
+  CHECK_FALSE(fit.shrunk);
+  CHECK(fit.width == 1600);
+}
+
+namespace {
+
+std::string longest_shipped_caption() {
+  const char* source = std::getenv("TRAINSCOPE_SOURCE_DIR");
+  REQUIRE_MESSAGE(source != nullptr, "set TRAINSCOPE_SOURCE_DIR (ctest does)");
+  std::string longest;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(source) / "assets" / "lessons"))
+    if (entry.path().extension() == ".json")
+      for (const auto& step : ui::load_lesson(entry.path().string()).steps)
+        if (step.caption && step.caption->size() > longest.size()) longest = *step.caption;
+  return longest;
+}
+
+}  // namespace
+
+TEST_CASE("1024x768 to 1920x1080, both modes: the device label and the lesson's hint whole, the caption whole") {
+  struct Size {
+    int width, height;
+  };
+  const std::string caption = longest_shipped_caption();
+  REQUIRE(caption.size() > 40);
+  const test::ValidationWatch validation;
+  for (const Size size : {Size{1024, 768}, Size{1280, 720}, Size{1366, 768}, Size{1920, 1080}}) {
+    auto renderer = test::make_renderer(size.width, size.height);
+    if (!renderer) return;
+    for (bool presentation : {false, true}) {
+      renderer->set_style(ui::StyleOptions{18.0f, presentation});
+      // The hint's widest usual form, and a longer one.
+      for (const std::string hint : {"10/12 · earlier · Space: on", "10/12 · training… · next noted"}) {
+        CAPTURE(size.width);
+        CAPTURE(presentation);
+        CAPTURE(hint);
+        ui::DashboardModel model;
+        ui::DashboardView view;
+        view.runs = {test::fabricated_run("gpu", core::Precision::FP32),
+                     test::fabricated_run("cpu", core::Precision::FP32)};
+        model.update(view.runs);
+        view.model = &model;
+        view.config = view.runs[0].config;
+        view.caption = view.caption_reserve = caption;
+        view.caption_hint = hint;
+        ui::Dashboard dashboard;
+        dashboard.show(ui::Tab::Kernels);
+        const ui::Image image = renderer->render([&] { dashboard.draw(view, nullptr); }, 3);
+        test::keep_png(image, "fit_" + std::to_string(size.width) + (presentation ? "_p" : "_n") +
+                                  (hint.find("next noted") != std::string::npos ? "_long" : "") + ".png");
+        const ui::DrawnLayout& d = dashboard.drawn();
+        CHECK(d.caption_hint == hint);
+        REQUIRE(d.devices.size() == 2);
+        const std::string& gpu = d.devices[0];
+        CAPTURE(gpu);
+        const std::string label = "[software Vulkan";
+        CHECK(gpu.find(label) != std::string::npos);
+        CHECK(gpu.back() == ']');
+        CHECK(gpu.find("\xE2\x80\xA6", gpu.find(label)) == std::string::npos);  // no "…" inside the label
+        // The caption beside the hint: every line within its room, no line cut with "…".
+        CHECK(d.caption_widest <= d.caption_text_width);
+        for (const auto& line : d.caption_text) CHECK(line.find("\xE2\x80\xA6") == std::string::npos);
+      }
+    }
+  }
+}
