@@ -20,8 +20,8 @@ inline std::vector<float> random_floats(size_t n, uint64_t seed) {
 // The levels this CPU can run, lowest first.
 inline std::vector<cpu::SimdLevel> runnable_levels() {
   std::vector<cpu::SimdLevel> levels{cpu::SimdLevel::Portable};
-  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX2) levels.push_back(cpu::SimdLevel::AVX2);
-  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX512) levels.push_back(cpu::SimdLevel::AVX512);
+  for (const cpu::SimdLevel level : {cpu::SimdLevel::AVX2, cpu::SimdLevel::AVX512, cpu::SimdLevel::NEON})
+    if (cpu::simd_level_available(level)) levels.push_back(level);
   return levels;
 }
 

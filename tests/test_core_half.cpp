@@ -256,7 +256,7 @@ TEST_CASE("bf16: ties to even on the 16 dropped bits, overflow, subnormals, NaN"
 }
 
 TEST_CASE("bulk conversions equal the scalar ones, bit for bit, at every length and offset") {
-  const std::string path = core::has_f16c() ? "F16C" : "scalar loop";
+  const std::string path = core::fp16_bulk_path();
   MESSAGE("fp16 bulk path: ", path);
   core::Pcg32 rng(77, 5);
   const size_t n = 1'000'003;  // not a multiple of 8: the tail is used

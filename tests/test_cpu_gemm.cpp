@@ -1,4 +1,4 @@
-// The packed SIMD GEMM (cpu/gemm.hpp) on every SIMD path this CPU can run (portable, AVX2, AVX-512, forced with
+// The packed SIMD GEMM (cpu/gemm.hpp) on every SIMD path this CPU can run (portable, AVX2, AVX-512, NEON, forced with
 // cpu::set_simd_level) and every micro-kernel of the tables: the three GEMM forms of training, odd shapes (M, N, K not
 // multiples of the tile, 1x1, K = 1, several cache blocks), exact against the plain fp32 loop with the same chain of
 // fmas, within fp32 tolerance of a double loop, and bit-identical across 1, 2 and 3 threads.
@@ -151,10 +151,12 @@ TEST_CASE("every micro-kernel of every table, with small cache blocks, is exact 
       {7, 13, 40}, {1, 1, 1}, {256, 192, 1024, 0, 0, 0}, {256, 192, 1024, kAlways, kAlways, kAlways}, {41, 16, 64}};
   std::vector<const cpu::GemmMicroKernel*> kernels;
   int count = 0;
-  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX512)
+  if (cpu::simd_level_available(cpu::SimdLevel::AVX512))
     for (const auto* k = cpu::avx512_micro_kernels(count); count-- > 0; ++k) kernels.push_back(k);
-  if (cpu::cpu_simd_level() >= cpu::SimdLevel::AVX2)
+  if (cpu::simd_level_available(cpu::SimdLevel::AVX2))
     for (const auto* k = cpu::avx2_micro_kernels(count); count-- > 0; ++k) kernels.push_back(k);
+  if (cpu::simd_level_available(cpu::SimdLevel::NEON))
+    for (const auto* k = cpu::neon_micro_kernels(count); count-- > 0; ++k) kernels.push_back(k);
   if (kernels.empty()) MESSAGE("no SIMD micro-kernel runs on this CPU: only the portable path is tested");
   const long M = 29, N = 70, K = 41;
   const auto a = random_floats(M * K, 21), b = random_floats(K * N, 22);
@@ -246,13 +248,22 @@ TEST_CASE("the SIMD level can be forced down, never above the CPU's, and the CPU
     CHECK(cpu::gemm_kernel_name().rfind("AVX-512 ", 0) == 0);
   } else if (top == cpu::SimdLevel::AVX2) {
     CHECK(cpu::gemm_kernel_name().rfind("AVX2 ", 0) == 0);
+  } else if (top == cpu::SimdLevel::NEON) {
+    CHECK(cpu::gemm_kernel_name().rfind("NEON ", 0) == 0);
   }
+  // A level of the other architecture is never taken: the CPU's own level runs instead.
+  const auto other = cpu::cpu_simd_level() == cpu::SimdLevel::NEON ? cpu::SimdLevel::AVX2 : cpu::SimdLevel::NEON;
+  CHECK_FALSE(cpu::simd_level_available(other));
+  CHECK(cpu::set_simd_level(other) == cpu::cpu_simd_level());
+  CHECK(cpu::set_simd_level(top) == top);
   CHECK(cpu::cpu_description(3).find(cpu::gemm_kernel_name()) != std::string::npos);
   CHECK(cpu::cpu_description(3).find("3 threads") != std::string::npos);
   // The name lists the default tile first, then every tile gemm() may choose by shape, and no spare.
   if (const cpu::GemmMicroKernel* table = cpu::active_micro_kernel()) {
     int count = 0;
-    (top == cpu::SimdLevel::AVX512 ? cpu::avx512_micro_kernels(count) : cpu::avx2_micro_kernels(count));
+    (top == cpu::SimdLevel::AVX512 ? cpu::avx512_micro_kernels(count)
+     : top == cpu::SimdLevel::NEON ? cpu::neon_micro_kernels(count)
+                                   : cpu::avx2_micro_kernels(count));
     const std::string name = cpu::gemm_kernel_name();
     CHECK(name.rfind(table[0].name, 0) == 0);
     for (int i = 1; i < count; ++i) {

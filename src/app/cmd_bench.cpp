@@ -65,6 +65,7 @@ std::string best_openblas_core() {
   switch (cpu::cpu_simd_level()) {
     case cpu::SimdLevel::AVX512: return "SkylakeX";
     case cpu::SimdLevel::AVX2: return "Haswell";
+    case cpu::SimdLevel::NEON:  // OpenBLAS's own choice on ARM
     case cpu::SimdLevel::Portable: break;
   }
   return "";
@@ -272,9 +273,12 @@ int run_bench(BenchOptions& o) {
     std::map<long, double> peak_of_threads;
     nlohmann::json peaks = nlohmann::json::array();
     for (long t : threads)
-      for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2}) {
-        if (level > cpu::cpu_simd_level()) continue;
-        const std::string id = fmt::format("fma_{}_{}", level == cpu::SimdLevel::AVX512 ? "avx512" : "avx2",
+      for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2, cpu::SimdLevel::NEON}) {
+        if (!cpu::simd_level_available(level)) continue;
+        const std::string id = fmt::format("fma_{}_{}",
+                                           level == cpu::SimdLevel::AVX512 ? "avx512"
+                                           : level == cpu::SimdLevel::NEON ? "neon"
+                                                                           : "avx2",
                                            t == 1 ? "1t" : "nt");
         const core::PeakFigure* f =
             cached && (t == 1 || t == static_cast<long>(hardware_threads)) ? cached->find(id) : nullptr;

@@ -83,12 +83,15 @@ constexpr float bf16_to_float(uint16_t b) {
 
 // Bulk conversions of n elements: dst[i] = <scalar conversion>(src[i]), bit-identical to the scalar functions.
 // dst and src must not overlap; no alignment required. fp16 uses F16C (8 lanes, round to nearest even by the
-// instruction's immediate, whatever MXCSR says) when compiled with __F16C__, else the scalar loop; bf16 is a
-// branch-free loop the compiler vectorizes. has_f16c() says which fp16 path this build took.
+// instruction's immediate, whatever MXCSR says) when compiled with __F16C__, NEON's conversions on AArch64 (round
+// to nearest even: FPCR's default mode, which nothing here changes), else the scalar loop; bf16 is a branch-free loop
+// the compiler vectorizes, or the same arithmetic in NEON integer lanes on AArch64. has_f16c() says whether the fp16
+// path is F16C; fp16_bulk_path() names the path this build took ("F16C", "NEON", "scalar loop").
 void to_fp16(uint16_t* dst, const float* src, size_t n);
 void from_fp16(float* dst, const uint16_t* src, size_t n);
 void to_bf16(uint16_t* dst, const float* src, size_t n);
 void from_bf16(float* dst, const uint16_t* src, size_t n);
 bool has_f16c();
+const char* fp16_bulk_path();
 
 }  // namespace core

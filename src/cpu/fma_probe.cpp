@@ -1,5 +1,6 @@
 // The FMA-peak probe (see fma_probe.hpp): timing and threads. The loops themselves are in the files of each SIMD
-// level (simd_kernels.inc, compiled into gemm_avx512.cpp and gemm_avx2.cpp), run only where the CPU has the level.
+// level (simd_kernels.inc, compiled into gemm_avx512.cpp, gemm_avx2.cpp and gemm_neon.cpp), run only where the CPU
+// has the level.
 #include "cpu/fma_probe.hpp"
 
 #include <algorithm>
@@ -21,6 +22,7 @@ using Loop = SimdFmaLoop;
 Loop loop_for(SimdLevel level) {
   const SimdFmaLoop* loop = level == SimdLevel::AVX512 ? avx512_fma_loop()
                             : level == SimdLevel::AVX2 ? avx2_fma_loop()
+                            : level == SimdLevel::NEON ? neon_fma_loop()
                                                        : nullptr;
   return loop ? *loop : Loop{nullptr, 0, 0, ""};
 }
@@ -53,7 +55,7 @@ std::vector<double> timed_run(const Loop& loop, int threads, int64_t iterations)
 
 FmaPeak measure_fma_peak(SimdLevel level, int threads, int repeats, double seconds_per_repeat) {
   const Loop loop = loop_for(level);
-  if (loop.run == nullptr || level > cpu_simd_level())
+  if (loop.run == nullptr || !simd_level_available(level))
     throw std::invalid_argument(std::string("FMA probe: this CPU cannot run ") + to_string(level));
   threads = std::max(1, threads);
   repeats = std::max(1, repeats);
@@ -86,8 +88,8 @@ FmaPeak measure_fma_peak(SimdLevel level, int threads, int repeats, double secon
 
 std::vector<FmaPeak> probe_fma_peaks(int threads, int repeats) {
   std::vector<FmaPeak> peaks;
-  for (SimdLevel level : {SimdLevel::AVX512, SimdLevel::AVX2}) {
-    if (level > cpu_simd_level()) continue;
+  for (SimdLevel level : {SimdLevel::AVX512, SimdLevel::AVX2, SimdLevel::NEON}) {
+    if (!simd_level_available(level)) continue;
     peaks.push_back(measure_fma_peak(level, 1, repeats));
     if (threads > 1) peaks.push_back(measure_fma_peak(level, threads, repeats));
   }

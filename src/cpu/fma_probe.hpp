@@ -17,7 +17,7 @@
 namespace cpu {
 
 struct FmaPeak {
-  SimdLevel level = SimdLevel::Portable;  // AVX-512 (zmm, 16 floats), AVX2 (ymm, 8 floats)
+  SimdLevel level = SimdLevel::Portable;  // AVX-512 (zmm, 16 floats), AVX2 (ymm, 8 floats), NEON (q, 4 floats)
   std::string width;                      // "zmm (16 x fp32)"
   int lanes = 0;                          // floats per vector
   int chains = 0;                         // independent accumulators per thread
@@ -26,12 +26,13 @@ struct FmaPeak {
   std::vector<double> samples;            // each repeat's GFLOP/s
 };
 
-// Measures one level (which must be <= cpu_simd_level(), and not Portable) on `threads` threads, `repeats` times of
+// Measures one level (which must be simd_level_available(), and not Portable) on `threads` threads, `repeats` times of
 // about `seconds_per_repeat` each; returns the median. Throws std::invalid_argument for a level the CPU lacks.
 FmaPeak measure_fma_peak(SimdLevel level, int threads, int repeats = 5, double seconds_per_repeat = 0.05);
 
-// Every SIMD level this CPU has (AVX-512 and/or AVX2), each on 1 thread and on `threads` threads (if > 1): the peaks
-// at the width the GEMM uses (active_simd_level()) and at the widest the CPU has. Empty on a CPU without AVX2.
+// Every SIMD level this CPU has (AVX-512 and/or AVX2, or NEON), each on 1 thread and on `threads` threads (if > 1):
+// the peaks at the width the GEMM uses (active_simd_level()) and at the widest the CPU has. Empty on a CPU without
+// AVX2 or NEON.
 std::vector<FmaPeak> probe_fma_peaks(int threads, int repeats = 5);
 
 }  // namespace cpu

@@ -1,6 +1,6 @@
 // The packed, blocked CPU GEMM (see gemm.hpp): packing of the operands, the loops around the micro-kernel, and the
 // split over threads. Compiled for the baseline instruction set: only the micro-kernels (gemm_avx512.cpp,
-// gemm_avx2.cpp) use wider instructions.
+// gemm_avx2.cpp, gemm_neon.cpp) use wider instructions.
 #include "cpu/gemm.hpp"
 
 #include <algorithm>
@@ -114,6 +114,7 @@ const GemmMicroKernel* active_table(int& count) {
       [[fallthrough]];
     }
     case SimdLevel::AVX2: return avx2_micro_kernels(count);
+    case SimdLevel::NEON: return neon_micro_kernels(count);
     case SimdLevel::Portable: break;
   }
   return nullptr;

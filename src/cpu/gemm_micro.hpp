@@ -1,4 +1,4 @@
-// What each SIMD level's file (gemm_avx512.cpp, gemm_avx2.cpp; compiled with that level's instruction-set flags and
+// What each SIMD level's file (gemm_avx512.cpp, gemm_avx2.cpp, gemm_neon.cpp; compiled with that level's flags and
 // called only when the CPU has that level, simd.hpp) provides: the register-blocked micro-kernels of the CPU GEMM
 // (gemm.hpp), the innermost loop of a packed GEMM, and the loop of the FMA-peak probe (fma_probe.hpp).
 //
@@ -44,6 +44,7 @@ struct GemmMicroKernel {
 // it; the spares are kept for measuring with gemm()'s `kernel` argument (test_cpu_gemm checks every one).
 const GemmMicroKernel* avx512_micro_kernels(int& count);
 const GemmMicroKernel* avx2_micro_kernels(int& count);
+const GemmMicroKernel* neon_micro_kernels(int& count);
 
 // The FMA-peak loop of a level (fma_probe.hpp): run(iterations) performs iterations x chains vector FMAs of `lanes`
 // floats on independent accumulators. nullptr where the compiler or the platform lacks that instruction set.
@@ -54,5 +55,6 @@ struct SimdFmaLoop {
 };
 const SimdFmaLoop* avx512_fma_loop();
 const SimdFmaLoop* avx2_fma_loop();
+const SimdFmaLoop* neon_fma_loop();
 
 }  // namespace cpu

@@ -26,8 +26,10 @@ constexpr size_t kStreamGrain = size_t{1} << 16;
 
 int hardware_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
-// "avx512" / "avx2": the id part of a level's figures.
-std::string level_id(SimdLevel level) { return level == SimdLevel::AVX512 ? "avx512" : "avx2"; }
+// "avx512" / "avx2" / "neon": the id part of a level's figures.
+std::string level_id(SimdLevel level) {
+  return level == SimdLevel::AVX512 ? "avx512" : level == SimdLevel::NEON ? "neon" : "avx2";
+}
 
 std::string threads_text(int t) { return fmt::format("{} thread{}", t, t == 1 ? "" : "s"); }
 
@@ -158,8 +160,8 @@ core::DevicePeaks measure_cpu_peaks(int repeats, const core::PeakProgress& progr
   const SimdLevel kernels_level = active_simd_level();
   const SimdLevel widest = cpu_simd_level();
   if (kernels_level != SimdLevel::Portable) peaks.cpu_kernel_simd = level_id(kernels_level);
-  for (SimdLevel level : {SimdLevel::AVX512, SimdLevel::AVX2}) {
-    if (level > widest) continue;
+  for (SimdLevel level : {SimdLevel::AVX512, SimdLevel::AVX2, SimdLevel::NEON}) {
+    if (!simd_level_available(level)) continue;
     std::vector<int> counts = {1};
     if (threads > 1) counts.push_back(threads);
     for (int t : counts) {

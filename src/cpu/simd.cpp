@@ -18,6 +18,8 @@ SimdLevel detect() {
   // libgcc's checks include the OS's support (XGETBV) for the ymm / zmm register state.
   if (__builtin_cpu_supports("avx512f")) return SimdLevel::AVX512;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SimdLevel::AVX2;
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+  return SimdLevel::NEON;  // Advanced SIMD is part of every AArch64 CPU these ABIs run on (simd.hpp)
 #endif
   return SimdLevel::Portable;
 }
@@ -29,13 +31,14 @@ SimdLevel from_environment(SimdLevel supported) {
   SimdLevel want = supported;
   if (v == "avx512" || v == "AVX-512" || v == "avx-512") want = SimdLevel::AVX512;
   else if (v == "avx2" || v == "AVX2") want = SimdLevel::AVX2;
+  else if (v == "neon" || v == "NEON") want = SimdLevel::NEON;
   else if (v == "portable") want = SimdLevel::Portable;
   else {
-    std::fprintf(stderr, "trainscope: warning: TRAINSCOPE_CPU_SIMD=%s not understood (avx512, avx2, portable); "
+    std::fprintf(stderr, "trainscope: warning: TRAINSCOPE_CPU_SIMD=%s not understood (avx512, avx2, neon, portable); "
                  "using %s\n", env, to_string(supported));
     return supported;
   }
-  if (want > supported) {
+  if (!simd_level_available(want)) {
     std::fprintf(stderr, "trainscope: warning: TRAINSCOPE_CPU_SIMD=%s: this CPU has only %s; using it\n", env,
                  to_string(supported));
     return supported;
@@ -59,6 +62,7 @@ const char* to_string(SimdLevel level) {
   switch (level) {
     case SimdLevel::AVX512: return "AVX-512";
     case SimdLevel::AVX2: return "AVX2";
+    case SimdLevel::NEON: return "NEON";
     case SimdLevel::Portable: break;
   }
   return "portable";
@@ -69,10 +73,21 @@ SimdLevel cpu_simd_level() {
   return level;
 }
 
+bool simd_level_available(SimdLevel level) {
+  const SimdLevel cpu = cpu_simd_level();
+  switch (level) {
+    case SimdLevel::Portable: return true;
+    case SimdLevel::AVX2: return cpu == SimdLevel::AVX2 || cpu == SimdLevel::AVX512;
+    case SimdLevel::AVX512: return cpu == SimdLevel::AVX512;
+    case SimdLevel::NEON: return cpu == SimdLevel::NEON;
+  }
+  return false;
+}
+
 SimdLevel active_simd_level() { return static_cast<SimdLevel>(active().load(std::memory_order_relaxed)); }
 
 SimdLevel set_simd_level(SimdLevel level) {
-  if (level > cpu_simd_level()) level = cpu_simd_level();
+  if (!simd_level_available(level)) level = cpu_simd_level();
   active().store(static_cast<int>(level), std::memory_order_relaxed);
   return level;
 }

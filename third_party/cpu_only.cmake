@@ -1,0 +1,26 @@
+# The dependencies of a build of the core and CPU layers only (TRAINSCOPE_CPU_ONLY: no Vulkan, no window, no program;
+# the ARM cross build of scripts/test-arm), as the targets third_party/dependencies.cmake makes:
+#   zlib                          find_package (cross-compiling: the AArch64 library from TRAINSCOPE_ARM_SYSROOT)
+#   fmt, nlohmann-json, doctest   the headers of Debian's packages (fmt as FMT_HEADER_ONLY), reached through a folder
+#                                 of links in the build tree, never /usr/include itself (the build machine's glibc
+#                                 headers must not shadow the target's)
+find_package(ZLIB REQUIRED)
+find_package(Threads REQUIRED)
+set(staged ${CMAKE_BINARY_DIR}/cpu-only-include)
+file(MAKE_DIRECTORY ${staged})
+foreach(dir fmt nlohmann doctest)
+  if(NOT EXISTS /usr/include/${dir})
+    message(FATAL_ERROR "/usr/include/${dir} not found: install libfmt-dev nlohmann-json3-dev doctest-dev")
+  endif()
+  if(NOT EXISTS ${staged}/${dir})
+    file(CREATE_LINK /usr/include/${dir} ${staged}/${dir} SYMBOLIC)
+  endif()
+endforeach()
+add_library(fmt::fmt INTERFACE IMPORTED)
+target_include_directories(fmt::fmt INTERFACE ${staged})
+target_compile_definitions(fmt::fmt INTERFACE FMT_HEADER_ONLY)
+foreach(target nlohmann_json::nlohmann_json doctest::doctest)
+  add_library(${target} INTERFACE IMPORTED)
+  target_include_directories(${target} INTERFACE ${staged})
+endforeach()
+set(doctest_FOUND TRUE)
