@@ -1,5 +1,6 @@
 // cpu::fma: a fused multiply-add a*b + c rounded once, as IEEE 754 and std::fma define it, on every system. Where the
-// compiler may use the FMA instruction (__FMA__: -mfma, -march=native on a CPU that has it) it is that instruction.
+// compiler may use the FMA instruction (__FMA__: -mfma, -march=native on a CPU that has it; every AArch64 build) it is
+// that instruction.
 // Elsewhere std::fma is the C library's, and mingw-w64's fmaf is not correctly rounded (it differs from the
 // instruction on about a quarter of random inputs), so it is computed here: a*b is exact in double (24 + 24 bits of
 // significand fit in 53), the sum with c is made exact as s + e by TwoSum (Knuth, TAOCP vol. 2, 4.2.2), and s is
@@ -26,7 +27,7 @@ inline float fma_software(float a, float b, float c) {
 }
 
 inline float fma(float a, float b, float c) {
-#if defined(__FMA__)
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)  // AArch64: FMADD, in every AArch64 CPU
   return __builtin_fmaf(a, b, c);
 #else
   return fma_software(a, b, c);
