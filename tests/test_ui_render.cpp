@@ -114,7 +114,7 @@ TEST_CASE("offscreen: the footer bar covers the bottom edge with white text on n
   if (!renderer) return;
   ui::Image plain = renderer->render(scene);
   ui::Image footed = renderer->render(
-      ui::with_footer(scene, ui::footer_text({"GPU: llvmpipe", "MLP 784-256-10", "batch 128", "fp32"})));
+      ui::with_footer(scene, ui::footer_text({"GPU: llvmpipe", "MLP 784-256-10", "batch 128", "fp32", ""})));
   CHECK(plain.pixel(700, 447) == 0x17171CFF);
   const uint32_t bar = footed.pixel(795, 447);  // right end of the bar: no text there
   CHECK((bar >> 24) < 24);
@@ -126,21 +126,32 @@ TEST_CASE("offscreen: the footer bar covers the bottom edge with white text on n
   CHECK(footed.pixel(560, 330) == kMagenta);  // the rest of the frame is unchanged
 }
 
-TEST_CASE("offscreen: a footer longer than the frame is set smaller to fit, not cut at the right edge") {
+TEST_CASE("offscreen: a footer longer than the frame goes on two lines at the same size, not cut at the right edge") {
   const test::ValidationWatch validation;
   auto renderer = make_renderer(800, 450);
   if (!renderer) return;
   std::string text;  // about 1.1x the width at the footer's usual size
   while (text.size() < 140) text += "GPU: llvmpipe | ";
+  const ui::Image plain = renderer->render(scene);
+  const ui::Image one_line = renderer->render(ui::with_footer(scene, "GPU: llvmpipe | MLP"));
   const ui::Image footed = renderer->render(ui::with_footer(scene, text));
-  auto light_in = [&](int x0, int x1) {
+  auto light_in = [&](const ui::Image& image, int x0, int x1, int y0, int y1) {
     size_t n = 0;
-    for (int y = 420; y < 450; ++y)
-      for (int x = x0; x < x1; ++x) n += (footed.pixel(x, y) >> 24) > 200 && ((footed.pixel(x, y) >> 8) & 0xFF) > 200;
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) n += (image.pixel(x, y) >> 24) > 200 && ((image.pixel(x, y) >> 8) & 0xFF) > 200;
     return n;
   };
-  CHECK(light_in(700, 780) > 20);   // the text reaches the right part of the bar
-  CHECK(light_in(792, 800) == 0);   // and ends before the edge
+  auto bar_top = [&](const ui::Image& image) {  // the bar's top row: where the frame differs from the plain scene
+    int y = 449;
+    while (y > 0 && image.pixel(795, y - 1) != plain.pixel(795, y - 1)) --y;
+    return y;
+  };
+  // Two lines: the bar is about twice as tall, with text in its upper and lower half, none at the right edge.
+  const int top = bar_top(footed), single = bar_top(one_line);
+  CHECK(449 - top > 1.6 * (449 - single));
+  CHECK(light_in(footed, 0, 400, top, (top + 450) / 2) > 50);
+  CHECK(light_in(footed, 0, 400, (top + 450) / 2, 450) > 50);
+  CHECK(light_in(footed, 792, 800, top, 450) == 0);
 }
 
 TEST_CASE("offscreen: presentation mode rebuilds the fonts larger and turns the background light") {

@@ -74,7 +74,7 @@ TEST_CASE("window: frames, a screenshot with the known colour, a resize and a st
   for (int i = 0; i < 60; ++i) window->frame(scene);
   report("vsync off", *window);
 
-  window->set_footer(ui::footer_text({"GPU: test", "MLP 784-256-10", "batch 64", "fp32"}));
+  window->set_footer(ui::footer_text({"GPU: test", "MLP 784-256-10", "batch 64", "fp32", ""}));
   auto shot = capture(*window, scene);
   REQUIRE(shot.has_value());
   CHECK(shot->width == 1280);

@@ -300,8 +300,12 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     say("lesson: {} ({} steps, {} points{})\n", l.title, l.steps.size(), l.points(),
         d.autoplay ? ", autoplay"
                    : "; Space, Right or Page Down: next; Left or Page Up: the caption before; ?: all keys");
-    for (const auto& step : l.steps)
+    for (const auto& step : l.steps) {
       if (step.caption && step.caption->size() > longest_caption.size()) longest_caption = *step.caption;
+      if (step.caption_claim)  // a claim's texts, with room for the figures filled in
+        for (const std::string* t : {&step.caption_claim->yes, &step.caption_claim->no, &step.caption_claim->even})
+          if (t->size() + 16 > longest_caption.size()) longest_caption = *t + std::string(16, 'x');
+    }
   }
   // Rendering on demand: a frame when the user does something (then at up to --max-fps for a moment, so that ImGui
   // settles), when the figures change (at most kDataFps times a second: the trainers read back 4 times a second),
@@ -343,6 +347,8 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
       view.caption = lesson->caption();
       view.caption_hint = lesson->hint();
       view.caption_reserve = longest_caption;
+      view.summary_shown = lesson->summary_shown();
+      if (view.summary_shown) view.summary = lesson->summary(), view.summary_title = lesson->lesson().title;
       if (lesson->exit_code()) {
         exit_code = *lesson->exit_code();
         break;

@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <thread>
 #include <iterator>
 #include <exception>
 #include <new>
@@ -55,6 +58,24 @@ Worker::Worker(BackendSpec spec, core::TrainConfig cfg, std::shared_ptr<const co
       timeline_(std::max<size_t>(1, timeline_steps)) {
   run_.name = spec_.name;
   run_.config = cfg_;
+  slow_ms_ = test_slowdown_ms(spec_.name);
+}
+
+double test_slowdown_ms(const std::string& backend) {
+  const char* text = std::getenv("TRAINSCOPE_TEST_SLOW_BACKEND");
+  if (!text || !*text) return 0;
+  const std::string s = text;
+  const size_t colon = s.find(':');
+  char* end = nullptr;
+  const std::string name = s.substr(0, colon);
+  const double ms = colon == std::string::npos ? -1 : std::strtod(s.c_str() + colon + 1, &end);
+  if ((name != "gpu" && name != "cpu") || colon == std::string::npos || end == s.c_str() + colon + 1 || *end != '\0' ||
+      !(ms >= 0 && ms <= 10000))
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("TRAINSCOPE_TEST_SLOW_BACKEND={}: not BACKEND:MS (gpu or cpu, and milliseconds from 0 "
+                                  "to 10000 added to each of its steps); unset it (it is a test-only slowdown)",
+                                  s));
+  return name == backend ? ms : 0;
 }
 
 core::BackendRun Worker::snapshot(bool with_step_rows) const {
@@ -156,6 +177,8 @@ void Worker::train_until_done() {
       if (pos + static_cast<size_t>(cfg_.batch) > static_cast<size_t>(N)) break;
       clock_.start();
       trainer_->step(pos);
+      // The test-only slowdown (TRAINSCOPE_TEST_SLOW_BACKEND): inside the training clock, as a slower device would be.
+      if (slow_ms_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(slow_ms_));
       if (step_budget_ > 0) --step_budget_;  // a SingleStep is spent by a step taken, not by an epoch's end
       pos += static_cast<size_t>(cfg_.batch);
       samples_this_epoch_ += cfg_.batch;

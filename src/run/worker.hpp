@@ -46,6 +46,11 @@ class ActiveClock {
   double total_ = 0;
 };
 
+// TRAINSCOPE_TEST_SLOW_BACKEND=BACKEND:MS (e.g. cpu:40): the milliseconds added to each step of `backend` (gpu or
+// cpu), so that tests can play lessons on a backend slower than this machine's; 0 when unset or for the other one.
+// Throws core::Error(InvalidArgument) naming the variable when it is malformed.
+double test_slowdown_ms(const std::string& backend);
+
 class Worker {
  public:
   // A command this worker refused (e.g. out of memory for a new batch size), with the settings it keeps running.
@@ -114,6 +119,7 @@ class Worker {
   ActiveClock clock_;
   int in_flight_ = 0;            // steps queued since the last read-back
   int in_flight_limit_ = 1;      // steps_per_readback() of the current trainer's measured pace
+  double slow_ms_ = 0;           // test_slowdown_ms: added to each step (tests only)
   double last_collect_s_ = 0;    // core::monotonic_seconds() of the last read-back
   std::vector<float> boundary_inputs_;  // the grid's cell centres (empty: no 2-D data, or predict() unsupported)
   core::BoundaryGrid boundary_grid_;

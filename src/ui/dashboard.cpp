@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <thread>
 
+#include "core/measure.hpp"
 #include "ui/screenshot.hpp"
 #include "ui/text_fit.hpp"
 
@@ -118,6 +120,14 @@ std::string Dashboard::footer(const DashboardView& view) {
   }
   info.batch = view.runs.empty() ? fmt::format("batch {}", cfg.batch) : "batch " + (same_batch ? batch : per_batch);
   info.precision = view.runs.empty() ? core::to_string(cfg.precision) : same ? precision : per_backend;
+  // What the figures were measured under: the CPU backend's threads and the machine's load (a picture taken on a
+  // loaded machine shows slower figures, and says so).
+  const core::BackendRun* cpu = view.run("cpu");
+  const int threads = cpu && cpu->config.threads > 0 ? cpu->config.threads
+                                                    : static_cast<int>(std::thread::hardware_concurrency());
+  const double load = view.load >= 0 ? view.load : core::load_average();
+  if (cpu) info.machine = fmt::format("CPU {} thread{}", threads, threads == 1 ? "" : "s");
+  if (load >= 0) info.machine += fmt::format("{}load {:.1f}", info.machine.empty() ? "" : ", ", load);
   return footer_text(info);
 }
 
@@ -159,23 +169,29 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
 
   // The plots on the left, the views on the right (and the Controls in a column of their own when wide).
   const ImGuiWindowFlags panel = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
-  ImGui::BeginChild("plots", ImVec2(layout.plots_width, layout.body_height), true, panel);
-  loss.draw(view, layout.min_loss_canvas);
-  ImGui::EndChild();
-  drawn_.plots_min = ImGui::GetItemRectMin();
-  drawn_.plots_max = ImGui::GetItemRectMax();
-  ImGui::SameLine();
-  const float tabs_width = layout.controls_column ? ImGui::GetContentRegionAvail().x - layout.controls_width - gap : 0;
-  ImGui::BeginChild("views", ImVec2(tabs_width, layout.body_height), true);
-  draw_tabs(view, controller, !layout.controls_column);
-  ImGui::EndChild();
-  drawn_.tabs_min = ImGui::GetItemRectMin();
-  drawn_.tabs_max = ImGui::GetItemRectMax();
-  if (layout.controls_column) {
-    ImGui::SameLine();
-    ImGui::BeginChild("controls", ImVec2(0, layout.body_height), true);
-    draw_tab(Tab::Controls, view, controller);
+  if (view.summary_shown) {  // a lesson's summary slide takes the whole body
+    ImGui::BeginChild("summary", ImVec2(0, layout.body_height), true);
+    draw_lesson_summary(view);
     ImGui::EndChild();
+  } else {
+    ImGui::BeginChild("plots", ImVec2(layout.plots_width, layout.body_height), true, panel);
+    loss.draw(view, layout.min_loss_canvas);
+    ImGui::EndChild();
+    drawn_.plots_min = ImGui::GetItemRectMin();
+    drawn_.plots_max = ImGui::GetItemRectMax();
+    ImGui::SameLine();
+    const float tabs_width = layout.controls_column ? ImGui::GetContentRegionAvail().x - layout.controls_width - gap : 0;
+    ImGui::BeginChild("views", ImVec2(tabs_width, layout.body_height), true);
+    draw_tabs(view, controller, !layout.controls_column);
+    ImGui::EndChild();
+    drawn_.tabs_min = ImGui::GetItemRectMin();
+    drawn_.tabs_max = ImGui::GetItemRectMax();
+    if (layout.controls_column) {
+      ImGui::SameLine();
+      ImGui::BeginChild("controls", ImVec2(0, layout.body_height), true);
+      draw_tab(Tab::Controls, view, controller);
+      ImGui::EndChild();
+    }
   }
 
   // In a screenshot the footer (ui::with_footer) takes the quick controls' row: buttons are no use on a slide.

@@ -49,6 +49,9 @@ struct DrawnLayout {
   std::vector<std::string> devices;      // the header's device names as drawn, left to right
 };
 
+// The summary slide's table (lesson_summary.cpp), drawn in the body's place while view.summary_shown.
+void draw_lesson_summary(const DashboardView& view);
+
 class Dashboard {
  public:
   // Draws one frame of the dashboard filling the display. controller: null for a finished run (controls disabled).

@@ -11,6 +11,7 @@
 #include "core/config.hpp"
 #include "core/metrics.hpp"
 #include "core/peaks.hpp"
+#include "ui/lesson_claim.hpp"
 #include "ui/plot_math.hpp"
 
 namespace ui {
@@ -58,11 +59,16 @@ struct DashboardView {
   std::string caption;          // a lesson's caption, shown large in a band under the header ("" for none)
   std::string caption_hint;     // the teacher's hint beside it ("3/9 · Space: next"; "" for none)
   std::string caption_reserve;  // the lesson's longest caption: the band is as tall as it needs, all lesson long
+  // A lesson's summary slide ("What we saw today"): shown in the body instead of the plots and views.
+  bool summary_shown = false;
+  std::vector<LessonSummaryRow> summary;
+  std::string summary_title;    // the lesson's title
   bool sweep_busy = false;      // the Sweep tab's sweep is asked for or running (a lesson waits for its end)
   std::string sweep_status;     // its run::LiveSweepState::status ("done", "stopped", "failed: ..."; "" never run)
   // The measured peaks of the runs' devices (run::SessionPeaks; the cache for a finished run's picture): the
   // bandwidth shares and the rooflines. While peaks_measuring, training is paused for a measurement.
   std::vector<core::BackendPeaks> peaks;
+  double load = -1;             // the machine's load for the footer (-1: read it now, core::load_average)
   bool fair = false;            // the fair mode: the backends take turns, each timed alone (run::Session::fair)
   double window_cores = -1;     // the window's own CPU use over the last seconds, in cores (-1: not measured)
   bool peaks_measuring = false;

@@ -144,7 +144,7 @@ LessonCondition condition_of(const Where& w, const json& v) {
 
 LessonStep step_of(const Where& w, const json& v) {
   only_keys(w, v, "", {"next", "at", "after", "when", "timeout", "set", "do", "model", "view", "caption",
-                       "caption_seconds", "notes", "expect", "screenshot", "quit"});
+                       "caption_seconds", "notes", "expect", "screenshot", "quit", "measure", "claim", "summary"});
   LessonStep s;
   int triggers = 0;
   if (v.contains("next")) {
@@ -253,12 +253,13 @@ LessonStep step_of(const Where& w, const json& v) {
     if (o.contains("kernels")) view.kernels = one_of(w, o["kernels"], "view.kernels", {"bars", "precisions", "tables"});
     s.view = view;
   }
-  if (v.contains("caption")) s.caption = text(w, v["caption"], "caption", true);
+  claim_keys_of(w, v, s);  // "measure", "claim", a caption and notes per outcome, "summary"
+  if (v.contains("caption") && !s.caption_claim) s.caption = text(w, v["caption"], "caption", true);
   if (v.contains("caption_seconds")) {
-    if (!s.caption) w.fail("caption_seconds", "goes with a \"caption\"");
+    if (!s.caption && !s.caption_claim) w.fail("caption_seconds", "goes with a \"caption\"");
     s.caption_seconds = number(w, v["caption_seconds"], "caption_seconds", 0.1, 1e6);
   }
-  if (v.contains("notes")) s.notes = text(w, v["notes"], "notes");
+  if (v.contains("notes") && !s.notes_claim) s.notes = text(w, v["notes"], "notes");
   if (v.contains("expect")) {
     const json& o = v["expect"];
     only_keys(w, o, "expect", {"gpu", "cpu", "both", "applied", "figures", "peaks"});
@@ -288,7 +289,7 @@ LessonStep step_of(const Where& w, const json& v) {
   }
   // A step with a trigger and nothing else waits (for a condition, or some seconds): the lesson's log says when.
   if (s.commands.empty() && !s.reset && !s.sweep && !s.model && !s.view && !s.caption && !s.notes && !s.expect &&
-      !s.screenshot && !s.quit && triggers == 0)
+      !s.screenshot && !s.quit && !s.measure && !s.claim && !s.summary && triggers == 0)
     w.fail("", "does nothing (give a trigger to wait for, or set, do, model, view, caption, notes, expect, screenshot, "
                "quit)");
   return s;
@@ -388,6 +389,7 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
     l.steps.push_back(step_of(sw, steps[i]));
     l.steps.back().number = static_cast<int>(i + 1);
   }
+  check_claim_order(file, l.steps);
   return l;
 }
 

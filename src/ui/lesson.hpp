@@ -53,6 +53,13 @@
 //              folder): a plain file name ending in .png, no folders, no "..", no control characters. An existing
 //              file there is replaced only when it is a PNG (a regular file, not a link).
 //   "quit": true | exit code   with --autoplay the lesson ends here; a teacher's lesson ends at the teacher's next
+//   "measure": "NAME"   (a step whose "when" is steady) records the figures as they are when it holds, under NAME
+//   "claim": "EXPR" | {"is": "EXPR", "within": X}   a comparison of measured figures (lesson_claim.hpp), e.g.
+//              "cpu.samples_per_s@fp16 > cpu.samples_per_s@fp32"; its "caption" (and "notes") is then an object of a
+//              text per outcome, {"yes": ..., "no": ...} (+ "even" with "within"), with {a}, {b}, {a/b}, {b/a} filled
+//              in. Every label a claim names must be measured by an earlier step.
+//   "summary": "NAME"   shows the slide "What we saw today": a table of every claim so far with its figures, and
+//              writes it as NAME.png (the next frame) and NAME.csv into the output folder (a plain name, no extension)
 // Every key is checked before the window opens: an unknown key, a wrong type or a value out of range is refused with
 // the file, the step and the field named (exit 2), and so is a model or setting that training would refuse (a model
 // beyond the memory cap, a learning rate that is 0 as a 32-bit float). New views and settings are new keys in the
@@ -68,6 +75,7 @@
 #include "core/dataset.hpp"
 #include "core/metrics.hpp"
 #include "run/command.hpp"
+#include "ui/lesson_claim.hpp"
 
 namespace ui {
 
@@ -150,6 +158,13 @@ struct LessonStep {
   std::optional<LessonExpect> expect;
   std::optional<std::string> screenshot;  // a file name (NAME.png) in the lesson's output folder
   std::optional<int> quit;
+  // Claims (lesson_claim.hpp): a steady step's "measure" records the figures under a name; a "claim" step's caption
+  // and notes are a text per outcome (caption_claim, notes_claim; a plain "notes" string stays in `notes`).
+  std::optional<std::string> measure;
+  std::optional<LessonClaim> claim;
+  std::optional<ClaimTexts> caption_claim, notes_claim;
+  // "summary": "NAME": the slide of what the lesson measured (every claim so far), as NAME.png and NAME.csv.
+  std::optional<std::string> summary;
 };
 
 struct Lesson {
@@ -212,5 +227,10 @@ void check_lesson_output(const Lesson& lesson, const std::filesystem::path& fold
 // "" when a lesson may write its screenshot to `path` now: nothing there, or a regular file (not a link) that starts
 // with the PNG signature; else why not ("... exists and is not a PNG: trainscope replaces only its own pictures").
 std::string lesson_screenshot_target_problem(const std::filesystem::path& path);
+
+// The first line of a lesson's summary table (NAME.csv): what lesson_summary_csv_problem recognises as its own.
+inline constexpr const char* kLessonSummaryCsvHeader = "point,step,claim,first,first_value,second,second_value,outcome";
+// "" when a lesson may write its summary table to `path`: nothing there, or a regular file starting with that header.
+std::string lesson_summary_csv_problem(const std::filesystem::path& path);
 
 }  // namespace ui

@@ -84,7 +84,7 @@ fs::path default_lesson_output(const std::string& lesson_file) {
 
 void check_lesson_output(const Lesson& lesson, const fs::path& folder) {
   bool any = false;
-  for (const auto& s : lesson.steps) any = any || s.screenshot.has_value();
+  for (const auto& s : lesson.steps) any = any || s.screenshot.has_value() || s.summary.has_value();
   if (!any) return;  // nothing will be written: no folder is made
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) {
@@ -96,16 +96,40 @@ void check_lesson_output(const Lesson& lesson, const fs::path& folder) {
                                     folder.string(), ec.message()));
   }
   for (const auto& s : lesson.steps) {
-    if (!s.screenshot) continue;
-    const fs::path path = folder / *s.screenshot;
     const Where w{lesson.file, fmt::format("step {}", s.number)};
-    if (const std::string why = lesson_screenshot_target_problem(path); !why.empty()) w.fail("screenshot", why);
-    try {
-      core::check_output_path(path.string(), "--output");
-    } catch (const core::Error& e) {
-      w.fail("screenshot", e.what());
+    std::vector<std::pair<fs::path, std::string>> targets;  // (file, field)
+    if (s.screenshot) targets.emplace_back(folder / *s.screenshot, "screenshot");
+    if (s.summary) {
+      targets.emplace_back(folder / (*s.summary + ".png"), "summary");
+      targets.emplace_back(folder / (*s.summary + ".csv"), "summary");
+    }
+    for (const auto& [path, field] : targets) {
+      const std::string why = path.extension() == ".csv" ? lesson_summary_csv_problem(path)
+                                                         : lesson_screenshot_target_problem(path);
+      if (!why.empty()) w.fail(field, why);
+      try {
+        core::check_output_path(path.string(), "--output");
+      } catch (const core::Error& e) {
+        w.fail(field, e.what());
+      }
     }
   }
+}
+
+std::string lesson_summary_csv_problem(const fs::path& path) {
+  const std::string kind = core::file_kind(path.string());
+  if (kind.empty()) return "";
+  if (kind != "a regular file")
+    return fmt::format("{} is {}: a lesson replaces only its own tables; give another --output folder", path.string(),
+                       kind);
+  std::ifstream in(path);
+  std::string head;
+  std::getline(in, head);
+  if (head.rfind(kLessonSummaryCsvHeader, 0) != 0)
+    return fmt::format("{} exists and is not a lesson's summary table: a lesson replaces only its own tables; move "
+                       "that file or give another --output folder",
+                       path.string());
+  return "";
 }
 
 std::string lesson_screenshot_target_problem(const fs::path& path) {

@@ -14,6 +14,10 @@
 #include "core/error.hpp"
 #include "core/options.hpp"
 
+namespace ui {
+struct LessonStep;
+}
+
 namespace ui::lesson_json {
 
 using json = nlohmann::json;
@@ -110,5 +114,11 @@ inline std::string text(const Where& w, const json& v, const std::string& field,
     w.fail(field, fmt::format("must be a{} string, not {}", may_be_empty ? "" : " non-empty", shown(v)));
   return v.get<std::string>();
 }
+
+// The claim keys of a step ("measure", "claim", "caption"/"notes" as objects, "summary"; lesson_claim_step.cpp).
+void claim_keys_of(const Where& w, const json& step, LessonStep& s);
+
+// Checks across steps: every label a claim names is measured by an earlier step, a claim has a measurement before it.
+void check_claim_order(const std::string& file, const std::vector<LessonStep>& steps);
 
 }  // namespace ui::lesson_json

@@ -19,7 +19,7 @@ std::vector<const core::BackendRun*> runs_named(const DashboardView& view, const
   return out;
 }
 
-std::string summary(const LessonStep& s) {
+std::string step_summary(const LessonStep& s) {
   std::vector<std::string> parts;
   for (const auto& c : s.commands) {
     using K = run::Command::Kind;
@@ -43,6 +43,9 @@ std::string summary(const LessonStep& s) {
   if (s.view) parts.push_back("view");
   if (s.next) parts.insert(parts.begin(), "next");
   if (s.caption) parts.push_back(s.caption->empty() ? "caption cleared" : "caption");
+  if (s.measure) parts.push_back("measure " + *s.measure);
+  if (s.claim) parts.push_back("claim");
+  if (s.summary) parts.push_back("summary " + *s.summary);
   if (s.expect) parts.push_back("expect");
   if (s.screenshot) parts.push_back("screenshot " + *s.screenshot);
   if (s.quit) parts.push_back(fmt::format("quit {}", *s.quit));
@@ -64,8 +67,13 @@ void LessonRunner::fail(const LessonStep& step, const std::string& why) {
 }
 
 void LessonRunner::next() {
-  if (back_ > 0) {  // looking at an earlier caption: forward again first
+  if (back_ > 0) {  // looking at an earlier caption: forward again first, with that point's view
     --back_;
+    const size_t at = shown_captions_.size() - 1 - back_;
+    if (back_ == 0)
+      restore_ = view_;
+    else if (at < point_views_.size())
+      restore_ = point_views_[at];
     return;
   }
   if (end_code_) {
@@ -76,7 +84,11 @@ void LessonRunner::next() {
 }
 
 void LessonRunner::back() {
-  if (back_ + 1 < shown_captions_.size()) ++back_;
+  if (back_ + 1 >= shown_captions_.size()) return;
+  ++back_;
+  // The earlier caption over the view it was written for (its tab and plots), not over the current one.
+  const size_t at = shown_captions_.size() - 1 - back_;
+  if (at < point_views_.size()) restore_ = point_views_[at];
 }
 
 std::string LessonRunner::hint() const {
@@ -97,6 +109,14 @@ bool LessonRunner::steady(const LessonSteady& s, double now_s, const DashboardVi
   const LessonSettings shown = settings_of(view.config);
   for (const auto& r : view.runs) {
     if (r.finished || !r.error.empty()) continue;  // a finished backend's figures no longer move
+    // Never figures from a span with a rebuild in it, nor with a compilation: the background compile runs between
+    // the GPU's steps with its training clock stopped, so its own rate never counts it; but when the backends train
+    // at once (not taking turns) it takes cores from the other backend, whose figures it would lower.
+    if (r.building || (!view.fair && !r.background.empty())) {
+      state = fmt::format("{} is {}", r.name, r.building ? "applying a change" : r.background);
+      samples_.clear();
+      return false;
+    }
     if (r.steps_since_change < s.steps || r.recent_samples_per_s <= 0 || !running_difference(r, shown).empty()) {
       state = fmt::format("{} at {} of {} steps since its last change", r.name, r.steps_since_change, s.steps);
       samples_.clear();
@@ -216,6 +236,7 @@ bool LessonRunner::triggered(const LessonStep& step, double now_s, const Dashboa
     if (!settled && now_s - waiting_since_s_ >= step.timeout) {  // a steady condition never fails a lesson
       log_.push_back(fmt::format("step {}: the figures did not settle within {:g} s ({}): going on", step.number,
                                  step.timeout, moved));
+      if (step.measure) measure(step, view, false, moved);
       return true;
     }
     // The figures the picture will show, for the terminal (and the measurements of docs/benchmarks.md).
@@ -228,6 +249,7 @@ bool LessonRunner::triggered(const LessonStep& step, double now_s, const Dashboa
         figures += fmt::format(", speedup {:.3f}x", core::live_speedup(*gpu, *cpu).value);
       if (view.window_cores >= 0) figures += fmt::format("; window {:.2f} cores", view.window_cores);
       log_.push_back(fmt::format("step {}: steady: {}{}", step.number, figures, view.fair ? " (taking turns)" : ""));
+      if (step.measure) measure(step, view, true, moved);
     }
     return settled;
   }
@@ -240,12 +262,13 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
   const double waited = waiting_since_s_ >= 0 ? now_s - waiting_since_s_ : 0;
   log_.push_back(fmt::format("step {} at {:.2f} s{}: {}", step.number, now_s - start_s_,
                              step.when ? fmt::format(" (its condition held after {:.2f} s)", waited) : "",
-                             summary(step)));
+                             step_summary(step)));
   waiting_since_s_ = -1;
   previous_s_ = now_s;
   if (step.next) {
     ++point_;
     back_ = 0;
+    point_views_.resize(static_cast<size_t>(point_), view_);
   }
   for (const auto& c : step.commands) host.post(c);
   if (step.reset || step.model) {  // the runs from before count for nothing in the steps after
@@ -270,14 +293,27 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
     host.start_sweep();
     sweep_pending_ = true;  // until a frame shows it busy: "done" before that is the previous sweep's
   }
-  if (step.view) host.show(*step.view);
-  if (step.caption) {
+  if (step.view) {
+    host.show(*step.view);
+    // What going back to this point shows again: the tab and the plots, not the type size or presentation mode.
+    if (step.view->tab) view_.tab = step.view->tab;
+    if (step.view->x_seconds) view_.x_seconds = step.view->x_seconds;
+    if (step.view->accuracy) view_.accuracy = step.view->accuracy;
+    if (step.view->kernels) view_.kernels = step.view->kernels;
+    point_views_.resize(static_cast<size_t>(point_), view_);
+    point_views_.back() = view_;
+  }
+  if (step.view || step.caption || step.claim) summary_shown_ = false;
+  if (step.claim) {
+    judge(step, now_s);  // the caption and notes of the outcome measured
+  } else if (step.caption) {
     caption_ = *step.caption;
     caption_until_s_ = step.caption_seconds ? now_s + *step.caption_seconds : INFINITY;
     shown_captions_.resize(static_cast<size_t>(point_));
     shown_captions_.back() = caption_;
   }
-  if (step.notes) log_.push_back(fmt::format("notes {}/{}: {}", point_, lesson_.points(), *step.notes));
+  if (step.notes && !step.notes_claim) log_.push_back(fmt::format("notes {}/{}: {}", point_, lesson_.points(), *step.notes));
+  if (step.summary) write_summary(step, host);
   if (step.expect) {
     const LessonExpect& e = *step.expect;
     std::vector<std::string> problems;
@@ -343,6 +379,7 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
 
 void LessonRunner::update(double now_s, const DashboardView& view, LessonHost& host) {
   if (start_s_ < 0) start_s_ = previous_s_ = now_s;
+  if (restore_) host.show(*std::exchange(restore_, std::nullopt));
   if (!caption_.empty() && now_s >= caption_until_s_) caption_.clear();
   if (exit_code_ || end_code_) return;
   if (waiting_for_screenshot_) {

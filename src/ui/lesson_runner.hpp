@@ -46,7 +46,10 @@ struct LessonOptions {
 class LessonRunner {
  public:
   explicit LessonRunner(Lesson lesson, LessonOptions options = {})
-      : lesson_(std::move(lesson)), options_(std::move(options)) {}
+      : lesson_(std::move(lesson)), options_(std::move(options)) {
+    view_.tab = lesson_.tab;
+    point_views_.push_back(view_);
+  }
 
   // One frame: `now_s` on a steady clock (seconds), `view` what the dashboard shows. Runs every step whose trigger
   // holds now (several in one frame when they follow at once). Lines of what it did go to log().
@@ -64,6 +67,11 @@ class LessonRunner {
   bool finished() const { return next_ >= lesson_.steps.size() && !waiting_for_screenshot_; }
   // The exit code a "quit" step asked for, or 1 after a failed expectation or a condition's timeout.
   std::optional<int> exit_code() const { return exit_code_; }
+  // The figures the lesson's "measure" steps took, and every claim judged so far (the summary slide's rows).
+  const std::vector<LessonMeasurement>& measurements() const { return measurements_; }
+  const std::vector<LessonSummaryRow>& summary() const { return summary_; }
+  // A "summary" step's slide is up (until a later caption or view; not while the teacher looks back).
+  bool summary_shown() const { return summary_shown_ && back_ == 0; }
   // The caption to show now ("" for none): the current one, or the earlier one the teacher went back to.
   const std::string& caption() const {
     return back_ > 0 && back_ < shown_captions_.size() ? shown_captions_[shown_captions_.size() - 1 - back_] : caption_;
@@ -80,6 +88,11 @@ class LessonRunner {
   bool steady(const LessonSteady& s, double now_s, const DashboardView& view, std::string& state);
   void run_step(const LessonStep& step, double now_s, const DashboardView& view, LessonHost& host);
   void fail(const LessonStep& step, const std::string& why);
+  // A "measure" step's figures, taken from `view` when its steady condition held (settled) or timed out.
+  void measure(const LessonStep& step, const DashboardView& view, bool settled, const std::string& moved);
+  // A claim step: judges the claim, sets the caption and says the notes of its outcome; a summary row.
+  void judge(const LessonStep& step, double now_s);
+  void write_summary(const LessonStep& step, LessonHost& host);
 
   struct Sample {  // one frame's figures, while a steady condition waits
     double now_s;
@@ -110,6 +123,14 @@ class LessonRunner {
   double caption_until_s_ = 0;
   std::optional<int> exit_code_;
   std::vector<std::string> log_;
+  std::vector<LessonMeasurement> measurements_;
+  std::vector<LessonSummaryRow> summary_;
+  bool summary_shown_ = false;
+  // The view of each point (tab, plot, the Kernels page), so that going back shows an earlier caption over the view
+  // it was written for, and coming forward again the current one; restore_ is shown at the next update().
+  LessonView view_;
+  std::vector<LessonView> point_views_;
+  std::optional<LessonView> restore_;
 };
 
 }  // namespace ui

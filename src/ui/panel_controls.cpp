@@ -24,10 +24,11 @@ constexpr const char* kRecipe =
     "still accumulated in fp32, and the optimizer updates fp32 master weights. fp16 has a narrow range: the loss is "
     "multiplied by a loss scale, lowered when gradients overflow. bf16 keeps fp32's range (with fewer digits) and "
     "needs no scaling. Applies to both backends.\n\n"
-    "Why 16 bits can be slower here: both backends do every multiply and add in fp32 (no 16-bit arithmetic units "
-    "on this CPU, none used by lavapipe), so 16 bits only save bytes, and every value is converted on its way in and "
-    "out: extra work, no faster arithmetic. Measured 2-5x slower on this machine. A GPU's tensor cores multiply "
-    "16-bit numbers many times faster than fp32: that is where mixed precision speeds training up.";
+    "Faster or slower here? Both backends do every multiply and add in fp32 (trainscope uses no 16-bit arithmetic "
+    "units), so 16 bits save bytes, and every value is converted on its way in and out: where memory sets the pace "
+    "the saved bytes can win, where arithmetic does the conversions can lose. The Kernels tab's precision table "
+    "shows what each precision measured here. A GPU's tensor cores multiply 16-bit numbers many times faster than "
+    "fp32: that is where mixed precision speeds training up.";
 
 // "" when `value` passes `rule` (core/options: the command line's), else its message without the option's name
 // ("batch 70000: the batch size must be 1..65536").

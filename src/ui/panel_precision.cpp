@@ -32,10 +32,11 @@ void PrecisionSpeeds::draw(const DashboardView& view) {
               "left out as warm-up); the row in force now is highlighted. 16-bit storage halves the bytes most "
               "kernels move, so memory-bound steps get faster; the arithmetic stays fp32. skipped: fp16 steps whose "
               "gradients overflowed, so the optimizer update was skipped and the loss scale lowered.\n\n"
-              "Slower in 16 bits? Both backends multiply and add in fp32 (this CPU has no 16-bit arithmetic units, "
-              "and lavapipe uses none), so 16 bits only save bytes while every value is converted on its way in and "
-              "out: extra work where the arithmetic, not the memory, sets the pace (2-5x slower measured on a 2-core "
-              "EPYC with lavapipe). GPUs with tensor cores multiply 16-bit numbers many times faster than fp32.");
+              "Faster or slower in 16 bits? Both backends multiply and add in fp32 (trainscope uses no 16-bit "
+              "arithmetic units), so 16 bits save bytes while every value is converted on its way in and out: the "
+              "saved bytes can win where memory sets the pace, the conversions can lose where arithmetic does. The "
+              "rows above are what this machine measured. GPUs with tensor cores multiply 16-bit numbers many times "
+              "faster than fp32.");
   const auto rows = precision_speed_rows(view);
   if (rows.empty()) {
     ImGui::TextDisabled("waiting for timed steps...");

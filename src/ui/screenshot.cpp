@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -92,7 +94,7 @@ SavedScreenshot save_screenshot(const Image& image, const std::string& path) noe
 
 std::string footer_text(const FooterInfo& info) {
   std::string text = "trainscope";
-  for (const std::string* part : {&info.devices, &info.model, &info.batch, &info.precision})
+  for (const std::string* part : {&info.devices, &info.model, &info.batch, &info.precision, &info.machine})
     if (!part->empty()) text += " | " + *part;
   return text + " | " + local_time("%Y-%m-%d %H:%M");
 }
@@ -119,18 +121,33 @@ DrawFn with_footer(DrawFn draw, std::string text) {
     ImDrawList* list = ImGui::GetForegroundDrawList();
     // Smaller than the panels' text (a caption, not content), but never below legibility.
     float size = std::max(12.0f, 0.75f * ImGui::GetFontSize());
-    // A long footer (device names, model) is set smaller to fit the width rather than cut at the right edge.
-    const float natural = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, text.c_str()).x;
     const float room = viewport->Size.x - 0.8f * size * 2;
+    auto width = [&](const std::string& t, float at) {
+      return ImGui::GetFont()->CalcTextSizeA(at, FLT_MAX, 0.0f, t.c_str()).x;
+    };
+    // A footer too long for one line at that size goes on two, split at the " | " nearest its middle (the back row
+    // reads it at the same size); only what two lines cannot hold is set smaller, never cut at the right edge.
+    std::vector<std::string> lines = {text};
+    if (width(text, size) > room) {
+      size_t best = std::string::npos;
+      for (size_t at = text.find(" | "); at != std::string::npos; at = text.find(" | ", at + 1))
+        if (best == std::string::npos || std::abs(static_cast<double>(at) - text.size() / 2.0) <
+                                             std::abs(static_cast<double>(best) - text.size() / 2.0))
+          best = at;
+      if (best != std::string::npos) lines = {text.substr(0, best), text.substr(best + 3)};
+    }
+    float natural = 0;
+    for (const auto& l : lines) natural = std::max(natural, width(l, size));
     if (natural > room && natural > 0) size = std::max(12.0f, size * room / natural);
     const float pad = 0.4f * size;
-    const float height = size + 2 * pad;
+    const float height = size * static_cast<float>(lines.size()) + 2 * pad;
     const ImVec2 min(viewport->Pos.x, viewport->Pos.y + viewport->Size.y - height);
     const ImVec2 max(viewport->Pos.x + viewport->Size.x, viewport->Pos.y + viewport->Size.y);
     // Near-black with white text in both styles: reads on a slide whatever the theme around it.
     list->AddRectFilled(min, max, IM_COL32(16, 16, 16, 235));
-    list->AddText(ImGui::GetFont(), size, ImVec2(min.x + 2 * pad, min.y + pad), IM_COL32(255, 255, 255, 255),
-                  text.c_str());
+    for (size_t i = 0; i < lines.size(); ++i)
+      list->AddText(ImGui::GetFont(), size, ImVec2(min.x + 2 * pad, min.y + pad + size * static_cast<float>(i)),
+                    IM_COL32(255, 255, 255, 255), lines[i].c_str());
   };
 }
 

@@ -34,13 +34,15 @@ struct FooterInfo {
   std::string model;      // e.g. "MLP 784-256-10"
   std::string batch;      // e.g. "batch 128"
   std::string precision;  // e.g. "fp32"
+  std::string machine;    // what the figures were measured under, e.g. "CPU 2 threads, load 6.5"
 };
 
-// "trainscope | <devices> | <model> | <batch> | <precision> | 2024-05-01 14:03" (local time).
+// "trainscope | <devices> | <model> | <batch> | <precision> | <machine> | 2024-05-01 14:03" (local time).
 std::string footer_text(const FooterInfo& info);
 
 // `draw`, followed by a full-width bar along the bottom edge with `text`, drawn on ImGui's foreground draw list so
-// it covers every panel. The window and the offscreen renderer wrap the draw function of a captured frame with it.
+// it covers every panel; a text too long for one line at the bar's size goes on two (split at a " | "), and only
+// what two lines cannot hold is set smaller. The window and the offscreen renderer wrap the draw function of a captured frame with it.
 // While `draw` runs, in_footer_frame() is true: the dashboard leaves the footer's strip (its quick-control row) empty
 // in such a frame instead of drawing buttons the footer would cut in half.
 DrawFn with_footer(DrawFn draw, std::string text);

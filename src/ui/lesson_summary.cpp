@@ -1,0 +1,43 @@
+// The summary slide of a lesson ("What we saw today"): every claim the lesson judged, with the figures it was judged
+// on and what ran then, as a table in the dashboard's body (and so in the slide's picture, NAME.png).
+#include <imgui.h>
+
+#include "ui/dashboard.hpp"
+
+namespace ui {
+
+void draw_lesson_summary(const DashboardView& view) {
+  ImGui::TextUnformatted(view.summary_title.empty() ? "What we saw today" : view.summary_title.c_str());
+  ImGui::Separator();
+  if (view.summary.empty()) {
+    ImGui::TextWrapped("This lesson judged no claim: it measured nothing to compare.");
+    return;
+  }
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("summary", 4, flags)) return;
+  ImGui::TableSetupColumn("Point", ImGuiTableColumnFlags_WidthFixed);
+  ImGui::TableSetupColumn("What we saw", ImGuiTableColumnFlags_WidthStretch, 3.0f);
+  ImGui::TableSetupColumn("Figures", ImGuiTableColumnFlags_WidthStretch, 1.6f);
+  ImGui::TableSetupColumn("Measured with", ImGuiTableColumnFlags_WidthStretch, 1.4f);
+  ImGui::TableHeadersRow();
+  for (const LessonSummaryRow& r : view.summary) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", r.point);
+    ImGui::TableNextColumn();
+    ImGui::TextWrapped("%s", r.text.c_str());
+    ImGui::TableNextColumn();
+    // The two figures by name (what the claim compared), then the outcome: what a reader of the handout checks.
+    if (r.outcome == "not measured")
+      ImGui::TextWrapped("not measured");
+    else
+      ImGui::TextWrapped("%s %s\n%s %s\n-> %s", r.first.c_str(), r.first_text.c_str(),
+                         r.second.empty() ? "threshold" : r.second.c_str(), r.second_text.c_str(), r.outcome.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.claim.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextWrapped("%s", r.settings.c_str());
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace ui
