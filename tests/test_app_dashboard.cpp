@@ -21,6 +21,7 @@
 #include <stb/stb_image.h>
 
 #include "gpu_test_util.hpp"
+#include "lesson_claims_util.hpp"
 
 namespace {
 
@@ -308,6 +309,22 @@ TEST_CASE("every shipped lesson plays unattended (--autoplay) from a folder with
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(r.out.find("FAILED") == std::string::npos);  // every "expect" held: the peaks included (no "no peak")
+    // Every claim the lesson showed agrees with the figures it was judged on (lesson_claims_util.hpp); the lesson's
+    // summary table is written beside its pictures.
+    std::ifstream played(quick.file);
+    const nlohmann::json played_lesson = nlohmann::json::parse(played);
+    int claims = 0;
+    std::string summary;
+    for (const auto& step : played_lesson.at("steps")) {
+      claims += step.contains("claim");
+      if (step.contains("summary")) summary = step["summary"].get<std::string>();
+    }
+    const test::ClaimCheck judged = test::check_claims(r.out, played_lesson);
+    CHECK(judged.shown + judged.not_measured == claims);
+    CHECK(judged.shown >= 1);
+    REQUIRE_FALSE(summary.empty());
+    check_png(out / (summary + ".png"), 1280, 720);
+    CHECK(fs::exists(out / (summary + ".csv")));
     // Every picture the lesson names, in its output folder, none anywhere else.
     std::ifstream in(entry.path());
     std::stringstream text;

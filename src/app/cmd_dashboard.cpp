@@ -160,8 +160,10 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
   c->add_option("--script", d.script,
                 "Give a lesson: its steps (settings, captions, speaker notes, screenshots, checks) from a JSON file, "
                 "e.g. assets/lessons/batch-size.json, paced by you: Space, Right or Page Down (a presentation "
-                "clicker) for the next point, Left or Page Up for the caption before. Checked before the window "
-                "opens (exit 2 when malformed)")
+                "clicker) for the next point, Left or Page Up for the caption before (over the view it was written "
+                "for). A caption may be a claim judged on steady figures measured in the lesson (the text of the "
+                "outcome measured, figures filled in); a summary slide lists them (PNG and CSV). Checked before the "
+                "window opens (exit 2 when malformed)")
       ->check(non_empty("--script", "a lesson file (LESSON.json)"))
       ->type_name("LESSON.json")->default_str("none")->group("Lesson");
   c->add_flag("--autoplay", d.autoplay,

@@ -185,6 +185,7 @@ struct BackendRun {
     float lr = 0;
     bool unfused = false;  // the plan's bias_add / act_forward (StepPlan::unfused)
     Execution execution;   // the teaching toggles of the trainer in use (its config's)
+    InputPipeline input;   // where its batches come from (its config's)
   } running;
   ExecutionCounts counts;  // Trainer::execution_counts() of the trainer in use, at the latest read-back
   // Every step's StepRow busy_ms and wall_ms summed, in seconds: busy_s / wall_s is the run's busy share (GPU busy:

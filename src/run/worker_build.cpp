@@ -102,6 +102,7 @@ std::string Worker::publish_trainer_info() {
   running.lr = trainer_->learning_rate();
   running.unfused = plan.unfused;
   running.execution = cfg_.execution;
+  running.input = cfg_.input;
   std::lock_guard lock(run_mutex_);
   run_.counts = trainer_->execution_counts();
   run_.running = std::move(running);

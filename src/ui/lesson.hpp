@@ -88,6 +88,7 @@ struct LessonSettings {
   std::optional<std::vector<int>> hidden;
   std::optional<core::Activation> activation;
   std::optional<core::Execution> execution;  // the teaching toggles (from the settings shown; no "expect" key)
+  std::optional<core::InputPipeline> input;  // the input pipeline (from the settings shown; no "expect" key)
 };
 
 struct LessonBackendCondition {

@@ -29,7 +29,7 @@ std::string settings_text(const core::BackendRun& r) {
   std::string s = fmt::format("{}, batch {}, {}", core::to_string(r.running.precision), r.running.batch, model);
   const core::Execution& e = r.running.execution;
   if (e.unfused || e.sync_every_step || e.submit_per_kernel) s += ", " + core::to_string(e);
-  if (r.config.input.host()) s += ", input " + core::to_string(r.config.input);
+  if (r.running.input.host()) s += ", input " + core::to_string(r.running.input);
   return s;
 }
 

@@ -19,6 +19,7 @@ LessonSettings settings_of(const core::TrainConfig& c) {
   s.hidden = c.hidden;
   s.activation = c.activation;
   s.execution = c.execution;
+  s.input = c.input;
   return s;
 }
 
@@ -35,6 +36,7 @@ std::string running_difference(const core::BackendRun& run, const LessonSettings
   if (s.precision) differs("precision", core::to_string(r.precision), core::to_string(*s.precision));
   if (s.activation) differs("activation", core::to_string(r.activation), core::to_string(*s.activation));
   if (s.execution) differs("execution", core::to_string(r.execution), core::to_string(*s.execution));
+  if (s.input) differs("input", core::to_string(r.input), core::to_string(*s.input));
   if (s.hidden) differs("hidden layers", core::hidden_text(hidden_of(r)), core::hidden_text(*s.hidden));
   return out;
 }
