@@ -14,10 +14,21 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)   # glslc, dlltool: programs of the
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)    # libraries and headers: the mingw ones (zlib)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
-# One self-contained .exe per program: the C++ runtime, libgcc and winpthreads linked in, so that a fresh Windows
-# (or a fresh wine prefix) needs no mingw DLL beside it.
-set(CMAKE_EXE_LINKER_FLAGS_INIT "-static -static-libgcc -static-libstdc++")
-# wine64 runs the test executables; WINEDEBUG=-all keeps wine's own diagnostics out of the tests' output.
+# The C++ runtime as DLLs (libstdc++-6, libgcc_s_seh-1, libwinpthread-1), shipped beside trainscope.exe by
+# scripts/package: linked statically (-static-libstdc++), std::thread::join threw "No such process" under wine at the
+# end of test_cpu_conv (a ThreadPool's destructor), while the same objects linked against the DLLs passed.
+set(TRAINSCOPE_MINGW_DLLS "")
+foreach(dll libstdc++-6.dll libgcc_s_seh-1.dll libwinpthread-1.dll)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${dll} OUTPUT_VARIABLE path
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT EXISTS "${path}")  # libwinpthread lives with mingw's libraries, not GCC's
+    set(path /usr/${triple}/lib/${dll})
+  endif()
+  get_filename_component(path ${path} REALPATH)
+  list(APPEND TRAINSCOPE_MINGW_DLLS ${path})
+endforeach()
+# wine runs the test executables (the runtime DLLs are copied beside them: third_party/windows.cmake); WINEDEBUG=-all
+# keeps wine's own diagnostics out of the tests' output.
 find_program(TRAINSCOPE_WINE NAMES wine64 wine)
 if(TRAINSCOPE_WINE)
   set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_COMMAND} -E env WINEDEBUG=-all ${TRAINSCOPE_WINE})

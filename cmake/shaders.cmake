@@ -8,6 +8,7 @@ file(GLOB TRAINSCOPE_SHADER_COMMON CONFIGURE_DEPENDS
      ${TRAINSCOPE_SHADER_DIR}/common/*.glsl ${TRAINSCOPE_SHADER_DIR}/common/*.h)
 set(TRAINSCOPE_SHADER_INCS "")
 set(TRAINSCOPE_SHADER_NAMES "")
+set(TRAINSCOPE_SHADER_VARIANTS "")  # "name|source|-DDEFINE=..." per variant, for the MSL check below
 
 # trainscope_shader(<variant name> <source .comp without extension> [DEFINE=VALUE ...])
 function(trainscope_shader name source)
@@ -23,6 +24,8 @@ function(trainscope_shader name source)
     DEPENDS ${TRAINSCOPE_SHADER_DIR}/${source}.comp ${TRAINSCOPE_SHADER_COMMON}
     COMMENT "glslc ${source}.comp -> ${name}"
     VERBATIM)
+  string(REPLACE ";" "|" variant "${name};${source};${defs}")
+  set(TRAINSCOPE_SHADER_VARIANTS ${TRAINSCOPE_SHADER_VARIANTS} "${variant}" PARENT_SCOPE)
   set(TRAINSCOPE_SHADER_INCS ${TRAINSCOPE_SHADER_INCS} ${out} PARENT_SCOPE)
   set(TRAINSCOPE_SHADER_NAMES ${TRAINSCOPE_SHADER_NAMES} ${name} PARENT_SCOPE)
 endfunction()
@@ -43,3 +46,9 @@ string(APPEND body "  };\n  return table;\n}\n}  // namespace vk\n")
 file(CONFIGURE OUTPUT ${gen} CONTENT "${body}" @ONLY)
 add_library(trainscope_shaders STATIC ${gen} ${TRAINSCOPE_SHADER_INCS})
 target_include_directories(trainscope_shaders PUBLIC ${CMAKE_SOURCE_DIR}/src PRIVATE ${TRAINSCOPE_SHADER_OUT})
+
+# macOS runs Vulkan through MoltenVK, which translates SPIR-V to Metal: every variant must translate (ctest shaders_msl,
+# cmake/check_msl.cmake), checked here with Debian's spirv-cross since no Mac is at hand.
+string(REPLACE ";" "\n" variant_lines "${TRAINSCOPE_SHADER_VARIANTS}")
+file(CONFIGURE OUTPUT ${TRAINSCOPE_SHADER_OUT}/variants.txt CONTENT "${variant_lines}\n" @ONLY)
+find_program(SPIRV_CROSS spirv-cross)

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   for (const fs::path& p : inputs) {
     std::ifstream in(p, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::fprintf(stderr, "%s\n", p.filename().c_str());  // the input a crash belongs to
+    std::fprintf(stderr, "%s\n", p.filename().string().c_str());  // the input a crash belongs to
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   }
   std::printf("%s: %zu inputs, every promise kept\n", argv[0], inputs.size());

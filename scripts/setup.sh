@@ -14,7 +14,7 @@ esac
 
 packages=(
   build-essential cmake pkg-config
-  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc libshaderc-dev
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc libshaderc-dev spirv-cross
   libglm-dev doctest-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libglfw3-dev libimgui-dev libstb-dev fonts-dejavu-core xvfb xauth xdotool
   libopenblas-dev libopenblas0-pthread

@@ -182,6 +182,7 @@ TEST_CASE("write_report_json writes the file atomically and reports unwritable p
   core::write_report_json(path, core::TrainConfig{}, runs);
   std::ifstream in(path);
   const nlohmann::json j = nlohmann::json::parse(in);
+  in.close();  // Windows does not remove a file that is open
   CHECK(j == core::report_json(core::TrainConfig{}, runs));
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 1);  // no temporary left behind
 

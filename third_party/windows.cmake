@@ -19,6 +19,14 @@ foreach(dir fmt nlohmann CLI glm doctest stb vulkan vk_video)
   endif()
 endforeach()
 
+# The C++ runtime DLLs (cmake/mingw64.cmake) beside the programs and the tests, where Windows looks first.
+file(COPY ${TRAINSCOPE_MINGW_DLLS} DESTINATION ${CMAKE_BINARY_DIR})
+file(COPY ${TRAINSCOPE_MINGW_DLLS} DESTINATION ${CMAKE_BINARY_DIR}/tests)
+
+# printf and friends as C99 says (mingw-w64's own implementation): msvcrt's print three exponent digits ("1e-006"),
+# which the plot's axis labels and every printed figure would show.
+add_compile_definitions(__USE_MINGW_ANSI_STDIO=1)
+
 find_package(ZLIB REQUIRED)
 find_package(Threads REQUIRED)
 find_program(GLSLC glslc REQUIRED)

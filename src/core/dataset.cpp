@@ -16,10 +16,11 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "platform/files.hpp"
 #include "core/idx.hpp"
 #include "core/memory_budget.hpp"
 #include "core/rng.hpp"
+#include "platform/files.hpp"
+#include "platform/process.hpp"
 
 namespace core {
 namespace {
@@ -120,6 +121,17 @@ Dataset read_idx_pair(const std::string& images_path, const std::string& labels_
   d.x = std::move(images.pixels);
   d.y = std::move(labels.values);
   return d;
+}
+
+std::string default_fashion_mnist_dir() {
+  std::error_code ec;
+  if (fs::is_directory(kDefaultFashionMnistDir, ec)) return kDefaultFashionMnistDir;
+  const fs::path self = platform::executable_path();
+  if (!self.empty()) {
+    const fs::path beside = self.parent_path() / "data" / "fashion-mnist";
+    if (fs::is_directory(beside, ec)) return beside.string();
+  }
+  return kDefaultFashionMnistDir;
 }
 
 DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir, int train_limit) {

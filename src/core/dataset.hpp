@@ -50,6 +50,10 @@ DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir, int train_
 
 // Default location of Debian's dataset-fashion-mnist package.
 inline const char* kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+// The Fashion-MNIST folder used without --data: kDefaultFashionMnistDir where it exists, else data/fashion-mnist
+// beside the executable (the Windows download ships the files there), else kDefaultFashionMnistDir (whose absence
+// load_mnist_dir explains).
+std::string default_fashion_mnist_dir();
 
 // The spiral of TensorFlow Playground generalised to K arms: 2-D points, `classes` interleaved arms, Gaussian noise
 // of standard deviation `noise` (in units of the spiral's radius 1), from core::Pcg32(seed).

@@ -69,9 +69,23 @@ HANDLE open_to_look(const std::string& path, bool follow_links) {
 
 const char* path_separators() { return "/\\"; }
 
+// Windows says "path not found" where POSIX says ENOTDIR: a component of the path is a file, not a folder.
+static int not_found_errno(const std::string& path) {
+  std::filesystem::path p = std::filesystem::u8path(path).parent_path();
+  for (; !p.empty() && p.has_relative_path(); p = p.parent_path()) {
+    const DWORD attributes = GetFileAttributesW(p.wstring().c_str());
+    if (attributes == INVALID_FILE_ATTRIBUTES) continue;
+    return (attributes & FILE_ATTRIBUTE_DIRECTORY) ? ENOENT : ENOTDIR;
+  }
+  return ENOENT;
+}
+
 int file_status(const std::string& path, bool follow_links, FileStatus& out) {
   HANDLE h = open_to_look(path, follow_links);
-  if (h == INVALID_HANDLE_VALUE) return last_errno();
+  if (h == INVALID_HANDLE_VALUE) {
+    const int error = last_errno();
+    return error == ENOENT ? not_found_errno(path) : error;
+  }
   const int error = describe(h, out);
   CloseHandle(h);
   if (error == 0 && out.type == FileType::CharDevice) out.null_device = names_null_device(path);

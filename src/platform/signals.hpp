@@ -1,7 +1,8 @@
 // platform/signals: Ctrl+C and termination requests, taken on a thread of the caller's in ordinary code (never in
 // a signal handler), and the few process-wide settings around them. POSIX: SIGINT/SIGTERM blocked and taken by
 // sigtimedwait (Linux), or by a handler that only stores the signal (other Unix); Windows: a console control handler
-// (Ctrl+C as SIGINT; Ctrl+Break, closing the console, log-off and shut-down as SIGTERM).
+// (Ctrl+C as SIGINT; Ctrl+Break, closing the console, log-off and shut-down as SIGTERM) and the C runtime's own SIGINT
+// and SIGTERM (raise()).
 #pragma once
 #include <string_view>
 

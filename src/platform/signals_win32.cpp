@@ -14,23 +14,41 @@ namespace {
 std::atomic<int> g_pending{0};
 HANDLE g_event = nullptr;
 
-BOOL WINAPI on_console_event(DWORD event) {
-  g_pending.store(event == CTRL_C_EVENT ? SIGINT : SIGTERM);
+void store(int signal) {
+  g_pending.store(signal);
   if (g_event) SetEvent(g_event);
+}
+
+BOOL WINAPI on_console_event(DWORD event) {
+  store(event == CTRL_C_EVENT ? SIGINT : SIGTERM);
   return TRUE;  // handled: the process is not ended by the default handler
+}
+
+// The C runtime's signals (raise(SIGINT), SIGTERM from the runtime): the same request. The runtime resets a handler
+// to the default before calling it, so it installs itself again.
+extern "C" void on_runtime_signal(int signal) {
+  std::signal(signal, on_runtime_signal);
+  store(signal);
 }
 
 }  // namespace
 
-struct InterruptSignals::State {};
+struct InterruptSignals::State {
+  void (*old_int)(int) = SIG_DFL;
+  void (*old_term)(int) = SIG_DFL;
+};
 
 InterruptSignals::InterruptSignals() : state_(new State) {
   g_event = CreateEventW(nullptr, FALSE, FALSE, nullptr);
   SetConsoleCtrlHandler(on_console_event, TRUE);
+  state_->old_int = std::signal(SIGINT, on_runtime_signal);
+  state_->old_term = std::signal(SIGTERM, on_runtime_signal);
 }
 
 InterruptSignals::~InterruptSignals() {
   SetConsoleCtrlHandler(on_console_event, FALSE);
+  std::signal(SIGINT, state_->old_int == SIG_ERR ? SIG_DFL : state_->old_int);
+  std::signal(SIGTERM, state_->old_term == SIG_ERR ? SIG_DFL : state_->old_term);
   if (g_event) CloseHandle(g_event);
   g_event = nullptr;
   delete state_;

@@ -16,7 +16,7 @@ core::DataSplit load_data(const core::TrainConfig& cfg) {
   } else {
     const bool is_default = cfg.data_dir.empty();
     // --limit is applied while reading: a gzip file is inflated only as far as the first samples need.
-    data = core::load_mnist_dir(is_default ? core::kDefaultFashionMnistDir : cfg.data_dir, is_default, cfg.limit);
+    data = core::load_mnist_dir(is_default ? core::default_fashion_mnist_dir() : cfg.data_dir, is_default, cfg.limit);
   }
   if (cfg.limit > 0) data.train = core::take_first(data.train, cfg.limit);
   data.content_id = core::next_content_id();  // named once its content is final

@@ -65,10 +65,11 @@ inline double number(const Where& w, const json& v, const std::string& field, do
   return v.get<double>();
 }
 
-inline long integer(const Where& w, const json& v, const std::string& field, long lo, long hi) {
-  if (!v.is_number_integer() || v.get<long>() < lo || v.get<long>() > hi)
+// long long, not long: 32 bits on Windows, where "step" bounds of 2^40 would not fit.
+inline long long integer(const Where& w, const json& v, const std::string& field, long long lo, long long hi) {
+  if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
     w.fail(field, fmt::format("must be an integer {}..{}, not {}", lo, hi, shown(v)));
-  return v.get<long>();
+  return v.get<long long>();
 }
 
 // A setting checked with its rule from core/options.hpp (the command line's): "the batch size must be 1..65536".

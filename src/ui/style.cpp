@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "platform/process.hpp"
+
 namespace ui {
 
 namespace {
@@ -100,6 +102,8 @@ std::string find_font_file(const std::string& file) {
     dirs.emplace_back("/usr/share/fonts/truetype/dejavu");    // fonts-dejavu-core (Debian, Ubuntu)
     dirs.emplace_back("/usr/share/fonts/TTF");                // Arch
     dirs.emplace_back("/usr/share/fonts/dejavu-sans-fonts");  // Fedora
+    if (const auto self = platform::executable_path(); !self.empty())
+      dirs.push_back(self.parent_path() / "fonts");  // beside the executable: the Windows download
   }
   std::error_code ec;
   for (const auto& dir : dirs)

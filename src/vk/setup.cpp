@@ -208,13 +208,24 @@ Handle<VkInstance> create_instance(bool validation, const std::vector<std::strin
   features.enabledValidationFeatureCount = 1;
   features.pEnabledValidationFeatures = enables;
   if (validation) {
-    if (!has_layer(kValidationLayer))
+    // A layer the Vulkan loader enables from VK_INSTANCE_LAYERS below a translation layer is active without being
+    // listed to the program: wine's winevulkan hands a Windows program the host's Vulkan, whose loader takes the
+    // validation layer from that variable (its features then from VK_LAYER_ENABLES), while the Windows side lists no
+    // layers, and wine hides VK_* variables from the Windows side. TRAINSCOPE_VALIDATION_INJECTED=1 says so
+    // (scripts/test-windows sets both); the messages still reach the messenger below, through VK_EXT_debug_utils, and
+    // test_gpu_validation fails if none arrive.
+    const char* env_layers = std::getenv("VK_INSTANCE_LAYERS");
+    const char* env_injected = std::getenv("TRAINSCOPE_VALIDATION_INJECTED");
+    const bool injected = (env_layers && std::strstr(env_layers, kValidationLayer) != nullptr) ||
+                          (env_injected && std::strcmp(env_injected, "1") == 0);
+    const bool listed = has_layer(kValidationLayer);
+    if (!listed && !(injected && has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME)))
       throw Error(Failure::MissingLayer,
                         "Vulkan: the validation layer VK_LAYER_KHRONOS_validation is not installed "
                         "(install vulkan-validationlayers)");
-    layers.push_back(kValidationLayer);
+    if (listed) layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-    if (has_layer_extension(kValidationLayer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME)) {
+    if (listed && has_layer_extension(kValidationLayer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME)) {
       extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
       info.pNext = &features;
     }
