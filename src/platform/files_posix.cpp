@@ -109,20 +109,6 @@ long process_id() { return static_cast<long>(::getpid()); }
 
 // ---- File ----
 
-File::~File() { close(); }
-
-File::File(File&& other) noexcept : handle_(other.handle_), owned_(other.owned_) { other.handle_ = -1; }
-
-File& File::operator=(File&& other) noexcept {
-  if (this != &other) {
-    close();
-    handle_ = other.handle_;
-    owned_ = other.owned_;
-    other.handle_ = -1;
-  }
-  return *this;
-}
-
 namespace {
 
 int open_into(const std::string& path, int flags, mode_t mode, intptr_t& handle) {

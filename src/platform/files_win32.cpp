@@ -151,20 +151,6 @@ long process_id() { return static_cast<long>(GetCurrentProcessId()); }
 
 // ---- File ----
 
-File::~File() { close(); }
-
-File::File(File&& other) noexcept : handle_(other.handle_), owned_(other.owned_) { other.handle_ = -1; }
-
-File& File::operator=(File&& other) noexcept {
-  if (this != &other) {
-    close();
-    handle_ = other.handle_;
-    owned_ = other.owned_;
-    other.handle_ = -1;
-  }
-  return *this;
-}
-
 namespace {
 
 int open_into(const std::string& path, DWORD access, DWORD disposition, DWORD flags, intptr_t& handle) {

@@ -80,16 +80,25 @@ std::string cpu_model_name() {
   size_t size = sizeof name - 1;
   return ::sysctlbyname("machdep.cpu.brand_string", name, &size, nullptr, 0) == 0 ? name : "";
 #else
-  // /proc/cpuinfo: "model name : AMD EPYC 9B14" (x86), "Model : Raspberry Pi 4" or nothing (ARM).
+  // /proc/cpuinfo: "model name : AMD EPYC 9B14" (x86); on ARM often no model name, but "Model : Raspberry Pi 4
+  // Model B Rev 1.4" (the board), or the device tree's model.
   std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string board;
   for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) != 0) continue;
+    const bool model_name = line.rfind("model name", 0) == 0, model = line.rfind("Model", 0) == 0;
+    if (!model_name && !model) continue;
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
     const auto begin = line.find_first_not_of(" \t", colon + 1);
-    if (begin != std::string::npos) return line.substr(begin);
+    if (begin == std::string::npos) continue;
+    if (model_name) return line.substr(begin);
+    board = line.substr(begin);
   }
-  return "";
+  if (board.empty()) {
+    std::ifstream tree("/proc/device-tree/model");
+    std::getline(tree, board, '\0');
+  }
+  return board;
 #endif
 }
 

@@ -11,8 +11,15 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// 10^k, exact for |k| <= 22 (powers of ten up to 1e22 are exact doubles).
-double pow10(int k) { return std::pow(10.0, k); }
+// 10^k: exact for 0 <= k <= 22 (powers of ten up to 1e22 are exact doubles, and so is every product on the way),
+// correctly rounded for -22 <= k < 0 (one division of exact numbers). Not std::pow, which only glibc's makes exact
+// here: mingw-w64's pow(10, -3) is not the double nearest 0.001, and the axis labels then read "0.000999...".
+double pow10(int k) {
+  if (k < -22 || k > 22) return std::pow(10.0, k);
+  double p = 1;
+  for (int i = 0; i < (k < 0 ? -k : k); ++i) p *= 10;
+  return k < 0 ? 1 / p : p;
+}
 
 // floor(log10(v)) for v > 0, robust to log10 returning 2.9999999999999996 for 1000.
 int decade_of(double v) {
