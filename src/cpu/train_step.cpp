@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/half.hpp"
+#include "core/power.hpp"
 
 namespace cpu::reference {
 namespace {
@@ -209,7 +210,8 @@ Tensor backward(const core::TrainConfig& cfg, const core::ModelShape& shape, con
 void update(const core::TrainConfig& cfg, const Tensor& grads, double unscale, TrainState& s) {
   const long t = ++s.t;
   const double lr = cfg.lr, wd = cfg.effective_weight_decay();
-  const double b1 = cfg.beta1, b2 = cfg.beta2, bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+  const double b1 = cfg.beta1, b2 = cfg.beta2, bc1 = 1 - core::integer_power(b1, static_cast<uint64_t>(t)),
+               bc2 = 1 - core::integer_power(b2, static_cast<uint64_t>(t));
   for (size_t i = 0; i < grads.size(); ++i) {
     const double g = grads[i] * unscale;
     double& p = s.params[i];

@@ -34,6 +34,7 @@
 #include "cpu/simd.hpp"
 #include "cpu/storage16.hpp"
 #include "cpu/thread_pool.hpp"
+#include "core/power.hpp"
 
 namespace cpu {
 namespace {
@@ -167,8 +168,8 @@ void CpuTrainer::reset_scaler(const core::LossScalerState* state) {
   core::set_scaler_state(s, check.export_state());
   s.found_inf = 0;
   s.optimizer_steps = static_cast<uint32_t>(t_);
-  s.beta1_pow = static_cast<float>(std::pow(double(cfg_.beta1), double(t_)));
-  s.beta2_pow = static_cast<float>(std::pow(double(cfg_.beta2), double(t_)));
+  s.beta1_pow = static_cast<float>(core::integer_power(double(cfg_.beta1), static_cast<uint64_t>(t_)));
+  s.beta2_pow = static_cast<float>(core::integer_power(double(cfg_.beta2), static_cast<uint64_t>(t_)));
 }
 
 void* CpuTrainer::resolve(Role role, int l, bool evaluation) {

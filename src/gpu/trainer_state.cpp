@@ -22,6 +22,7 @@
 #include "vk/context.hpp"
 #include "vk/pipeline.hpp"
 #include "gpu/vulkan_trainer.hpp"
+#include "core/power.hpp"
 
 namespace gpu::detail {
 
@@ -99,8 +100,8 @@ void VulkanTrainer::upload_scaler(const std::optional<core::LossScalerState>& st
   device.found_inf = 0;
   device.optimizer_steps = static_cast<uint32_t>(optimizer_steps);
   // beta^t in double as torch computes it, rounded once; the device multiplies one beta in per applied update.
-  device.beta1_pow = static_cast<float>(std::pow(double(cfg_.beta1), double(optimizer_steps)));
-  device.beta2_pow = static_cast<float>(std::pow(double(cfg_.beta2), double(optimizer_steps)));
+  device.beta1_pow = static_cast<float>(core::integer_power(double(cfg_.beta1), static_cast<uint64_t>(optimizer_steps)));
+  device.beta2_pow = static_cast<float>(core::integer_power(double(cfg_.beta2), static_cast<uint64_t>(optimizer_steps)));
   owned(core::Role::Scaler).upload(ctx_, &device, sizeof device);
   t_ = optimizer_steps;
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "cpu/ops/op.hpp"
+#include "core/power.hpp"
 
 namespace cpu::ops {
 namespace {
@@ -18,8 +19,8 @@ struct Coefficients {
   float decay, step_size, inv_bc2_sqrt, b1, b2, eps;
 };
 Coefficients coefficients(const core::AdamWParams& p, long t) {
-  const double bc1 = 1.0 - std::pow(static_cast<double>(p.beta1), static_cast<double>(t));
-  const double bc2 = 1.0 - std::pow(static_cast<double>(p.beta2), static_cast<double>(t));
+  const double bc1 = 1.0 - core::integer_power(static_cast<double>(p.beta1), static_cast<uint64_t>(t));
+  const double bc2 = 1.0 - core::integer_power(static_cast<double>(p.beta2), static_cast<uint64_t>(t));
   return {static_cast<float>(1.0 - static_cast<double>(p.lr) * p.weight_decay), static_cast<float>(p.lr / bc1),
           static_cast<float>(1.0 / std::sqrt(bc2)), p.beta1, p.beta2, p.eps};
 }
@@ -66,8 +67,8 @@ void reference(RefBindings b, const KernelArgs& a) {
   const Unscale u = unscale(ref(b, 5) ? &s : nullptr, p.t);
   if (u.skip) return;
   const double beta1 = p.beta1, beta2 = p.beta2, lr = p.lr;
-  const double bc1 = 1 - std::pow(beta1, static_cast<double>(u.t));
-  const double bc2 = 1 - std::pow(beta2, static_cast<double>(u.t));
+  const double bc1 = 1 - core::integer_power(beta1, static_cast<uint64_t>(u.t));
+  const double bc2 = 1 - core::integer_power(beta2, static_cast<uint64_t>(u.t));
   for (uint32_t i = 0; i < p.N; ++i) {
     double& param = b[0][i];
     double &m = b[1][i], &v = b[2][i];
@@ -104,8 +105,8 @@ const Kernel adamw_update{
             .args =
                 [](const PlanEntry& e, const StepArgs& s) {
                   // torch.optim.AdamW's bias corrections for step t, in double as torch computes them in Python floats.
-                  const float bc1 = static_cast<float>(1.0 - std::pow(double(s.beta1), double(s.t)));
-                  const float bc2 = static_cast<float>(1.0 - std::pow(double(s.beta2), double(s.t)));
+                  const float bc1 = static_cast<float>(1.0 - core::integer_power(double(s.beta1), static_cast<uint64_t>(s.t)));
+                  const float bc2 = static_cast<float>(1.0 - core::integer_power(double(s.beta2), static_cast<uint64_t>(s.t)));
                   return KernelArgs::of(core::AdamWParams{static_cast<uint32_t>(e.N), s.lr, s.beta1, s.beta2, s.eps,
                                                           s.weight_decay, bc1, bc2, static_cast<uint32_t>(s.t)});
                 },
