@@ -4,6 +4,7 @@
 // are replaced by a fake that checks the session's state (the real ones are test_app_peaks' business).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -151,6 +152,83 @@ TEST_CASE("SessionPeaks: a session the user paused stays paused; a failed measur
   const size_t before = live.steps();
   std::this_thread::sleep_for(100ms);
   CHECK(live.steps() == before);
+  live.session.request_stop();
+  live.session.wait();
+}
+
+TEST_CASE("SessionPeaks between turns: training first and between the figures, each figure with training paused") {
+  const fs::path cache = fresh_cache("between_turns");
+  Live live;
+  live.session.start();
+  int figures = 0;
+  bool all_paused = true, steps_while_measuring = false, steps_between = true;
+  size_t after_figure = 0;
+  run::SessionPeaks peaks(live.session, {"cpu"}, -1, cache,
+                          [&](const std::string&, const core::PeakProgress& progress) {
+                            for (const char* what : {"cpu: STREAM copy", "cpu: STREAM triad", "cpu: FMA peak"}) {
+                              progress(what);
+                              ++figures;
+                              for (const auto& r : live.session.snapshot()) all_paused = all_paused && r.paused;
+                              const size_t before = live.steps();
+                              // Training ran since the figure before (a turn of 0.5 s: many steps of this model).
+                              if (figures > 1 && before <= after_figure) steps_between = false;
+                              std::this_thread::sleep_for(100ms);  // a probe's time: no step may run meanwhile
+                              steps_while_measuring = steps_while_measuring || live.steps() != before;
+                              after_figure = live.steps();
+                            }
+                            run::PeaksLookup found;
+                            found.peaks = synthetic_cpu_peaks(17.5);
+                            return found;
+                          });
+  peaks.measure(true, run::BetweenTurns{0.5, 0.5});
+  // Training first: steps run while the measurement waits, and the dashboard is told so.
+  CHECK(peaks.state().measuring);
+  CHECK(eventually([&] { return live.steps() > 3; }));
+  REQUIRE(eventually([&] { return !peaks.state().measuring; }));
+  CHECK(figures == 3);
+  CHECK(all_paused);
+  CHECK_FALSE(steps_while_measuring);
+  CHECK(steps_between);
+  CHECK(peaks.state().message.find("training between them") != std::string::npos);
+  CHECK_FALSE(live.session.pause_requested());
+  live.session.request_stop();
+  live.session.wait();
+}
+
+TEST_CASE("SessionPeaks: peaks measured under load are measured again on a quiet machine, not on a loaded one") {
+  CHECK(core::measured_under_load([] { core::DevicePeaks p; p.load_average = 3.0; return p; }(), 0.2, 2));
+  CHECK_FALSE(core::measured_under_load([] { core::DevicePeaks p; p.load_average = 3.0; return p; }(), 1.5, 2));
+  CHECK_FALSE(core::measured_under_load([] { core::DevicePeaks p; p.load_average = 0.4; return p; }(), 0.2, 2));
+  CHECK_FALSE(core::measured_under_load([] { core::DevicePeaks p; p.load_average = -1; return p; }(), 0.2, 2));
+  CHECK_FALSE(core::measured_under_load([] { core::DevicePeaks p; p.load_average = 3.0; return p; }(), -1, 2));
+  const fs::path cache = fresh_cache("under_load");
+  const double threads = static_cast<double>(std::max(1u, std::thread::hardware_concurrency()));
+  core::DevicePeaks loaded = synthetic_cpu_peaks(5.41);
+  loaded.load_average = 4 * threads;  // four runnable threads per core while it was measured
+  core::save_peaks(cache, loaded);
+  Live live;
+  live.session.start();
+  int calls = 0;
+  const run::SessionPeaks::Measure measure = [&](const std::string&, const core::PeakProgress&) {
+    ++calls;
+    run::PeaksLookup found;
+    found.peaks = synthetic_cpu_peaks(17.5);
+    return found;
+  };
+  {  // on a machine as loaded as then: kept
+    run::SessionPeaks busy(live.session, {"cpu"}, -1, cache, measure, 4 * threads);
+    CHECK_FALSE(busy.missing());
+  }
+  run::SessionPeaks quiet(live.session, {"cpu"}, -1, cache, measure, 0.0);
+  CHECK(quiet.missing());
+  REQUIRE(quiet.state().backends[0].peaks);  // shown meanwhile, with why they are measured again
+  CHECK(quiet.state().backends[0].peaks->value("stream_triad_nt") == 5.41);
+  CHECK(quiet.state().backends[0].note.find("measured again") != std::string::npos);
+  quiet.measure(true);
+  REQUIRE(eventually([&] { return !quiet.state().measuring; }));
+  CHECK(calls == 1);
+  CHECK(quiet.state().backends[0].peaks->value("stream_triad_nt") == 17.5);
+  CHECK_FALSE(quiet.missing());
   live.session.request_stop();
   live.session.wait();
 }

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "app/print.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/measure.hpp"
 #include "core/memory_budget.hpp"
 #include "core/options.hpp"
 #include "run/data.hpp"
@@ -128,8 +130,10 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
       "CPU threads; Export trace / Export CSV write exports/trainscope-*-trace.json and exports/trainscope-*-csv/),\n"
       "Sweep (samples/s against the batch size) and Boundary (the spiral's decision boundary).\n"
       "Peaks (GB/s, GFLOP/s): from the per-device cache of `trainscope peaks` ($XDG_CACHE_HOME/trainscope/peaks.json);\n"
-      "a device missing from it is measured once when the window opens, with training paused (not with --script or\n"
-      "--frames: those say \"not measured\"); the Re-measure button pauses training, measures again and resumes." +
+      "a device missing from it, or measured on a loaded machine while this one is quiet, is measured when the window\n"
+      "opens: training runs first (20 s) and between the figures, each figure measured with training paused\n"
+      "(--autoplay: all at once, training paused; --frames: not measured); the Re-measure button pauses training,\n"
+      "measures again and resumes." +
       keys_help());
   add_training_options(c, o);
   c->get_option("--epochs")
@@ -142,7 +146,8 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
                 "lesson's size. Without it: a lesson's size or the remembered one (first 1600x900), either shrunk "
                 "to fit the screen's work area")
       ->type_name("WxH")->default_str("the remembered size")->group("Display");
-  c->add_option("--font-size", d.font_size, "Font size in pixels, 10..48 (0: the remembered setting)")
+  c->add_option("--font-size", d.font_size, "Font size in pixels, 10..48 (0: the remembered setting; at a first "
+                "start on a screen at most 1366 pixels wide, 24)")
       ->check(CLI::Validator(
           [](std::string& text) { return text == "0" ? "" : (core::parse_real(text, core::rules::font_size), ""); },
           ""))
@@ -227,6 +232,9 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   if (!o.size.empty()) parse_size(o.size, width, height);
 
   const std::filesystem::path settings_path = ui::default_settings_path();
+  // A first start: no remembered settings yet (then a small screen gets large type, ui::WindowOptions).
+  std::error_code no_file;
+  const bool first_start = settings_path.empty() || !std::filesystem::exists(settings_path, no_file);
   ui::LoadedSettings loaded = ui::load_settings(settings_path);
   if (!loaded.warning.empty()) std::cerr << "trainscope: warning: " << loaded.warning << "\n";
   if (o.size.empty()) width = loaded.settings.window_width, height = loaded.settings.window_height;
@@ -258,6 +266,8 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   wo.device_index = cfg.device;
   wo.max_fps = d.max_fps;
   wo.fit_work_area = !size_given;  // a remembered or a lesson's size never opens beyond the screen
+  wo.large_type_on_small_screens = first_start && d.font_size == 0 && !d.presentation &&
+                                   !(lesson && (lesson->lesson().font_size || lesson->lesson().presentation));
   wo.style = settings.style();
   std::unique_ptr<ui::Window> window;
   try {
@@ -277,12 +287,17 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   const std::vector<core::Precision> ahead =
       d.frames > 0 ? std::vector<core::Precision>{} : compile_ahead(cfg, lesson && d.autoplay ? &lesson->lesson() : nullptr);
   run::Session session(cfg, data, run::backends_from_config(cfg, ahead), observer, session_options);
+  const double load_before = core::load_average();  // the machine's, before this session trains
   session.start();
-  // The devices' peaks from the cache. A device missing from it is measured once, now, with training paused (never
-  // under load), lessons included, so that no picture says "no peak"; --frames (a frame-time measurement) does not
-  // pause for it and says "not measured" instead.
-  auto peaks = std::make_unique<run::SessionPeaks>(session, cfg.backends, cfg.device, core::default_peaks_path());
-  if (peaks->missing() && d.frames == 0) peaks->measure(true);
+  // The devices' peaks from the cache. A device missing from it (or measured under load, while the machine is quiet
+  // now) is measured between turns: training starts at once and runs between the figures, each figure measured with
+  // training paused (never under load), so that the first minute shows training, not a pause. A lesson played
+  // unattended measures all at once first, so that no picture says "no peak"; --frames (a frame-time measurement)
+  // does not measure and says "not measured" instead.
+  auto peaks = std::make_unique<run::SessionPeaks>(session, cfg.backends, cfg.device, core::default_peaks_path(),
+                                                   run::SessionPeaks::Measure{}, load_before);
+  if (peaks->missing() && d.frames == 0)
+    peaks->measure(true, lesson && d.autoplay ? std::nullopt : std::optional<run::BetweenTurns>(run::BetweenTurns{}));
   ui::DashboardModel model;
   ui::Dashboard dashboard;
   dashboard.load(settings);
@@ -314,7 +329,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   // and once a second otherwise (ages, timers). --frames draws every frame, as a frame-time measurement.
   app::WindowCpu window_cpu;
   double last_draw_s = -1, settle_until_s = 0, window_cores = -1;
-  std::string drawn_signature;
+  std::string drawn_signature, view_peaks_said;
   int frame = 0;
   while (!window->should_close() && !interrupt.signal()) {
     const bool continuous = d.frames > 0;
@@ -339,7 +354,10 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     run::SessionPeaks::State peaks_state = peaks->state();
     view.peaks = std::move(peaks_state.backends);
     view.peaks_measuring = peaks_state.measuring;
+    view.peaks_training_between = peaks_state.training_between;
     view.peaks_stage = std::move(peaks_state.stage);
+    if (peaks_state.message != view_peaks_said && !peaks_state.message.empty())  // once, in the terminal too
+      say("peaks: {}\n", view_peaks_said = peaks_state.message);
     view.peaks_message = std::move(peaks_state.message);
     apply_keys(window->take_keys(), keys, lesson ? &*lesson : nullptr, view, controller, session, *window);
     if (lesson) {

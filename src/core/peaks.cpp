@@ -79,6 +79,12 @@ class FileLock {
 
 }  // namespace
 
+bool measured_under_load(const DevicePeaks& peaks, double load_now, int hardware_threads) {
+  if (hardware_threads <= 0 || peaks.load_average < 0 || load_now < 0) return false;
+  const double threads = static_cast<double>(hardware_threads);
+  return peaks.load_average > 0.5 * threads && load_now <= 0.25 * threads;
+}
+
 std::string figure_text(double v) {
   if (v >= 100) return fmt::format("{:.0f}", v);
   if (v >= 10) return fmt::format("{:.1f}", v);

@@ -53,6 +53,12 @@ struct BackendPeaks {
   bool saved = false;                // source "measured": they went into the cache (else `note` says why not)
 };
 
+// Whether cached `peaks` were measured on a loaded machine (a 1-minute load average above half the hardware
+// threads: other programs took cores or memory bandwidth from the probes; a CPU memory ceiling of 5.41 GB/s came from
+// such a run) while the machine is quiet now (`load_now` at most a quarter of them): then they are measured again.
+// An unknown load (-1, or 0 threads) never asks for it.
+bool measured_under_load(const DevicePeaks& peaks, double load_now, int hardware_threads);
+
 // A figure as the table and the dashboard show it: three significant figures at least, no exponent ("2.02", "19.2",
 // "444").
 std::string figure_text(double value);

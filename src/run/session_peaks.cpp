@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.hpp"
@@ -17,9 +18,18 @@ struct Abandoned {};
 }  // namespace
 
 SessionPeaks::SessionPeaks(Session& session, std::vector<std::string> backends, int device,
-                           std::filesystem::path cache, Measure measure)
-    : session_(session), device_(device), cache_(std::move(cache)), measure_(std::move(measure)) {
+                           std::filesystem::path cache, Measure measure, double load_now)
+    : session_(session), device_(device), cache_(std::move(cache)), measure_(std::move(measure)),
+      load_now_(load_now) {
   state_.backends = cached_peaks(backends, device_, cache_);
+  const int threads = static_cast<int>(std::thread::hardware_concurrency());
+  for (auto& b : state_.backends)
+    if (b.peaks && core::measured_under_load(*b.peaks, load_now_, threads)) {
+      stale_.push_back(b.backend);
+      b.note = fmt::format("measured at load {:.1f} on {} hardware threads; measured again now that the machine is "
+                           "quiet (load {:.1f})",
+                           b.peaks->load_average, threads, load_now_);
+    }
 }
 
 SessionPeaks::~SessionPeaks() {
@@ -35,7 +45,7 @@ bool SessionPeaks::missing() const {
   std::lock_guard lock(mutex_);
   for (const auto& b : state_.backends)
     if (!b.peaks) return true;
-  return false;
+  return !stale_.empty();
 }
 
 SessionPeaks::State SessionPeaks::state() const {
@@ -48,15 +58,23 @@ void SessionPeaks::set_stage(const std::string& stage) {
   state_.stage = stage;
 }
 
-void SessionPeaks::measure(bool only_missing) {
+void SessionPeaks::measure(bool only_missing, std::optional<BetweenTurns> between_turns) {
   {
     std::lock_guard lock(mutex_);
     if (state_.measuring || stop_) return;
     state_.measuring = true;
-    state_.stage = "pausing training";
+    state_.training_between = between_turns.has_value();
+    state_.stage = between_turns ? "training first" : "pausing training";
   }
   if (thread_.joinable()) thread_.join();  // the previous measurement's thread, finished
-  thread_ = std::thread([this, only_missing] { run(only_missing); });
+  thread_ = std::thread([this, only_missing, between_turns] { run(only_missing, between_turns); });
+}
+
+bool SessionPeaks::sleep_for(double seconds) {
+  using namespace std::chrono;
+  std::unique_lock lock(mutex_);
+  return !stop_cv_.wait_for(lock, duration_cast<steady_clock::duration>(duration<double>(seconds)),
+                            [&] { return stop_.load(); });
 }
 
 bool SessionPeaks::wait_until_paused() {
@@ -76,10 +94,18 @@ bool SessionPeaks::wait_until_paused() {
   }
 }
 
-void SessionPeaks::run(bool only_missing) {
+void SessionPeaks::run(bool only_missing, std::optional<BetweenTurns> between_turns) {
+  // Between turns: the class sees training first; a user's pause (then or later) is kept.
+  if (between_turns && !sleep_for(between_turns->warmup_s)) return finish("");
   const bool paused_by_user = session_.pause_requested();
   if (!paused_by_user) session_.post(Command(Command::Kind::Pause));
+  {
+    std::lock_guard lock(mutex_);
+    state_.training_between = false;
+    state_.stage = "pausing training";
+  }
   std::string message;
+  int figures = 0;  // measured so far: training runs between two of them (between turns)
   if (!wait_until_paused()) {
     message = fmt::format("peaks not measured: training did not pause within {:.0f} s (a step takes that long?); "
                           "press Re-measure peaks again when the steps are shorter",
@@ -89,13 +115,32 @@ void SessionPeaks::run(bool only_missing) {
     {
       std::lock_guard lock(mutex_);
       for (const auto& b : state_.backends)
-        if (!only_missing || !b.peaks) names.push_back(b.backend);
+        if (!only_missing || !b.peaks || std::find(stale_.begin(), stale_.end(), b.backend) != stale_.end())
+          names.push_back(b.backend);
     }
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::string> failed;
     for (const auto& name : names) {
-      const core::PeakProgress progress = [this](const std::string& what) {
+      const core::PeakProgress progress = [&](const std::string& what) {
         if (stop_) throw Abandoned{};
+        // Between turns: training runs between two figures (unless the user paused it), each figure measured once
+        // every trainer has stopped stepping again.
+        if (between_turns && figures++ > 0 && !paused_by_user) {
+          {
+            std::lock_guard lock(mutex_);
+            state_.training_between = true;
+            state_.stage = fmt::format("training between figures ({} measured)", figures - 1);
+          }
+          session_.post(Command(Command::Kind::Resume));
+          const bool go_on = sleep_for(between_turns->turn_s);
+          session_.post(Command(Command::Kind::Pause));
+          {
+            std::lock_guard lock(mutex_);
+            state_.training_between = false;
+            state_.stage = "pausing training";
+          }
+          if (!go_on || !wait_until_paused()) throw Abandoned{};
+        }
         set_stage(what);
       };
       core::BackendPeaks b;
@@ -107,6 +152,16 @@ void SessionPeaks::run(bool only_missing) {
         b.peaks = found.peaks;
         b.source = "measured";
         b.note = found.warning;
+        // Between turns the probes' own load reading counts this session's training: the machine's load is the
+        // one before training started.
+        if (between_turns && load_now_ >= 0 && found.saved) {
+          b.peaks->load_average = load_now_;
+          try {
+            core::save_peaks(cache_, *b.peaks);
+          } catch (const core::Error& e) {
+            b.note = e.what();
+          }
+        }
       } catch (const Abandoned&) {
         break;
       } catch (const core::Error& e) {
@@ -117,16 +172,24 @@ void SessionPeaks::run(bool only_missing) {
       std::lock_guard lock(mutex_);
       for (auto& old : state_.backends)
         if (old.backend == name && (b.peaks || !old.peaks)) old = b;  // a failure keeps figures measured before
+      if (b.peaks) stale_.erase(std::remove(stale_.begin(), stale_.end(), name), stale_.end());
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    message = failed.empty() ? fmt::format("peaks measured in {:.1f} s with training paused", seconds)
-                             : fmt::format("peaks not measured: {}", fmt::join(failed, "; "));
+    message = !failed.empty() ? fmt::format("peaks not measured: {}", fmt::join(failed, "; "))
+              : between_turns     ? fmt::format("peaks measured in {:.1f} s, each figure with training paused, "
+                                                "training between them", seconds)
+                                  : fmt::format("peaks measured in {:.1f} s with training paused", seconds);
   }
   if (!paused_by_user && !stop_) session_.post(Command(Command::Kind::Resume));
+  finish(message);
+}
+
+void SessionPeaks::finish(const std::string& message) {
   std::lock_guard lock(mutex_);
   state_.measuring = false;
+  state_.training_between = false;
   state_.stage.clear();
-  state_.message = message;
+  if (!message.empty()) state_.message = message;
 }
 
 }  // namespace run

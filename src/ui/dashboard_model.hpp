@@ -72,6 +72,7 @@ struct DashboardView {
   bool fair = false;            // the fair mode: the backends take turns, each timed alone (run::Session::fair)
   double window_cores = -1;     // the window's own CPU use over the last seconds, in cores (-1: not measured)
   bool peaks_measuring = false;
+  bool peaks_training_between = false;  // measuring between turns: training runs now, between two figures
   std::string peaks_stage;    // what is being measured ("gpu: fp32 FMA: vec4")
   std::string peaks_message;  // the last measurement's outcome, "" before any
 

@@ -72,7 +72,8 @@ void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
     ImU32 color;
   };
   std::vector<Pending> pending;
-  // The CPU first, so that the GPU's curve is drawn on top (in steps they coincide; the GPU's is usually shorter).
+  // The CPU first, so that the GPU's curve is drawn on top (in steps they coincide; the GPU's is usually shorter),
+  // and the CPU's wider: where the two coincide it shows as a blue outline around the GPU's line, never hidden.
   std::vector<const core::BackendRun*> order;
   for (const auto& run : view.runs)
     if (run.name != "gpu") order.push_back(&run);
@@ -83,8 +84,10 @@ void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
     const BackendSeries* s = view.model ? view.model->series(run.name) : nullptr;
     if (!s) continue;
     const char* title = backend_title(run.name);
-    losses.push_back({title, backend_color(run.name), by_step ? &s->loss_by_step : &s->loss_by_seconds});
-    accuracies.push_back({title, backend_color(run.name), by_step ? &s->accuracy_by_epoch : &s->accuracy_by_seconds});
+    const float width = run.name == "gpu" ? 0.8f : 1.6f;
+    losses.push_back({title, backend_color(run.name), by_step ? &s->loss_by_step : &s->loss_by_seconds, width});
+    accuracies.push_back(
+        {title, backend_color(run.name), by_step ? &s->accuracy_by_epoch : &s->accuracy_by_seconds, width});
     for (const auto& m : run.markers) {
       const double x = by_step ? static_cast<double>(m.step + 1) : m.seconds;
       // On the step axis both backends' markers of the same change sit on the same line: one label names both.

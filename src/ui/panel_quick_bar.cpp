@@ -14,6 +14,7 @@ using namespace controls;
 
 // The first thing worth saying in the quick bar when there is no toast: a backend applying a change, a refusal.
 std::string bar_status(const DashboardView& view) {
+  if (view.peaks_measuring && view.peaks_training_between) return "measuring peaks between turns: " + view.peaks_stage;
   if (view.peaks_measuring) return "measuring peaks, training paused: " + view.peaks_stage;
   if (view.peaks_message.find("not measured") != std::string::npos) return view.peaks_message;
   for (const auto& r : view.runs)

@@ -277,7 +277,7 @@ void Plot::draw_series(ImDrawList* dl, const Frame& f, const PlotSeries& s) {
   const float thickness = std::max(1.0f, ImGui::GetFontSize() / 8);
   for (std::size_t start = 0; start + 1 < points_.size(); start += kPolylineChunk - 1) {
     const std::size_t n = std::min<std::size_t>(kPolylineChunk, points_.size() - start);
-    dl->AddPolyline(points_.data() + start, static_cast<int>(n), s.color, ImDrawFlags_None, thickness);
+    dl->AddPolyline(points_.data() + start, static_cast<int>(n), s.color, ImDrawFlags_None, thickness * s.width);
   }
 }
 

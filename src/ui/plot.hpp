@@ -20,6 +20,9 @@ struct PlotSeries {
   const char* label = "";  // legend text, and the key of the hidden set: keep it the same from frame to frame
   ImU32 color = IM_COL32_WHITE;
   const Series* data = nullptr;
+  // Line width, times the plot's (a font size / 8). A series drawn under another one that may coincide with it
+  // (the CPU's loss under the GPU's, step for step) is drawn wider: it shows as an outline around the one on top.
+  float width = 1.0f;
 };
 
 // A labelled vertical line at a data x, e.g. where the batch size changed ("batch 128 -> 256").

@@ -92,7 +92,7 @@ Window::Window(const WindowOptions& options) : vsync_(options.vsync), max_fps_(o
   glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { on_input(w); });
   glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { on_input(w); });
   glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { on_input(w); });
-  if (options.fit_work_area) fit_to_work_area();
+  const int work_width = fit_to_work_area(options.fit_work_area);
   glfwShowWindow(window);
 
   vk::GraphicsOptions go;
@@ -146,7 +146,10 @@ Window::Window(const WindowOptions& options) : vsync_(options.vsync), max_fps_(o
         vk::Handle<VkSemaphore>(semaphore, [dev](VkSemaphore s) { vkDestroySemaphore(dev, s, nullptr); });
   }
 
-  renderer_ = std::make_unique<ImGuiRenderer>(*gpu_, render_pass_.get(), options.style);
+  StyleOptions style = options.style;
+  if (options.large_type_on_small_screens && work_width > 0 && work_width <= kLargeTypeMaxWidth)
+    style.font_size = std::max(style.font_size, kLargeTypeFontSize);
+  renderer_ = std::make_unique<ImGuiRenderer>(*gpu_, render_pass_.get(), style);
   platform_ = std::make_unique<PlatformBackend>(window);
 }
 

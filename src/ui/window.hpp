@@ -48,7 +48,14 @@ struct WindowOptions {
   // known, the window's own frame), so that a remembered or a lesson's size never opens beyond the screen. False for
   // a size the user gave (--size).
   bool fit_work_area = true;
+  // Large type on a small screen: where the work area is at most kLargeTypeMaxWidth wide (a projector's 1024x768,
+  // 1280x720, a 1366x768 laptop), `style` gets at least kLargeTypeFontSize. For a first start (no remembered
+  // settings) without a font size given.
+  bool large_type_on_small_screens = false;
 };
+
+inline constexpr int kLargeTypeMaxWidth = 1366;    // screen coordinates
+inline constexpr float kLargeTypeFontSize = 24.0f;  // pixels
 
 // Where a window of width x height (screen coordinates, its frame excluded) goes in a monitor's work area (x, y,
 // width, height) given its frame's margins (left, top, right, bottom; 0 without a window manager): the size shrunk
@@ -148,7 +155,8 @@ class Window {
   static void on_char(GLFWwindow* window, unsigned int codepoint);
   static void on_framebuffer_size(GLFWwindow* window, int width, int height);
   static void on_input(GLFWwindow* window);  // any other input: the next wait_for_input() returns true
-  void fit_to_work_area();  // WindowOptions::fit_work_area, before the window is shown
+  // The work area's width (0: unknown); shrinks the window to the work area when `shrink`. Before it is shown.
+  int fit_to_work_area(bool shrink);
   void recreate_swapchain();
   void record(FrameSlot& slot, uint32_t image, bool capture);
   void collect_screenshot();

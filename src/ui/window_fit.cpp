@@ -21,20 +21,22 @@ WindowFit fit_window(int width, int height, const int work_area[4], const int fr
   return fit;
 }
 
-void Window::fit_to_work_area() {
+int Window::fit_to_work_area(bool shrink) {
   GLFWwindow* w = window_.get();
   // The monitor it opens on: the primary one (GLFW places a new window there).
   GLFWmonitor* monitor = glfwGetPrimaryMonitor();
-  if (!monitor) return;
+  if (!monitor) return 0;
   int area[4] = {0, 0, 0, 0}, frame[4] = {0, 0, 0, 0};
   glfwGetMonitorWorkarea(monitor, &area[0], &area[1], &area[2], &area[3]);
   glfwGetWindowFrameSize(w, &frame[0], &frame[1], &frame[2], &frame[3]);
   int width = 0, height = 0;
   glfwGetWindowSize(w, &width, &height);
   const WindowFit fit = fit_window(width, height, area, frame);
-  if (!fit.shrunk) return;  // where the window manager puts it
-  glfwSetWindowSize(w, fit.width, fit.height);
-  glfwSetWindowPos(w, fit.x, fit.y);
+  if (shrink && fit.shrunk) {  // else where the window manager puts it
+    glfwSetWindowSize(w, fit.width, fit.height);
+    glfwSetWindowPos(w, fit.x, fit.y);
+  }
+  return area[2];
 }
 
 }  // namespace ui
