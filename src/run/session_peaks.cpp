@@ -77,14 +77,15 @@ bool SessionPeaks::sleep_for(double seconds) {
                             [&] { return stop_.load(); });
 }
 
-bool SessionPeaks::wait_until_paused() {
+bool SessionPeaks::wait_until_paused() { return wait_until(true, kPauseTimeoutSeconds); }
+
+bool SessionPeaks::wait_until(bool paused, double seconds) {
   using namespace std::chrono;
-  const auto deadline =
-      steady_clock::now() + duration_cast<steady_clock::duration>(duration<double>(kPauseTimeoutSeconds));
+  const auto deadline = steady_clock::now() + duration_cast<steady_clock::duration>(duration<double>(seconds));
   for (;;) {
     bool quiet = true;
     for (const auto& r : session_.snapshot())
-      quiet = quiet && (r.finished || (r.paused && !r.building));
+      quiet = quiet && (r.finished || !r.error.empty() || (paused ? r.paused && !r.building : !r.paused));
     if (quiet) return true;
     std::unique_lock lock(mutex_);
     const steady_clock::time_point next = steady_clock::now() + milliseconds(50);
@@ -132,6 +133,9 @@ void SessionPeaks::run(bool only_missing, std::optional<BetweenTurns> between_tu
             state_.stage = fmt::format("training between figures ({} measured)", figures - 1);
           }
           session_.post(Command(Command::Kind::Resume));
+          // The turn starts once every trainer says it runs again: a snapshot that still says "paused" from before
+          // the resume would otherwise pass for the pause that follows it (a starved worker, seen under load).
+          wait_until(false, kPauseTimeoutSeconds);
           const bool go_on = sleep_for(between_turns->turn_s);
           session_.post(Command(Command::Kind::Pause));
           {

@@ -73,6 +73,8 @@ class SessionPeaks {
  private:
   void run(bool only_missing, std::optional<BetweenTurns> between_turns);
   bool wait_until_paused();  // false: stopped, or timed out
+  // Until every trainer is paused (and not building) or runs, as `paused` says; false: stopped, or timed out.
+  bool wait_until(bool paused, double seconds);
   bool sleep_for(double seconds);  // false: stopped meanwhile
   void finish(const std::string& message);  // the measurement is over ("": abandoned, the last message stays)
   void set_stage(const std::string& stage);

@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include "ui/panel_peaks.hpp"
+#include "ui/text_fit.hpp"
 
 namespace ui {
 
 void MemoryBandwidth::draw(const DashboardView& view, Controller* controller) {
+  bool over = false;  // a bar above 100% of the memory ceiling: said under the bars, not only in a tooltip
   draw_peaks_row(view, controller, "% of peak:", "bandwidth",
                  "Bars: each kernel's achieved bandwidth (compulsory bytes / measured time) as a share of the "
                  "device's measured memory ceiling. Element-wise kernels (act_backward, adamw_update) are "
@@ -15,7 +17,7 @@ void MemoryBandwidth::draw(const DashboardView& view, Controller* controller) {
                  "are faster than main memory. Matrix multiplications are compute-bound: their GB/s stays low.");
   kernel_bar_table(
       "bandwidth_bars", view, [](const core::BackendRun& run) { return std::string(backend_title(run.name)); },
-      [&view](const core::BackendRun& run, const std::string& name) {
+      [&view, &over](const core::BackendRun& run, const std::string& name) {
         KernelBar b;
         const double peak = view.roof(run).bandwidth_gbps;
         for (const auto& r : run.kernels.rows()) {
@@ -36,7 +38,8 @@ void MemoryBandwidth::draw(const DashboardView& view, Controller* controller) {
           }
           const double share = r.gbps / peak;
           b.fraction = static_cast<float>(share);
-          b.text = fmt::format("{:.0f}%{}", 100 * share, share > 1 ? " (?)" : "");
+          b.text = fmt::format("{:.0f}%{}", 100 * share, share > 1 ? " cache" : "");
+          over = over || share > 1;
           b.tooltip = fmt::format("{}: {:.2f} GB/s = {:.0f}% of the measured memory ceiling ({:.2f} GB/s, {}).", name,
                                   r.gbps, 100 * share, peak, view.roof(run).bandwidth_from);
           if (share > 1)
@@ -47,6 +50,9 @@ void MemoryBandwidth::draw(const DashboardView& view, Controller* controller) {
         }
         return b;
       });
+  if (over)
+    text_line("Above 100% (\"cache\"): the data came from the caches, not memory; the ceiling is main memory's",
+              ImGui::GetColorU32(ImGuiCol_TextDisabled));
 }
 
 }  // namespace ui

@@ -122,11 +122,16 @@ void KernelTimings::draw(const DashboardView& view) {
     int p = two_pages ? (part == Part::Tables ? 1 : 0) : static_cast<int>(part);
     const char* const* names = two_pages ? kPages : kParts;
     const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x;
-    ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x - help,
-                                     ImGui::CalcTextSize(names[p]).x + ImGui::GetFrameHeight() +
-                                         2 * ImGui::GetStyle().FramePadding.x));
-    if (ImGui::Combo("##part", &p, names, two_pages ? 2 : 3))
-      part = two_pages ? (p == 1 ? Part::Tables : Part::Bars) : static_cast<Part>(p);
+    const float chrome = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;  // the arrow, the padding
+    const float width = std::min(ImGui::GetContentRegionAvail().x - help, ImGui::CalcTextSize(names[p]).x + chrome);
+    ImGui::SetNextItemWidth(width);
+    // The preview shortened with an ellipsis where the combo is narrower than it (ImGui would clip it mid-word).
+    if (ImGui::BeginCombo("##part", fit_text(names[p], width - chrome).c_str())) {
+      for (int i = 0; i < (two_pages ? 2 : 3); ++i)
+        if (ImGui::Selectable(names[i], i == p))
+          part = two_pages ? (i == 1 ? Part::Tables : Part::Bars) : static_cast<Part>(i);
+      ImGui::EndCombo();
+    }
     same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   }
   help_marker("Bars: each kernel's share of a training step, per backend. GFLOP/s = the step plan's analytic FLOPs / "

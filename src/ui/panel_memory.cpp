@@ -155,7 +155,8 @@ void MemoryPanel::draw(const DashboardView& view) {
     ImGui::SetCursorScreenPos(ImVec2(x + label_width + spacing, ImGui::GetCursorScreenPos().y));
     draw_bar(*r.memory, scale, bar_width, r.total);
   }
-  if (!any_16bit) ImGui::TextDisabled("fp16 or bf16 (Controls) adds the fp32 comparison");
+  if (!any_16bit)  // shortened with an ellipsis where narrow, never clipped mid-word
+    text_line("fp16 or bf16 (Controls) adds the fp32 comparison", ImGui::GetColorU32(ImGuiCol_TextDisabled));
 
   // The dataset, in words: on the GPU a copy of both splits, on the CPU none (its kernels read the loaded data).
   std::string dataset;
