@@ -29,7 +29,7 @@ core::TrainConfig live_config() {
   cfg.spiral_points = 600;
   cfg.hidden = {16};
   cfg.batch = 32;
-  cfg.epochs = 1000;  // runs until stopped
+  cfg.epochs = core::kUntilStopped;  // 1000 epochs of this model took 3 s: a test could outlive them
   cfg.backends = {"cpu"};
   cfg.readback_interval = 5;
   return cfg;
@@ -180,10 +180,12 @@ TEST_CASE("SessionPeaks between turns: training first and between the figures, e
                             found.peaks = synthetic_cpu_peaks(17.5);
                             return found;
                           });
-  peaks.measure(true, run::BetweenTurns{0.5, 0.5});
+  REQUIRE(eventually([&] { return live.steps() > 3; }));  // the trainer runs (under load it can take seconds)
+  const size_t at_start = live.steps();
+  peaks.measure(true, run::BetweenTurns{1.0, 0.5});
   // Training first: steps run while the measurement waits, and the dashboard is told so.
   CHECK(peaks.state().measuring);
-  CHECK(eventually([&] { return live.steps() > 3; }));
+  CHECK(eventually([&] { return live.steps() > at_start; }));
   REQUIRE(eventually([&] { return !peaks.state().measuring; }));
   CHECK(figures == 3);
   CHECK(all_paused);

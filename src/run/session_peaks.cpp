@@ -83,8 +83,9 @@ bool SessionPeaks::wait_until(bool paused, double seconds) {
   using namespace std::chrono;
   const auto deadline = steady_clock::now() + duration_cast<steady_clock::duration>(duration<double>(seconds));
   for (;;) {
-    bool quiet = true;
-    for (const auto& r : session_.snapshot())
+    const std::vector<core::BackendRun> runs = session_.snapshot();
+    bool quiet = !runs.empty();  // no trainer yet: it may still start stepping
+    for (const auto& r : runs)
       quiet = quiet && (r.finished || !r.error.empty() || (paused ? r.paused && !r.building : !r.paused));
     if (quiet) return true;
     std::unique_lock lock(mutex_);
