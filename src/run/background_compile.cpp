@@ -20,6 +20,15 @@ void BackgroundCompile::use_device(const vk::ContextOptions& options) {
 std::string BackgroundCompile::step() {
   if (!device_known_) return "waiting for the GPU's first trainer";
   const std::shared_ptr<gpu::SharedDevice> device = cache_->device(options_);
+  if (device != device_) {
+    // A new device (the old one was lost or hung, or the options changed): what was made on the old one goes now,
+    // kernels before their device, and every precision is compiled again on the new one.
+    pending_.clear();
+    kernels_.reset();
+    device_ = device;
+    next_precision_ = 0;
+    total_ = 0;
+  }
   gpu::PipelineWarmer& warmer = device->warmer();
   // The pipelines of one precision, one at a time; those a trainer already ran are skipped.
   while (!pending_.empty() && warmer.warmed(*pending_.back())) pending_.pop_back();
@@ -34,6 +43,9 @@ std::string BackgroundCompile::step() {
       total_ = pending_.size();
       if (!pending_.empty()) return fmt::format("compiling the {} kernels (0/{})", core::to_string(p), total_);
     }
+    // Done: nothing here keeps a kernel set or the device (a later call on the same device finds all compiled).
+    kernels_.reset();
+    device_.reset();
     return "";
   }
   const gpu::PipelineWarmer::Item item{pending_.back()};

@@ -4,6 +4,10 @@
 // were compiled inside it. Each piece runs on the GPU worker's thread with its training clock stopped (the device's
 // queue is that thread's), through the backend's gpu::DeviceCache: the trainers made later get the same, already
 // compiled and run, pipelines. A Vulkan failure ends the background work with a message; training goes on.
+// Everything it makes belongs to one device: when the cache hands out another (a Reset after the device was lost or
+// hung), the old device's kernels and pending pipelines are dropped, before that device, and the new one's are
+// compiled from the start; nothing of the old device is run on the new one (the dashboard aborted in
+// vkDestroyPipeline, or under --validation crashed in PipelineWarmer::warm, after a device loss and a Reset).
 #pragma once
 #include <memory>
 #include <string>
@@ -19,6 +23,7 @@ class ComputePipeline;
 namespace gpu {
 class DeviceCache;
 class Kernels;
+struct SharedDevice;
 }  // namespace gpu
 
 namespace run {
@@ -39,8 +44,10 @@ class BackgroundCompile {
   size_t next_precision_ = 0;
   bool device_known_ = false;
   vk::ContextOptions options_;
+  // The device of kernels_ and pending_, kept alive while they are: declared before them, destroyed after them.
+  std::shared_ptr<gpu::SharedDevice> device_;
   std::shared_ptr<const gpu::Kernels> kernels_;  // the set being compiled
-  std::vector<const vk::ComputePipeline*> pending_;
+  std::vector<const vk::ComputePipeline*> pending_;  // pipelines of kernels_
   size_t total_ = 0;
 };
 

@@ -60,6 +60,10 @@ void Worker::start_fresh() {
   in_flight_ = 0;
   in_flight_limit_ = 1;
   last_collect_s_ = 0;
+  // A Reset may get a new device (after a device loss): the background work starts again, and on the same device it
+  // ends at once (everything is compiled and run).
+  background_done_ = false;
+  background_due_s_ = 0;
   {
     std::lock_guard lock(run_mutex_);
     const std::string name = run_.name;
