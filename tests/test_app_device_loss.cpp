@@ -6,9 +6,6 @@
 // Skipped, and reported to ctest as such, when xvfb-run or a Vulkan device is missing.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +13,7 @@
 #include <string>
 
 #include "gpu_test_util.hpp"
+#include "platform/files.hpp"
 #include "skip.hpp"
 
 namespace {
@@ -32,16 +30,17 @@ struct Result {
 Result run_dashboard(const std::string& env, const std::string& args) {
   const char* binary = std::getenv("TRAINSCOPE_BINARY");
   REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
-  const fs::path dir = fs::temp_directory_path() / ("trainscope_test_app_device_loss_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("trainscope_test_app_device_loss_" + std::to_string(platform::process_id()));
   fs::create_directories(dir / "config");
   std::ofstream{dir / "Xauthority"};
   const fs::path log = dir / "output.txt";
   const std::string cmd = "XDG_CONFIG_HOME='" + (dir / "config").string() + "' " + env + " xvfb-run -a -f '" +
                           (dir / "Xauthority").string() + "' -s '-screen 0 1024x768x24' '" + binary + "' dashboard " +
-                          args + " > '" + log.string() + "' 2>&1";
-  const int status = std::system(cmd.c_str());
+                          args + " > '" + log.string() + "' 2>&1; echo $? > '" + (dir / "code").string() + "'";
+  REQUIRE(std::system(cmd.c_str()) != -1);
   Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream(dir / "code") >> r.code;  // the shell's: 128 + the signal for a death by a signal
   std::ifstream in(log);
   std::stringstream s;
   s << in.rdbuf();
@@ -57,7 +56,8 @@ TEST_CASE("a GPU lost or hung in the dashboard, then Reset: it trains on a new d
     return;
   }
   if (!test::vulkan_device_or_skip("the device loss in the dashboard")) return;
-  const fs::path lesson = fs::temp_directory_path() / ("trainscope_device_loss_" + std::to_string(getpid()) + ".json");
+  const fs::path lesson =
+      fs::temp_directory_path() / ("trainscope_device_loss_" + std::to_string(platform::process_id()) + ".json");
   // The third step's submission fails (@2); it follows the first read-back step within one background-compile piece,
   // which the 15 s leave time for. The new device's background compile runs while it trains its 3 steps.
   std::ofstream(lesson) << R"({"title": "device loss, then Reset", "settings": {"dataset": "spiral", "hidden": [16],
