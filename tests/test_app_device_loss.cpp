@@ -3,7 +3,9 @@
 // the injected failure, resets, waits for the new device's third step and quits. Before the fix the background
 // compile kept the lost device's kernels and pending pipelines: the quit aborted in vkDestroyPipeline (a kernel set
 // destroyed after its device), and under --validation it crashed warming the old device's pipelines on the new one.
-// Skipped, and reported to ctest as such, when xvfb-run or a Vulkan device is missing.
+// And the end of an unattended lesson (item 4): one without a "quit" step ended never (a hang until killed), and one
+// whose backend died ended with exit 0. Skipped, and reported to ctest as such, when xvfb-run or a Vulkan device is
+// missing.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -25,7 +27,7 @@ struct Result {
   std::string out;
 };
 
-// `env ... xvfb-run trainscope dashboard args` with a settings folder and an X authority file of its own (see
+// `env ... xvfb-run trainscope dashboard args` (ended after 300 s: a hang fails the test) with a settings folder and an X authority file of its own (see
 // test_app_dashboard.cpp for why); stdout and stderr together.
 Result run_dashboard(const std::string& env, const std::string& args) {
   const char* binary = std::getenv("TRAINSCOPE_BINARY");
@@ -35,7 +37,7 @@ Result run_dashboard(const std::string& env, const std::string& args) {
   fs::create_directories(dir / "config");
   std::ofstream{dir / "Xauthority"};
   const fs::path log = dir / "output.txt";
-  const std::string cmd = "XDG_CONFIG_HOME='" + (dir / "config").string() + "' " + env + " xvfb-run -a -f '" +
+  const std::string cmd = "XDG_CONFIG_HOME='" + (dir / "config").string() + "' " + env + " timeout 300 xvfb-run -a -f '" +
                           (dir / "Xauthority").string() + "' -s '-screen 0 1024x768x24' '" + binary + "' dashboard " +
                           args + " > '" + log.string() + "' 2>&1; echo $? > '" + (dir / "code").string() + "'";
   REQUIRE(std::system(cmd.c_str()) != -1);
@@ -76,6 +78,37 @@ TEST_CASE("a GPU lost or hung in the dashboard, then Reset: it trains on a new d
     CHECK(r.out.find("quit 0") != std::string::npos);
     CHECK(r.out.find("FAILED") == std::string::npos);
     if (validation) CHECK(r.out.find("Vulkan validation: no errors, no warnings") != std::string::npos);
+  }
+  fs::remove(lesson);
+}
+
+TEST_CASE("--autoplay: a lesson without \"quit\" ends after its last step; a backend that died makes the exit code 1") {
+  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
+    test::skip("the end of an unattended lesson", "xvfb-run is not installed (apt-get install xvfb xauth)");
+    return;
+  }
+  if (!test::vulkan_device_or_skip("the end of an unattended lesson")) return;
+  const fs::path lesson =
+      fs::temp_directory_path() / ("trainscope_no_quit_" + std::to_string(platform::process_id()) + ".json");
+  std::ofstream(lesson) << R"({"title": "no quit", "settings": {"dataset": "spiral", "hidden": [16], "batch": 32},
+    "steps": [{"when": {"both": {"step": 2}}, "timeout": 240}, {"caption": "the last step"}]})";
+  const std::string warning = "the lesson has no \"quit\" step; --autoplay closes the window after its last step";
+  {
+    const Result r = run_dashboard("", "--autoplay --script '" + lesson.string() + "'");
+    INFO(r.out);
+    CHECK(r.code == 0);  // before: 124, killed by the test's timeout
+    CHECK(r.out.find(warning) != std::string::npos);
+  }
+  {
+    // The GPU lost at its third step and never reset: the lesson plays to its end (as above, 15 s for the loss to
+    // happen), the run failed.
+    std::ofstream(lesson) << R"({"title": "no quit", "settings": {"dataset": "spiral", "hidden": [16], "batch": 32},
+      "steps": [{"when": {"gpu": {"step": 1}}, "timeout": 240}, {"after": 15}, {"caption": "the last step"}]})";
+    const Result r =
+        run_dashboard("TRAINSCOPE_INJECT_FAULT=device-lost@2", "--autoplay --script '" + lesson.string() + "'");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(r.out.find("trainscope: gpu stopped: Vulkan: the GPU was lost") != std::string::npos);
   }
   fs::remove(lesson);
 }

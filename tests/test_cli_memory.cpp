@@ -139,3 +139,19 @@ TEST_CASE("exit codes agree across commands (issue 25, item 17)") {
   CHECK(r.err.find("trainscope: error: gpu: ") != std::string::npos);
   CHECK(r.out.find("cpu") != std::string::npos);  // the CPU series was still measured
 }
+
+TEST_CASE("train --screenshot: the picture's size is in the memory check; a --csv path past PATH_MAX is refused at once") {
+  // Issue 34: a 16384x16384 screenshot (about 4 GB while rendered) was OOM-killed in a 4 GiB cgroup after the
+  // training, and a --csv folder whose files' paths were too long failed after the training: the CSV files lost.
+  {
+    const MemoryLimit limit("1G");
+    check_refused({"train", "--dataset", "spiral", "--hidden", "8", "--epochs", "1", "--backend", "cpu",
+                   "--screenshot", (scratch_dir() / "big.png").string(), "--size", "16384x16384"},
+                  {"--screenshot --size 16384x16384: needs ", "the 16384x16384 picture", "use a smaller --size"});
+  }
+  std::string deep = (scratch_dir() / "csv").string();
+  while (deep.size() < 5000) deep += "/" + std::string(200, 'd');
+  check_refused({"train", "--dataset", "spiral", "--hidden", "8", "--epochs", "1", "--backend", "cpu", "--csv", deep},
+                {"--csv ", "is too long for this system; choose a shorter path"});
+  CHECK_FALSE(fs::exists(scratch_dir() / "csv"));
+}

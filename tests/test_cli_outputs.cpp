@@ -178,6 +178,14 @@ TEST_CASE("train --report: a cache symlink's target stays; peaks not cached are 
   CHECK(r.out.find("and cached") == std::string::npos);  // the old, wrong line
   CHECK(r.out.find("but not cached (cannot write the peaks cache " + home.cache_file().string() +
                    ": it is a symlink") != std::string::npos);
+  // `peaks` likewise: its header said "cached in ..." and only stderr said otherwise (issue 34, item 10).
+  r = run_cli({"peaks", "--backend", "cpu", "--stream-mib", "16"});
+  INFO("peaks stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("cached in") == std::string::npos);
+  CHECK(r.out.find("CPU: measured, but not cached (cannot write the peaks cache " + home.cache_file().string() +
+                   ": it is a symlink") != std::string::npos);
+  CHECK(slurp(notes) == "a teacher's notes");
 
   // SIGINT after the training, during the measurement: it stops, the run's report is complete (not "interrupted").
   fs::remove(report);

@@ -1,7 +1,8 @@
 // The TRAINSCOPE_* environment overrides (issue 25): every value is checked and a bad one said once on stderr, as
 // TRAINSCOPE_CPU_SIMD always was, never ignored in silence; and a GEMM tiling the device cannot run is refused before
 // anything is compiled (TRAINSCOPE_GEMM_TILES=64,64,16,64,64 sent lavapipe's shader compiler into a 16-minute,
-// 6.5 GB compile that SIGTERM did not stop).
+// 6.5 GB compile that SIGTERM did not stop). And a device profile without timestamps (issue 34, item 9): step times
+// from the wall clock, kernel times and the busy share said to be unavailable, never 0.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -9,12 +10,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "cli_test_util.hpp"
 #include "gpu/gemm_config.hpp"
 #include "gpu_test_util.hpp"
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -83,4 +86,44 @@ TEST_CASE("TRAINSCOPE_GEMM_TILES with four numbers is said, and the device's own
   INFO("stderr: " << err);
   CHECK(chosen == own);
   CHECK(count(err, "warning: TRAINSCOPE_GEMM_TILES=64,64,16,4 not understood") == 1);
+}
+
+TEST_CASE("a device without timestamps: train reports wall-clock step times and says kernel times are unavailable") {
+  if (!test::vulkan_device_or_skip("the device without timestamps")) return;
+  const std::filesystem::path profile = test::scratch_dir() / "untimed.json";
+  std::ofstream(profile) << R"({"name": "untimed", "timestampValidBits": 0})";
+  const std::filesystem::path report = test::scratch_dir() / "untimed.report.json";
+  std::vector<std::string> args = kTinyGpuRun;
+  args.insert(args.end(), {"--batch", "16", "--report", report.string()});  // 9 steps: 8 after the warm-up
+  test::Result r;
+  {
+    const Environment env(std::vector<std::pair<const char*, const char*>>{{"TRAINSCOPE_DEVICE_PROFILE", profile.c_str()}});
+    r = test::run_cli(args);
+  }
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  // Before: "step time: gpu 0.00 ms", "busy ...: gpu 0%", mean_step_ms 0, samples_per_s 0.
+  const size_t at = r.out.find("step time: gpu ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(r.out.substr(at + std::string("step time: gpu ").size())) > 0);
+  CHECK(r.out.find("busy (kernels' share of the wall time): gpu unavailable (no timestamps)") != std::string::npos);
+  CHECK(r.out.find("kernel times unavailable") != std::string::npos);
+  std::ifstream in(report);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const nlohmann::json& gpu = j.at("backends").at(0);
+  CHECK(gpu.at("busy_share").is_null());
+  CHECK(gpu.at("kernels").empty());
+  REQUIRE(!gpu.at("precisions").empty());
+  CHECK(gpu.at("precisions").at(0).at("mean_step_ms").get<double>() > 0);
+  CHECK(gpu.at("precisions").at(0).at("samples_per_s").get<double>() > 0);
+  CHECK(gpu.at("epochs").at(0).at("samples_per_s").get<double>() > 0);
+}
+
+TEST_CASE("a bad TRAINSCOPE_INJECT_FAULT is bad input, exit 2 before anything runs; an overflowing count too") {
+  // Before: exit 1 (the GPU backend failed with it), and device-lost@99999999999999999999 was taken as LONG_MAX.
+  for (const char* value : {"device-lost@99999999999999999999", "melt@3", "device-lost@"}) {
+    CAPTURE(value);
+    const Environment env(std::vector<std::pair<const char*, const char*>>{{"TRAINSCOPE_INJECT_FAULT", value}});
+    test::check_bad_input(kTinyGpuRun, std::string("TRAINSCOPE_INJECT_FAULT=") + value + ": not a fault");
+  }
 }

@@ -1,6 +1,7 @@
 // cpu::ThreadPool: parallel_for covers every index once in chunks of at least its grain, survives thousands of tiny
 // jobs and a slow chunk; and its span recording (the step timeline's per-thread tracks): when on, each thread that
-// took a chunk has a span covering its chunks on the steady clock; when off, none; take_spans starts anew.
+// took a chunk has a span covering its chunks on the steady clock; when off, none; take_spans starts anew. A thread
+// the system refuses (under a pids limit) is a clean error, not std::terminate.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -12,8 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/metrics.hpp"
 #include "cpu/thread_pool.hpp"
+#include "cpu/thread_start.hpp"
 
 TEST_CASE("thread pool spans: every thread that worked has a span around its chunks; off records nothing") {
   cpu::ThreadPool pool(2);
@@ -105,4 +108,30 @@ TEST_CASE("thread pool: a worker chunk that outlasts the polling window still wa
   const bool returned = finished.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
   CHECK(returned);
   if (returned) delete pool;
+}
+
+TEST_CASE("thread pool: a thread the system refuses is an error naming it, the threads started before are joined") {
+  // Before: std::system_error unwound past the joinable workers already started: std::terminate.
+  for (long k : {0L, 1L, 2L}) {
+    CAPTURE(k);
+    cpu::fail_thread_start_after(k);  // k workers start, the next is refused
+    std::string error;
+    try {
+      cpu::ThreadPool pool(4);
+    } catch (const core::Error& e) {
+      CHECK(e.kind() == core::ErrorKind::InvalidArgument);
+      error = e.what();
+    }
+    CAPTURE(error);
+    CHECK(error.rfind("cannot start CPU thread " + std::to_string(k + 2) + " of 4: the system refused another thread", 0) ==
+          0);
+    CHECK(error.find("use at most " + std::to_string(k + 1) + " CPU threads (--threads)") != std::string::npos);
+  }
+  // Disarmed after its one refusal: a pool starts and works again.
+  cpu::ThreadPool pool(4);
+  std::atomic<size_t> sum{0};
+  pool.parallel_for(100, 1, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) sum += i;
+  });
+  CHECK(sum == 4950);
 }

@@ -128,6 +128,13 @@ TEST_CASE("a JSON device profile: Vulkan's limit names, and one clear line for w
         "18446744073709551615");
   CHECK(error(R"({"maxComputeSharedMemorySize": 1e12})").find("must be a whole number from 0 to 4294967295") !=
         std::string::npos);
+  // Vulkan allows 0 or 36..64 timestamp bits; 1 bit gave negative kernel shares and millions of GFLOP/s.
+  for (const char* bits : {"1", "35", "65"})
+    CHECK(error(std::string(R"({"timestampValidBits": )") + bits + "}") ==
+          std::string("TRAINSCOPE_DEVICE_PROFILE: p.json: \"timestampValidBits\" ") + bits +
+              " is not a value Vulkan allows: 0 (no timestamps) or 36..64");
+  for (const char* bits : {"0", "36", "64"})
+    CHECK(error(std::string(R"({"timestampValidBits": )") + bits + "}") == "no error");
   CHECK(error(R"({"software": 1})") == "TRAINSCOPE_DEVICE_PROFILE: p.json: \"software\" must be true or false");
   CHECK(error(R"({"maxStorageRange": 1})").find("unknown key \"maxStorageRange\"") != std::string::npos);
   CHECK(error("{").find("is not valid JSON") != std::string::npos);

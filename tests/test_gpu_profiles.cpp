@@ -119,6 +119,8 @@ TEST_CASE("a device without timestamps on its compute queue trains untimed and s
   core::KernelTable table;
   for (size_t s = 0; s < gr.size(); ++s) {
     CHECK(gr[s].kernel_ms.empty());  // untimed, not zero
+    CHECK(gr[s].step_ms > 0);        // the step's share of the wall clock (issue 34: was 0)
+    CHECK(gr[s].start_s > 0);
     CHECK(std::fabs(gr[s].loss - cr[s].loss) <= 1e-4 * std::fabs(cr[s].loss));
     table.add(g->plan(), gr[s]);
   }

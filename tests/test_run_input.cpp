@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "core/batches.hpp"
+#include "core/error.hpp"
 #include "core/half.hpp"
 #include "core/metrics.hpp"
 #include "core/rng.hpp"
 #include "core/timeline.hpp"
+#include "cpu/thread_start.hpp"
 #include "cpu/train_step.hpp"
 #include "cpu/trainer.hpp"
 #include "gpu/device_cache.hpp"
@@ -147,6 +149,26 @@ std::vector<core::StepRecord> train(core::Trainer& t, const core::TrainConfig& c
 }
 
 }  // namespace
+
+TEST_CASE("a loader thread the system refuses is an error naming it; the loader threads started before are joined") {
+  // Before: std::system_error unwound past the joinable loader threads: std::terminate (a hang under prlimit --nproc).
+  const core::Dataset& d = images().train;
+  for (int refused : {1, 3}) {
+    CAPTURE(refused);
+    cpu::fail_thread_start_after(refused - 1);
+    std::string error;
+    try {
+      run::BatchLoader loader(d, 24, core::Precision::FP32, {core::InputSource::Host, false, 4, 2, false}, 5);
+    } catch (const core::Error& e) {
+      CHECK(e.kind() == core::ErrorKind::InvalidArgument);
+      error = e.what();
+    }
+    CAPTURE(error);
+    CHECK(error.rfind("cannot start loader thread " + std::to_string(refused) + " of 4: the system refused", 0) == 0);
+    CHECK(error.find(refused == 1 ? std::string("use --input device")
+                                   : "use at most --loader-threads " + std::to_string(refused - 1)) != std::string::npos);
+  }
+}
 
 TEST_CASE("the first 20 fp32 losses are bit-identical across every loader setting and to device-resident input") {
   const bool gpu = test::vulkan_device_or_skip("the GPU backend's runs");

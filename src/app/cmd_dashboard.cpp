@@ -173,7 +173,8 @@ CLI::App* add_dashboard_command(CLI::App& parent, TrainOptions& o, DashboardOpti
       ->type_name("LESSON.json")->default_str("none")->group("Lesson");
   c->add_flag("--autoplay", d.autoplay,
               "With --script: play the lesson unattended, start to end (CI, the README's pictures); its conditions "
-              "time out (exit 1) and its quit step closes the window")
+              "time out (exit 1) and its quit step closes the window (without one: after its last step, with a "
+              "warning); a backend that stopped with an error makes the exit code 1")
       ->group("Lesson");
   c->add_option("--output", d.output,
                 "With --script: the folder of the lesson's screenshots (made if missing); default: your pictures "
@@ -373,6 +374,11 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
         exit_code = *lesson->exit_code();
         break;
       }
+      if (d.autoplay && lesson->finished()) {  // no "quit" step: an unattended run must end all the same
+        std::cerr << "trainscope: warning: " << d.script
+                  << ": the lesson has no \"quit\" step; --autoplay closes the window after its last step\n";
+        break;
+      }
     }
     if (input) settle_until_s = view.now_s + kSettleSeconds;
     const std::string signature = view_signature(view, toast);
@@ -456,7 +462,10 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
       "(95th percentile {:.1f} ms: the device draws it and hands it to the display)\n",
       window->build_stats().mean_ms, window->present_stats().mean_ms, window->present_stats().p95_ms);
   for (const auto& r : session.snapshot())
-    if (!r.error.empty()) std::cerr << "trainscope: " << r.name << " stopped: " << r.error << "\n";
+    if (!r.error.empty()) {
+      std::cerr << "trainscope: " << r.name << " stopped: " << r.error << "\n";
+      if (d.autoplay && exit_code == 0) exit_code = 1;  // an unattended lesson whose backend died did not play whole
+    }
   if (cfg.validation) {
     const vk::ValidationTotals totals = vk::validation_totals();
     std::cerr << vk::describe_validation(totals);

@@ -134,7 +134,7 @@ int run_peaks(PeaksOptions& o) {
   core::check_host_memory(need, "--stream-mib: measuring", "give a smaller --stream-mib (0: automatic)");
   std::FILE* out = o.report == "-" ? stderr : stdout;
   say(out, "trainscope peaks: measured device peaks, the ceilings of the rooflines ({})\n\n",
-      cache.empty() ? fmt::format("no cache: {}", platform::why_no_cache_dir()) : "cached in " + cache.string());
+      cache.empty() ? fmt::format("no cache: {}", platform::why_no_cache_dir()) : "the cache: " + cache.string());
   flush(out);
   const auto progress = [](const std::string& what) { std::cerr << "peaks: measuring " << what << "...\n"; };
   nlohmann::json report = {{"cache", cache.string()}, {"devices", nlohmann::json::array()}};
@@ -146,6 +146,11 @@ int run_peaks(PeaksOptions& o) {
           progress, o.repeats, static_cast<size_t>(o.stream_mib) << 20);
       if (!found.warning.empty()) std::cerr << "trainscope: warning: " << found.warning << "\n";
       print_peaks(out, found.peaks, found.cached);
+      // Measured but not written (the cache's lock held 30 s, a read-only folder): said where the figures are, not
+      // only on stderr (issue 34: the header's "cached in" was all stdout said).
+      if (!found.cached && !found.saved && !found.peaks.figures.empty())
+        say(out, "{}: measured, but not cached ({}): the next run measures them again\n\n",
+            backend == "gpu" ? "GPU" : "CPU", found.warning.empty() ? "no cache" : found.warning);
       nlohmann::json j = core::peaks_to_json(found.peaks);
       j["cached"] = found.cached;
       report["devices"].push_back(j);

@@ -20,6 +20,7 @@
 #include "core/dataset.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/memory_budget.hpp"
 #include "core/report.hpp"
 #include "core/step_plan.hpp"
 #include "core/timeline.hpp"
@@ -113,7 +114,7 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
 // The median wall-clock time of a training step per backend (the first step of the run left out: warm-up).
 void print_step_times(const std::vector<core::BackendRun>& runs) {
   std::string line;
-  for (const auto& r : runs) {
+  for (const auto& r : runs) {  // (wall-clock times: also on a device without timestamps)
     std::vector<double> ms;
     for (size_t i = 1; i < r.step_seconds.size(); ++i)
       ms.push_back(1e3 * (r.step_seconds[i] - r.step_seconds[i - 1]));
@@ -126,8 +127,12 @@ void print_step_times(const std::vector<core::BackendRun>& runs) {
   // The devices' busy share: kernel time (GPU: its timestamps; CPU: the clock) over wall time from step end to step
   // end, the batch's upload (--input host) not counted as busy.
   std::string busy;
-  for (const auto& r : runs)
-    if (r.wall_s > 0) busy += fmt::format("{}{} {:.0f}%", busy.empty() ? "" : ", ", r.name, 100 * r.busy_share());
+  for (const auto& r : runs) {
+    if (r.kernels.untimed_steps() > 0)  // no kernel times (a device without timestamps): no busy share either
+      busy += fmt::format("{}{} unavailable (no timestamps)", busy.empty() ? "" : ", ", r.name);
+    else if (r.wall_s > 0)
+      busy += fmt::format("{}{} {:.0f}%", busy.empty() ? "" : ", ", r.name, 100 * r.busy_share());
+  }
   if (!busy.empty()) say("busy (kernels' share of the wall time): {}\n", busy);
 }
 
@@ -427,6 +432,16 @@ int run_train(TrainOptions& o) {
   // What both trainers will hold (a software GPU's device memory is this machine's too), against what it has.
   std::vector<run::BackendSpec> specs = run::backends_from_config(cfg);
   core::check_training_memory(cfg, data, run::new_trainers(specs));
+  if (!o.screenshot.empty()) {
+    // Rendered after the training, its trainers gone: checked on its own. About four copies of the RGBA picture
+    // (the rendered image, its read-back, the PNG's rows and the encoder's): measured 1.06 GB of peak RSS above the
+    // run itself at 8192x8192 (256 MiB a copy), 255 MB at 4096x4096; a 16384x16384 one was OOM-killed in 4 GiB.
+    const double picture = 4.0 * static_cast<double>(width) * static_cast<double>(height);
+    core::MemoryNeed need;
+    need.add(fmt::format("the {}x{} picture, about 4 copies of {}", width, height, core::memory_text(picture)),
+             4.5 * picture);
+    core::check_host_memory(need, fmt::format("--screenshot --size {}x{}", width, height), "use a smaller --size");
+  }
   print_header(cfg, data);
 
   if (interrupt.signal()) return interrupt.exit_code();  // interrupted while loading: nothing trained, no report
@@ -499,23 +514,9 @@ int run_train(TrainOptions& o) {
             b.backend, b.peaks->seconds, b.note);
     }
   }
-  if (!o.screenshot.empty()) {
-    const std::string error = render_dashboard_png(cfg, runs, o.screenshot, width, height);
-    if (error.empty()) {
-      say("screenshot: {}\n", o.screenshot);
-    } else {
-      std::cerr << "trainscope: error: " << error << "\n";
-      code = 1;
-    }
-  }
+  // The outputs first, the screenshot last: rendering a large picture is what can still end the process (before, an
+  // OOM kill while rendering a 16384x16384 screenshot lost the report and the CSV files).
   if (write_exports(o, runs) != 0) code = 1;
-  std::string validation_error;  // --validation: any message fails the run (said last, after the report)
-  // Every message of the validation layer once, with its count, and the totals (trainers and offscreen renderer).
-  if (cfg.validation) {
-    const vk::ValidationTotals totals = vk::validation_totals();
-    say("\n{}", vk::describe_validation(totals));
-    if (vk::validation_failed(totals, &validation_error)) code = 1;
-  }
   if (!o.report.empty()) {
     try {
       stdout_to_stderr.reset();  // --report -: the JSON alone goes to the real standard output
@@ -525,6 +526,23 @@ int run_train(TrainOptions& o) {
       std::cerr << "trainscope: error: " << e.what() << "\n";
       code = 1;
     }
+    if (o.report == "-") stdout_to_stderr.emplace();  // what follows is not the report's
+  }
+  if (!o.screenshot.empty()) {
+    const std::string error = render_dashboard_png(cfg, runs, o.screenshot, width, height);
+    if (error.empty()) {
+      say("screenshot: {}\n", o.screenshot);
+    } else {
+      std::cerr << "trainscope: error: " << error << "\n";
+      code = 1;
+    }
+  }
+  std::string validation_error;  // --validation: any message fails the run (said last)
+  // Every message of the validation layer once, with its count, and the totals (trainers and offscreen renderer).
+  if (cfg.validation) {
+    const vk::ValidationTotals totals = vk::validation_totals();
+    say("\n{}", vk::describe_validation(totals));
+    if (vk::validation_failed(totals, &validation_error)) code = 1;
   }
   if (!validation_error.empty()) std::cerr << "trainscope: error: " << validation_error << "\n";
   return interrupt.signal() ? interrupt.exit_code() : code;

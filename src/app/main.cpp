@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "platform/signals.hpp"
 #include "run/explain.hpp"
+#include "vk/setup.hpp"
 
 #ifdef TRAINSCOPE_KEEP_LIBRARIES_LOADED
 // Sanitizer builds only (as tests/doctest_main.cpp, which says why): libraries the Vulkan loader opens stay loaded
@@ -136,6 +137,7 @@ int run_command(int argc, char** argv) {
   }
 
   try {
+    vk::check_fault_environment();  // (tests only) a bad value is bad input
     if (train->parsed()) return app::run_train(train_options);
     if (dashboard->parsed()) return app::run_dashboard(dashboard_train_options, dashboard_options);
     if (devices->parsed()) return app::run_devices();

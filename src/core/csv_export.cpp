@@ -46,9 +46,10 @@ std::string steps_csv(const std::vector<BackendRun>& runs) {
   for (const BackendRun& run : runs)
     for (const StepRow& s : run.step_rows)
       out += join({run.name, std::to_string(s.step), number(double(s.wall_ms) * 1e-3),
-                   number(double(s.step_ms) * 1e-3), number(double(s.kernel_ms) * 1e-3), number(s.loss), std::to_string(s.batch), to_string(s.precision),
-                   number(s.lr), s.loss_scale > 0 ? number(s.loss_scale) : "", s.skipped ? "1" : "0",
-                   number(double(s.busy_ms) * 1e-3)});
+                   number(double(s.step_ms) * 1e-3), s.kernels_timed ? number(double(s.kernel_ms) * 1e-3) : "",
+                   number(s.loss), std::to_string(s.batch), to_string(s.precision), number(s.lr),
+                   s.loss_scale > 0 ? number(s.loss_scale) : "", s.skipped ? "1" : "0",
+                   s.kernels_timed ? number(double(s.busy_ms) * 1e-3) : ""});
   return out;
 }
 

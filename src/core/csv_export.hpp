@@ -2,8 +2,8 @@
 // 4180 CSV (comma-separated, a header line, fields with a comma, quote or line break quoted, quotes doubled):
 //   steps.csv    one row per training step and backend: backend, step, wall_seconds (end of the previous step to
 //                the end of this one on the backend's clock, gaps included: StepRow::wall_ms), step_seconds (GPU
-//                first to last timestamp, CPU wall clock of its kernels), kernel_seconds (the sum of its kernel
-//                times), loss, batch, precision, lr, loss_scale (fp16, else empty), skipped (1: fp16 overflow,
+//                first to last timestamp, CPU wall clock of its kernels; a GPU without timestamps: its share of
+//                the wall clock), kernel_seconds (the sum of its kernel times; empty where unavailable), loss, batch, precision, lr, loss_scale (fp16, else empty), skipped (1: fp16 overflow,
 //                update skipped);
 //   kernels.csv  the kernel table per backend, precision and batch size: calls, mean_ms, total_ms, pct_of_step,
 //                gflops, gbps (as core::KernelRow; the first step of each configuration left out);

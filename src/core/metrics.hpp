@@ -132,6 +132,8 @@ struct StepRow {
   int batch = 0;
   Precision precision = Precision::FP32;
   bool skipped = false;  // fp16: the optimizer update was skipped after an overflow
+  bool kernels_timed = true;  // false: a device without timestamps; kernel_ms and busy_ms unknown (step_ms and
+                              // wall_ms are then the wall clock's, gpu/trainer_step.cpp)
 };
 
 // Everything one backend produced in a run; the session keeps it up to date between steps.

@@ -84,7 +84,19 @@ void check_output_dir(const std::string& dir, std::string_view option, const std
     for (const std::string& name : names) check_output_path(dir + "/" + name, option);  // each replaceable
     return;
   }
-  // Missing: made with its missing parents at the end; the nearest folder that exists must take files.
+  // Missing: made with its missing parents at the end. Its files' paths must not be too long for the system (past
+  // PATH_MAX the files could not be made after the training, and were lost): the system says so for any path of
+  // that length, existing or not.
+  for (const std::string& name : names) {
+    std::error_code error;
+    (void)std::filesystem::status(std::filesystem::path(dir) / name, error);
+    if (error == std::errc::filename_too_long)
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{} {}: the path of its file {} ({} characters) is too long for this system; choose a "
+                              "shorter path",
+                              option, dir, name, (std::filesystem::path(dir) / name).string().size()));
+  }
+  // The nearest folder that exists must take files.
   std::filesystem::path missing = std::filesystem::path(dir).lexically_normal();
   if (!missing.has_filename()) missing = missing.parent_path();
   while (missing.has_parent_path() && platform::file_status(missing.parent_path().string(), true, st) != 0)

@@ -114,7 +114,9 @@ nlohmann::json backend_json(const BackendRun& run) {
                       {"kernels", kernels},
                       {"precisions", precisions},
                       {"skipped_steps", run.skipped_steps},
-                      {"busy_share", run.busy_share()},
+                      // null: unavailable, a device without timestamps has no kernel times
+                      {"busy_share", run.kernels.untimed_steps() > 0 ? nlohmann::json(nullptr)
+                                                                    : nlohmann::json(run.busy_share())},
                       {"loss_scale", run.loss_scale > 0 ? nlohmann::json(as_double(run.loss_scale))
                                                         : nlohmann::json(nullptr)},
                       {"markers", markers},

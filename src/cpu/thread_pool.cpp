@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "core/metrics.hpp"
+#include "cpu/thread_start.hpp"
 
 namespace cpu {
 namespace {
@@ -32,7 +35,14 @@ ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   workers_.reserve(static_cast<size_t>(threads - 1));
   spans_.resize(static_cast<size_t>(threads));
-  for (int i = 0; i + 1 < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  try {
+    for (int i = 0; i + 1 < threads; ++i)
+      workers_.push_back(start_thread([this, i] { worker_loop(i); }, fmt::format("CPU thread {} of {}", i + 2, threads),
+                                      fmt::format("use at most {} CPU threads (--threads)", i + 1)));
+  } catch (...) {
+    stop_workers();  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
 void ThreadPool::record_spans(bool on) {
@@ -57,7 +67,9 @@ void ThreadPool::run_chunk(const std::function<void(size_t, size_t)>& fn, size_t
   s.end_s = core::monotonic_seconds();
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;

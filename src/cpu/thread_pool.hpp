@@ -13,7 +13,8 @@ namespace cpu {
 
 class ThreadPool {
  public:
-  // threads = total threads including the caller (>= 1). 0: std::thread::hardware_concurrency().
+  // threads = total threads including the caller (>= 1). 0: std::thread::hardware_concurrency(). Throws
+  // core::Error(InvalidArgument) when the system refuses a thread (cpu/thread_start.hpp), the started ones joined.
   explicit ThreadPool(int threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -44,6 +45,7 @@ class ThreadPool {
 
  private:
   void worker_loop(int index);
+  void stop_workers();  // ends and joins the workers
   // Runs fn on [begin, end) as thread `index`, noting its span when recording.
   void run_chunk(const std::function<void(size_t, size_t)>& fn, size_t begin, size_t end, size_t index);
 

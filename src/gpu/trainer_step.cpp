@@ -230,6 +230,18 @@ void VulkanTrainer::flush_unchecked() {
   const auto* scales = static_cast<const core::ScaleHistoryEntry*>(
       loss_scaling() ? buffer(core::Role::ScaleHistory).mapped() : nullptr);
   const uint32_t n = static_cast<uint32_t>(plan_.entries.size()) + 1;
+  // Untimed (no timestamps): the steps read back here ran one after another from their first submission (or the
+  // previous read-back's return, when the device was still busy then) to this fence's return; each gets an equal
+  // share of that wall-clock span as its step time (never 0: step times, samples/s and the run's wall time come
+  // from it; the kernels' times stay unavailable).
+  double untimed_begin_s = wait_start, untimed_share_s = 0;
+  if (!timed_) {
+    for (const core::HostSpan& h : slots_[0].host)
+      if (h.phase == core::HostPhase::Submit) untimed_begin_s = std::min(untimed_begin_s, h.start_s);
+    untimed_begin_s = std::max(untimed_begin_s, last_wait_end_s_);
+    untimed_share_s = std::max(wait_end - untimed_begin_s, 0.0) / static_cast<double>(pending_);
+    last_wait_end_s_ = wait_end;
+  }
   for (uint32_t s = 0; s < pending_; ++s) {
     core::StepRecord r;
     r.step = slots_[s].step;
@@ -240,7 +252,9 @@ void VulkanTrainer::flush_unchecked() {
     }
     r.host = std::move(slots_[s].host);
     r.loader = std::move(slots_[s].loader);
-    if (!timed_) {  // no kernel times; start_s stays 0 (not recorded)
+    if (!timed_) {  // no kernel times: the step's wall-clock share (above)
+      r.step_ms = untimed_share_s * 1e3;
+      r.start_s = untimed_begin_s + untimed_share_s * static_cast<double>(s);
       ready_.push_back(std::move(r));
       continue;
     }

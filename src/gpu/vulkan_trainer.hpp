@@ -178,6 +178,9 @@ class VulkanTrainer final : public core::Trainer {
   double clock_offset_s_ = 0;
   bool clock_offset_known_ = false;
   bool timed_ = true;  // the compute queue has timestamps (else the records carry no kernel times)
+  // Untimed: when the last read-back's fence wait returned (the device idle from then on), host seconds; 0: none yet.
+  // The steps of the next read-back ran between max(this, their first submission) and its fence's return.
+  double last_wait_end_s_ = 0;
   double slowest_step_s_ = 0;  // the longest step read back (untimed: the longest read-back wait), seconds
   core::MemoryUsage memory_;             // bytes of the buffers made by make(), by category
   core::MemoryUsage memory_fp32_;        // the same buffers counted as fp32 training would hold them

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/metrics.hpp"
 #include "core/options.hpp"
+#include "cpu/thread_start.hpp"
 
 namespace run {
 
@@ -33,10 +34,20 @@ BatchLoader::BatchLoader(const core::Dataset& train, int batch, core::Precision 
     s.x.resize(x_bytes);
     s.y.resize(static_cast<size_t>(batch));
   }
-  for (int t = 0; t < settings.loader_threads; ++t) threads_.emplace_back([this, t] { work(t); });
+  try {
+    for (int t = 0; t < settings.loader_threads; ++t)
+      threads_.push_back(cpu::start_thread(
+          [this, t] { work(t); }, fmt::format("loader thread {} of {}", t + 1, settings.loader_threads),
+          t == 0 ? std::string("use --input device") : fmt::format("use at most --loader-threads {}", t)));
+  } catch (...) {
+    stop_threads();  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
-BatchLoader::~BatchLoader() {
+BatchLoader::~BatchLoader() { stop_threads(); }
+
+void BatchLoader::stop_threads() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;

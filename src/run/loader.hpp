@@ -21,6 +21,8 @@ namespace run {
 class BatchLoader final : public core::BatchSource {
  public:
   // `train` must outlive the loader. batch >= 1; settings.loader_threads >= 1, prefetch >= 0 (core::validate).
+  // Throws core::Error(InvalidArgument) when the system refuses a thread (cpu/thread_start.hpp), the started ones
+  // joined.
   // delay_ms: a test-only slowdown, each batch's assembly made to take at least this long more (spread over its
   // chunks, so that threads share it), from TRAINSCOPE_LOADER_DELAY_MS (make_loader); 0 in normal use.
   BatchLoader(const core::Dataset& train, int batch, core::Precision precision, const core::InputPipeline& settings,
@@ -41,6 +43,7 @@ class BatchLoader final : public core::BatchSource {
     std::vector<core::LoaderSpan> spans;
   };
   void work(int thread);
+  void stop_threads();  // ends and joins the loader threads
   bool allowed(long k) const;  // may batch k be assembled now (mutex_ held)
   Slot* claimable(long* batch, int* chunk);  // the first allowed batch with a chunk left (mutex_ held)
   void restart(size_t first, std::unique_lock<std::mutex>& lock);  // waits for the chunks in flight, empties slots

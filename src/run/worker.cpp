@@ -238,6 +238,7 @@ core::StepRow step_row(const core::StepRecord& r, const core::StepPlan& plan, fl
     if (i < plan.entries.size() && !plan.entries[i].host_upload) busy_ms += r.kernel_ms[i];
   }
   row.kernel_ms = static_cast<float>(kernel_ms);
+  row.kernels_timed = !(r.kernel_ms.empty() && !plan.entries.empty());  // a device without timestamps
   row.busy_ms = static_cast<float>(busy_ms);
   const double end_s = r.start_s > 0 ? r.start_s + r.step_ms * 1e-3 : 0;
   row.wall_ms =

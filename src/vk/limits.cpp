@@ -117,8 +117,17 @@ DeviceProfile parse_profile(const std::string& text, const std::string& path) {
                               path, key));
     }
   }
-  // timestampValidBits 0 in a file: no timestamps on trainscope's queue (0 elsewhere means "not clamped").
-  if (j.contains("timestampValidBits") && p.limits.timestamp_valid_bits == 0) p.no_timestamps = true;
+  // timestampValidBits 0 in a file: no timestamps on trainscope's queue (0 elsewhere means "not clamped"). Vulkan
+  // allows only 0 or 36..64 (the spec's "Valid Usage" of VkQueueFamilyProperties: at least 36 bits where there are
+  // timestamps); 1 bit gave negative kernel shares and millions of GFLOP/s.
+  if (j.contains("timestampValidBits")) {
+    const uint32_t bits = p.limits.timestamp_valid_bits;
+    if (bits != 0 && (bits < 36 || bits > 64))
+      bad_profile(fmt::format("{}: \"timestampValidBits\" {} is not a value Vulkan allows: 0 (no timestamps) or "
+                              "36..64",
+                              path, bits));
+    if (bits == 0) p.no_timestamps = true;
+  }
   return p;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -56,8 +57,11 @@ void arm_faults_from_environment() {
     const size_t at = v.find('@');
     const std::string kind = v.substr(0, at);
     char* end = nullptr;
+    errno = 0;
     const long k = at == std::string::npos ? -1 : std::strtol(v.c_str() + at + 1, &end, 10);
-    const bool counted = at != std::string::npos && end && *end == 0 && k >= 0;
+    // (an overflowing count was taken as LONG_MAX in silence)
+    const bool counted = at != std::string::npos && end && end != v.c_str() + at + 1 && *end == 0 && k >= 0 &&
+                         errno != ERANGE;
     if (kind == "validation-message" && at == std::string::npos) g_validation_message = true;
     else if (kind == "device-lost" && counted) g_submits_before_loss = k;
     else if (kind == "fence-timeout" && counted) g_waits_before_timeout = k;
@@ -333,6 +337,8 @@ Handle<VkDeviceMemory> allocate_memory(VkDevice device, VkDeviceSize size, uint3
 }
 
 void fail_allocation_after(long k) { g_allocations_before_failure.store(k < 0 ? -1 : k, std::memory_order_relaxed); }
+
+void check_fault_environment() { arm_faults_from_environment(); }
 
 void inject_device_lost_after(long k) {
   arm_faults_from_environment();  // first, so that the environment never overrides a test's own setting

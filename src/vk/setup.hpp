@@ -94,6 +94,9 @@ void inject_fence_timeout_after(long k);
 bool injected_device_lost();
 bool injected_fence_timeout();
 bool injected_validation_message();
+// Reads TRAINSCOPE_INJECT_FAULT now (main, before any command: a bad value is bad input, exit 2, not a backend's
+// failure later). Throws core::Error(InvalidArgument).
+void check_fault_environment();
 
 // A command pool whose buffers can be reset one by one.
 Handle<VkCommandPool> create_command_pool(VkDevice device, uint32_t queue_family);
