@@ -318,7 +318,7 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
 }
 
 CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
-  CLI::App* t = parent.add_subcommand("train", "Train the MLP on the chosen backends and print per-epoch results, "
+  CLI::App* t = parent.add_subcommand("train", "Train the model (--model mlp or cnn) on the chosen backends and print per-epoch results, "
                                                "per-kernel timings and the GPU/CPU speedup (headless)");
   add_training_options(t, o);
   t->add_option("--preset", o.preset,

@@ -79,17 +79,17 @@ namespace {
 
 int run_command(int argc, char** argv) {
   CLI::App cli{
-      "trainscope: the same small neural network (an MLP) trained side by side with Vulkan compute shaders and a CPU "
+      "trainscope: the same small neural network (an MLP or a CNN) trained side by side with Vulkan compute shaders and a CPU "
       "thread pool, every kernel timed, to show why GPUs win at deep learning (and when they do not).",
       "trainscope"};
   cli.option_defaults()->always_capture_default();  // --help shows every default (inherited by the subcommands)
   cli.require_subcommand(1);
   cli.footer("With no subcommand (no arguments, or options only), trainscope opens the dashboard: "
-             "`trainscope dashboard`. Environment, for experiments (README, Benchmarks): TRAINSCOPE_CPU_SIMD, "
+             "`trainscope dashboard`. Environment, for experiments (docs/benchmarks.md): TRAINSCOPE_CPU_SIMD, "
              "TRAINSCOPE_GEMM_PATH, TRAINSCOPE_GEMM_TILES, TRAINSCOPE_SPLIT_K; TRAINSCOPE_DEVICE_PROFILE=spec-min|"
-             "desktop-discrete|FILE.json clamps the GPU's limits to another device class (README, Real GPUs); "
+             "desktop-discrete|FILE.json clamps the GPU's limits to another device class (docs/gpu.md); "
              "TRAINSCOPE_MEMORY_LIMIT=SIZE (e.g. 3G): at most this much host memory (every command checks what it "
-             "will allocate against the machine's available memory first, README: Memory); "
+             "will allocate against the machine's available memory first, docs/cli.md, Memory); "
              "TRAINSCOPE_INJECT_FAULT (tests only).");
 
   app::TrainOptions train_options, dashboard_train_options;

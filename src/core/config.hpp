@@ -18,7 +18,7 @@ inline constexpr float kOptimizerWeightDecay = -1.0f;
 inline constexpr int kUntilStopped = 0;
 
 // The teaching toggles: the same math run another way, to show what an execution choice costs. Each is a real change
-// of what runs (the losses stay bit-identical in fp32; see README "Teaching toggles").
+// of what runs (the losses stay bit-identical in fp32; see docs/training.md, "Teaching toggles").
 struct Execution {
   // Bias add and activation as kernels of their own after the GEMM (bias_add, act_forward), each reading and writing
   // the layer's whole output again, instead of matmul_forward's fused epilogue.

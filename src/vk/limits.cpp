@@ -113,7 +113,7 @@ DeviceProfile parse_profile(const std::string& text, const std::string& path) {
     } else {
       bad_profile(fmt::format("{}: unknown key \"{}\" (the keys are Vulkan's limit names, e.g. maxStorageBufferRange, "
                               "and name, software, computeUnits, shaderFloat16, storageBuffer16BitAccess, "
-                              "timestampComputeAndGraphics, timestampsNearWrap; README, \"Device profiles\")",
+                              "timestampComputeAndGraphics, timestampsNearWrap; docs/gpu.md, \"Device profiles\")",
                               path, key));
     }
   }
