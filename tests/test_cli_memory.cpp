@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -154,4 +155,44 @@ TEST_CASE("train --screenshot: the picture's size is in the memory check; a --cs
   check_refused({"train", "--dataset", "spiral", "--hidden", "8", "--epochs", "1", "--backend", "cpu", "--csv", deep},
                 {"--csv ", "is too long for this system; choose a shorter path"});
   CHECK_FALSE(fs::exists(scratch_dir() / "csv"));
+}
+
+TEST_CASE("the address-space limit (ulimit -v) is in the memory check; an allocation past it is said, not thrown") {
+#if defined(__SANITIZE_ADDRESS__)
+  MESSAGE("skipped: AddressSanitizer maps terabytes of shadow memory: no program of this build runs under ulimit -v");
+  return;
+#endif
+  // Issue 34: a CNN fp16 run at batch 2048 under ulimit -v 1 GiB passed the check against MemAvailable and ended in
+  // "unexpected error: std::bad_alloc" (on lavapipe, LLVM aborted or segfaulted). The soft limit is set in this
+  // process around the spawn (the child inherits it) and raised back afterwards.
+  struct AddressSpaceLimit {
+    explicit AddressSpaceLimit(rlim_t bytes) {
+      REQUIRE(::getrlimit(RLIMIT_AS, &saved) == 0);
+      rlimit l = saved;
+      l.rlim_cur = std::min(bytes, saved.rlim_max);
+      REQUIRE(::setrlimit(RLIMIT_AS, &l) == 0);
+    }
+    ~AddressSpaceLimit() { ::setrlimit(RLIMIT_AS, &saved); }
+    rlimit saved{};
+  };
+  const std::vector<std::string> cnn{"train", "--model", "cnn", "--precision", "fp16", "--batch", "2048", "--epochs",
+                                     "1", "--limit", "2048", "--backend"};
+  for (const char* backend : {"cpu", "gpu"}) {
+    if (std::string(backend) == "gpu" && test::no_vulkan_device()) continue;
+    std::vector<std::string> args = cnn;
+    args.push_back(backend);
+    Result r;
+    {
+      const AddressSpaceLimit limit(1ull << 30);
+      r = run_cli(args);
+    }
+    INFO("trainscope " << test::joined(args) << "\nstdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("--hidden/--batch: this run: needs ") != std::string::npos);
+    CHECK(r.err.find("the address-space limit of this process (1.0 GiB by ulimit -v") != std::string::npos);
+    CHECK(r.err.find("raise it with ulimit -v") != std::string::npos);
+    CHECK(r.err.find("use smaller layers or batches") != std::string::npos);
+    CHECK(r.out.find("epoch") == std::string::npos);  // refused before training
+  }
 }

@@ -74,6 +74,34 @@ TEST_CASE("host_memory: nothing readable is no limit, not a refusal of everythin
   CHECK(std::isinf(core::host_memory(root.path.string()).available));
 }
 
+TEST_CASE("host_memory: the address-space limit (ulimit -v) less what the process maps already") {
+  // Issue 34: a CNN under ulimit -v 1 GiB passed the check against MemAvailable and ended in std::bad_alloc.
+  FakeRoot root("as");
+  root.put("/proc/meminfo", kMeminfo);
+  root.put("/proc/self/status", "Name:\ttrainscope\nVmPeak:\t  900000 kB\nVmSize:\t  262144 kB\nVmRSS: 10 kB\n");
+  core::HostMemory h = core::host_memory(root.path.string(), -1);
+  CHECK(h.available == doctest::Approx(20 * kGiB));
+  h = core::host_memory(root.path.string(), 1 * kGiB);
+  CHECK(h.available == doctest::Approx(0.75 * kGiB));
+  CHECK(h.source.find("the address-space limit of this process (1.0 GiB by ulimit -v / RLIMIT_AS, 256 MiB of it "
+                      "mapped already; raise it with ulimit -v)") == 0);
+  // Already past it (a limit lowered under a running process): nothing is left, not a negative figure.
+  CHECK(core::host_memory(root.path.string(), 0.1 * kGiB).available == 0);
+  // A looser limit than the machine's memory leaves MemAvailable in charge.
+  CHECK(core::host_memory(root.path.string(), 64 * kGiB).source == "MemAvailable in /proc/meminfo");
+}
+
+TEST_CASE("distinct_memory_texts: two different figures never read the same") {
+  CHECK(core::distinct_memory_texts(3 * kGiB, 2 * kGiB) == std::pair<std::string, std::string>{"3.0 GiB", "2.0 GiB"});
+  // Issue 34: "needs 2.1 GiB ... but 2.1 GiB is available".
+  CHECK(core::distinct_memory_texts(2.13 * kGiB, 2.12 * kGiB) ==
+        std::pair<std::string, std::string>{"2.13 GiB", "2.12 GiB"});
+  CHECK(core::distinct_memory_texts(2 * kGiB + 5, 2 * kGiB) ==
+        std::pair<std::string, std::string>{"2147483653 bytes", "2147483648 bytes"});
+  CHECK(core::distinct_memory_texts(100.2 * (1 << 20), 100.7 * (1 << 20)) ==
+        std::pair<std::string, std::string>{"100.20 MiB", "100.70 MiB"});
+}
+
 TEST_CASE("parse_memory_size: the sizes people write; anything else is not a size") {
   CHECK(core::parse_memory_size("3G") == 3 * kGiB);
   CHECK(core::parse_memory_size("3GiB") == 3 * kGiB);
@@ -122,4 +150,12 @@ TEST_CASE("training_memory_need: a software GPU counts as host memory, a real GP
   CHECK(cpu >= 16.0 * 4.0e6 + 4.0 * 4.0e6);
   c.precision = core::Precision::FP16;
   CHECK(core::training_memory_need(c, data, {{"cpu", true}}).total() > cpu);
+}
+
+TEST_CASE("out_of_memory_text: what bounds the memory and what to change, never 'std::bad_alloc'") {
+  const std::string text = core::out_of_memory_text("while training");
+  CHECK(text.rfind("out of memory while training: an allocation failed that the memory check did not foresee", 0) == 0);
+  CHECK(text.find(core::host_memory().source) != std::string::npos);
+  CHECK(text.find("use smaller --batch or --hidden sizes") != std::string::npos);
+  CHECK(text.find("bad_alloc") == std::string::npos);
 }

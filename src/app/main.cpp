@@ -6,12 +6,14 @@
 #include <cctype>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "app/commands.hpp"
 #include "app/print.hpp"
 #include "core/error.hpp"
+#include "core/memory_budget.hpp"
 #include "platform/signals.hpp"
 #include "run/explain.hpp"
 #include "vk/setup.hpp"
@@ -146,6 +148,8 @@ int run_command(int argc, char** argv) {
     if (sweep->parsed()) return app::run_sweep(sweep_options);
   } catch (const core::Error& e) {  // with the command-line hint of a Vulkan failure
     return fail(run::explain(e), e.kind() == core::ErrorKind::InvalidArgument ? 2 : 1);
+  } catch (const std::bad_alloc&) {  // past the up-front memory check (core/memory_budget.hpp)
+    return fail(core::out_of_memory_text("while running"), 1);
   } catch (const std::exception& e) {
     return fail(fmt::format("unexpected error: {}", e.what()), 1);
   }

@@ -53,8 +53,9 @@ double stat_value(const std::string& text, std::string_view key) {
   return 0;
 }
 
-void take(HostMemory& h, double bytes, std::string source) {
-  if (bytes >= 0 && bytes < h.available) h.available = bytes, h.source = std::move(source);
+void take(HostMemory& h, double bytes, std::string source, bool address_space = false) {
+  if (bytes < 0 || bytes >= h.available) return;
+  h.available = bytes, h.source = std::move(source), h.address_space = address_space;
 }
 
 // Every memory cgroup level from this process's up to the root, v2 ("0::/a/b") and v1 ("4:memory:/a/b").
@@ -87,6 +88,21 @@ void from_cgroups(HostMemory& h, const std::string& root) {
   }
 }
 
+// The address-space limit (ulimit -v): every mapping counts against it, so what is left is the limit less what this
+// process maps already (VmSize in /proc/self/status: the program, its libraries, a Vulkan driver's, thread stacks).
+void from_address_space(HostMemory& h, const std::string& root, double limit) {
+  if (limit < 0) return;
+  const std::string status = read_text(root + "/proc/self/status");
+  double mapped = 0;
+  if (const size_t at = status.find("VmSize:"); at != std::string::npos)
+    mapped = std::max(0.0, number_in(status.substr(status.find_first_not_of(" \t", at + 7)))) * 1024;
+  take(h, std::max(0.0, limit - mapped),
+       fmt::format("the address-space limit of this process ({} by ulimit -v / RLIMIT_AS, {} of it mapped already; "
+                   "raise it with ulimit -v)",
+                   memory_text(limit), memory_text(mapped)),
+       true);
+}
+
 }  // namespace
 
 MemoryNeed& MemoryNeed::add(std::string what, double bytes) {
@@ -111,6 +127,18 @@ std::string memory_text(double bytes) {
   return fmt::format("{:.0f} MiB", std::ceil(bytes / (1 << 20)));
 }
 
+std::pair<std::string, std::string> distinct_memory_texts(double a, double b) {
+  std::pair<std::string, std::string> out{memory_text(a), memory_text(b)};
+  if (out.first != out.second || a == b) return out;
+  for (int digits = 2; digits <= 3; ++digits) {
+    const double unit = std::max(a, b) >= kGiB ? kGiB : double(1 << 20);
+    const char* name = unit == kGiB ? "GiB" : "MiB";
+    out = {fmt::format("{:.{}f} {}", a / unit, digits, name), fmt::format("{:.{}f} {}", b / unit, digits, name)};
+    if (out.first != out.second) return out;
+  }
+  return {fmt::format("{:.0f} bytes", a), fmt::format("{:.0f} bytes", b)};
+}
+
 double parse_memory_size(std::string_view text) {
   double value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -132,7 +160,7 @@ double parse_memory_size(std::string_view text) {
   return scale > 0 ? value * scale : -1;
 }
 
-HostMemory host_memory(const std::string& root) {
+HostMemory host_memory(const std::string& root, double address_space_limit) {
   HostMemory h;
   h.available = std::numeric_limits<double>::infinity();
   h.source = "unknown (no /proc/meminfo)";
@@ -142,6 +170,7 @@ HostMemory host_memory(const std::string& root) {
   else if (root.empty() && meminfo.empty())  // a system without /proc (Windows, macOS): ask it
     take(h, platform::available_memory_bytes(), "the system's available physical memory");
   from_cgroups(h, root);
+  from_address_space(h, root, root.empty() ? platform::address_space_limit_bytes() : address_space_limit);
   if (!root.empty()) return h;
   if (const char* env = std::getenv("TRAINSCOPE_MEMORY_LIMIT"); env && *env) {
     const double limit = parse_memory_size(env);
@@ -164,15 +193,29 @@ void check_host_memory(const MemoryNeed& need, std::string_view subject, std::st
                        const HostMemory& host) {
   const double usable = host.available - kProgramBytes;
   if (need.total() <= usable) return;
+  // Two figures that would read the same once rounded ("needs 2.1 GiB ... 2.1 GiB is available") get more digits.
+  const auto [needed, left] = distinct_memory_texts(need.total(), std::max(0.0, usable));
   throw Error(ErrorKind::InvalidArgument,
               fmt::format("{}: needs {} of host memory ({}), but {} is available ({}, less {} for trainscope "
                           "itself); {}",
-                          subject, memory_text(need.total()), need.describe(), memory_text(std::max(0.0, usable)),
-                          host.source, memory_text(kProgramBytes), todo));
+                          subject, needed, need.describe(), left, host.source, memory_text(kProgramBytes), todo));
 }
 
 void check_host_memory(const MemoryNeed& need, std::string_view subject, std::string_view todo) {
   check_host_memory(need, subject, todo, host_memory());
+}
+
+std::string out_of_memory_text(std::string_view doing) {
+  const std::string todo = "use smaller --batch or --hidden sizes, or train one backend (--backend cpu or gpu)";
+  try {
+    const HostMemory h = host_memory();
+    const std::string left = std::isinf(h.available) ? "" : fmt::format(": {} was left by ", memory_text(h.available));
+    return fmt::format("out of memory {}: an allocation failed that the memory check did not foresee (what bounds "
+                       "it{}{}); {}",
+                       doing, left.empty() ? ": " : left, h.source, todo);
+  } catch (const std::bad_alloc&) {  // too little memory left even to say it well
+    return "out of memory: an allocation failed; " + todo;
+  }
 }
 
 std::vector<NewTrainer> new_trainers(const TrainConfig& c, bool gpu_on_host) {
@@ -229,7 +272,15 @@ MemoryNeed training_memory_need(const TrainConfig& c, const DataSplit& data, con
 void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers,
                            const HostMemory& host) {
   const bool two = trainers.size() > 1;
-  check_host_memory(training_memory_need(c, data, trainers), "--hidden/--batch: this run",
+  MemoryNeed need = training_memory_need(c, data, trainers);
+  // Under an address-space limit a software Vulkan driver maps more than it uses once it compiles (LLVM's code, its
+  // threads' stacks): a CNN at batch 1024 (539 MiB of tensors, 221 MiB mapped at the check) needed a limit of
+  // 1150 MiB, ~390 MiB above both, and lavapipe segfaulted below it.
+  const bool software_gpu = std::any_of(trainers.begin(), trainers.end(),
+                                        [](const NewTrainer& t) { return t.backend == "gpu" && t.on_host; });
+  if (host.address_space && software_gpu)
+    need.add("the software Vulkan driver's mappings (its compiler and threads)", kDriverAddressSpaceBytes);
+  check_host_memory(need, "--hidden/--batch: this run",
                     two ? "use smaller layers or batches, or train one backend (--backend cpu or gpu)"
                         : "use smaller layers or batches",
                     host);

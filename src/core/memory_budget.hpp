@@ -8,6 +8,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/config.hpp"
@@ -34,21 +35,27 @@ struct HostMemory {
   double available = 0;  // bytes; the smallest of the figures that could be read (+infinity when none could)
   std::string source;    // "MemAvailable in /proc/meminfo", "the memory cgroup /a/b (limit 3.0 GiB, 0.4 GiB in
                          // use)", "TRAINSCOPE_MEMORY_LIMIT=3G"
+  bool address_space = false;  // `available` is set by the address-space limit, which counts mappings, not pages
 };
 
 // The memory available to this process: the smallest of MemAvailable (/proc/meminfo), each memory cgroup's limit
 // above it minus its use without reclaimable page cache (cgroup v2 memory.max - (memory.current - inactive_file),
 // v1 memory.limit_in_bytes - (memory.usage_in_bytes - total_inactive_file), every level up to the root), and
+// the address-space limit (ulimit -v, RLIMIT_AS) less what the process maps already (VmSize in /proc/self/status), and
 // TRAINSCOPE_MEMORY_LIMIT (a size such as 3G, 512M, 3GiB or bytes: "trainscope may use at most this much"; a value
 // that does not parse is warned about on stderr once and ignored). `root` prefixes /proc and /sys/fs/cgroup (tests
-// point it at a folder of the same layout); the environment override is read only for the real root "".
-HostMemory host_memory(const std::string& root = "");
+// point it at a folder of the same layout, with `address_space_limit` in bytes standing in for the process's limit,
+// -1: none); the environment override and the real limit are read only for the real root "".
+HostMemory host_memory(const std::string& root = "", double address_space_limit = -1);
 
 // "3G" -> 3 GiB; "512M", "3GiB", "1.5G", "4096" (bytes). Returns a negative number when `text` is not a size.
 double parse_memory_size(std::string_view text);
 
 // "6.4 GiB", "512 MiB": bytes for people (binary units, as the kernel and free(1) count them).
 std::string memory_text(double bytes);
+// memory_text of two figures that are not equal, with as many digits as it takes for them to read differently
+// ("2.13 GiB", "2.12 GiB"; bytes at the last).
+std::pair<std::string, std::string> distinct_memory_texts(double a, double b);
 
 // Refuses `need` when its total is more than `host.available` minus a margin for the program itself and its
 // libraries (kProgramBytes). Throws core::Error(InvalidArgument), one line:
@@ -57,9 +64,18 @@ std::string memory_text(double bytes);
 void check_host_memory(const MemoryNeed& need, std::string_view subject, std::string_view todo, const HostMemory& host);
 void check_host_memory(const MemoryNeed& need, std::string_view subject, std::string_view todo);  // host_memory()
 
+// What to say when std::bad_alloc escapes the checks (an allocation the budget did not foresee, or memory taken by
+// others meanwhile): "out of memory <doing>: an allocation failed that the memory check did not foresee (what bounds
+// it: ...); use smaller --batch or --hidden sizes, ..." rather than "std::bad_alloc". Never throws.
+std::string out_of_memory_text(std::string_view doing);
+
 // Kept free for trainscope itself, its libraries and (with a GPU backend) the Vulkan driver and shader compiler:
 // measured at 8 MiB (CPU only) to 143 MiB (lavapipe) of peak RSS for the tiny spiral runs; rounded up.
 inline constexpr double kProgramBytes = 256.0 * (1 << 20);
+
+// What a software Vulkan driver maps beyond kProgramBytes under an address-space limit (ulimit -v), which counts
+// mappings rather than used pages: measured ~140 MiB more than kProgramBytes for lavapipe; rounded up.
+inline constexpr double kDriverAddressSpaceBytes = 256.0 * (1 << 20);
 
 // A trainer that will be built, and whether what it allocates is host memory: always for the CPU; for the GPU on a
 // software Vulkan device (lavapipe: its "device memory" is this machine's memory), never on a real GPU, whose

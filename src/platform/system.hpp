@@ -23,6 +23,14 @@ std::tm local_time(std::time_t t);
 double available_memory_bytes();
 // The machine's physical memory in bytes, or 0 when unknown.
 uint64_t physical_memory_bytes();
+// This process's soft limits (getrlimit), or -1 where there is none (unlimited; Windows has neither):
+// the address space in bytes (RLIMIT_AS: `ulimit -v`, `prlimit --as`): every mapping counts, reserved or not;
+double address_space_limit_bytes();
+// the processes and threads of this process's real user, all processes together (RLIMIT_NPROC: `ulimit -u`,
+// `prlimit --nproc`); also -1 for root, whom the kernel does not hold to it.
+long user_thread_limit();
+// This process's real user id (the owner that RLIMIT_NPROC counts threads of), or -1 where there is none (Windows).
+long real_user_id();
 // The size of the last-level cache (L3, else L2) in bytes, or 0 when unknown.
 uint64_t last_level_cache_bytes();
 // The CPU's model name ("AMD EPYC 9B14"), or "" when the system does not say.

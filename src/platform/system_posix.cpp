@@ -9,6 +9,7 @@
 #include <sys/sysctl.h>
 #endif
 
+#include <climits>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -56,6 +57,25 @@ uint64_t physical_memory_bytes() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 #endif
 }
+
+double address_space_limit_bytes() {
+  rlimit l{};
+  if (::getrlimit(RLIMIT_AS, &l) != 0 || l.rlim_cur == RLIM_INFINITY) return -1;
+  return static_cast<double>(l.rlim_cur);
+}
+
+long user_thread_limit() {
+#ifdef RLIMIT_NPROC
+  rlimit l{};
+  // fork(2): the limit does not apply to root (nor to CAP_SYS_ADMIN/CAP_SYS_RESOURCE; root is the common case).
+  if (::getuid() == 0 || ::getrlimit(RLIMIT_NPROC, &l) != 0 || l.rlim_cur == RLIM_INFINITY) return -1;
+  return l.rlim_cur > static_cast<rlim_t>(LONG_MAX) ? -1 : static_cast<long>(l.rlim_cur);
+#else
+  return -1;
+#endif
+}
+
+long real_user_id() { return static_cast<long>(::getuid()); }
 
 uint64_t last_level_cache_bytes() {
 #if defined(__APPLE__)

@@ -25,6 +25,11 @@ double available_memory_bytes() {
   return GlobalMemoryStatusEx(&status) ? static_cast<double>(status.ullAvailPhys) : -1;
 }
 
+// Windows has no per-process address-space or thread-count limit to read (a job object's limits aside).
+double address_space_limit_bytes() { return -1; }
+long user_thread_limit() { return -1; }
+long real_user_id() { return -1; }
+
 uint64_t physical_memory_bytes() {
   MEMORYSTATUSEX status{};
   status.dwLength = sizeof status;

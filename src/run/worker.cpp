@@ -17,6 +17,7 @@
 
 #include "core/batches.hpp"
 #include "core/error.hpp"
+#include "core/memory_budget.hpp"
 #include "core/options.hpp"
 #include "platform/system.hpp"
 #include "run/explain.hpp"
@@ -112,6 +113,8 @@ void Worker::run() {
       train_until_done();
     } catch (const core::Error& e) {
       error = explain(e);  // with the command-line hint of a Vulkan failure
+    } catch (const std::bad_alloc&) {
+      error = core::out_of_memory_text("while training");
     } catch (const std::exception& e) {
       error = fmt::format("unexpected error: {}", e.what());
     }
