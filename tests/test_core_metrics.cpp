@@ -66,8 +66,9 @@ TEST_CASE("KernelTable aggregates by kernel name after the warm-up step") {
 
   const auto entries = table.entry_rows();
   REQUIRE(entries.size() == 3);
-  CHECK(entries[0].name == plan.entries[0].label());
-  CHECK(entries[1].name == plan.entries[1].label());
+  // Written out from the plan's fields (layer 1: 4x8 -> 4x16; layer 2: 4x16 -> 4x3), not from label() itself.
+  CHECK(entries[0].name == "matmul_forward L1 (4x8 -> 4x16)");
+  CHECK(entries[1].name == "matmul_forward L2 (4x16 -> 4x3)");
   CHECK(entries[0].calls == 2);
   CHECK(entries[0].mean_ms == doctest::Approx(2.0));
   CHECK(entries[0].pct_of_step == doctest::Approx(40.0));

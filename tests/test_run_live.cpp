@@ -84,16 +84,26 @@ core::TrainConfig live_config() {
   return cfg;
 }
 
+// One session of a single backend on the live configuration, as each test case sets it up: the data, the tracker of
+// the trainer it made last, and the session (paused or started by the test).
+struct LiveRun {
+  std::shared_ptr<const core::DataSplit> data;
+  Tracker tracker;
+  run::Observer observer;
+  run::Session session;
+  LiveRun(const core::TrainConfig& cfg, const std::string& name, run::TrainerFactory make)
+      : data(std::make_shared<const core::DataSplit>(run::load_data(cfg))),
+        session(cfg, data, {tracked(name, std::move(make), tracker)}, observer, run::SessionOptions{true}) {}
+};
+
 }  // namespace
 
 TEST_CASE("pause, single step, batch-size change keeping the weights, refused batch, lr change, reset") {
   for (const auto& [name, factory] : live_backends()) {
     CAPTURE(name);
     core::TrainConfig cfg = live_config();
-    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-    Tracker tracker;
-    run::Observer observer;
-    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    LiveRun live(cfg, name, factory);
+    auto& data = live.data; auto& tracker = live.tracker; auto& session = live.session;
     // Paused before the first step, then moved on by single steps: every step of this test is at a known place, so
     // its losses are the same in every run (a free-running start paused wherever the poll caught it).
     session.post(run::Command(run::Command::Kind::Pause));
@@ -196,10 +206,8 @@ TEST_CASE("pause, single step, batch-size change keeping the weights, refused ba
 
 TEST_CASE("a reset to a dataset that cannot be loaded is refused and training goes on") {
   core::TrainConfig cfg = live_config();
-  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-  Tracker tracker;
-  run::Observer observer;
-  run::Session session(cfg, data, {tracked("cpu", cpu::make_trainer, tracker)}, observer, run::SessionOptions{true});
+  LiveRun live(cfg, "cpu", cpu::make_trainer);
+  auto& session = live.session;
   session.start();
   core::TrainConfig bad = cfg;
   bad.dataset = "fashion-mnist";
@@ -214,10 +222,8 @@ TEST_CASE("a reset to a dataset that cannot be loaded is refused and training go
 
 TEST_CASE("reset requests in quick succession: none waits for the loader, the newest is applied last") {
   core::TrainConfig cfg = live_config();
-  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-  Tracker tracker;
-  run::Observer observer;
-  run::Session session(cfg, data, {tracked("cpu", cpu::make_trainer, tracker)}, observer, run::SessionOptions{true});
+  LiveRun live(cfg, "cpu", cpu::make_trainer);
+  auto& session = live.session;
   session.start();
   core::TrainConfig first = cfg, second = cfg;
   first.hidden = {8};
@@ -235,10 +241,8 @@ TEST_CASE("reset requests in quick succession: none waits for the loader, the ne
 
 TEST_CASE("a reset to a smaller training set trains whole epochs of it (the epoch's size is the new data's)") {
   core::TrainConfig cfg = live_config();  // 3 x 600 training points
-  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-  Tracker tracker;
-  run::Observer observer;
-  run::Session session(cfg, data, {tracked("cpu", cpu::make_trainer, tracker)}, observer, run::SessionOptions{true});
+  LiveRun live(cfg, "cpu", cpu::make_trainer);
+  auto& session = live.session;
   session.start();
   REQUIRE(eventually([&] { return session.snapshot().at(0).step_losses.size() >= 5; }));
   core::TrainConfig smaller = cfg;
@@ -257,10 +261,8 @@ TEST_CASE("live precision switch fp32 -> fp16 -> bf16 -> fp32: the masters carry
   for (const auto& [name, factory] : live_backends()) {
     CAPTURE(name);
     core::TrainConfig cfg = live_config();
-    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-    Tracker tracker;
-    run::Observer observer;
-    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    LiveRun live(cfg, name, factory);
+    auto& tracker = live.tracker; auto& session = live.session;
     session.start();
     auto run = [&] { return session.snapshot().at(0); };
     REQUIRE(eventually([&] { return run().step_losses.size() >= 10; }));
@@ -322,10 +324,8 @@ TEST_CASE("live precision switch fp32 -> fp16 -> bf16 -> fp32: the masters carry
 TEST_CASE("a change sent to a finished backend is part of the settings, and Reset trains with them") {
   core::TrainConfig cfg = live_config();
   cfg.epochs = 1;  // an explicit number of epochs still stops the run
-  auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-  Tracker tracker;
-  run::Observer observer;
-  run::Session session(cfg, data, {tracked("cpu", cpu::make_trainer, tracker)}, observer, run::SessionOptions{true});
+  LiveRun live(cfg, "cpu", cpu::make_trainer);
+  auto& tracker = live.tracker; auto& session = live.session;
   session.start();
   auto run = [&] { return session.snapshot().at(0); };
   REQUIRE(eventually([&] { return run().finished; }));
@@ -369,12 +369,10 @@ TEST_CASE("batch changes at the last steps of an epoch, many times: applied betw
     cfg.spiral_points = 50;  // 3 classes x 50 = 150 training samples
     cfg.hidden = {8};
     cfg.readback_interval = 1;
-    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-    REQUIRE(data->train.count == 150);
+    LiveRun live(cfg, name, factory);
+    auto& session = live.session;
+    REQUIRE(live.data->train.count == 150);
     const size_t N = 150;
-    Tracker tracker;
-    run::Observer observer;
-    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
     session.start();
     auto run = [&] { return session.snapshot().at(0); };
     REQUIRE(eventually([&] { return run().step_losses.size() >= 3; }));
@@ -420,10 +418,8 @@ TEST_CASE("live teaching toggles: in settings() at once, each backend rebuilds w
   for (const auto& [name, factory] : live_backends()) {
     CAPTURE(name);
     core::TrainConfig cfg = live_config();
-    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-    Tracker tracker;
-    run::Observer observer;
-    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    LiveRun live(cfg, name, factory);
+    auto& tracker = live.tracker; auto& session = live.session;
     session.start();
     auto run = [&] { return session.snapshot().at(0); };
     REQUIRE(eventually([&] { return run().step_losses.size() >= 5; }));
@@ -471,10 +467,8 @@ TEST_CASE("live input pipeline: device -> host loader -> device, each a rebuild 
   for (const auto& [name, factory] : live_backends()) {
     CAPTURE(name);
     core::TrainConfig cfg = live_config();
-    auto data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-    Tracker tracker;
-    run::Observer observer;
-    run::Session session(cfg, data, {tracked(name, factory, tracker)}, observer, run::SessionOptions{true});
+    LiveRun live(cfg, name, factory);
+    auto& tracker = live.tracker; auto& session = live.session;
     session.start();
     auto run = [&] { return session.snapshot().at(0); };
     REQUIRE(eventually([&] { return run().step_losses.size() >= 5; }));
