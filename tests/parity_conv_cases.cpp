@@ -98,18 +98,21 @@ std::vector<KernelCase> pool_cases(Op op) {
 TEST_CASE("conv2d_forward") {
   std::vector<KernelCase> out;
   for (const ConvShape& s : conv_shapes())
-    for (int mode = 0; mode < 4; ++mode) {  // linear, ReLU, GELU, --unfused (no epilogue: the plain sums)
-      const char* name = mode == 0 ? " linear" : mode == 1 ? " relu" : mode == 2 ? " gelu" : " unfused";
+    for (int mode = 0; mode < 5; ++mode) {
+      // linear (no activation: the logits), then each activation, then --unfused (no epilogue: the plain sums)
+      const bool act = mode >= 1 && mode <= 3;
+      const core::Activation activation = act ? core::kActivations[mode - 1] : core::Activation::ReLU;
+      const std::string name = mode == 0 ? " linear" : mode == 4 ? " unfused" : std::string(" ") + core::to_string(activation);
       core::PlanEntry e = conv_entry(Op::conv2d_forward, s);
-      e.activation = mode == 1 || mode == 2;
-      e.epilogue = mode < 3;
+      e.activation = act;
+      e.epilogue = mode < 4;
       const size_t o = size_t(s.B * e.OH() * e.OW() * s.OC);
       KernelCase c{conv_label(s) + name,
                    e,
                    {},
                    {o, o, size_t(s.B * s.H * s.W * s.C), size_t(s.OC * s.KS * s.KS * s.C), size_t(s.OC)},
                    {}};
-      c.step.activation = mode == 2 ? core::Activation::GELU : core::Activation::ReLU;
+      c.step.activation = activation;
       // The epilogue is matmul_forward's, one piece of code after every tiling: ReLU on every GPU variant, the other
       // modes on the default one in fp32.
       c.gpu = mode != 1       ? KernelCase::Gpu::DefaultFp32

@@ -114,9 +114,9 @@ double dot(const Values& a, const Values& b) {
 TEST_CASE("matmul_forward's reference: the backward references match central finite differences") {
   const double h = 1e-6;
   for (const auto& s : kShapes) {
-    for (int mode = 0; mode < 3; ++mode) {
+    for (int mode = 0; mode < 4; ++mode) {  // linear, then each activation
       const bool apply_act = mode > 0;
-      const Activation act = mode == 2 ? Activation::GELU : Activation::ReLU;
+      const Activation act = apply_act ? core::kActivations[mode - 1] : Activation::ReLU;
       CAPTURE(s.B);
       CAPTURE(s.C);
       CAPTURE(s.OC);
@@ -163,13 +163,16 @@ TEST_CASE("the activation: closed-form values, act_backward's reference against 
   };
   CHECK(act_ref({1.0}, Activation::GELU)[0] == doctest::Approx(0.8411919906082768).epsilon(1e-14));
   CHECK(act_ref({-3.0}, Activation::GELU)[0] == doctest::Approx(-0.0036373920817729943).epsilon(1e-12));
+  // SiLU: 1 / (1 + e^-1) = 0.7310585786300049; -3 / (1 + e^3) = -0.14227761953270035 (values of x / (1 + e^-x))
+  CHECK(act_ref({1.0}, Activation::SiLU)[0] == doctest::Approx(0.7310585786300049).epsilon(1e-14));
+  CHECK(act_ref({-3.0}, Activation::SiLU)[0] == doctest::Approx(-0.14227761953270035).epsilon(1e-12));
   CHECK(act_ref({-0.5}, Activation::ReLU)[0] == 0.0);
   CHECK(act_ref({0.25}, Activation::ReLU)[0] == 0.25);
   const size_t N = 1001;
   auto x = random_values(N, 5, -6, 6);
   auto dout = random_values(N, 6);
   const double h = 1e-6;
-  for (Activation act : {Activation::ReLU, Activation::GELU}) {
+  for (Activation act : core::kActivations) {
     CAPTURE(std::string(core::to_string(act)));
     for (size_t i = 0; i < N; ++i)
       if (act == Activation::ReLU && std::fabs(x[i]) < 1e-3) x[i] = 0.5;  // keep away from the kink
@@ -181,15 +184,20 @@ TEST_CASE("the activation: closed-form values, act_backward's reference against 
     reference({.op = Op::act_backward, .N = N}, with_activation(act), {&dpre, &dout, &x});
     for (size_t i = 0; i < N; ++i) want[i] = dout[i] * (up[i] - down[i]) / (2 * h);
     check_close("dpreact", dpre, want, 1e-8, 1e-6);
-    // The fp32 twin (a vectorized exp) against the double tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x³)))
+    // The fp32 twin (a vectorized exp) against tanh forms in double: GELU 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x³))),
+    // SiLU x sigmoid(x) = 0.5x(1 + tanh(x/2)) (an identity of the logistic function, not the twin's 1/(1 + e^-x)).
     std::vector<float> out_f(x.begin(), x.end()), pre_f(N);
     twin({.op = Op::act_forward, .N = N}, with_activation(act), {pre_f.data(), out_f.data()}, pool);
     Values tanh_form(N);
     for (size_t i = 0; i < N; ++i) {
       const double xf = static_cast<float>(x[i]);
-      tanh_form[i] = act == Activation::ReLU
-                         ? std::max(xf, 0.0)
-                         : 0.5 * xf * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (xf + 0.044715 * xf * xf * xf)));
+      switch (act) {
+        case Activation::ReLU: tanh_form[i] = std::max(xf, 0.0); break;
+        case Activation::GELU:
+          tanh_form[i] = 0.5 * xf * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (xf + 0.044715 * xf * xf * xf)));
+          break;
+        case Activation::SiLU: tanh_form[i] = 0.5 * xf * (1 + std::tanh(xf / 2)); break;
+      }
     }
     check_close("act_forward fp32", out_f, tanh_form, 1e-7, 1e-6);
   }

@@ -126,26 +126,30 @@ TEST_CASE("matmul_forward") {
   std::vector<KernelCase> out;
   auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
   for (const GemmShape& s : gemm_shapes())
-    for (int mode = 0; mode < 4; ++mode) {  // logits, ReLU, GELU, --unfused (no epilogue: the plain sums)
-      const char* name = mode == 0 ? " linear" : mode == 1 ? " relu" : mode == 2 ? " gelu" : " unfused";
+    for (int mode = 0; mode < 5; ++mode) {
+      // linear (no activation: the logits), then each activation, then --unfused (no epilogue: the plain sums)
+      const bool act = mode >= 1 && mode <= 3;
+      const core::Activation activation = act ? core::kActivations[mode - 1] : core::Activation::ReLU;
+      const std::string name = mode == 0 ? " linear" : mode == 4 ? " unfused" : std::string(" ") + core::to_string(activation);
       KernelCase c{shape_label(s.B, s.C, s.OC) + name,
                    {},
                    {},
                    {size_t(s.B * s.OC), size_t(s.B * s.OC), size_t(s.B * s.C), size_t(s.OC * s.C), size_t(s.OC)},
                    {}};
-      c.entry = {.op = Op::matmul_forward, .activation = mode == 1 || mode == 2, .epilogue = mode < 3, .B = s.B,
-                 .C = s.C, .OC = s.OC};
-      c.step.activation = mode == 2 ? core::Activation::GELU : core::Activation::ReLU;
+      c.entry = {.op = Op::matmul_forward, .activation = act, .epilogue = mode < 4, .B = s.B, .C = s.C, .OC = s.OC};
+      c.step.activation = activation;
       // The epilogue (bias, activation, preact) is one piece of code after every tiling, on fp32 values: ReLU, which
       // adds the bias and stores both outputs, on every GPU variant; the other modes on the default one in fp32.
       c.gpu = mode != 1 ? KernelCase::Gpu::DefaultFp32 : s.sixteen_bit ? KernelCase::Gpu::EveryVariant
                                                                         : KernelCase::Gpu::Fp32;
       add(c);
     }
-  {  // the GELU epilogue on pre-activations far past where tanh saturates: inputs up to 100, weights up to 10
-    KernelCase c{"B=7 C=17 OC=10 gelu extreme", {}, {}, {70, 70, 119, 170, 10}, {}};
+  // The GELU and SiLU epilogues on pre-activations far past where tanh and the sigmoid saturate: inputs up to 100,
+  // weights up to 10.
+  for (core::Activation act : {core::Activation::GELU, core::Activation::SiLU}) {
+    KernelCase c{std::string("B=7 C=17 OC=10 ") + core::to_string(act) + " extreme", {}, {}, {70, 70, 119, 170, 10}, {}};
     c.entry = {.op = Op::matmul_forward, .activation = true, .epilogue = true, .B = 7, .C = 17, .OC = 10};
-    c.step.activation = core::Activation::GELU;
+    c.step.activation = act;
     c.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
       if (b == "inp") test::fill_extreme(v, rng, 100);
       if (b == "weight" || b == "bias")
@@ -243,7 +247,7 @@ TEST_CASE("loss_reduce") {
 TEST_CASE("act_backward") {
   std::vector<KernelCase> out;
   auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
-  for (auto act : {core::Activation::ReLU, core::Activation::GELU})
+  for (auto act : core::kActivations)
     for (size_t N : {size_t{1}, size_t{7}, size_t{1002}, size_t{70000}}) {  // GPU: 4 at a time, N % 4 one by one
       KernelCase c{std::string(core::to_string(act)) + " N=" + std::to_string(N) + (N == 1002 ? " in place" : ""),
                    {}, {}, {N, N, N}, {}};
@@ -256,7 +260,7 @@ TEST_CASE("act_backward") {
       };
       add(c);
     }
-  for (auto act : {core::Activation::ReLU, core::Activation::GELU}) {
+  for (auto act : core::kActivations) {
     KernelCase c{std::string(core::to_string(act)) + " N=1003 extreme", {}, {}, {1003, 1003, 1003}, {}};
     c.entry.N = 1003;
     c.step.activation = act;
@@ -282,7 +286,7 @@ TEST_CASE("bias_add") {
 TEST_CASE("act_forward") {
   std::vector<KernelCase> out;
   auto add = [&](KernelCase c) { out.push_back(std::move(c)); };
-  for (auto act : {core::Activation::ReLU, core::Activation::GELU})
+  for (auto act : core::kActivations)
     for (size_t N : {size_t{1}, size_t{7}, size_t{1002}, size_t{70000}}) {  // GPU: 4 at a time, N % 4 one by one
       KernelCase c{std::string(core::to_string(act)) + " N=" + std::to_string(N) + " in place", {}, {}, {N, N}, {}};
       c.entry.N = N;
@@ -295,7 +299,7 @@ TEST_CASE("act_forward") {
       };
       add(c);
     }
-  for (auto act : {core::Activation::ReLU, core::Activation::GELU}) {
+  for (auto act : core::kActivations) {
     KernelCase c{std::string(core::to_string(act)) + " N=1003 in place extreme", {}, {}, {1003, 1003}, {}};
     c.entry.N = 1003;
     c.entry.B = 1;

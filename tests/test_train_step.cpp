@@ -67,7 +67,9 @@ core::TrainConfig config(const std::string& backend, Precision p, Optimizer opt,
   cfg.batch = kBatch;
   cfg.precision = p;
   cfg.optimizer = opt;
-  cfg.activation = opt == Optimizer::AdamW ? core::Activation::ReLU : core::Activation::GELU;  // both, once each
+  // Every activation with both optimizers, across the precisions: AdamW relu, gelu, silu in fp32, fp16, bf16; SGD
+  // gelu, silu, relu.
+  cfg.activation = core::kActivations[(static_cast<int>(p) + (opt == Optimizer::AdamW ? 0 : 1)) % 3];
   cfg.lr = opt == Optimizer::AdamW ? 1e-2f : 0.1f;
   cfg.weight_decay = opt == Optimizer::AdamW ? 0.01f : 1e-3f;
   cfg.execution = toggles;
@@ -342,7 +344,7 @@ TEST_CASE("the whole-step reference's gradients equal central finite differences
   // the weights before minus after; the loss at the weights before, each nudged by ±h, gives the finite difference.
   // (The CNN's convolution and pooling gradients: tests/test_cpu_conv_gradients.cpp, in double, where its max
   // pools' kinks do not blur a difference quotient.)
-  for (core::Activation act : {core::Activation::ReLU, core::Activation::GELU}) {
+  for (core::Activation act : core::kActivations) {
     CAPTURE(std::string(core::to_string(act)));
     core::TrainConfig cfg = config("cpu", Precision::FP32, Optimizer::SGD, {});
     cfg.activation = act;

@@ -1,7 +1,10 @@
-// Activations and their derivatives, as in cpu/kernels.cpp.
-// ACT_RELU = 0, ACT_GELU = 1 (the tanh approximation: Hendrycks & Gimpel 2016, torch approximate='tanh').
+// Activations and their derivatives, as the CPU's (src/cpu/fast_math.hpp) and the references in double
+// (src/cpu/op_helpers.cpp). ACT_RELU = 0, ACT_GELU = 1 (the tanh approximation: Hendrycks & Gimpel 2016, torch
+// approximate='tanh'), ACT_SILU = 2 (x sigmoid(x): Elfwing et al. 2018, torch.nn.SiLU); cpu::ops::act_code maps
+// core::Activation to these codes.
 const uint ACT_RELU = 0;
 const uint ACT_GELU = 1;
+const uint ACT_SILU = 2;
 const float GELU_SCALE = 0.7978845608028654;  // sqrt(2/pi)
 
 // Where tanh saturates in fp32: for |u| >= 9.1 the correctly rounded tanh(u) is exactly +-1 (1 - tanh(9.1) =
@@ -13,8 +16,14 @@ const float GELU_SCALE = 0.7978845608028654;  // sqrt(2/pi)
 // false), so a diverged model is still seen as one.
 const float GELU_TANH_SATURATES = 9.1;
 
+// sigmoid(x) = 1 / (1 + e^-x): for x < -88 e^-x is inf and the sigmoid exactly 0 (no NaN); within exp's
+// precision (3 + 2|x| ulp in Vulkan) elsewhere.
+float sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
+
 float act_forward(float x, uint act) {
   if (act == ACT_RELU) return max(x, 0.0);
+  if (act == ACT_SILU) return x * sigmoid(x);
+  // ACT_GELU
   float u = GELU_SCALE * (x + 0.044715 * x * x * x);
   float t = abs(u) >= GELU_TANH_SATURATES ? sign(u) : tanh(u);
   return 0.5 * x * (1.0 + t);
@@ -23,6 +32,11 @@ float act_forward(float x, uint act) {
 // d act(x) / dx
 float act_derivative(float x, uint act) {
   if (act == ACT_RELU) return x > 0.0 ? 1.0 : 0.0;
+  if (act == ACT_SILU) {
+    float s = sigmoid(x);
+    return s + x * s * (1.0 - s);  // s (1 + x (1 - s))
+  }
+  // ACT_GELU
   float u = GELU_SCALE * (x + 0.044715 * x * x * x);
   // Saturated: 1 - t*t is exactly 0 and the derivative 0.5 (1 + t), i.e. 1 or 0, without du (whose x*x overflows to
   // inf for |x| > 5e19, and 0 * inf is NaN).

@@ -35,7 +35,7 @@ struct MatmulForwardParams {
   uint C;
   uint OC;
   uint apply_act;  // 1: a hidden layer (the activation, and preact kept), 0: the logits
-  uint act;        // ACT_RELU (0) | ACT_GELU (1), shaders/common/activation.glsl
+  uint act;        // ACT_RELU (0) | ACT_GELU (1) | ACT_SILU (2), shaders/common/activation.glsl
   uint add_bias;   // 1: the fused epilogue adds the bias; 0 (--unfused): the plain sums, bias_add follows
 };
 

@@ -243,8 +243,8 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
       ->type_name("N[,N...]")->group("Model");
   t->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
       ->type_name("N[,N...]")->default_str("mlp 256,128; cnn 128")->group("Model");
-  t->add_option("--activation", o.activation, "Activation of the hidden layers (gelu: the tanh approximation)")
-      ->check(CLI::IsMember({"relu", "gelu"}))->group("Model");
+  t->add_option("--activation", o.activation, "Activation of the hidden layers: relu, gelu (the tanh approximation) or silu (x sigmoid(x))")
+      ->check(CLI::IsMember(core::activation_names()))->group("Model");
 
   t->add_option("--optimizer", o.optimizer, "Optimizer (as torch.optim.SGD / torch.optim.AdamW)")
       ->check(CLI::IsMember({"sgd", "adamw"}))->group("Optimisation");
@@ -378,7 +378,7 @@ std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
   if (cfg.model == core::ModelKind::CNN && !(o.command && o.command->count("--hidden") > 0)) o.hidden = "128";
   cfg.hidden = core::parse_hidden(o.hidden);
   cfg.backends = split_commas(o.backend);
-  cfg.activation = o.activation == "gelu" ? core::Activation::GELU : core::Activation::ReLU;
+  cfg.activation = core::parse_activation(o.activation).value();  // IsMember checked the spelling
   cfg.optimizer = o.optimizer == "sgd" ? core::Optimizer::SGD : core::Optimizer::AdamW;
   cfg.precision = core::parse_precision(o.precision).value_or(core::Precision::FP32);
   cfg.input.source = o.input == "host" ? core::InputSource::Host : core::InputSource::Device;

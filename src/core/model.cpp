@@ -10,7 +10,26 @@
 
 namespace core {
 
-const char* to_string(Activation a) { return a == Activation::ReLU ? "relu" : "gelu"; }
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::ReLU: return "relu";
+    case Activation::GELU: return "gelu";
+    case Activation::SiLU: return "silu";
+  }
+  return "?";
+}
+
+std::optional<Activation> parse_activation(std::string_view name) {
+  for (Activation a : kActivations)
+    if (name == to_string(a)) return a;
+  return std::nullopt;
+}
+
+std::vector<std::string> activation_names() {
+  std::vector<std::string> names;
+  for (Activation a : kActivations) names.emplace_back(to_string(a));
+  return names;
+}
 const char* to_string(Optimizer o) { return o == Optimizer::SGD ? "sgd" : "adamw"; }
 
 const char* to_string(Precision p) {

@@ -10,7 +10,11 @@
 
 namespace core {
 
-enum class Activation { ReLU, GELU };  // GELU: the tanh approximation (Hendrycks & Gimpel 2016; torch approximate='tanh')
+// The hidden layers' activation. GELU: the tanh approximation (Hendrycks & Gimpel 2016; torch approximate='tanh');
+// SiLU (swish): x sigmoid(x) (Elfwing et al. 2018; Ramachandran et al. 2017; torch.nn.SiLU). Every place that acts
+// on it is an exhaustive switch, so that a new value is a compile error wherever it is not handled yet.
+enum class Activation { ReLU, GELU, SiLU };
+inline constexpr Activation kActivations[] = {Activation::ReLU, Activation::GELU, Activation::SiLU};
 enum class Optimizer { SGD, AdamW };
 
 // Storage type of the tensors the kernels read and write (activations, weights as read, gradients); arithmetic and
@@ -18,7 +22,10 @@ enum class Optimizer { SGD, AdamW };
 // Micikevicius et al. 2018). fp16: IEEE binary16; bf16: bfloat16 (core/half.hpp).
 enum class Precision { FP32, FP16, BF16 };
 
-const char* to_string(Activation a);
+const char* to_string(Activation a);  // "relu", "gelu", "silu": the spelling of the CLI, lessons and the report
+// One of to_string(Activation)'s spellings (exactly) -> the activation; anything else -> nullopt.
+std::optional<Activation> parse_activation(std::string_view name);
+std::vector<std::string> activation_names();  // every spelling, in kActivations' order
 const char* to_string(Optimizer o);
 const char* to_string(Precision p);  // "fp32", "fp16", "bf16"
 // "fp32" / "fp16" / "bf16" (exactly, lower case) -> the precision; anything else -> nullopt.

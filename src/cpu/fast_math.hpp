@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/model.hpp"
 #include "cpu/exact_fma.hpp"
 
 namespace cpu {
@@ -70,6 +71,32 @@ inline constexpr float kGeluScale = static_cast<float>(kGeluScaleD), kGeluCubic 
   const float sg = gelu_sigmoid(x);
   const float du = kGeluScale * (1.0f + static_cast<float>(3 * kGeluCubicD) * x * x);
   return sg + 2.0f * x * sg * (1.0f - sg) * du;
+}
+
+// SiLU (swish), silu(x) = x sigmoid(x), and its derivative silu'(x) = sigmoid(x) (1 + x (1 - sigmoid(x)))
+// (Elfwing et al. 2018; Ramachandran et al. 2017; torch.nn.SiLU). For x below -87 exp_approx saturates and the
+// sigmoid is a denormal or 0: x sigmoid(x) is then within 1e-36 of the true value.
+[[gnu::always_inline]] inline float silu_sigmoid(float x) { return 1.0f / (1.0f + exp_approx(-x)); }
+
+[[gnu::always_inline]] inline float silu_grad(float x) {
+  const float s = silu_sigmoid(x);
+  return s + x * s * (1.0f - s);
+}
+
+// out[i] = act(in[i]) for i < n, as the fused epilogues of the GEMMs and convolutions apply it (in and out may be
+// the same array); each loop vectorizes, and every element is the scalar formula, on every SIMD path.
+[[gnu::always_inline]] inline void activate(const float* in, float* out, long n, core::Activation act) {
+  switch (act) {
+    case core::Activation::ReLU:
+      for (long i = 0; i < n; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+      return;
+    case core::Activation::GELU:
+      for (long i = 0; i < n; ++i) out[i] = in[i] * gelu_sigmoid(in[i]);
+      return;
+    case core::Activation::SiLU:
+      for (long i = 0; i < n; ++i) out[i] = in[i] * silu_sigmoid(in[i]);
+      return;
+  }
 }
 
 }  // namespace cpu

@@ -9,19 +9,34 @@ namespace cpu::ops {
 namespace {
 constexpr double kGeluScale = 0.7978845608028654;  // sqrt(2/pi)
 constexpr double kGeluCubic = 0.044715;
+
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }  // exp(-x) = inf for x < -709: exactly 0, no NaN
 }  // namespace
 
 double ref_activation(double x, core::Activation act) {
-  if (act == core::Activation::ReLU) return x > 0 ? x : 0;
-  return 0.5 * x * (1 + std::tanh(kGeluScale * (x + kGeluCubic * x * x * x)));
+  switch (act) {
+    case core::Activation::ReLU: return x > 0 ? x : 0;
+    case core::Activation::GELU: return 0.5 * x * (1 + std::tanh(kGeluScale * (x + kGeluCubic * x * x * x)));
+    case core::Activation::SiLU: return x * sigmoid(x);
+  }
+  return 0;
 }
 
 double ref_activation_derivative(double x, core::Activation act) {
-  if (act == core::Activation::ReLU) return x > 0 ? 1 : 0;
-  const double u = kGeluScale * (x + kGeluCubic * x * x * x);
-  const double du = kGeluScale * (1 + 3 * kGeluCubic * x * x);
-  const double t = std::tanh(u);
-  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du;
+  switch (act) {
+    case core::Activation::ReLU: return x > 0 ? 1 : 0;
+    case core::Activation::GELU: {
+      const double u = kGeluScale * (x + kGeluCubic * x * x * x);
+      const double du = kGeluScale * (1 + 3 * kGeluCubic * x * x);
+      const double t = std::tanh(u);
+      return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du;
+    }
+    case core::Activation::SiLU: {
+      const double s = sigmoid(x);
+      return s * (1 + x * (1 - s));
+    }
+  }
+  return 0;
 }
 
 core::LossScalerBuffer scaler_of(const std::vector<double>& v) {

@@ -6,6 +6,7 @@
 
 #include "core/half.hpp"
 #include "core/power.hpp"
+#include "cpu/ops/op.hpp"
 
 namespace cpu::reference {
 namespace {
@@ -24,18 +25,9 @@ double store(double x, Precision p) {
 }
 double store32(double x) { return static_cast<float>(x); }
 
-// ReLU, or GELU with the tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³))) (Hendrycks & Gimpel 2016;
-// torch's approximate='tanh'), and the derivative of each.
-constexpr double kSqrt2OverPi = 0.7978845608028654, kCubic = 0.044715;
-double activation(double x, Activation a) {
-  if (a == Activation::ReLU) return x > 0 ? x : 0;
-  return 0.5 * x * (1 + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
-}
-double activation_grad(double x, Activation a) {
-  if (a == Activation::ReLU) return x > 0 ? 1 : 0;
-  const double t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
-  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kSqrt2OverPi * (1 + 3 * kCubic * x * x);
-}
+// The activation and its derivative in double: the kernels' references' (cpu/ops/op.hpp), written once.
+double activation(double x, Activation a) { return ops::ref_activation(x, a); }
+double activation_grad(double x, Activation a) { return ops::ref_activation_derivative(x, a); }
 
 // The activations of one forward pass: in[l] is layer l's input (B, fan_in), pre[l] its output before the activation
 // (layers followed by one), in[L] the logits (B, classes). Images are NHWC (core/model.hpp).

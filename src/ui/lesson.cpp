@@ -88,7 +88,7 @@ core::Precision precision(const Where& w, const json& v, const std::string& f) {
   return *core::parse_precision(one_of(w, v, f, {"fp32", "fp16", "bf16"}));
 }
 core::Activation activation(const Where& w, const json& v, const std::string& f) {
-  return one_of(w, v, f, {"relu", "gelu"}) == "gelu" ? core::Activation::GELU : core::Activation::ReLU;
+  return *core::parse_activation(one_of(w, v, f, core::activation_names()));
 }
 
 LessonSettings settings_of(const Where& w, const json& v, const std::string& field) {

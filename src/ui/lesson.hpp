@@ -35,7 +35,7 @@
 //           (the whole input pipeline, core/input.hpp: keys left out take the command line's defaults)
 //   "do": "pause" | "resume" | "single_step" | "reset" | "sweep"   (reset: with the settings shown; sweep: the Sweep
 //         tab's Run sweep, training paused until it ends)
-//   "model": {"dataset": ..., "hidden": [N, ...] | "N,N", "activation": "relu"|"gelu"}   (resets training)
+//   "model": {"dataset": ..., "hidden": [N, ...] | "N,N", "activation": "relu"|"gelu"|"silu"}   (resets training)
 //   "view": {"tab": "controls"|"kernels"|"memory"|"bandwidth"|"sweep"|"boundary", "x_axis": "steps"|"seconds",
 //            "plot": "loss"|"accuracy", "presentation": true|false, "font_size": 10..48,
 //            "kernels": "bars"|"precisions"|"tables" (what the Kernels tab shows when not all of it fits)}

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <thread>
 
 #include "core/error.hpp"
@@ -80,7 +81,7 @@ void Controls::sync_model(const core::TrainConfig& cfg) {
   dataset_ = cfg.dataset == "spiral" ? 1 : 0;
   model_ = cfg.model == core::ModelKind::CNN ? 1 : 0;
   std::snprintf(conv_, sizeof conv_, "%s", core::hidden_text(cfg.conv).c_str());
-  activation_ = cfg.activation == core::Activation::GELU ? 1 : 0;
+  activation_ = static_cast<int>(cfg.activation);  // kActivations lists the enum in order
   std::snprintf(hidden_, sizeof hidden_, "%s", core::hidden_text(cfg.hidden).c_str());
 }
 
@@ -322,7 +323,10 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Hidden layer sizes, comma-separated, e.g. 256,128 (each 1..65536)");
   same_line_if_fits(w * 0.8f);
   ImGui::SetNextItemWidth(w * 0.8f);
-  ImGui::Combo("##activation", &activation_, "relu\0gelu\0");
+  ImGui::Combo("##activation", &activation_, [](void*, int i, const char** text) {
+    *text = core::to_string(core::kActivations[i]);
+    return true;
+  }, nullptr, int(std::size(core::kActivations)));
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Activation of the hidden layers (gelu: the tanh approximation)");
   // The model on the row of the button that applies it: mlp, or cnn with its convolutions' channels.
   ImGui::SetNextItemWidth(w * 0.8f);
@@ -348,7 +352,7 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
         throw core::Error(core::ErrorKind::InvalidArgument,
                           "a CNN needs images: choose fashion-mnist, or the mlp model");
       pending_.hidden = core::parse_hidden(hidden_);
-      pending_.activation = activation_ == 1 ? core::Activation::GELU : core::Activation::ReLU;
+      pending_.activation = core::kActivations[std::clamp(activation_, 0, int(std::size(core::kActivations)) - 1)];
       core::validate(pending_);
       ImGui::OpenPopup("Reset training?");
     } catch (const core::Error& e) {

@@ -1,7 +1,7 @@
 // act_backward: the gradient through a hidden layer's activation, element by element (may run in place: dpreact and
 // dout the same buffer).
-//   dpreact (N) = dout (N) * act'(preact (N))   ReLU: 1 where preact > 0, else 0; GELU (tanh approximation): its
-//   derivative
+//   dpreact (N) = dout (N) * act'(preact (N))   ReLU: 1 where preact > 0, else 0; GELU (tanh approximation) and
+//   SiLU: their derivatives (cpu/fast_math.hpp)
 #include "cpu/ops/op.hpp"
 
 namespace cpu::ops {
@@ -12,15 +12,21 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   float* dpreact = b.f32(0);
   const float* dout = b.f32(1);
   const float* preact = b.f32(2);
-  const bool relu = activation_of(p.act) == core::Activation::ReLU;
-  pool.parallel_for(p.N, grain_for(relu ? 1.0 : 30.0), [=](size_t i0, size_t i1) {  // GELU: a tanh per element
-    if (relu) {
-      for (size_t i = i0; i < i1; ++i) {
-        const float d = dout[i];  // loaded unconditionally, so that the select vectorizes
-        dpreact[i] = preact[i] > 0.0f ? d : 0.0f;
-      }
-    } else {
-      for (size_t i = i0; i < i1; ++i) dpreact[i] = dout[i] * gelu_grad(preact[i]);
+  const core::Activation act = activation_of(p.act);
+  pool.parallel_for(p.N, grain_for(act_work(act)), [=](size_t i0, size_t i1) {
+    switch (act) {
+      case core::Activation::ReLU:
+        for (size_t i = i0; i < i1; ++i) {
+          const float d = dout[i];  // loaded unconditionally, so that the select vectorizes
+          dpreact[i] = preact[i] > 0.0f ? d : 0.0f;
+        }
+        return;
+      case core::Activation::GELU:
+        for (size_t i = i0; i < i1; ++i) dpreact[i] = dout[i] * gelu_grad(preact[i]);
+        return;
+      case core::Activation::SiLU:
+        for (size_t i = i0; i < i1; ++i) dpreact[i] = dout[i] * silu_grad(preact[i]);
+        return;
     }
   });
 }

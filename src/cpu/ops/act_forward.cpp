@@ -1,5 +1,6 @@
 // act_forward (--unfused): a hidden layer's activation as a kernel of its own, after bias_add.
-//   preact (N) = out (N); out (N) = act(out (N)), in place (the same formula as matmul_forward's epilogue)
+//   preact (N) = out (N); out (N) = act(out (N)), in place (the same formula as matmul_forward's epilogue: relu,
+//   gelu or silu, cpu/fast_math.hpp)
 #include "cpu/ops/op.hpp"
 
 namespace cpu::ops {
@@ -9,21 +10,31 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const auto p = a.as<core::ActForwardParams>();
   float* preact = b.f32(0);
   float* out = b.f32(1);
-  const bool relu = activation_of(p.act) == core::Activation::ReLU;
+  const core::Activation act = activation_of(p.act);
   // One pass: each element read once, both outputs written from the register.
-  pool.parallel_for(p.N, grain_for(relu ? 1.0 : 30.0), [=](size_t i0, size_t i1) {  // GELU: a tanh per element
-    if (relu) {
-      for (size_t i = i0; i < i1; ++i) {
-        const float x = out[i];
-        preact[i] = x;
-        out[i] = x > 0.0f ? x : 0.0f;
-      }
-    } else {
-      for (size_t i = i0; i < i1; ++i) {
-        const float x = out[i];
-        preact[i] = x;
-        out[i] = x * gelu_sigmoid(x);
-      }
+  pool.parallel_for(p.N, grain_for(act_work(act)), [=](size_t i0, size_t i1) {
+    switch (act) {
+      case core::Activation::ReLU:
+        for (size_t i = i0; i < i1; ++i) {
+          const float x = out[i];
+          preact[i] = x;
+          out[i] = x > 0.0f ? x : 0.0f;
+        }
+        return;
+      case core::Activation::GELU:
+        for (size_t i = i0; i < i1; ++i) {
+          const float x = out[i];
+          preact[i] = x;
+          out[i] = x * gelu_sigmoid(x);
+        }
+        return;
+      case core::Activation::SiLU:
+        for (size_t i = i0; i < i1; ++i) {
+          const float x = out[i];
+          preact[i] = x;
+          out[i] = x * silu_sigmoid(x);
+        }
+        return;
     }
   });
 }

@@ -24,12 +24,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
       float* s = sums + m * OC;
       for (long o = 0; o < OC; ++o) s[o] += bias[o];
       if (!apply_act) continue;
-      float* o_row = out + m * OC;
-      if (act == core::Activation::ReLU) {
-        for (long o = 0; o < OC; ++o) o_row[o] = s[o] > 0.0f ? s[o] : 0.0f;
-      } else {
-        for (long o = 0; o < OC; ++o) o_row[o] = s[o] * gelu_sigmoid(s[o]);
-      }
+      activate(s, out + m * OC, OC, act);
     }
   };
   conv_forward_gemm(sums, b.f32(2), b.f32(3), conv_shape(p), pool, bias ? epilogue : ConvEpilogue{});

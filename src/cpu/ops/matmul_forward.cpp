@@ -24,11 +24,7 @@ void epilogue(float* out, float* preact, const float* bias, long OC, long b0, lo
     }
     float* p = preact + (b0 + j) * OC + o0;
     for (long c = 0; c < n; ++c) p[c] += bs[c];
-    if (act == core::Activation::ReLU) {
-      for (long c = 0; c < n; ++c) o[c] = p[c] > 0.0f ? p[c] : 0.0f;
-    } else {
-      for (long c = 0; c < n; ++c) o[c] = p[c] * gelu_sigmoid(p[c]);
-    }
+    activate(p, o, n, act);
   }
 }
 

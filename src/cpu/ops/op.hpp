@@ -98,11 +98,23 @@ inline constexpr double kIdx = 4;  // bytes of an int32 label or uint32 index
 inline double n_of(const PlanEntry& e) { return static_cast<double>(e.N); }
 inline uint32_t u32(long v) { return static_cast<uint32_t>(v); }
 inline bool loss_scaled(Precision p) { return p == Precision::FP16; }  // fp16 trains with loss scaling
-// ACT_RELU (0), ACT_GELU (1) of shaders/common/activation.glsl, and back.
-inline uint32_t act_code(core::Activation a) { return a == core::Activation::ReLU ? 0u : 1u; }
-inline core::Activation activation_of(uint32_t code) {
-  return code == 0 ? core::Activation::ReLU : core::Activation::GELU;
+// ACT_RELU (0), ACT_GELU (1), ACT_SILU (2) of shaders/common/activation.glsl, and back (a code out of range is a
+// programming error: the plan only ever writes act_code's values).
+inline uint32_t act_code(core::Activation a) {
+  switch (a) {
+    case core::Activation::ReLU: return 0;
+    case core::Activation::GELU: return 1;
+    case core::Activation::SiLU: return 2;
+  }
+  return 0;
 }
+inline core::Activation activation_of(uint32_t code) {
+  for (core::Activation a : core::kActivations)
+    if (act_code(a) == code) return a;
+  throw core::Error(core::ErrorKind::Internal, "activation code out of range");
+}
+// Work per element for the thread pool's grain: a compare for ReLU, an exp or tanh (about 30 operations) otherwise.
+inline double act_work(core::Activation a) { return a == core::Activation::ReLU ? 1.0 : 30.0; }
 // The work items of a 4-wide element-wise kernel over n elements: one per group of four (the shader's grid-stride loop
 // and scalar tail cover any n with that many invocations, rounded up to whole workgroups).
 inline std::array<uint64_t, 2> quads(long n) { return {static_cast<uint64_t>(n + 3) / 4, 1}; }
@@ -124,7 +136,8 @@ inline double* ref(RefBindings b, size_t i) { return i < b.size() && !b[i].empty
 inline std::vector<int32_t> ints(const std::vector<double>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
 
 // The activation and its derivative in double: ReLU max(0, x); GELU with the tanh approximation
-// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³))) (Hendrycks & Gimpel 2016; torch approximate='tanh').
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³))) (Hendrycks & Gimpel 2016; torch approximate='tanh'); SiLU
+// x sigmoid(x) (Elfwing et al. 2018; torch.nn.SiLU). The kernels' references and the whole-step reference use these.
 double ref_activation(double x, core::Activation act);
 double ref_activation_derivative(double x, core::Activation act);
 
