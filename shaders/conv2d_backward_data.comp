@@ -3,6 +3,8 @@
 // A (m, k) = dout [b, y+pad-ky, x+pad-kx, oc] (0 outside the output) and B (k, n) = weight [oc, ky, kx, n].
 // Every input pixel is one output of the GEMM: no scatter, no atomics. Tiled (scalar loads) or texel (GEMM_TEXEL:
 // taps outer, output channels inner, VEC channels per texel) as conv2d_forward.comp says.
+// trainscope variants: texel (shaders/shaders.cmake compiles them; the kernel's record, KernelDef::gemm, says the
+// same, which test_kernel_table checks)
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"

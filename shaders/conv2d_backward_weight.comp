@@ -7,6 +7,8 @@
 // [z * per, (z + 1) * per), per = ceil(B / slices) (PlanEntry::k_slice), into its fp32 partial product at binding 0,
 // partials[z][OC][KS*KS*C]; shaders/splitk/split_k_reduce.comp adds the layers in order and rounds once into dweight.
 // (Its output rows, OC, are few: never folded into z, which the slices use; tile_row.glsl.)
+// trainscope variants: texel splitk (shaders/shaders.cmake compiles them; the kernel's record, KernelDef::gemm, says the
+// same, which test_kernel_table checks)
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"

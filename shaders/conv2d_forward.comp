@@ -7,6 +7,8 @@
 //   - texel (GEMM_TEXEL, texel_block.glsl's register blocks, for software devices): taps outer, channels inner, so the
 //     pixel of each row is decomposed once per invocation and its tap's bounds checked once per tap, not per element;
 //     VEC channels per texel where C and OC are multiples of 4.
+// trainscope variants: texel (shaders/shaders.cmake compiles them; the kernel's record, KernelDef::gemm, says the
+// same, which test_kernel_table checks)
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"

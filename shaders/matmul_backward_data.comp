@@ -1,4 +1,6 @@
 // matmul_backward_data: dinp (B,C) = dout (B,OC) · weight (OC,C). GEMM with M = B, N = C, K = OC.
+// trainscope variants: texel (shaders/shaders.cmake compiles them; the kernel's record, KernelDef::gemm, says the
+// same, which test_kernel_table checks)
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"

@@ -2,6 +2,8 @@
 // SPLIT_K (the _splitk variants, gpu/gemm_config.hpp's choose_split_k): workgroup layer z sums only the batch rows
 // [z * k_slice, (z + 1) * k_slice) and writes its fp32 partial product to binding 0, partials[z][OC][C]; the
 // reduce (shaders/splitk/split_k_reduce.comp) then adds the layers in order and rounds once into dweight.
+// trainscope variants: texel splitk (shaders/shaders.cmake compiles them; the kernel's record, KernelDef::gemm, says the
+// same, which test_kernel_table checks)
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"

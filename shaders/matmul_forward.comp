@@ -1,6 +1,8 @@
 // matmul_forward: out (B,OC) = act(inp (B,C) · weight (OC,C)ᵀ + bias (OC)); preact (B,OC) keeps the value before the
 // activation for act_backward (hidden layers only). GEMM with M = B, N = OC, K = C. With add_bias 0 (--unfused) the
 // epilogue does nothing: out = the plain sums, and bias_add and act_forward follow as kernels of their own.
+// trainscope variants: texel (shaders/shaders.cmake compiles them; the kernel's record, KernelDef::gemm, says the
+// same, which test_kernel_table checks)
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"

@@ -136,7 +136,7 @@ struct Gpu {
     for (const vk::Buffer* b : bound)
       if (b) ranges.push_back({b});
     std::unique_ptr<vk::Buffer> partials;  // split-K's, filled with NaN: a slice the reduce reads unwritten shows
-    if (e.split_k > 1) {
+    if (gpu::split_k_partials_bytes(e) > 0) {  // e runs split (split_k_reduce's own entry does not)
       partials = std::make_unique<vk::Buffer>(*ctx, gpu::split_k_partials_bytes(e), vk::MemoryKind::DeviceLocal,
                                               "split_k_partials");
       const std::vector<float> nan(partials->size() / sizeof(float), std::nanf(""));
@@ -332,11 +332,11 @@ void check_parity(core::Op op, std::vector<KernelCase> cases) {
                  (v.split ? "/split-K" : "") + " [" + g.name() + "]";
         }
         if (def.grid == core::Grid::Conv) {  // "gpu conv texel/vec4 [texel 64x8, 8x8 per invocation]"
-          const gpu::GemmVariant v = k.conv_variant(k.with_split_k(c.entry));
+          const gpu::GemmVariant v = k.gemm_variant(k.with_split_k(c.entry));
           ++paths_run[std::string("conv ") + gpu::to_string(v.path) + (v.split ? " split-K" : "")];
           who += std::string(" conv ") + gpu::to_string(v.path) + (v.vec4 ? "/vec4" : "/scalar") +
                  (v.split ? "/split-K" : "") + " [" +
-                 gpu::GemmConfig{v.path, k.conv_tiles(v), v.vec4}.name() + "]";
+                 gpu::GemmConfig{v.path, k.tiles(def.op, v), v.vec4}.name() + "]";
         }
         compare(def, c, p, gpu.run(k, def, c, in), ref, who);
       }
@@ -350,7 +350,7 @@ void check_parity(core::Op op, std::vector<KernelCase> cases) {
     CHECK(paths_run["tiled"] > 0);
     if (op == core::Op::matmul_backward_weight) CHECK(paths_run["tiled split-K"] > 0);
   }
-  // And its conv2d_backward_weight split-K where choose_conv_split_k says (the odd shapes' few output tiles).
+  // And its conv2d_backward_weight split-K where choose_split_k says (the odd shapes' few output tiles).
   if (op == core::Op::conv2d_backward_weight && have_gpu && !gpu.ctx->info().software_paths && default_variants_only())
     CHECK(paths_run["conv tiled split-K"] > 0);
   for (const auto& [path, n] : paths_run) MESSAGE("GEMM dispatches on the " << path << " path: " << n);

@@ -243,7 +243,7 @@ TEST_CASE("the background compile's list holds every convolution variant, to be 
       if (vec4 && path != gpu::GemmPath::Texel) continue;
       CAPTURE(core::kernel_name(op));
       CAPTURE(vec4);
-      const auto at = std::find(all.begin(), all.end(), &kernels.conv_pipeline(op, gpu::GemmVariant{path, vec4, false}));
+      const auto at = std::find(all.begin(), all.end(), &kernels.gemm_pipeline(op, gpu::GemmVariant{path, vec4, false}));
       CHECK(at < gather);
     }
 }

@@ -377,3 +377,17 @@ TEST_CASE("matmul_backward_data") { check_parity(Op::matmul_backward_data, backw
 TEST_CASE("adamw_update") { check_parity(Op::adamw_update, optimizer_cases(Op::adamw_update)); }
 
 TEST_CASE("sgd_update") { check_parity(Op::sgd_update, optimizer_cases(Op::sgd_update)); }
+
+TEST_CASE("split_k_reduce") {
+  // Outputs x slices: one slice (a copy, rounded once), the odd counts of the GEMMs' small outputs, and enough outputs
+  // for the CPU twin's threads and the GPU's capped grid-stride loop. The partials are fp32 sums of many products:
+  // uniform in [-1, 1] each, so that their sum cancels as a split dweight's does.
+  std::vector<KernelCase> cases;
+  for (const auto& [N, S] : std::vector<std::pair<size_t, uint32_t>>{{1, 1}, {7, 3}, {130, 2}, {70001, 5}}) {
+    KernelCase c{"N=" + std::to_string(N) + " slices=" + std::to_string(S), {}, {}, {N, N * S}, {}};
+    c.entry.N = N;
+    c.entry.split_k = S;
+    cases.push_back(c);
+  }
+  check_parity(Op::split_k_reduce, cases);
+}

@@ -59,58 +59,56 @@ Reflection reflect(std::span<const uint32_t> words) {
   return r;
 }
 
+const vk::EmbeddedShader* find_shader(const std::string& name) {
+  for (const auto& s : vk::embedded_shaders())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+// The variants a kernel's record implies besides its storage types: "" always; "_texel" for a GEMM-shaped kernel
+// (KernelDef::gemm_shaped); "_splitk" and "_splitk_texel" for one that may split K (KernelDef::gemm.split_k).
+std::vector<std::string> variants_of(const core::KernelDef& def) {
+  std::vector<std::string> out{""};
+  if (def.gemm_shaped()) out.push_back("_texel");
+  if (def.gemm.split_k != core::SplitK::None) out.insert(out.end(), {"_splitk", "_splitk_texel"});
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("every compiled shader variant declares the table's bindings and the shared push-constant layout") {
-  int texel_variants = 0;
+  int gemm_variants = 0;
   for (const core::KernelDef& def : core::kernel_table())
     for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
-      for (const char* path : {"", "_texel"}) {  // the GEMMs' texel variant (gpu/gemm_config.hpp) binds the same
-      const bool texel = *path != 0;
-      if (texel && def.grid != core::Grid::Gemm) continue;
-      texel_variants += texel;
-      const std::string name = std::string(def.name) + path +
-                               (p == Precision::FP32 ? "" : std::string("_") + core::to_string(p));
-      CAPTURE(name);
-      const vk::EmbeddedShader* shader = nullptr;
-      for (const auto& s : vk::embedded_shaders())
-        if (s.name == name) shader = &s;
-      REQUIRE(shader != nullptr);
-      if (!def.exists_in(p)) continue;  // compiled for every precision, used only in its own
-      const Reflection r = reflect(shader->spirv);
-      std::set<uint32_t> want;
-      for (uint32_t b = 0; b < def.binding_count(p); ++b) want.insert(b);
-      CHECK(r.bindings == want);
-      CHECK(r.block_members == 1);
-      REQUIRE(r.push_members * 4 == def.params_bytes);
-      for (uint32_t m = 0; m < r.push_members; ++m) CHECK(r.push_offsets[m] == 4 * m);
-    }
-  CHECK(texel_variants == 9);  // three GEMM kernels in three precisions
+      for (const std::string& path : variants_of(def)) {  // every variant binds as the kernel (split: partials at 0)
+        gemm_variants += !path.empty();
+        const std::string name = def.name + path + (p == Precision::FP32 ? "" : std::string("_") + core::to_string(p));
+        CAPTURE(name);
+        const vk::EmbeddedShader* shader = find_shader(name);
+        REQUIRE(shader != nullptr);
+        if (!def.exists_in(p)) continue;  // compiled for every precision, used only in its own
+        const Reflection r = reflect(shader->spirv);
+        std::set<uint32_t> want;
+        for (uint32_t b = 0; b < def.binding_count(p); ++b) want.insert(b);
+        CHECK(r.bindings == want);
+        CHECK(r.block_members == 1);
+        REQUIRE(r.push_members * 4 == def.params_bytes);
+        for (uint32_t m = 0; m < r.push_members; ++m) CHECK(r.push_offsets[m] == 4 * m);
+      }
+  // Six GEMM-shaped kernels with a texel variant, two of them with split-K's two, in three precisions.
+  CHECK(gemm_variants == (6 + 2 * 2) * 3);
 }
 
-TEST_CASE("split-K's shaders: the GEMM pass binds as matmul_backward_weight, the reduce as SplitKReduceParams says") {
-  auto find = [](const std::string& name) -> const vk::EmbeddedShader* {
-    for (const auto& s : vk::embedded_shaders())
-      if (s.name == name) return &s;
-    return nullptr;
-  };
-  const core::KernelDef& def = core::kernel_def(core::Op::matmul_backward_weight);
-  for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16}) {
-    const std::string suffix = p == Precision::FP32 ? "" : std::string("_") + core::to_string(p);
-    for (const char* path : {"", "_texel"}) {
-      const std::string name = std::string(def.name) + "_splitk" + path + suffix;
-      CAPTURE(name);
-      const vk::EmbeddedShader* shader = find(name);
-      REQUIRE(shader != nullptr);
-      const Reflection r = reflect(shader->spirv);
-      CHECK(r.bindings == std::set<uint32_t>{0, 1, 2});  // partials where dweight was, dout, inp
-      REQUIRE(r.push_members * 4 == def.params_bytes);
-    }
-    const vk::EmbeddedShader* reduce = find("split_k_reduce" + suffix);
-    REQUIRE(reduce != nullptr);
-    const Reflection r = reflect(reduce->spirv);
-    CHECK(r.bindings == std::set<uint32_t>{0, 1});  // dweight, partials
-    CHECK(r.push_members * 4 == sizeof(core::SplitKReduceParams));
+TEST_CASE("no shader variant that its kernel's record does not imply: shaders.cmake and KernelDef::gemm agree") {
+  std::set<std::string> implied;
+  for (const core::KernelDef& def : core::kernel_table())
+    for (const std::string& path : variants_of(def))
+      for (const char* suffix : {"", "_fp16", "_bf16"}) implied.insert(def.name + path + suffix);
+  for (const auto& s : vk::embedded_shaders()) {
+    const std::string name(s.name);
+    if (name.rfind("peak_", 0) == 0) continue;  // trainscope peaks' probes: not kernels of the table
+    CAPTURE(name);
+    CHECK(implied.count(name) == 1);
   }
 }
 

@@ -125,7 +125,7 @@ enum class Grid : uint8_t {
   Rows,      // one invocation per row: size[0] rows, no loop
   Gemm,      // shared-memory tiles of the output, size = {M rows, N columns} (gemm.glsl, tiling gpu::GemmTiles)
   Conv,      // an implicit GEMM (the convolutions) over size = {M rows, N columns}, its operands gathered from the
-             // images by index inside the shader; the variant and its tiles from gpu::conv_variant (tiled or texel),
+             // images by index inside the shader; the variant and its tiles from gpu::gemm_variant (tiled or texel),
              // its tile rows folded into z past maxComputeWorkGroupCount[1] (gpu::fold_rows)
   Single,    // one workgroup
 };
@@ -158,6 +158,28 @@ struct KernelArgs {
 };
 
 
+// How a GEMM-shaped kernel (Grid::Gemm or Grid::Conv) may cut its K dimension into slices, each summed into an fp32
+// partial product by its own workgroups along z, which split_k_reduce then adds in slice order (gpu/gemm_config.hpp,
+// choose_split_k: where the output has too few tiles to fill the device).
+enum class SplitK : uint8_t {
+  None,    // never split
+  Rows,    // K = the batch's rows, in slices of a multiple of kSplitKAlign rows (matmul_backward_weight)
+  Images,  // K = B x OH x OW pixels, in slices of whole images (conv2d_backward_weight)
+};
+
+// What the GEMM family's machinery needs to know of one GEMM-shaped kernel, besides its bindings: whether it may run
+// split-K, which two bindings hold its operands A and B (read through texel views on the texel path), when its
+// operands allow 4-wide loads, and its largest operand (the texel path needs it within maxTexelBufferElements).
+struct GemmTraits {
+  SplitK split_k = SplitK::None;
+  std::array<uint32_t, 2> operands{};                    // binding numbers of A and B
+  bool (*vec4_ok)(const PlanEntry& e) = nullptr;          // the operands' contiguous dimensions are multiples of 4
+  uint64_t (*largest_operand)(const PlanEntry& e) = nullptr;  // elements of its largest operand (output included)
+  // The texel path's invocations along the output's rows (m) in local x, where the kernel's N is narrow (the
+  // convolutions' channels) and its M long (their pixels); false: along the columns (n), as the GEMMs.
+  bool texel_lanes_along_m = false;
+};
+
 struct KernelDef {
   Op op{};                           // set by the table from the kernel list
   const char* name = nullptr;        // likewise: the kernel's file name
@@ -174,7 +196,9 @@ struct KernelDef {
   double (*flops)(const PlanEntry& e, Precision precision) = nullptr;
   double (*bytes_read)(const PlanEntry& e, Precision precision) = nullptr;
   double (*bytes_written)(const PlanEntry& e, Precision precision) = nullptr;
+  GemmTraits gemm{};                 // Grid::Gemm and Grid::Conv only
 
+  bool gemm_shaped() const { return grid == Grid::Gemm || grid == Grid::Conv; }
   bool exists_in(Precision p) const { return !fp16_only || p == Precision::FP16; }
   // The bindings present in `precision`: the first n of `bindings` (optional ones come last).
   uint32_t binding_count(Precision precision) const;

@@ -82,9 +82,17 @@ long slice_rows(long B, uint32_t slices) {
 }
 }  // namespace
 
+namespace {
+// Rows of K per slice of a kernel that splits as `how`: whole images (ceil(B / slices)), or rows aligned to
+// kSplitKAlign.
+long rows_per_slice(SplitK how, long B, long slices) {
+  return how == SplitK::Images ? (B + slices - 1) / slices : slice_rows(B, slices);
+}
+}  // namespace
+
 long PlanEntry::k_slice() const {
   if (split_k <= 1) return B;
-  return op == Op::conv2d_backward_weight ? (B + split_k - 1) / split_k : slice_rows(B, split_k);
+  return rows_per_slice(kernel_def(op).gemm.split_k, B, split_k);
 }
 
 void set_figures(PlanEntry& e, Precision precision) {
@@ -95,15 +103,26 @@ void set_figures(PlanEntry& e, Precision precision) {
 }
 
 PlanEntry with_split_k(const PlanEntry& e, uint32_t slices, Precision precision) {
-  if (e.op != Op::matmul_backward_weight && e.op != Op::conv2d_backward_weight) return e;
+  const SplitK how = kernel_def(e.op).gemm.split_k;
+  if (how == SplitK::None) return e;
   PlanEntry out = e;
   out.split_k = 1;
   if (slices > 1 && e.B > 0) {
-    const long rows = e.op == Op::conv2d_backward_weight ? (e.B + slices - 1) / slices : slice_rows(e.B, slices);
+    const long rows = rows_per_slice(how, e.B, slices);
     out.split_k = static_cast<uint32_t>((e.B + rows - 1) / rows);
   }
   set_figures(out, precision);
   return out;
+}
+
+size_t split_output_elements(const PlanEntry& e) { return kernel_def(e.op).bindings.at(0).elements(e, StepArgs{}); }
+
+PlanEntry split_k_reduce_entry(const PlanEntry& e, Precision precision) {
+  PlanEntry r{.op = Op::split_k_reduce, .layer = e.layer};
+  r.N = split_output_elements(e);
+  r.split_k = e.split_k;
+  set_figures(r, precision);
+  return r;
 }
 
 void use_host_upload(StepPlan& plan) {

@@ -84,16 +84,19 @@ constexpr long kSplitKAlign = 16;
 // e's analytic figures (flops, bytes_read, bytes_written) from its kernel's formulas in `precision`'s storage type.
 void set_figures(PlanEntry& e, Precision precision);
 
-// matmul_backward_weight (or conv2d_backward_weight) entry e with its K cut into at most `slices` slices of k_slice()
-// rows (images; the last may be shorter, none is empty: split_k becomes ceil(B / k_slice)), its figures re-derived;
-// slices <= 1, or a K too short for two slices, gives split_k = 1. Other kernels are returned unchanged.
+// Entry e of a kernel that may run split-K (its record's gemm.split_k: matmul_backward_weight, conv2d_backward_weight)
+// with its K cut into at most `slices` slices of k_slice() rows (images; the last may be shorter, none is empty:
+// split_k becomes ceil(B / k_slice)), its figures re-derived; slices <= 1, or a K too short for two slices, gives
+// split_k = 1. Other kernels are returned unchanged.
 PlanEntry with_split_k(const PlanEntry& e, uint32_t slices, Precision precision);
 
-// The elements of one slice's partial product of a split entry: its output, dweight: OC x C (matmul_backward_weight),
-// OC x KS x KS x C (conv2d_backward_weight).
-inline size_t split_output_elements(const PlanEntry& e) {
-  return size_t(e.OC) * size_t(e.C) * (e.op == Op::conv2d_backward_weight ? size_t(e.KS) * size_t(e.KS) : 1);
-}
+// The elements of one slice's partial product of a split entry: its output (binding 0 of its kernel), dweight:
+// OC x C (matmul_backward_weight), OC x KS x KS x C (conv2d_backward_weight).
+size_t split_output_elements(const PlanEntry& e);
+
+// The split_k_reduce that follows split entry e (e.split_k > 1): N = split_output_elements(e) outputs, each the sum of
+// e.split_k partial products; its figures in `precision`.
+PlanEntry split_k_reduce_entry(const PlanEntry& e, Precision precision);
 
 struct StepPlan {
   ModelShape shape;

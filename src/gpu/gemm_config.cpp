@@ -135,20 +135,21 @@ uint32_t split_rule(const GemmConfig& config, uint64_t groups, uint64_t most, co
 }
 }  // namespace
 
-uint32_t choose_split_k(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceInfo& device) {
-  if (e.op != core::Op::matmul_backward_weight || e.B <= 0) return 1;
-  const uint64_t groups = uint64_t((e.OC + config.tiles.tile_m - 1) / config.tiles.tile_m) *
-                          uint64_t((e.C + config.tiles.tile_n - 1) / config.tiles.tile_n);
-  return split_rule(config, groups, uint64_t(e.B / kMinSliceRows), device);
-}
-
-uint32_t choose_conv_split_k(const GemmConfig& config, const GemmTiles& tiles, const core::PlanEntry& e,
-                             const vk::DeviceInfo& device) {
-  if (e.op != core::Op::conv2d_backward_weight || e.B <= 0) return 1;
-  const uint64_t N = uint64_t(e.KS) * uint64_t(e.KS) * uint64_t(e.C);
-  const uint64_t groups = uint64_t((e.OC + tiles.tile_m - 1) / tiles.tile_m) * ((N + tiles.tile_n - 1) / tiles.tile_n);
-  const uint64_t pixels = uint64_t(e.B) * uint64_t(e.OH()) * uint64_t(e.OW());
-  return split_rule(config, groups, std::min<uint64_t>(uint64_t(e.B), pixels / kMinSliceRows), device);
+uint32_t choose_split_k(const GemmConfig& config, const GemmTiles& tiles, const core::PlanEntry& e,
+                        const vk::DeviceInfo& device) {
+  const core::KernelDef& def = core::kernel_def(e.op);
+  if (def.gemm.split_k == core::SplitK::None || e.B <= 0) return 1;
+  const std::array<uint64_t, 2> mn = def.grid_size(e);  // the output: {M rows, N columns}
+  const uint64_t groups = ((mn[0] + tiles.tile_m - 1) / tiles.tile_m) * ((mn[1] + tiles.tile_n - 1) / tiles.tile_n);
+  switch (def.gemm.split_k) {
+    case core::SplitK::Rows: return split_rule(config, groups, uint64_t(e.B / kMinSliceRows), device);
+    case core::SplitK::Images: {
+      const uint64_t pixels = uint64_t(e.B) * uint64_t(e.OH()) * uint64_t(e.OW());
+      return split_rule(config, groups, std::min<uint64_t>(uint64_t(e.B), pixels / kMinSliceRows), device);
+    }
+    case core::SplitK::None: break;
+  }
+  return 1;
 }
 
 std::vector<GemmTiles> gemm_tile_candidates() {
@@ -263,18 +264,18 @@ std::vector<GemmConfig> gemm_configs_to_test(const vk::Device& device, core::Pre
 }
 
 GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits) {
-  const bool aligned = e.op == core::Op::matmul_forward ? e.C % 4 == 0 : e.C % 4 == 0 && e.OC % 4 == 0;
-  const bool vec4 = config.vector_loads && aligned;
+  const core::KernelDef& def = core::kernel_def(e.op);
+  if (!def.gemm_shaped() || !def.gemm.vec4_ok || !def.gemm.largest_operand)
+    throw core::Error(core::ErrorKind::Internal, std::string(def.name) + " is not a GEMM or convolution");
+  const bool vec4 = config.vector_loads && def.gemm.vec4_ok(e);
+  const bool tiled_vec4 = vec4 && def.grid == core::Grid::Gemm;  // the convolutions' tiled loads are scalar
   const bool split = e.split_k > 1;
   if (config.path == GemmPath::Texel) {
-    // Every operand (inp B x C, weight OC x C, dout B x OC) within the device's texel count.
-    const uint64_t largest = std::max({uint64_t(e.B) * uint64_t(e.C), uint64_t(e.OC) * uint64_t(e.C),
-                                       uint64_t(e.B) * uint64_t(e.OC)});
+    const uint64_t largest = def.gemm.largest_operand(e);
     if (largest / (vec4 ? 4 : 1) <= limits.max_texel_buffer_elements) return {GemmPath::Texel, vec4, split};
     if (largest <= limits.max_texel_buffer_elements) return {GemmPath::Texel, false, split};
-    return {GemmPath::Tiled, vec4, split};
   }
-  return {GemmPath::Tiled, vec4, split};
+  return {GemmPath::Tiled, tiled_vec4, split};
 }
 
 std::array<uint32_t, 2> fold_rows(uint64_t rows, const vk::DeviceLimits& limits) {
@@ -283,37 +284,12 @@ std::array<uint32_t, 2> fold_rows(uint64_t rows, const vk::DeviceLimits& limits)
   return {static_cast<uint32_t>(std::min<uint64_t>(y, UINT32_MAX)), static_cast<uint32_t>(std::min<uint64_t>(z, UINT32_MAX))};
 }
 
-GemmVariant conv_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits) {
-  const bool split = e.split_k > 1;
-  if (config.path != GemmPath::Texel) return {GemmPath::Tiled, false, split};
-  const bool vec4 = config.vector_loads && e.C % 4 == 0 && e.OC % 4 == 0;
-  // The operands: the input (B,H,W,C), the output gradient or output (B,OH,OW,OC) and the weight (OC,KS,KS,C).
-  const uint64_t largest = std::max({uint64_t(e.B) * uint64_t(e.H) * uint64_t(e.W) * uint64_t(e.C),
-                                     uint64_t(e.B) * uint64_t(e.OH()) * uint64_t(e.OW()) * uint64_t(e.OC),
-                                     uint64_t(e.OC) * uint64_t(e.KS) * uint64_t(e.KS) * uint64_t(e.C)});
-  if (largest / (vec4 ? 4 : 1) <= limits.max_texel_buffer_elements) return {GemmPath::Texel, vec4, split};
-  if (largest <= limits.max_texel_buffer_elements) return {GemmPath::Texel, false, split};
-  return {GemmPath::Tiled, false, split};
-}
-
-std::array<uint32_t, 2> gemm_operand_bindings(core::Op op) {
-  switch (op) {
-    case core::Op::matmul_forward: return {2, 3};         // inp, weight
-    case core::Op::matmul_backward_data: return {1, 2};    // dout, weight
-    case core::Op::matmul_backward_weight: return {1, 2};  // dout, inp
-    case core::Op::conv2d_forward: return {2, 3};          // inp, weight
-    case core::Op::conv2d_backward_data: return {1, 2};    // dout, weight
-    case core::Op::conv2d_backward_weight: return {1, 2};  // dout, inp
-    default: break;
-  }
-  throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " is not a GEMM or convolution");
-}
 
 std::vector<vk::BindingKind> gemm_binding_kinds(core::Op op, GemmVariant variant, core::Precision precision,
                                                 uint32_t bindings) {
   std::vector<vk::BindingKind> kinds(bindings);
   if (variant.path == GemmPath::Texel)
-    for (uint32_t b : gemm_operand_bindings(op))
+    for (uint32_t b : core::kernel_def(op).gemm.operands)
       kinds.at(b) = {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, texel_format(precision, variant.vec4)};
   return kinds;
 }

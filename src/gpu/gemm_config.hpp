@@ -70,15 +70,19 @@ GemmConfig choose_gemm_config(const vk::Device& device, core::Precision precisio
 // so that S x G is about W (the partials then take at most about 2 W tiles of fp32: 8 MiB with 64x64 tiles), and a
 // slice is at least kMinSliceRows rows long, so that its partial product (written once, read once by the reduce)
 // stays small next to the operands it reads. config.split_k (>= 1) overrides the rule. Returns the requested S;
-// core::with_split_k turns it into the slices that run (aligned, none empty). Other GEMMs: 1.
-uint32_t choose_split_k(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceInfo& device);
+// core::with_split_k turns it into the slices that run (aligned, none empty). A kernel whose record says it never
+// splits (KernelDef::gemm.split_k): 1.
+// The same rule serves conv2d_backward_weight (SplitK::Images), whose output dweight (OC x KS*KS*C: 32 x 9 and
+// 64 x 288 in the CNN) is one to a few tiles while its K is B*OH*OW pixels (25088 to 100352 at batch 128): K in
+// slices of whole images, at most B of them and each at least kMinSliceRows pixels.
+// G comes from the kernel's output, its grid_size {M, N}, in `tiles` (the variant's: a convolution's are
+// gpu::Kernels::conv_tiles; the overload without tiles takes config.tiles, a dense GEMM's).
+uint32_t choose_split_k(const GemmConfig& config, const GemmTiles& tiles, const core::PlanEntry& e,
+                        const vk::DeviceInfo& device);
+inline uint32_t choose_split_k(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceInfo& device) {
+  return choose_split_k(config, config.tiles, e, device);
+}
 constexpr long kMinSliceRows = 64;
-
-// The same rule for conv2d_backward_weight, whose output dweight (OC x KS*KS*C: 32 x 9 and 64 x 288 in the CNN) is
-// one to a few tiles while its K is B*OH*OW pixels (25088 to 100352 at batch 128): G from `tiles` (the variant's,
-// gpu::Kernels::conv_tiles), K in slices of whole images, at most B of them and each at least kMinSliceRows pixels.
-uint32_t choose_conv_split_k(const GemmConfig& config, const GemmTiles& tiles, const core::PlanEntry& e,
-                             const vk::DeviceInfo& device);
 
 // How many workgroups the device runs at once, as far as Vulkan lets us know. A software device (lavapipe) runs
 // whole workgroups on its CPU threads: LP_NUM_THREADS where set, else one per hardware thread (llvmpipe's default),
@@ -109,10 +113,12 @@ struct GemmVariant {
   bool operator==(const GemmVariant&) const = default;
 };
 
-// The variant that runs GEMM plan entry e under `config`. 4-wide loads need the operands' contiguous dimensions to be
-// multiples of 4 (forward: C; backward data and weight: C and OC). The Texel path also needs every operand within
-// the device's maxTexelBufferElements (in texels); where not, e runs on the Tiled path.
-// The Split flag follows the entry (e.split_k > 1).
+// The variant that runs GEMM-shaped plan entry e (a GEMM or a convolution) under `config`, from its kernel's record
+// (KernelDef::gemm): 4-wide loads where config.vector_loads and the operands' contiguous dimensions are multiples of 4
+// (gemm.vec4_ok: a dense forward's C; the backward GEMMs' and the convolutions' C and OC); the Texel path where the
+// configuration's is and the largest operand (gemm.largest_operand) is within the device's maxTexelBufferElements in
+// texels (4-wide, else 1-wide), else Tiled. The convolutions' Tiled path reads scalars (a patch's taps are not
+// contiguous). The Split flag follows the entry (e.split_k > 1).
 GemmVariant gemm_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits);
 
 // The implicit-GEMM convolutions (core::Grid::Conv, shaders/conv2d_*.comp) run on the configuration's path:
@@ -127,12 +133,6 @@ GemmTiles conv_tiles(const GemmConfig& config, const vk::Device& device);
 // GEMMs' 64 columns per workgroup, while its M has tens of thousands of pixels.
 constexpr GemmTiles kConvTexelTiles{64, 8, 4, 8, 8};
 
-// The variant that runs convolution entry e under `config`: the Texel path where the configuration's path is Texel
-// and every operand fits maxTexelBufferElements, else Tiled; 4-wide texels (vec4) on the Texel path where C and OC are
-// multiples of 4 (each texel then holds 4 channels of one pixel) and config.vector_loads. Split where the entry is
-// (conv2d_backward_weight with e.split_k > 1: choose_conv_split_k).
-GemmVariant conv_variant(const GemmConfig& config, const core::PlanEntry& e, const vk::DeviceLimits& limits);
-
 // `rows` tile rows of a convolution's output as workgroups along y and z, {y, z}: {rows, 1} where they fit
 // maxComputeWorkGroupCount[1], else z = ceil(rows / that limit) layers of y = ceil(rows / z) rows, which the shaders
 // unfold (shaders/common/tile_row.glsl). A z past maxComputeWorkGroupCount[2] is returned as it is, for
@@ -140,11 +140,8 @@ GemmVariant conv_variant(const GemmConfig& config, const core::PlanEntry& e, con
 // fits a buffer gets there).
 std::array<uint32_t, 2> fold_rows(uint64_t rows, const vk::DeviceLimits& limits);
 
-// The two bindings of a GEMM or convolution kernel that hold its operands A and B (the texel variant reads them
-// through views).
-std::array<uint32_t, 2> gemm_operand_bindings(core::Op op);
-
-// The binding kinds of a GEMM variant in a precision: storage buffers, and for the Texel path the operands as
+// The binding kinds of a GEMM variant in a precision: storage buffers, and for the Texel path the operands (the
+// kernel's gemm.operands) as
 // uniform texel buffers of RGBA (vec4) or single-channel formats: fp32 R32G32B32A32_SFLOAT / R32_SFLOAT, fp16
 // R16G16B16A16_SFLOAT / R16_SFLOAT, bf16 R16G16B16A16_UINT / R16_UINT (its bits).
 std::vector<vk::BindingKind> gemm_binding_kinds(core::Op op, GemmVariant variant, core::Precision precision,

@@ -17,7 +17,9 @@ namespace gpu {
 
 namespace {
 uint32_t div_up(uint64_t n, uint32_t d) { return static_cast<uint32_t>((n + d - 1) / d); }
-bool is_gemm(core::Op op) { return core::kernel_def(op).grid == core::Grid::Gemm; }
+bool splits(const core::KernelDef& def) { return def.gemm.split_k != core::SplitK::None; }
+// Whether entry e runs as a split GEMM pass and its reduce (split_k_reduce's own entry uses split_k for its slices).
+bool runs_split(const core::PlanEntry& e) { return e.split_k > 1 && splits(core::kernel_def(e.op)); }
 }  // namespace
 
 bool precision_supported(const vk::DeviceInfo& device, core::Precision precision, std::string* why) {
@@ -35,7 +37,7 @@ std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::D
     const GemmConfig chosen = choose_gemm_config(device, precision);
     std::vector<GemmConfig> out{chosen};
     if (precision != core::Precision::FP32) {  // the default, and backward weight split-K on the default's path
-      if (def.op == core::Op::conv2d_backward_weight)
+      if (splits(def))
         for (const GemmConfig& c : gemm_configs_to_test(device, precision))
           if (c.path == chosen.path && c.split_k > 1) {
             out.push_back(c);
@@ -47,7 +49,7 @@ std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::D
     // follow each case's channels), and for conv2d_backward_weight split-K on each path.
     const auto runs_as = [&](const GemmConfig& c) {
       return std::tuple{c.path, c.path == GemmPath::Texel ? kConvTexelTiles : conv_tiles(c, device),
-                        def.op == core::Op::conv2d_backward_weight && c.split_k > 1};
+                        splits(def) && c.split_k > 1};
     };
     for (const GemmConfig& c : gemm_configs_to_test(device, precision)) {
       bool seen = false;
@@ -58,7 +60,7 @@ std::vector<GemmConfig> variants_to_test(const core::KernelDef& def, const vk::D
   }
   if (def.grid != core::Grid::Gemm) return {choose_gemm_config(device, precision)};
   std::vector<GemmConfig> out = gemm_configs_to_test(device, precision);
-  if (def.op != core::Op::matmul_backward_weight)  // only it splits: the forced split-K configs would run it unsplit
+  if (!splits(def))  // the forced split-K configurations would run it unsplit: nothing new
     std::erase_if(out, [](const GemmConfig& c) { return c.split_k > 1; });
   if (precision == core::Precision::FP32) return out;
   // 16-bit storage changes a GEMM's loads and stores (shaders/common/dtype.glsl), not a tiling's index arithmetic,
@@ -106,7 +108,7 @@ uint32_t data_chunks(uint64_t rows, uint64_t row_bytes, const vk::DeviceLimits& 
 }
 
 VkDeviceSize split_k_partials_bytes(const core::PlanEntry& e) {
-  return e.split_k > 1 ? VkDeviceSize(e.split_k) * core::split_output_elements(e) * sizeof(float) : 0;
+  return runs_split(e) ? VkDeviceSize(e.split_k) * core::split_output_elements(e) * sizeof(float) : 0;
 }
 
 Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precision precision,
@@ -121,31 +123,27 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precisi
   suffix_ = precision == core::Precision::FP32 ? "" : std::string("_") + core::to_string(precision);
   // Every kernel that is not a GEMM has its local size as specialization constant 0 (local_size_x_id = 0); loss_reduce
   // keeps one float per invocation in shared memory.
+  // With `only`, that kernel's pipelines, and split_k_reduce where `only` may run split-K.
+  const auto wanted = [&](const core::KernelDef& def) {
+    return !only || def.op == *only || (def.op == core::Op::split_k_reduce && splits(core::kernel_def(*only)));
+  };
   for (const core::KernelDef& def : core::kernel_table()) {
     pipelines_.emplace_back();
-    const bool tiled = def.grid == core::Grid::Gemm || def.grid == core::Grid::Conv;  // made on first use
+    const bool tiled = def.gemm_shaped();  // made on first use
     local_sizes_.push_back(tiled ? 0 : workgroup_size(def, ctx.limits()));
-    if (!def.exists_in(precision) || tiled || (only && def.op != *only)) continue;
+    if (!def.exists_in(precision) || tiled || !wanted(def)) continue;
     const uint32_t local = local_sizes_.back();
     const uint32_t shared = def.op == core::Op::loss_reduce ? local * 4 : 0;
     const std::array<uint32_t, 1> spec{local};
     pipelines_.back() = vk::ComputePipeline(ctx, def.name + suffix_, def.binding_count(precision), def.params_bytes,
                                             {{local, 1, 1}, shared}, spec, {}, cache);
   }
-  // The second pass of a split matmul_backward_weight or conv2d_backward_weight.
-  if (!only || *only == core::Op::matmul_backward_weight || *only == core::Op::conv2d_backward_weight) {
-    const uint32_t reduce_local = workgroup_size(256, ctx.limits());
-    const std::array<uint32_t, 1> reduce_spec{reduce_local};
-    split_reduce_ = vk::ComputePipeline(ctx, "split_k_reduce" + suffix_, 2, sizeof(core::SplitKReduceParams),
-                                        {{reduce_local, 1, 1}, 0}, reduce_spec, {}, cache);
-  }
 }
 
 core::PlanEntry Kernels::with_split_k(const core::PlanEntry& e) const {
-  if (e.op == core::Op::conv2d_backward_weight)
-    return core::with_split_k(e, choose_conv_split_k(gemm_, conv_tiles(conv_variant(e)), e, ctx_->info()),
-                              precision_);
-  return core::with_split_k(e, choose_split_k(gemm_, e, ctx_->info()), precision_);
+  const core::KernelDef& def = core::kernel_def(e.op);
+  if (!splits(def)) return e;
+  return core::with_split_k(e, choose_split_k(gemm_, tiles(e.op, gemm_variant(e)), e, ctx_->info()), precision_);
 }
 
 EntrySets Kernels::allocate_sets(vk::DescriptorPool& pool, const core::PlanEntry& e,
@@ -176,49 +174,53 @@ EntrySets Kernels::allocate_sets(vk::DescriptorPool& pool, const core::PlanEntry
       return sets;
     }
   }
-  if (e.split_k <= 1) return {pool.allocate(*ctx_, pipeline(e), ranges)};
+  if (!runs_split(e)) return {pool.allocate(*ctx_, pipeline(e), ranges)};
   if (!partials.buffer || partials.buffer->size() < partials.offset + split_k_partials_bytes(e) || ranges.empty())
     throw core::Error(core::ErrorKind::Internal, e.label() + ": split-K without a partials buffer of its size");
   // The GEMM pass writes the partials where the unsplit kernel writes dweight (binding 0); the reduce reads them.
   std::vector<vk::BufferRange> gemm(ranges.begin(), ranges.end());
   gemm[0] = {partials.buffer, partials.offset, split_k_partials_bytes(e)};
-  const std::array<vk::BufferRange, 2> reduce{ranges[0], gemm[0]};
-  return {pool.allocate(*ctx_, pipeline(e), gemm), pool.allocate(*ctx_, split_reduce_, reduce)};
+  const std::array<vk::BufferRange, 2> reduce{ranges[0], gemm[0]};  // split_k_reduce's dweight, partials
+  return {pool.allocate(*ctx_, pipeline(e), gemm), pool.allocate(*ctx_, pipeline(core::Op::split_k_reduce), reduce)};
 }
 
 GemmVariant Kernels::gemm_variant(const core::PlanEntry& e) const {
   return gpu::gemm_variant(gemm_, e, ctx_->limits());
 }
 
-GemmVariant Kernels::conv_variant(const core::PlanEntry& e) const {
-  return gpu::conv_variant(gemm_, e, ctx_->limits());
+const GemmTiles& Kernels::tiles(core::Op op, GemmVariant v) const {
+  if (core::kernel_def(op).grid != core::Grid::Conv) return gemm_.tiles;
+  return v.path == GemmPath::Texel ? conv_texel_tiles_ : conv_tiles_;
 }
 
 const vk::ComputePipeline& Kernels::pipeline(const core::PlanEntry& e) const {
-  if (core::kernel_def(e.op).grid == core::Grid::Conv) return conv_pipeline(e.op, conv_variant(e));
-  if (!is_gemm(e.op)) return pipeline(e.op);
-  const GemmVariant v = gemm_variant(e);
-  if (v.split && e.op != core::Op::matmul_backward_weight)
-    throw core::Error(core::ErrorKind::Internal, e.label() + ": only matmul_backward_weight runs split-K");
-  return gemm_pipeline(e.op, v);
+  if (core::kernel_def(e.op).gemm_shaped()) return gemm_pipeline(e.op, gemm_variant(e));
+  return pipeline(e.op);
 }
 
 const vk::ComputePipeline& Kernels::gemm_pipeline(core::Op op, GemmVariant v) const {
-  if (!is_gemm(op)) throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " is not a GEMM");
+  const core::KernelDef& def = core::kernel_def(op);
+  if (!def.gemm_shaped())
+    throw core::Error(core::ErrorKind::Internal, std::string(def.name) + " is not a GEMM or convolution");
+  if (v.split && !splits(def))
+    throw core::Error(core::ErrorKind::Internal, std::string(def.name) + " never runs split-K (its record)");
   auto [it, inserted] = gemm_pipelines_.try_emplace({op, v.path, v.vec4, v.split});
   if (inserted) {
     try {
-      const core::KernelDef& def = core::kernel_def(op);
       const uint32_t bindings = def.binding_count(precision_);
+      const bool texel = v.path == GemmPath::Texel;
+      const GemmTiles& t = tiles(op, v);
+      // Invocations along n in local x, except the texel convolutions', along m (texel_block.glsl, TEXEL_LANES_M).
+      const bool lanes_m = texel && def.gemm.texel_lanes_along_m;
+      const uint32_t along_n = t.tile_n / t.thread_n, along_m = t.tile_m / t.thread_m;
+      const vk::Workgroup workgroup{{lanes_m ? along_m : along_n, lanes_m ? along_n : along_m, 1},
+                                    texel ? 0 : t.shared_bytes()};
+      std::array<uint32_t, 8> spec = gemm_spec_constants(t, v);
+      if (lanes_m) std::swap(spec[5], spec[6]);  // local_size_x_id = 5, local_size_y_id = 6
       // "<kernel>[_splitk][_texel]<suffix>" (shaders/shaders.cmake).
-      const std::string name = def.name + std::string(v.split ? "_splitk" : "") +
-                               std::string(v.path == GemmPath::Texel ? "_texel" : "") + suffix_;
-      const std::array<uint32_t, 8> spec = gemm_spec_constants(gemm_.tiles, v);
-      const std::vector<vk::BindingKind> kinds = gemm_binding_kinds(op, v, precision_, bindings);
-      const GemmTiles& t = gemm_.tiles;
-      const vk::Workgroup workgroup{{t.tile_n / t.thread_n, t.tile_m / t.thread_m, 1},
-                                    v.path == GemmPath::Tiled ? t.shared_bytes() : 0};
-      it->second = vk::ComputePipeline(*ctx_, name, bindings, def.params_bytes, workgroup, spec, kinds, cache_);
+      const std::string name = std::string(def.name) + (v.split ? "_splitk" : "") + (texel ? "_texel" : "") + suffix_;
+      it->second = vk::ComputePipeline(*ctx_, name, bindings, def.params_bytes, workgroup, spec,
+                                       gemm_binding_kinds(op, v, precision_, bindings), cache_);
     } catch (...) {
       gemm_pipelines_.erase(it);
       throw;
@@ -227,38 +229,8 @@ const vk::ComputePipeline& Kernels::gemm_pipeline(core::Op op, GemmVariant v) co
   return it->second;
 }
 
-const vk::ComputePipeline& Kernels::conv_pipeline(core::Op op, GemmVariant v) const {
-  if (v.split && op != core::Op::conv2d_backward_weight)
-    throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) + " never runs split-K");
-  auto [it, inserted] = conv_pipelines_.try_emplace({op, v.path, v.vec4, v.split});
-  if (inserted) {
-    try {
-      const core::KernelDef& def = core::kernel_def(op);
-      const uint32_t bindings = def.binding_count(precision_);
-      const bool texel = v.path == GemmPath::Texel;
-      const GemmTiles& t = conv_tiles(v);
-      // The texel convolutions have their invocations along m in x (texel_block.glsl, TEXEL_LANES_M).
-      const uint32_t along_n = t.tile_n / t.thread_n, along_m = t.tile_m / t.thread_m;
-      const vk::Workgroup workgroup{{texel ? along_m : along_n, texel ? along_n : along_m, 1},
-                                    texel ? 0 : t.shared_bytes()};
-      std::array<uint32_t, 8> spec = gemm_spec_constants(t, v);
-      if (texel) std::swap(spec[5], spec[6]);  // local_size_x_id = 5, local_size_y_id = 6
-      // "<kernel>[_splitk][_texel]<suffix>" (shaders/shaders.cmake).
-      const std::string name =
-          std::string(def.name) + (v.split ? "_splitk" : "") + (texel ? "_texel" : "") + suffix_;
-      it->second = vk::ComputePipeline(*ctx_, name, bindings,
-                                       def.params_bytes, workgroup, spec,
-                                       gemm_binding_kinds(op, v, precision_, bindings), cache_);
-    } catch (...) {
-      conv_pipelines_.erase(it);
-      throw;
-    }
-  }
-  return it->second;
-}
-
 const vk::ComputePipeline& Kernels::pipeline(core::Op op) const {
-  if (is_gemm(op) || core::kernel_def(op).grid == core::Grid::Conv)
+  if (core::kernel_def(op).gemm_shaped())
     throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(op)) +
                                                      ": a GEMM's or convolution's pipeline depends on the shape; ask "
                                                      "for an entry's");
@@ -281,7 +253,7 @@ std::array<uint32_t, 3> Kernels::groups(const core::PlanEntry& e) const {
     case core::Grid::Gemm:
       return {div_up(size[1], gemm_.tiles.tile_n), div_up(size[0], gemm_.tiles.tile_m), e.split_k > 1 ? e.split_k : 1};
     case core::Grid::Conv: {
-      const GemmTiles& t = conv_tiles(conv_variant(e));
+      const GemmTiles& t = tiles(e.op, gemm_variant(e));
       const std::array<uint32_t, 2> yz = fold_rows((size[0] + t.tile_m - 1) / t.tile_m, ctx_->limits());
       if (e.split_k <= 1) return {div_up(size[1], t.tile_n), yz[0], yz[1]};
       // Split-K's slices take z (conv2d_backward_weight, whose rows are its OC output channels: never folded).
@@ -300,7 +272,7 @@ void Kernels::dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, const Entr
     throw core::Error(core::ErrorKind::Internal, std::string(core::kernel_name(e.op)) + ": " +
                                                      std::to_string(args.bytes) + " bytes of arguments, its params " +
                                                      "struct has " + std::to_string(p.push_constant_bytes()));
-  const bool split = e.split_k > 1;
+  const bool split = runs_split(e);
   if (split && sets.reduce == VK_NULL_HANDLE)
     throw core::Error(core::ErrorKind::Internal, e.label() + ": split-K without the reduce's descriptor set");
   const std::array<uint32_t, 3> g = groups(e);
@@ -320,10 +292,9 @@ void Kernels::dispatch(VkCommandBuffer cmd, const core::PlanEntry& e, const Entr
   if (!split) return;
   // RAW: the reduce reads every slice's partial product.
   vk::compute_barrier(cmd);
-  const core::SplitKReduceParams r{static_cast<uint32_t>(core::split_output_elements(e)), e.split_k};
-  const uint32_t local = split_reduce_.workgroup().size[0];
-  vk::record_dispatch(cmd, split_reduce_, sets.reduce, &r,
-                      std::clamp<uint32_t>(div_up(r.count, local), 1u, ctx_->limits().max_workgroup_count[0]));
+  const core::PlanEntry reduce = core::split_k_reduce_entry(e, precision_);
+  const core::KernelArgs reduce_args = core::kernel_def(reduce.op).args(reduce, core::StepArgs{});
+  vk::record_dispatch(cmd, pipeline(reduce.op), sets.reduce, reduce_args.data(), groups(reduce)[0]);
 }
 
 }  // namespace gpu

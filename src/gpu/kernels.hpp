@@ -85,23 +85,21 @@ class Kernels {
                    core::Precision precision = core::Precision::FP32, VkPipelineCache cache = VK_NULL_HANDLE,
                    std::optional<core::Op> only = {});
 
-  // The pipeline that runs plan entry e: for a GEMM the variant gemm_variant() picks for e's shape, for a convolution
-  // the one conv_variant() picks (both compiled on first use), else the kernel's only one. Descriptor sets for e are allocated against it (its binding kinds).
+  // The pipeline that runs plan entry e: for a GEMM or a convolution the variant gemm_variant() picks for e's shape
+  // (compiled on first use), else the kernel's only one. Descriptor sets for e are allocated against it (its binding kinds).
   // Throws core::Error(Internal) for a kernel that has no variant in this precision.
   const vk::ComputePipeline& pipeline(const core::PlanEntry& e) const;
   // A kernel that is neither a GEMM nor a convolution (theirs depend on the shape: throws core::Error(Internal)).
   const vk::ComputePipeline& pipeline(core::Op op) const;
-  // GEMM kernel `op` in variant `v` (compiled on first use), whatever entry would pick it; split-K's reduce.
+  // GEMM-shaped kernel `op` (a GEMM or a convolution: KernelDef::gemm_shaped) in variant `v`, whatever entry would
+  // pick it: one builder for the family, from the kernel's record (compiled on first use). Throws
+  // core::Error(Internal) for a split variant of a kernel that never splits.
   const vk::ComputePipeline& gemm_pipeline(core::Op op, GemmVariant v) const;
-  // Convolution `op` in variant `v` (path and vec4; compiled on first use), whatever entry would pick it.
-  const vk::ComputePipeline& conv_pipeline(core::Op op, GemmVariant v) const;
-  const vk::ComputePipeline& split_reduce() const { return split_reduce_; }
   const GemmConfig& gemm_config() const { return gemm_; }
-  // The tiles a convolution (core::Grid::Conv) runs with in variant v: kConvTexelTiles on the Texel path, else
-  // gpu::conv_tiles of this configuration.
-  const GemmTiles& conv_tiles(GemmVariant v) const { return v.path == GemmPath::Texel ? conv_texel_tiles_ : conv_tiles_; }
-  GemmVariant gemm_variant(const core::PlanEntry& e) const;
-  GemmVariant conv_variant(const core::PlanEntry& e) const;  // gpu::conv_variant under this configuration
+  // The tiles GEMM-shaped kernel `op` runs with in variant v: a dense GEMM the configuration's; a convolution
+  // (core::Grid::Conv) kConvTexelTiles on the Texel path, else gpu::conv_tiles of this configuration.
+  const GemmTiles& tiles(core::Op op, GemmVariant v) const;
+  GemmVariant gemm_variant(const core::PlanEntry& e) const;  // gpu::gemm_variant under this configuration
   core::Precision precision() const { return precision_; }
 
   // Workgroup counts (x, y, z) of one dispatch of plan entry `e`, from its kernel's grid and this tiling: a split-K
@@ -109,9 +107,9 @@ class Kernels {
   // than maxComputeWorkGroupCount[1] (gpu::fold_rows).
   std::array<uint32_t, 3> groups(const core::PlanEntry& e) const;
 
-  // e as this device runs it: matmul_backward_weight with the split-K slices of choose_split_k, conv2d_backward_weight
-  // with those of choose_conv_split_k (PlanEntry::split_k, its figures re-derived in this precision); any other entry
-  // unchanged. The GPU trainer's plan holds these.
+  // e as this device runs it: a kernel that may split (its record's gemm.split_k) with the split-K slices of
+  // choose_split_k (PlanEntry::split_k, its figures re-derived in this precision); any other entry unchanged. The GPU
+  // trainer's plan holds these.
   core::PlanEntry with_split_k(const core::PlanEntry& e) const;
 
   // The sets of entry e from `pool` (room for 2 sets, or data_chunks() for a gather): ranges are its bindings in the
@@ -138,12 +136,9 @@ class Kernels {
   std::string suffix_;  // of the shader names: "", "_fp16", "_bf16"
   std::vector<vk::ComputePipeline> pipelines_;  // by core::Op; empty for GEMMs and where a kernel has no variant
   std::vector<uint32_t> local_sizes_;            // by core::Op: workgroup_size() (GEMMs: from the tiling)
-  // GEMM pipelines by (op, path, vec4, split), made on first use.
+  // GEMM and convolution pipelines by (op, path, vec4, split), made on first use.
   mutable std::map<std::tuple<core::Op, GemmPath, bool, bool>, vk::ComputePipeline> gemm_pipelines_;
-  vk::ComputePipeline split_reduce_;  // shaders/splitk/split_k_reduce.comp
   GemmTiles conv_tiles_, conv_texel_tiles_ = kConvTexelTiles;
-  // The convolutions' pipelines by (op, path, vec4, split), made on first use.
-  mutable std::map<std::tuple<core::Op, GemmPath, bool, bool>, vk::ComputePipeline> conv_pipelines_;
 };
 
 }  // namespace gpu

@@ -74,7 +74,7 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
     const core::Grid grid = core::kernel_def(e.op).grid;
     const bool own_sets = grid == core::Grid::Gemm || grid == core::Grid::Conv;  // their texel variants
     used.push_back({&kernels_.pipeline(e), own_sets ? entry_sets_[i].main : VK_NULL_HANDLE});
-    if (e.split_k > 1) used.push_back({&kernels_.split_reduce(), VK_NULL_HANDLE});
+    if (e.split_k > 1) used.push_back({&kernels_.pipeline(core::Op::split_k_reduce), VK_NULL_HANDLE});
   }
   core::report_progress(std::string("compiling the ") + core::to_string(cfg_.precision) + " kernels");
   device_->warmer().warm(used);

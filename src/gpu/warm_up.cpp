@@ -78,29 +78,26 @@ std::vector<const vk::ComputePipeline*> every_pipeline(const Kernels& kernels) {
   std::vector<const vk::ComputePipeline*> out;
   // The convolutions first (compiled last): only a CNN runs them, and the model can be switched live.
   const GemmConfig& config = kernels.gemm_config();
-  for (const core::KernelDef& def : core::kernel_table()) {
-    if (def.grid != core::Grid::Conv || !def.exists_in(kernels.precision())) continue;
-    for (bool vec4 : {false, true})
+  // Every variant of a GEMM-shaped kernel that this configuration can pick, from its record: 4-wide loads where the
+  // configuration has them (a convolution's only on the Texel path: its tiled loads are scalar), split-K where the
+  // kernel may split.
+  const auto add_variants = [&](const core::KernelDef& def) {
+    for (bool vec4 : {false, true}) {
+      if (vec4 && (!config.vector_loads || (def.grid == core::Grid::Conv && config.path != GemmPath::Texel))) continue;
       for (bool split : {false, true})
-        if ((!vec4 || (config.path == GemmPath::Texel && config.vector_loads)) &&
-            (!split || def.op == core::Op::conv2d_backward_weight))
-          out.push_back(&kernels.conv_pipeline(def.op, GemmVariant{config.path, vec4, split}));
-  }
+        if (!split || def.gemm.split_k != core::SplitK::None)
+          out.push_back(&kernels.gemm_pipeline(def.op, GemmVariant{config.path, vec4, split}));
+    }
+  };
+  for (const core::KernelDef& def : core::kernel_table())
+    if (def.grid == core::Grid::Conv && def.exists_in(kernels.precision())) add_variants(def);
   for (const core::KernelDef& def : core::kernel_table()) {
     if (!def.exists_in(kernels.precision()) || def.grid == core::Grid::Conv) continue;
-    if (def.grid != core::Grid::Gemm) {
-      out.push_back(&kernels.pipeline(def.op));
-      continue;
-    }
-    for (bool vec4 : {false, true}) {
-      if (vec4 && !config.vector_loads) continue;
-      for (bool split : {false, true}) {
-        if (split && def.op != core::Op::matmul_backward_weight) continue;
-        out.push_back(&kernels.gemm_pipeline(def.op, GemmVariant{config.path, vec4, split}));
-      }
-    }
+    if (def.grid == core::Grid::Gemm)
+      add_variants(def);
+    else
+      out.push_back(&kernels.pipeline(def.op));  // split_k_reduce among them
   }
-  out.push_back(&kernels.split_reduce());
   return out;
 }
 

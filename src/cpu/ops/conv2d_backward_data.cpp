@@ -65,7 +65,12 @@ const Kernel conv2d_backward_data{
             .flops = [](const PlanEntry& e, Precision) { return 2.0 * conv_pixels(e) * e.OC * conv_taps(e); },
             .bytes_read = [](const PlanEntry& e,
                              Precision p) { return (conv_pixels(e) * e.OC + e.OC * conv_taps(e)) * e_of(p); },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return double(e.B) * e.H * e.W * e.C * e_of(p); }},
+            .bytes_written = [](const PlanEntry& e, Precision p) { return double(e.B) * e.H * e.W * e.C * e_of(p); },
+            // operands: dout, weight
+            .gemm = {.operands = {1, 2},
+                     .vec4_ok = vec4_c_oc,
+                     .largest_operand = conv_largest,
+                     .texel_lanes_along_m = true}},
     .tuned = tuned,
     .reference = reference};
 

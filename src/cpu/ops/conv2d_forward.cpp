@@ -115,7 +115,12 @@ const Kernel conv2d_forward{
             .bytes_written =
                 [](const PlanEntry& e, Precision p) {
                   return conv_pixels(e) * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1);
-                }},
+                },
+            // operands: inp, weight
+            .gemm = {.operands = {2, 3},
+                     .vec4_ok = vec4_c_oc,
+                     .largest_operand = conv_largest,
+                     .texel_lanes_along_m = true}},
     .tuned = tuned,
     .reference = reference};
 

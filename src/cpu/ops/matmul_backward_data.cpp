@@ -47,7 +47,11 @@ const Kernel matmul_backward_data{
                 },
             .flops = [](const PlanEntry& e, Precision) { return 2.0 * e.B * e.C * e.OC; },
             .bytes_read = [](const PlanEntry& e, Precision p) { return (e.B * e.OC + e.OC * e.C) * e_of(p); },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p); }},
+            .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p); },
+            // operands: dout, weight
+            .gemm = {.operands = {1, 2},
+                     .vec4_ok = vec4_c_oc,
+                     .largest_operand = dense_largest}},
     .tuned = tuned,
     .reference = reference};
 

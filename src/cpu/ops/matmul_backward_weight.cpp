@@ -59,7 +59,12 @@ const Kernel matmul_backward_weight{
             .bytes_read = [](const PlanEntry& e,
                              Precision p) { return (e.B * e.OC + e.B * e.C) * e_of(p) + split_partials_bytes(e); },
             .bytes_written = [](const PlanEntry& e,
-                                Precision p) { return e.OC * e.C * e_of(p) + split_partials_bytes(e); }},
+                                Precision p) { return e.OC * e.C * e_of(p) + split_partials_bytes(e); },
+            // operands: dout, inp
+            .gemm = {.split_k = core::SplitK::Rows,
+                     .operands = {1, 2},
+                     .vec4_ok = vec4_c_oc,
+                     .largest_operand = dense_largest}},
     .tuned = tuned,
     .reference = reference};
 

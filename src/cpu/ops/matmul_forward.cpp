@@ -103,7 +103,11 @@ const Kernel matmul_forward{
                              Precision p) { return (e.B * e.C + e.OC * e.C + (e.epilogue ? e.OC : 0)) * e_of(p); },
             // out, and preact for act_backward (fused hidden layers)
             .bytes_written = [](const PlanEntry& e,
-                                Precision p) { return e.B * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1); }},
+                                Precision p) { return e.B * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1); },
+            // operands: inp, weight
+            .gemm = {.operands = {2, 3},
+                     .vec4_ok = vec4_c,
+                     .largest_operand = dense_largest}},
     .tuned = tuned,
     .reference = reference};
 

@@ -127,6 +127,21 @@ inline core::Conv2dBackwardParams conv_backward_params(const PlanEntry& e) {
 inline core::MaxPoolParams max_pool_params(const PlanEntry& e) {
   return {u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OH()), u32(e.OW())};
 }
+// The GEMM family's traits (core::GemmTraits): 4-wide loads where the operands' contiguous dimensions allow them
+// (forward: C; the backward GEMMs and the convolutions: C and OC), and the largest operand, output included (a dense
+// layer's inp B x C, weight OC x C, out B x OC; a convolution's input B x H x W x C, output B x OH x OW x OC and
+// weight OC x KS x KS x C).
+inline bool vec4_c(const PlanEntry& e) { return e.C % 4 == 0; }
+inline bool vec4_c_oc(const PlanEntry& e) { return e.C % 4 == 0 && e.OC % 4 == 0; }
+inline uint64_t dense_largest(const PlanEntry& e) {
+  return std::max({uint64_t(e.B) * uint64_t(e.C), uint64_t(e.OC) * uint64_t(e.C), uint64_t(e.B) * uint64_t(e.OC)});
+}
+inline uint64_t conv_largest(const PlanEntry& e) {
+  return std::max({uint64_t(e.B) * uint64_t(e.H) * uint64_t(e.W) * uint64_t(e.C),
+                   uint64_t(e.B) * uint64_t(e.OH()) * uint64_t(e.OW()) * uint64_t(e.OC),
+                   uint64_t(e.OC) * uint64_t(e.KS) * uint64_t(e.KS) * uint64_t(e.C)});
+}
+
 // Pixels of a convolution's output (B x OH x OW) and multiply-adds per output pixel and channel (KS² x C).
 inline double conv_pixels(const PlanEntry& e) { return double(e.B) * double(e.OH()) * double(e.OW()); }
 inline double conv_taps(const PlanEntry& e) { return double(e.KS) * double(e.KS) * double(e.C); }

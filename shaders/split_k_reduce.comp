@@ -1,7 +1,8 @@
-// The second pass of a split-K matmul_backward_weight (gpu/gemm_config.hpp, choose_split_k): each output is the sum
-// of its `slices` fp32 partial products, added in slice order 0, 1, ... (a fixed order: the same bits on every run),
-// rounded once to the storage type, as the unsplit kernel rounds its fp32 accumulator. Not a kernel of the table: its
-// time is inside matmul_backward_weight's row (one timestamp after both dispatches).
+// split_k_reduce, the second pass of a split-K GEMM (matmul_backward_weight, conv2d_backward_weight;
+// gpu/gemm_config.hpp, choose_split_k): each output is the sum of its `slices` fp32 partial products, added in slice
+// order 0, 1, ... (a fixed order: the same bits on every run), rounded once to the storage type, as the unsplit kernel
+// rounds its fp32 accumulator. A kernel of the table (src/cpu/ops/split_k_reduce.cpp), but never a plan entry: it runs
+// inside the split entry's dispatch, and its time is inside that entry's row (one timestamp after both dispatches).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"
