@@ -19,6 +19,7 @@
 #include "core/files.hpp"
 #include "core/measure.hpp"
 #include "core/memory_budget.hpp"
+#include "core/thread_budget.hpp"
 #include "core/options.hpp"
 #include "run/data.hpp"
 #include "run/explain.hpp"
@@ -256,6 +257,7 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
     run::validate_for_backends(cfg, *data);
     core::check_training_memory(cfg, *data, run::new_trainers(run::backends_from_config(cfg)));
+    core::check_training_threads(cfg, run::new_trainers(run::backends_from_config(cfg)));  // a pids limit, ulimit -u
     if (lesson) ui::check_lesson_settings(lesson->lesson(), cfg, *data);
   };
   if (lesson) load();

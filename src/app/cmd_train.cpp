@@ -21,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/memory_budget.hpp"
+#include "core/thread_budget.hpp"
 #include "core/report.hpp"
 #include "core/step_plan.hpp"
 #include "core/timeline.hpp"
@@ -272,7 +273,8 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
   t->add_flag("--sequential", c.sequential,
               "Run the backends one after the other instead of at once (undisturbed timings)")
       ->group("Execution");
-  t->add_option("--threads", c.threads, "CPU backend threads, 0..1024 (0: all hardware threads)")->type_name("N")
+  t->add_option("--threads", c.threads, "CPU backend threads, 0..1024 (0: all hardware threads); more threads "
+                "than the system lets trainscope start (a pids cgroup, ulimit -u) are refused before training")->type_name("N")
       ->check(checked(core::rules::threads))->group("Execution");
   t->add_option("--device", c.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
       ->type_name("N")->check(checked(core::rules::device))->group("Execution");
@@ -292,7 +294,8 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
               "from the seed, the sample and its place in the epoch, so that both backends see the same batches")
       ->group("Input pipeline");
   t->add_option("--loader-threads", c.input.loader_threads,
-                "With --input host: threads assembling batches, 1..64 (each batch is cut into one chunk per thread)")
+                "With --input host: threads assembling batches, 1..64 (each batch is cut into one chunk per thread), "
+                "per trainer; counted with --threads against the system's thread limit")
       ->type_name("N")->check(checked(core::rules::loader_threads))->group("Input pipeline");
   t->add_option("--prefetch", c.input.prefetch,
                 "With --input host: batches assembled ahead of the step that uses them, 0..64 (0: each batch only "
@@ -389,6 +392,10 @@ std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
                           fmt::format("{} sets up the host input pipeline: add --input host (the default, --input "
                                       "device, gathers each batch on the GPU)",
                                       option));
+  if (cfg.model != core::ModelKind::CNN && o.command && o.command->count("--conv") > 0)  // ignored, silently, before
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("--conv {}: sets the convolutions of the CNN; add --model cnn (the MLP has none)",
+                                  o.conv));
   core::validate(cfg);
   std::optional<std::vector<vk::DeviceInfo>> devices;
   if (uses(cfg, "gpu")) devices = try_list_devices();
@@ -432,6 +439,7 @@ int run_train(TrainOptions& o) {
   // What both trainers will hold (a software GPU's device memory is this machine's too), against what it has.
   std::vector<run::BackendSpec> specs = run::backends_from_config(cfg);
   core::check_training_memory(cfg, data, run::new_trainers(specs));
+  core::check_training_threads(cfg, run::new_trainers(specs));  // a pids limit or ulimit -u
   if (!o.screenshot.empty()) {
     // Rendered after the training, its trainers gone: checked on its own. About four copies of the RGBA picture
     // (the rendered image, its read-back, the PNG's rows and the encoder's): measured 1.06 GB of peak RSS above the
