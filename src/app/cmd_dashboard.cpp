@@ -256,7 +256,9 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   auto load = [&] {
     data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
     run::validate_for_backends(cfg, *data);
-    core::check_training_memory(cfg, *data, run::new_trainers(run::backends_from_config(cfg)));
+    // With the window and a screenshot of it (F12 at any time), in the one budget: issue 34's 16384x16384.
+    core::check_training_memory(cfg, *data, run::new_trainers(run::backends_from_config(cfg)),
+                                core::picture_memory_need(width, height, "the window and a screenshot of it,"));
     core::check_training_threads(cfg, run::new_trainers(run::backends_from_config(cfg)));  // a pids limit, ulimit -u
     if (lesson) ui::check_lesson_settings(lesson->lesson(), cfg, *data);
   };

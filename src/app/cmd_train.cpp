@@ -441,13 +441,8 @@ int run_train(TrainOptions& o) {
   core::check_training_memory(cfg, data, run::new_trainers(specs));
   core::check_training_threads(cfg, run::new_trainers(specs));  // a pids limit or ulimit -u
   if (!o.screenshot.empty()) {
-    // Rendered after the training, its trainers gone: checked on its own. About four copies of the RGBA picture
-    // (the rendered image, its read-back, the PNG's rows and the encoder's): measured 1.06 GB of peak RSS above the
-    // run itself at 8192x8192 (256 MiB a copy), 255 MB at 4096x4096; a 16384x16384 one was OOM-killed in 4 GiB.
-    const double picture = 4.0 * static_cast<double>(width) * static_cast<double>(height);
-    core::MemoryNeed need;
-    need.add(fmt::format("the {}x{} picture, about 4 copies of {}", width, height, core::memory_text(picture)),
-             4.5 * picture);
+    // Rendered after the training, its trainers gone: checked on its own (a 16384x16384 one was OOM-killed in 4 GiB).
+    const core::MemoryNeed need = core::picture_memory_need(width, height, "the picture");
     core::check_host_memory(need, fmt::format("--screenshot --size {}x{}", width, height), "use a smaller --size");
   }
   print_header(cfg, data);

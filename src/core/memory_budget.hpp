@@ -102,7 +102,14 @@ std::vector<NewTrainer> new_trainers(const TrainConfig& c, bool gpu_on_host);
 // the dashboard (its start, Reset and live changes, lessons included) and each sweep point run before building
 // trainers. Throws core::Error(InvalidArgument) "--hidden/--batch: this run needs ...; use smaller ...".
 void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers,
-                           const HostMemory& host);
-void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers);
+                           const HostMemory& host, const MemoryNeed& extra = {});
+// With `extra`: what else the command holds beside the trainers (the dashboard's window and its screenshots).
+void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers,
+                           const MemoryNeed& extra = {});
+
+// A picture of width x height pixels rendered and saved as PNG: about four copies of its RGBA pixels (the rendered
+// image, its read-back, the PNG's rows and the encoder's), counted as 4.5 x 4 bytes x width x height: measured
+// 1.06 GB of peak RSS above a train run at 8192x8192 (256 MiB a copy), 255 MB at 4096x4096.
+MemoryNeed picture_memory_need(int width, int height, std::string_view what);
 
 }  // namespace core
