@@ -138,6 +138,10 @@ TEST_CASE("a JSON device profile: Vulkan's limit names, and one clear line for w
   CHECK(error(R"({"software": 1})") == "TRAINSCOPE_DEVICE_PROFILE: p.json: \"software\" must be true or false");
   CHECK(error(R"({"maxStorageRange": 1})").find("unknown key \"maxStorageRange\"") != std::string::npos);
   CHECK(error("{").find("is not valid JSON") != std::string::npos);
+  // A key given twice: refused with the lessons' words (issue 34: the last one was taken, silently).
+  CHECK(error(R"({"maxStorageBufferRange": 4096, "maxStorageBufferRange": 134217728})") ==
+        "TRAINSCOPE_DEVICE_PROFILE: p.json: \"maxStorageBufferRange\" is given twice in one object; give each key "
+        "once");
 }
 
 TEST_CASE("timestamps: the counter's wrap-around undone, also across pauses longer than one wrap") {

@@ -79,16 +79,8 @@ std::string window_title(const std::vector<core::BackendRun>& runs) {
 }  // namespace
 
 void parse_size(const std::string& text, int& width, int& height) {
-  const size_t x = text.find('x');
-  auto number = [](std::string_view s, int& out) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && p == s.data() + s.size();
-  };
-  if (x == std::string::npos || !number(std::string_view(text).substr(0, x), width) ||
-      !number(std::string_view(text).substr(x + 1), height) || width < 64 || height < 64 || width > 16384 ||
-      height > 16384)
-    throw core::Error(core::ErrorKind::InvalidArgument,
-                      fmt::format("--size {}: give WIDTHxHEIGHT in pixels, each 64..16384, e.g. 1600x900", text));
+  if (!core::parse_window_size(text, width, height))
+    throw core::Error(core::ErrorKind::InvalidArgument, fmt::format("--size {}: {}", text, core::kSizeRule));
 }
 
 std::string render_dashboard_png(const core::TrainConfig& cfg, const std::vector<core::BackendRun>& runs,
