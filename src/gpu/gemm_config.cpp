@@ -121,14 +121,20 @@ uint32_t busy_workgroups(const vk::DeviceInfo& device) {
     }
     return std::max(1u, std::thread::hardware_concurrency());
   }
-  if (device.compute_units > 0) return 2 * device.compute_units;
+  // In 64 bits, saturated: a profile's computeUnits 4294967295 overflowed 2 x compute_units (issue 34).
+  if (device.compute_units > 0)
+    return static_cast<uint32_t>(std::min<uint64_t>(2 * uint64_t{device.compute_units}, UINT32_MAX));
   return device.type == "discrete GPU" ? 2 * 128 : 2 * 32;
 }
 
 namespace {
 // The rule of choose_split_k for G workgroups and at most `most` slices.
 uint32_t split_rule(const GemmConfig& config, uint64_t groups, uint64_t most, const vk::DeviceInfo& device) {
-  if (config.split_k >= 1) return config.split_k;
+  // The slices take z: never more than maxComputeWorkGroupCount[2] of them, a forced TRAINSCOPE_SPLIT_K included.
+  const uint32_t z_limit = device.limits.max_workgroup_count[2];
+  const uint64_t z = z_limit > 0 ? z_limit : UINT32_MAX;  // 0: not read (a DeviceInfo made by hand)
+  if (config.split_k >= 1) return static_cast<uint32_t>(std::min<uint64_t>(config.split_k, z));
+  most = std::min(most, z);
   const uint64_t busy = busy_workgroups(device);
   if (groups >= busy || most < 2) return 1;
   return static_cast<uint32_t>(std::min((busy + groups - 1) / groups, most));
@@ -148,6 +154,11 @@ uint32_t choose_conv_split_k(const GemmConfig& config, const GemmTiles& tiles, c
   const uint64_t N = uint64_t(e.KS) * uint64_t(e.KS) * uint64_t(e.C);
   const uint64_t groups = uint64_t((e.OC + tiles.tile_m - 1) / tiles.tile_m) * ((N + tiles.tile_n - 1) / tiles.tile_n);
   const uint64_t pixels = uint64_t(e.B) * uint64_t(e.OH()) * uint64_t(e.OW());
+  // Its rows (the OC output channels) folded into z leave no z for the slices: unsplit (issue 34: an internal error
+  // under TRAINSCOPE_SPLIT_K=2 and a profile of one workgroup row).
+  if (device.limits.max_workgroup_count[1] > 0 &&
+      fold_rows((uint64_t(e.OC) + tiles.tile_m - 1) / tiles.tile_m, device.limits)[1] > 1)
+    return 1;
   return split_rule(config, groups, std::min<uint64_t>(uint64_t(e.B), pixels / kMinSliceRows), device);
 }
 
