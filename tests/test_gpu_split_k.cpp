@@ -168,7 +168,7 @@ TEST_CASE("choose_split_k: split only where the unsplit dispatch leaves the devi
   else unsetenv("LP_NUM_THREADS");
 }
 
-TEST_CASE("split-K settings from a profile: no overflow, no slices past maxComputeWorkGroupCount, none with folded rows") {
+TEST_CASE("split-K from a profile: no overflow, no slices past maxComputeWorkGroupCount, none with folded rows") {
   // Issue 34: computeUnits 4294967295 overflowed 2 x compute_units; TRAINSCOPE_SPLIT_K=2 with a profile of one
   // workgroup row reached "split-K with its rows folded into z", an internal error.
   vk::DeviceInfo huge;

@@ -146,9 +146,9 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSpl
     if (ring > most_buffer) {
       const long most = static_cast<long>(most_buffer / batch_bytes);
       return most >= 1
-                 ? fmt::format("--input host stages --readback {} batches at once, a {} buffer ({} x {} for --batch {}); "
-                               "{} allocates at most {} at once ({}): use --readback <= {}, or --pageable (one batch "
-                               "at a time)",
+                 ? fmt::format("--input host stages --readback {} batches at once, a {} buffer ({} x {} for "
+                               "--batch {}); {} allocates at most {} at once ({}): use --readback <= {}, or --pageable "
+                               "(one batch at a time)",
                                cfg.readback_interval, size_text(ring), cfg.readback_interval, size_text(batch_bytes),
                                cfg.batch, name, size_text(most_buffer), most_name, most)
                  : fmt::format("--input host stages batches of {} (--batch {}); {} allocates at most {} at once ({}): "
