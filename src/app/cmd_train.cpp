@@ -240,7 +240,8 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
                 "The model: mlp (dense layers) or cnn (3x3 convolutions, each followed by the activation and a 2x2 "
                 "max pool, then the --hidden dense layers; needs image data: fashion-mnist)")
       ->check(CLI::IsMember({"mlp", "cnn"}))->group("Model");
-  t->add_option("--conv", o.conv, "CNN: each convolution's output channels, comma-separated, each 1..1024")
+  t->add_option("--conv", o.conv, "CNN (--model cnn only): each convolution's output channels, comma-separated, "
+                "each 1..1024")
       ->type_name("N[,N...]")->group("Model");
   t->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
       ->type_name("N[,N...]")->default_str("mlp 256,128; cnn 128")->group("Model");
@@ -278,7 +279,8 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
       ->check(checked(core::rules::threads))->group("Execution");
   t->add_option("--device", c.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
       ->type_name("N")->check(checked(core::rules::device))->group("Execution");
-  t->add_option("--readback", c.readback_interval, "Read losses and GPU timestamps back every N steps, 1..1000")
+  t->add_option("--readback", c.readback_interval, "Read losses and GPU timestamps back every N steps, 1..1000 (with --input "
+                "host, pinned: also the batches staged at once, one buffer the device must be able to allocate)")
       ->type_name("N")->check(checked(core::rules::readback))->group("Execution");
   t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation with synchronization validation; slow); at "
                 "the end every distinct message once with its count, and any message fails the run (exit code 1)")
