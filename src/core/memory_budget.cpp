@@ -194,11 +194,19 @@ void check_host_memory(const MemoryNeed& need, std::string_view subject, std::st
   const double usable = host.available - kProgramBytes;
   if (need.total() <= usable) return;
   // Two figures that would read the same once rounded ("needs 2.1 GiB ... 2.1 GiB is available") get more digits.
-  const auto [needed, left] = distinct_memory_texts(need.total(), std::max(0.0, usable));
+  if (usable <= 0)  // a tiny ulimit -v or cgroup: no smaller model helps ("needs 0 MiB ... 0 MiB is available")
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("{}: too little host memory for trainscope itself: {} is available ({}), and it keeps {} "
+                            "for itself and its libraries; free memory or raise the limit",
+                            subject, memory_text(std::max(0.0, host.available)), host.source,
+                            memory_text(kProgramBytes)));
+  const auto [needed, left] = distinct_memory_texts(need.total(), usable);
+  // Nothing to allocate, but too little even for trainscope itself (a tiny ulimit -v): no empty "()".
+  const std::string parts = need.parts.empty() ? "" : fmt::format(" ({})", need.describe());
   throw Error(ErrorKind::InvalidArgument,
-              fmt::format("{}: needs {} of host memory ({}), but {} is available ({}, less {} for trainscope "
+              fmt::format("{}: needs {} of host memory{}, but {} is available ({}, less {} for trainscope "
                           "itself); {}",
-                          subject, needed, need.describe(), left, host.source, memory_text(kProgramBytes), todo));
+                          subject, needed, parts, left, host.source, memory_text(kProgramBytes), todo));
 }
 
 void check_host_memory(const MemoryNeed& need, std::string_view subject, std::string_view todo) {
@@ -275,8 +283,7 @@ void check_training_memory(const TrainConfig& c, const DataSplit& data, const st
   MemoryNeed need = training_memory_need(c, data, trainers);
   for (const MemoryNeed::Part& p : extra.parts) need.add(p.what, p.bytes);
   // Under an address-space limit a software Vulkan driver maps more than it uses once it compiles (LLVM's code, its
-  // threads' stacks): a CNN at batch 1024 (539 MiB of tensors, 221 MiB mapped at the check) needed a limit of
-  // 1150 MiB, ~390 MiB above both, and lavapipe segfaulted below it.
+  // threads' stacks), and lavapipe segfaults when a mapping fails (kDriverAddressSpaceBytes).
   const bool software_gpu = std::any_of(trainers.begin(), trainers.end(),
                                         [](const NewTrainer& t) { return t.backend == "gpu" && t.on_host; });
   if (host.address_space && software_gpu)
