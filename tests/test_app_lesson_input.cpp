@@ -2,6 +2,7 @@
 // the last one; a 300 KB unknown key gives a short one-line message, not a 300 KB one (both as ui::parse_lesson says).
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -41,4 +42,13 @@ TEST_CASE("a 300 KB unknown key is named in a short line; a key with a line brea
   const std::string broken = refusal(R"({"title": "t", "steps": [{"quit": 0}], "a\nb": 1})");
   CHECK(broken.find('\n') == std::string::npos);
   CHECK(broken.find("a\\nb") != std::string::npos);
+}
+
+TEST_CASE("a lesson's bad window.size is said as the lesson's key, not as --size") {
+  // Issue 34: "--size 99999x10: give WIDTHxHEIGHT ..." for a lesson file that names no --size.
+  CHECK(refusal(R"({"title": "t", "window": {"size": "99999x10"}, "steps": [{"quit": 0}]})") ==
+        "l.json: \"window.size\": give WIDTHxHEIGHT in pixels, each 64..16384, e.g. 1600x900, not \"99999x10\"");
+  CHECK(refusal(R"({"title": "t", "window": {"size": "big"}, "steps": [{"quit": 0}]})").find("\"window.size\"") == 8);
+  CHECK(ui::parse_lesson(R"({"title": "t", "window": {"size": "1280x720"}, "steps": [{"quit": 0}]})", "l.json").size ==
+        std::optional<std::string>("1280x720"));
 }

@@ -47,6 +47,9 @@ TEST_CASE("bad command-line input: exit code 2 and one line naming the option") 
                    "--backend", "cpu"},
                   "--batch");  // larger than the 20 training samples
   check_bad_input({"train", "--lr", "0"}, "--lr");
+  // Issue 34: --conv with the MLP was ignored, silently.
+  check_bad_input({"train", "--dataset", "spiral", "--conv", "8", "--backend", "cpu"},
+                  "--conv 8: sets the convolutions of the CNN; add --model cnn (the MLP has none)");
   check_bad_input({"train", "--lr", "-0.5"}, "--lr");
   check_bad_input({"train", "--lr", "abc"}, "--lr");
   check_bad_input({"train", "--hidden", ""}, "--hidden");

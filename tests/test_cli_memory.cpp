@@ -148,7 +148,17 @@ TEST_CASE("train --screenshot: the picture's size is in the memory check; a --cs
     const MemoryLimit limit("1G");
     check_refused({"train", "--dataset", "spiral", "--hidden", "8", "--epochs", "1", "--backend", "cpu",
                    "--screenshot", (scratch_dir() / "big.png").string(), "--size", "16384x16384"},
-                  {"--screenshot --size 16384x16384: needs ", "the 16384x16384 picture", "use a smaller --size"});
+                  {"--screenshot --size 16384x16384: needs ", "the picture 16384x16384, about 4 copies of 1.0 GiB",
+                   "use a smaller --size"});
+    // The dashboard's window and its screenshots, with its trainers in one budget (a lesson: checked before the
+    // window opens, so without a display too). Before: not counted at all.
+    const fs::path lesson = scratch_dir() / "big-window.json";
+    std::ofstream(lesson) << R"({"title": "big window", "settings": {"dataset": "spiral", "hidden": [8]},
+                                 "steps": [{"quit": 0}]})";
+    check_refused({"dashboard", "--backend", "cpu", "--script", lesson.string(), "--size", "16384x16384"},
+                  {"--hidden/--batch/--size: this run: needs ", "CPU trainer: ",
+                   "the window and a screenshot of it, 16384x16384, about 4 copies of 1.0 GiB",
+                   "use smaller layers or batches, a smaller --size"});
   }
   std::string deep = (scratch_dir() / "csv").string();
   while (deep.size() < 5000) deep += "/" + std::string(200, 'd');

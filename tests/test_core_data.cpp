@@ -301,6 +301,14 @@ TEST_CASE("load_mnist_dir finds plain or .gz files and names what is missing") {
   msg = data_error([&] { (void)core::load_mnist_dir(dir, false); });
   CHECK(contains(msg, tmp.file("t10k-images-idx3-ubyte")));
   CHECK(contains(msg, "pixels"));
+  // The same pixel count in another shape (issue 34: 14x56 test images were taken for 28x28 ones, which a CNN
+  // reads as other images).
+  write_file(tmp.file("t10k-images-idx3-ubyte"), idx(0x803, {2, kCols, kRows}, Bytes(2 * kRows * kCols, 1)));
+  msg = data_error([&] { (void)core::load_mnist_dir(dir, false); });
+  CHECK(contains(msg, fmt::format("test images are {}x{} ({} pixels each) but the training images in ", kCols, kRows,
+                                  kRows * kCols)));
+  CHECK(contains(msg, fmt::format("are {}x{} ({}); both splits must have the same image size", kRows, kCols,
+                                  kRows * kCols)));
 
   const std::string nowhere = (tmp.path / "no-such-dir").string();
   msg = data_error([&] { (void)core::load_mnist_dir(nowhere, true); });

@@ -220,6 +220,13 @@ TEST_CASE("check_output_path: refuses what cannot be written, before any work, a
   CHECK(contains(refused((dir / "a").string()), "symlink loop"));
   put(dir / "plain", "x");
   CHECK(contains(refused((dir / "plain" / "r.json").string()), "not a directory"));
+  // A name of 255 bytes (the usual limit): legal, but its temporary name beside it is not (issue 34: it said
+  // "cannot create files in the directory ."). 200 bytes leave room.
+  CHECK(contains(refused((dir / std::string(255, 'n')).string()),
+                 ": the name (255 characters) is too long for this file system: the file is written through a "
+                 "temporary one beside it, named after it ("));
+  CHECK(contains(refused((dir / std::string(255, 'n')).string()), "characters); choose a shorter name"));
+  CHECK_NOTHROW(core::check_output_path((dir / std::string(200, 'n')).string(), "--report"));
 
   CHECK_NOTHROW(core::check_output_path((dir / "new.json").string(), "--report"));
   CHECK_NOTHROW(core::check_output_path((dir / "plain").string(), "--report"));

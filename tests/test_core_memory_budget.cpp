@@ -132,6 +132,13 @@ TEST_CASE("check_host_memory: one line with the need by part, what is available 
   }
   host.available = 4 * kGiB;
   CHECK_NOTHROW(core::check_host_memory(need, "x", "y", host));
+  // Less than trainscope keeps for itself (a tiny ulimit -v): said so, not "needs 0 MiB ... 0 MiB is available".
+  host = {100.0 * (1 << 20), "the address-space limit of this process (...)"};
+  CHECK_THROWS_WITH_AS(core::check_host_memory(core::MemoryNeed{}, "--hidden/--batch: this run", "use smaller", host),
+                       "--hidden/--batch: this run: too little host memory for trainscope itself: 100 MiB is "
+                       "available (the address-space limit of this process (...)), and it keeps 256 MiB for itself "
+                       "and its libraries; free memory or raise the limit",
+                       core::Error);
 }
 
 TEST_CASE("training_memory_need: a software GPU counts as host memory, a real GPU does not; 16-bit adds its arena") {

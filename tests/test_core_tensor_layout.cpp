@@ -103,6 +103,11 @@ TEST_CASE("the CNN: every binding resolves, convolutions keep a pre-activation a
                        "--conv: 3 convolutions would pool the 5x5 images below 1x1 (each pool halves them); use at "
                        "most 2",
                        core::Error);
+  // Images 1 pixel high take no convolution at all (issue 34: "use at most 0").
+  CHECK_THROWS_WITH_AS(core::ModelShape::cnn({1, 1, 64}, {4}, {}, 10),
+                       "--model cnn: the 1x64 images are too small for any convolution (each is followed by a 2x2 max "
+                       "pool, which needs at least 2x2 pixels); use --model mlp",
+                       core::Error);
 }
 
 TEST_CASE("one tensor where the step shares one: in-place gradients, a layer's input is the previous output") {

@@ -138,6 +138,10 @@ TEST_CASE("a JSON device profile: Vulkan's limit names, and one clear line for w
   CHECK(error(R"({"software": 1})") == "TRAINSCOPE_DEVICE_PROFILE: p.json: \"software\" must be true or false");
   CHECK(error(R"({"maxStorageRange": 1})").find("unknown key \"maxStorageRange\"") != std::string::npos);
   CHECK(error("{").find("is not valid JSON") != std::string::npos);
+  // A key given twice: refused with the lessons' words (issue 34: the last one was taken, silently).
+  CHECK(error(R"({"maxStorageBufferRange": 4096, "maxStorageBufferRange": 134217728})") ==
+        "TRAINSCOPE_DEVICE_PROFILE: p.json: \"maxStorageBufferRange\" is given twice in one object; give each key "
+        "once");
 }
 
 TEST_CASE("timestamps: the counter's wrap-around undone, also across pauses longer than one wrap") {
@@ -209,6 +213,75 @@ TEST_CASE("a model or batch past a device limit is refused before training, nami
   CHECK(gpu::device_fit_problem(cfg, fashion_mnist_sizes(), four) ==
         "gather_batch binds 5 storage buffers in fp32; lavapipe allows 4 per shader stage "
         "(maxPerStageDescriptorStorageBuffers): no setting changes that; choose another --device");
+}
+
+TEST_CASE("each refusal of a device limit names a setting that fixes it, or says that none does") {
+  // Issue 34: "use --limit <= 0" for a row past maxMemoryAllocationSize; "smaller --hidden sizes" for the input, a
+  // CNN's convolutions and push constants; the host input's staging ring refused mid-run, advising --batch.
+  const vk::DeviceInfo lp = lavapipe_like();
+  core::DataSplit images = fashion_mnist_sizes();
+  images.train.height = images.test.height = images.train.width = images.test.width = 28;
+  images.train.channels = images.test.channels = 1;
+  core::TrainConfig cnn;
+  cnn.model = core::ModelKind::CNN;
+  cnn.conv = {32, 64};
+  cnn.hidden = {128};
+  cnn.batch = 2048;  // conv 1's 2048 x 28 x 28 x 32 fp32 activations: 206 MB
+  std::string why = gpu::device_fit_problem(cnn, images, lp);
+  CHECK(why.rfind("--batch 2048 needs a ", 0) == 0);
+  CHECK(why.find("use --batch <= ") != std::string::npos);
+  CHECK(why.find(", or fewer --conv channels") != std::string::npos);
+  CHECK(why.find("--hidden") == std::string::npos);
+  vk::DeviceInfo tiny = lp;
+  tiny.limits.max_storage_buffer_range = 64 * 1024;  // less than one image's 64 channels (200 kB)
+  cnn.batch = 1;
+  cnn.conv = {64};
+  cnn.hidden = {1};  // 13.3 thousand parameters: 53 kB, within the range
+  core::DataSplit few = images;  // its labels are bound whole: 4 kB
+  few.train.count = few.test.count = 1000;
+  why = gpu::device_fit_problem(cnn, few, tiny);
+  INFO(why);
+  CHECK(why.rfind("one sample needs ", 0) == 0);
+  CHECK(why.find("use fewer --conv channels") != std::string::npos);
+
+  // The input itself: no layer size changes it.
+  core::TrainConfig mlp;
+  mlp.hidden = {1};
+  mlp.batch = 128;
+  tiny.limits.max_storage_buffer_range = 1000;  // less than one 784-pixel row (3136 bytes)
+  why = gpu::device_fit_problem(mlp, fashion_mnist_sizes(), tiny);
+  CHECK(why.find("for the batch input") != std::string::npos);
+  CHECK(why.find("this device cannot take this dataset's samples; choose another --device") != std::string::npos);
+  CHECK(why.find("--hidden") == std::string::npos);
+
+  // One sample past maxMemoryAllocationSize: no --limit helps.
+  vk::DeviceInfo alloc = lp;
+  alloc.limits.max_memory_allocation_size = 1000;
+  CHECK(gpu::device_fit_problem(mlp, fashion_mnist_sizes(), alloc) ==
+        "one sample of the training set (784 fp32 values, 3.14 kB) is more than lavapipe allocates at once "
+        "(maxMemoryAllocationSize 1 kB): this device cannot hold this dataset; choose another --device");
+
+  // Push constants: a kernel's, whatever the sizes.
+  vk::DeviceInfo push = lp;
+  push.limits.max_push_constants_size = 16;
+  why = gpu::device_fit_problem(mlp, fashion_mnist_sizes(), push);
+  CHECK(why.find("bytes of push constants; lavapipe allows 16 (maxPushConstantsSize): no setting changes that; "
+                 "choose another --device") != std::string::npos);
+
+  // --input host: the staging ring holds --readback batches in one buffer (spec-min: 1 GiB).
+  const vk::DeviceInfo min = vk::with_profile(lp, vk::builtin_profile("spec-min"));
+  mlp.input.source = core::InputSource::Host;
+  mlp.batch = 512;
+  mlp.readback_interval = 1000;  // 1000 x (512 x 784 x 4 + 512 x 4) bytes = 1.61 GB
+  CHECK(gpu::device_fit_problem(mlp, fashion_mnist_sizes(), min) ==
+        "--input host stages --readback 1000 batches at once, a 1.61 GB buffer (1000 x 1.61 MB for --batch 512); "
+        "lavapipe allocates at most 1.07 GB at once (maxBufferSize): use --readback <= 667, or --pageable (one batch "
+        "at a time)");
+  mlp.readback_interval = 667;
+  CHECK(gpu::device_fit_problem(mlp, fashion_mnist_sizes(), min) == "");
+  mlp.readback_interval = 1000;
+  mlp.input.pageable = true;  // one batch at a time
+  CHECK(gpu::device_fit_problem(mlp, fashion_mnist_sizes(), min) == "");
 }
 
 TEST_CASE("on the Vulkan device: a profile's limits are what the kernels run with") {

@@ -168,6 +168,35 @@ TEST_CASE("choose_split_k: split only where the unsplit dispatch leaves the devi
   else unsetenv("LP_NUM_THREADS");
 }
 
+TEST_CASE("split-K from a profile: no overflow, no slices past maxComputeWorkGroupCount, none with folded rows") {
+  // Issue 34: computeUnits 4294967295 overflowed 2 x compute_units; TRAINSCOPE_SPLIT_K=2 with a profile of one
+  // workgroup row reached "split-K with its rows folded into z", an internal error.
+  vk::DeviceInfo huge;
+  huge.type = "discrete GPU";
+  huge.compute_units = 4294967295u;
+  CHECK(gpu::busy_workgroups(huge) == 4294967295u);  // saturated, not 4294967294 by wrap-around
+  huge.compute_units = 2147483648u;
+  CHECK(gpu::busy_workgroups(huge) == 4294967295u);  // was 0
+  gpu::GemmConfig tiled, forced = tiled;
+  forced.split_k = 8;
+  vk::DeviceInfo z4;
+  z4.type = "discrete GPU";
+  z4.limits.max_workgroup_count = {65535, 65535, 4};
+  CHECK(gpu::choose_split_k(forced, backward_weight(2048, 128, 10), z4) == 4);
+  CHECK(gpu::choose_split_k(tiled, backward_weight(2048, 128, 10), z4) == 4);  // 32 without the limit (above)
+  // A convolution's backward weight whose OC rows fold into z (one workgroup row allowed): never split.
+  core::PlanEntry conv{.op = core::Op::conv2d_backward_weight, .layer = 0, .B = 256, .C = 32, .OC = 64};
+  conv.H = conv.W = 14;
+  conv.KS = 3;
+  conv.pad = 1;
+  const gpu::GemmTiles small{16, 16, 8, 2, 2};  // 64 output channels: 4 tile rows
+  vk::DeviceInfo rows1 = z4;
+  rows1.limits.max_workgroup_count = {65535, 1, 65535};
+  CHECK(gpu::choose_conv_split_k(forced, small, conv, rows1) == 1);
+  rows1.limits.max_workgroup_count = {65535, 4, 65535};  // the 4 rows fit along y: the forced split stays
+  CHECK(gpu::choose_conv_split_k(forced, small, conv, rows1) == 8);
+}
+
 TEST_CASE("with_split_k: aligned slices, none empty, and the figures count the partials' traffic") {
   struct Case {
     long B;

@@ -19,6 +19,7 @@
 #include "core/files.hpp"
 #include "core/measure.hpp"
 #include "core/memory_budget.hpp"
+#include "core/thread_budget.hpp"
 #include "core/options.hpp"
 #include "run/data.hpp"
 #include "run/explain.hpp"
@@ -78,16 +79,8 @@ std::string window_title(const std::vector<core::BackendRun>& runs) {
 }  // namespace
 
 void parse_size(const std::string& text, int& width, int& height) {
-  const size_t x = text.find('x');
-  auto number = [](std::string_view s, int& out) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && p == s.data() + s.size();
-  };
-  if (x == std::string::npos || !number(std::string_view(text).substr(0, x), width) ||
-      !number(std::string_view(text).substr(x + 1), height) || width < 64 || height < 64 || width > 16384 ||
-      height > 16384)
-    throw core::Error(core::ErrorKind::InvalidArgument,
-                      fmt::format("--size {}: give WIDTHxHEIGHT in pixels, each 64..16384, e.g. 1600x900", text));
+  if (!core::parse_window_size(text, width, height))
+    throw core::Error(core::ErrorKind::InvalidArgument, fmt::format("--size {}: {}", text, core::kSizeRule));
 }
 
 std::string render_dashboard_png(const core::TrainConfig& cfg, const std::vector<core::BackendRun>& runs,
@@ -255,7 +248,10 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   auto load = [&] {
     data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
     run::validate_for_backends(cfg, *data);
-    core::check_training_memory(cfg, *data, run::new_trainers(run::backends_from_config(cfg)));
+    // With the window and a screenshot of it (F12 at any time), in the one budget: issue 34's 16384x16384.
+    core::check_training_memory(cfg, *data, run::new_trainers(run::backends_from_config(cfg)),
+                                core::picture_memory_need(width, height, "the window and a screenshot of it,"));
+    core::check_training_threads(cfg, run::new_trainers(run::backends_from_config(cfg)));  // a pids limit, ulimit -u
     if (lesson) ui::check_lesson_settings(lesson->lesson(), cfg, *data);
   };
   if (lesson) load();

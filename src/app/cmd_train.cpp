@@ -21,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/memory_budget.hpp"
+#include "core/thread_budget.hpp"
 #include "core/report.hpp"
 #include "core/step_plan.hpp"
 #include "core/timeline.hpp"
@@ -239,7 +240,8 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
                 "The model: mlp (dense layers) or cnn (3x3 convolutions, each followed by the activation and a 2x2 "
                 "max pool, then the --hidden dense layers; needs image data: fashion-mnist)")
       ->check(CLI::IsMember({"mlp", "cnn"}))->group("Model");
-  t->add_option("--conv", o.conv, "CNN: each convolution's output channels, comma-separated, each 1..1024")
+  t->add_option("--conv", o.conv, "CNN (--model cnn only): each convolution's output channels, comma-separated, "
+                "each 1..1024")
       ->type_name("N[,N...]")->group("Model");
   t->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
       ->type_name("N[,N...]")->default_str("mlp 256,128; cnn 128")->group("Model");
@@ -272,11 +274,13 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
   t->add_flag("--sequential", c.sequential,
               "Run the backends one after the other instead of at once (undisturbed timings)")
       ->group("Execution");
-  t->add_option("--threads", c.threads, "CPU backend threads, 0..1024 (0: all hardware threads)")->type_name("N")
+  t->add_option("--threads", c.threads, "CPU backend threads, 0..1024 (0: all hardware threads); more threads "
+                "than the system lets trainscope start (a pids cgroup, ulimit -u) are refused before training")->type_name("N")
       ->check(checked(core::rules::threads))->group("Execution");
   t->add_option("--device", c.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
       ->type_name("N")->check(checked(core::rules::device))->group("Execution");
-  t->add_option("--readback", c.readback_interval, "Read losses and GPU timestamps back every N steps, 1..1000")
+  t->add_option("--readback", c.readback_interval, "Read losses and GPU timestamps back every N steps, 1..1000 (with --input "
+                "host, pinned: also the batches staged at once, one buffer the device must be able to allocate)")
       ->type_name("N")->check(checked(core::rules::readback))->group("Execution");
   t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation with synchronization validation; slow); at "
                 "the end every distinct message once with its count, and any message fails the run (exit code 1)")
@@ -292,7 +296,8 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
               "from the seed, the sample and its place in the epoch, so that both backends see the same batches")
       ->group("Input pipeline");
   t->add_option("--loader-threads", c.input.loader_threads,
-                "With --input host: threads assembling batches, 1..64 (each batch is cut into one chunk per thread)")
+                "With --input host: threads assembling batches, 1..64 (each batch is cut into one chunk per thread), "
+                "per trainer; counted with --threads against the system's thread limit")
       ->type_name("N")->check(checked(core::rules::loader_threads))->group("Input pipeline");
   t->add_option("--prefetch", c.input.prefetch,
                 "With --input host: batches assembled ahead of the step that uses them, 0..64 (0: each batch only "
@@ -389,6 +394,10 @@ std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
                           fmt::format("{} sets up the host input pipeline: add --input host (the default, --input "
                                       "device, gathers each batch on the GPU)",
                                       option));
+  if (cfg.model != core::ModelKind::CNN && o.command && o.command->count("--conv") > 0)  // ignored, silently, before
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      fmt::format("--conv {}: sets the convolutions of the CNN; add --model cnn (the MLP has none)",
+                                  o.conv));
   core::validate(cfg);
   std::optional<std::vector<vk::DeviceInfo>> devices;
   if (uses(cfg, "gpu")) devices = try_list_devices();
@@ -432,14 +441,10 @@ int run_train(TrainOptions& o) {
   // What both trainers will hold (a software GPU's device memory is this machine's too), against what it has.
   std::vector<run::BackendSpec> specs = run::backends_from_config(cfg);
   core::check_training_memory(cfg, data, run::new_trainers(specs));
+  core::check_training_threads(cfg, run::new_trainers(specs));  // a pids limit or ulimit -u
   if (!o.screenshot.empty()) {
-    // Rendered after the training, its trainers gone: checked on its own. About four copies of the RGBA picture
-    // (the rendered image, its read-back, the PNG's rows and the encoder's): measured 1.06 GB of peak RSS above the
-    // run itself at 8192x8192 (256 MiB a copy), 255 MB at 4096x4096; a 16384x16384 one was OOM-killed in 4 GiB.
-    const double picture = 4.0 * static_cast<double>(width) * static_cast<double>(height);
-    core::MemoryNeed need;
-    need.add(fmt::format("the {}x{} picture, about 4 copies of {}", width, height, core::memory_text(picture)),
-             4.5 * picture);
+    // Rendered after the training, its trainers gone: checked on its own (a 16384x16384 one was OOM-killed in 4 GiB).
+    const core::MemoryNeed need = core::picture_memory_need(width, height, "the picture");
     core::check_host_memory(need, fmt::format("--screenshot --size {}x{}", width, height), "use a smaller --size");
   }
   print_header(cfg, data);

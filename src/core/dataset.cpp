@@ -184,11 +184,14 @@ DataSplit load_mnist_dir(const std::string& dir, bool is_default_dir, int train_
   // --limit bounds the test set too: evaluating 10000 samples after an epoch of 1000 is what a quick run does not
   // want, and only the first N of each test file are read (a gzip bomb as t10k-images is inflated no further).
   split.test = read_idx_pair(paths[2], paths[3], name, 10, train_limit);
-  if (split.train.features != split.test.features) {
+  // The shape, not only the pixel count: a CNN would take 14x56 test images for 28x28 ones (issue 34).
+  if (split.train.features != split.test.features || split.train.height != split.test.height ||
+      split.train.width != split.test.width) {
     throw Error(ErrorKind::Data,
-                fmt::format("{}: test images have {} pixels each but the training images in {} have {}; "
+                fmt::format("{}: test images are {}x{} ({} pixels each) but the training images in {} are {}x{} ({}); "
                             "both splits must have the same image size",
-                            paths[2], split.test.features, paths[0], split.train.features));
+                            paths[2], split.test.height, split.test.width, split.test.features, paths[0],
+                            split.train.height, split.train.width, split.train.features));
   }
   return split;
 }

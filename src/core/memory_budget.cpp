@@ -194,11 +194,19 @@ void check_host_memory(const MemoryNeed& need, std::string_view subject, std::st
   const double usable = host.available - kProgramBytes;
   if (need.total() <= usable) return;
   // Two figures that would read the same once rounded ("needs 2.1 GiB ... 2.1 GiB is available") get more digits.
-  const auto [needed, left] = distinct_memory_texts(need.total(), std::max(0.0, usable));
+  if (usable <= 0)  // a tiny ulimit -v or cgroup: no smaller model helps ("needs 0 MiB ... 0 MiB is available")
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("{}: too little host memory for trainscope itself: {} is available ({}), and it keeps {} "
+                            "for itself and its libraries; free memory or raise the limit",
+                            subject, memory_text(std::max(0.0, host.available)), host.source,
+                            memory_text(kProgramBytes)));
+  const auto [needed, left] = distinct_memory_texts(need.total(), usable);
+  // Nothing to allocate, but too little even for trainscope itself (a tiny ulimit -v): no empty "()".
+  const std::string parts = need.parts.empty() ? "" : fmt::format(" ({})", need.describe());
   throw Error(ErrorKind::InvalidArgument,
-              fmt::format("{}: needs {} of host memory ({}), but {} is available ({}, less {} for trainscope "
+              fmt::format("{}: needs {} of host memory{}, but {} is available ({}, less {} for trainscope "
                           "itself); {}",
-                          subject, needed, need.describe(), left, host.source, memory_text(kProgramBytes), todo));
+                          subject, needed, parts, left, host.source, memory_text(kProgramBytes), todo));
 }
 
 void check_host_memory(const MemoryNeed& need, std::string_view subject, std::string_view todo) {
@@ -270,24 +278,33 @@ MemoryNeed training_memory_need(const TrainConfig& c, const DataSplit& data, con
 }
 
 void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers,
-                           const HostMemory& host) {
+                           const HostMemory& host, const MemoryNeed& extra) {
   const bool two = trainers.size() > 1;
   MemoryNeed need = training_memory_need(c, data, trainers);
+  for (const MemoryNeed::Part& p : extra.parts) need.add(p.what, p.bytes);
   // Under an address-space limit a software Vulkan driver maps more than it uses once it compiles (LLVM's code, its
-  // threads' stacks): a CNN at batch 1024 (539 MiB of tensors, 221 MiB mapped at the check) needed a limit of
-  // 1150 MiB, ~390 MiB above both, and lavapipe segfaulted below it.
+  // threads' stacks), and lavapipe segfaults when a mapping fails (kDriverAddressSpaceBytes).
   const bool software_gpu = std::any_of(trainers.begin(), trainers.end(),
                                         [](const NewTrainer& t) { return t.backend == "gpu" && t.on_host; });
   if (host.address_space && software_gpu)
     need.add("the software Vulkan driver's mappings (its compiler and threads)", kDriverAddressSpaceBytes);
-  check_host_memory(need, "--hidden/--batch: this run",
-                    two ? "use smaller layers or batches, or train one backend (--backend cpu or gpu)"
-                        : "use smaller layers or batches",
+  const bool window = !extra.parts.empty();
+  check_host_memory(need, window ? "--hidden/--batch/--size: this run" : "--hidden/--batch: this run",
+                    fmt::format("use smaller layers or batches{}{}", window ? ", a smaller --size" : "",
+                                two ? ", or train one backend (--backend cpu or gpu)" : ""),
                     host);
 }
 
-void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers) {
-  check_training_memory(c, data, trainers, host_memory());
+void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers,
+                           const MemoryNeed& extra) {
+  check_training_memory(c, data, trainers, host_memory(), extra);
+}
+
+MemoryNeed picture_memory_need(int width, int height, std::string_view what) {
+  const double picture = 4.0 * static_cast<double>(width) * static_cast<double>(height);
+  MemoryNeed need;
+  need.add(fmt::format("{} {}x{}, about 4 copies of {}", what, width, height, memory_text(picture)), 4.5 * picture);
+  return need;
 }
 
 }  // namespace core

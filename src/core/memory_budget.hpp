@@ -74,8 +74,10 @@ std::string out_of_memory_text(std::string_view doing);
 inline constexpr double kProgramBytes = 256.0 * (1 << 20);
 
 // What a software Vulkan driver maps beyond kProgramBytes under an address-space limit (ulimit -v), which counts
-// mappings rather than used pages: measured ~140 MiB more than kProgramBytes for lavapipe; rounded up.
-inline constexpr double kDriverAddressSpaceBytes = 256.0 * (1 << 20);
+// mappings rather than used pages. lavapipe, mapped at the check about 209 MiB: a CNN at batch 256 (about 140 MiB of
+// tensors) segfaulted under 879 MiB and ran under 977 MiB, ~630 MiB above both; at batch 1024 (539 MiB) ~400 MiB.
+// With kProgramBytes: 768 MiB, above the worst seen.
+inline constexpr double kDriverAddressSpaceBytes = 512.0 * (1 << 20);
 
 // A trainer that will be built, and whether what it allocates is host memory: always for the CPU; for the GPU on a
 // software Vulkan device (lavapipe: its "device memory" is this machine's memory), never on a real GPU, whose
@@ -102,7 +104,14 @@ std::vector<NewTrainer> new_trainers(const TrainConfig& c, bool gpu_on_host);
 // the dashboard (its start, Reset and live changes, lessons included) and each sweep point run before building
 // trainers. Throws core::Error(InvalidArgument) "--hidden/--batch: this run needs ...; use smaller ...".
 void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers,
-                           const HostMemory& host);
-void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers);
+                           const HostMemory& host, const MemoryNeed& extra = {});
+// With `extra`: what else the command holds beside the trainers (the dashboard's window and its screenshots).
+void check_training_memory(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers,
+                           const MemoryNeed& extra = {});
+
+// A picture of width x height pixels rendered and saved as PNG: about four copies of its RGBA pixels (the rendered
+// image, its read-back, the PNG's rows and the encoder's), counted as 4.5 x 4 bytes x width x height: measured
+// 1.06 GB of peak RSS above a train run at 8192x8192 (256 MiB a copy), 255 MB at 4096x4096.
+MemoryNeed picture_memory_need(int width, int height, std::string_view what);
 
 }  // namespace core

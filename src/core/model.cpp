@@ -75,6 +75,11 @@ ModelShape ModelShape::cnn(Image input, const std::vector<int>& conv, const std:
     if (in.h < 2 || in.w < 2) {
       size_t most = 0;
       for (int h = input.h, w = input.w; h >= 2 && w >= 2; h /= 2, w /= 2) ++most;
+      if (most == 0)  // "use at most 0" was the advice (issue 34)
+        throw Error(ErrorKind::InvalidArgument,
+                    fmt::format("--model cnn: the {}x{} images are too small for any convolution (each is followed "
+                                "by a 2x2 max pool, which needs at least 2x2 pixels); use --model mlp",
+                                input.h, input.w));
       throw Error(ErrorKind::InvalidArgument,
                   fmt::format("--conv: {} convolutions would pool the {}x{} images below 1x1 (each pool halves them); "
                               "use at most {}",

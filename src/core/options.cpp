@@ -104,4 +104,13 @@ uint64_t parse_seed(std::string_view text) {
   return value;
 }
 
+bool parse_window_size(std::string_view text, int& width, int& height) {
+  const size_t x = text.find('x');
+  auto number = [](std::string_view s, int& out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size() && out >= 64 && out <= 16384;
+  };
+  return x != std::string_view::npos && number(text.substr(0, x), width) && number(text.substr(x + 1), height);
+}
+
 }  // namespace core

@@ -77,4 +77,9 @@ double parse_real(std::string_view text, const RealRule& rule);
 // The seed: any whole number 0..2^64-1, parsed without saturation ("--seed 18446744073709551616: too large ...").
 uint64_t parse_seed(std::string_view text);
 
+// A window or picture size "WIDTHxHEIGHT" in pixels, each 64..16384 (--size, a lesson's window.size): true and the
+// two numbers, or false. kSizeRule is what to say when it is false.
+bool parse_window_size(std::string_view text, int& width, int& height);
+inline constexpr const char* kSizeRule = "give WIDTHxHEIGHT in pixels, each 64..16384, e.g. 1600x900";
+
 }  // namespace core

@@ -59,9 +59,17 @@ void check_output_path(const std::string& path, std::string_view option) {
     refuse(fmt::format("the directory {} does not exist", dir), "create it first or choose another path");
   std::string probe;
   platform::File probe_file;
-  if (const int error = create_beside(target, "probe", probe, probe_file))
+  if (const int error = create_beside(target, "probe", probe, probe_file)) {
+    // A name near the file system's limit (255 bytes) leaves no room for the temporary name beside it (issue 34: it
+    // read "cannot create files in the directory .").
+    if (error == ENAMETOOLONG)
+      refuse(fmt::format("the name ({} characters) is too long for this file system: the file is written through a "
+                         "temporary one beside it, named after it ({} characters)",
+                         base_name(target).size(), base_name(probe).size()),
+             "choose a shorter name");
     refuse(fmt::format("cannot create files in the directory {}: {}", dir, errno_text(error)),
            "choose a writable directory");
+  }
   probe_file.close();
   platform::remove_file(probe);
   // An existing file: one trainscope may replace (checked after the folder, which says more about /proc/version).

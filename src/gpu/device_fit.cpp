@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/input.hpp"
 #include "core/kernel_table.hpp"
 #include "core/model.hpp"
 #include "core/step_plan.hpp"
@@ -95,17 +96,27 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSpl
     const std::string limit = fmt::format("{} binds at most {} of a buffer (maxStorageBufferRange)", name,
                                           size_text(range));
     if (per_sample(t.role)) {
+      // What makes a sample's tensor smaller (issue 34: "smaller --hidden sizes" for an input or a convolution): the
+      // input only a smaller dataset row, a convolution's (or its pool's) fewer --conv channels, a dense layer's a
+      // smaller --hidden size; labels, losses and per-sample counts nothing.
+      const bool input = t.role == core::Role::XBatch || t.role == core::Role::YBatch ||
+                         t.role == core::Role::Losses || t.role == core::Role::Correct;
+      const bool conv = !input && t.layer >= 0 && shape.kind(t.layer) != core::LayerKind::Dense;
+      const char* smaller = input ? "" : conv ? "fewer --conv channels" : "smaller --hidden sizes";
       const long most = static_cast<long>(range / (bytes / B));
-      return most >= 1 ? fmt::format("--batch {} needs a {} buffer for {}; {}: use --batch <= {}, or smaller --hidden "
-                                     "sizes",
-                                     cfg.batch, size_text(bytes), what, limit, most)
-                       : fmt::format("one sample needs {} for {}; {}: use smaller --hidden sizes",
-                                     size_text(bytes / B), what, limit);
+      if (most >= 1)
+        return fmt::format("--batch {} needs a {} buffer for {}; {}: use --batch <= {}{}{}", cfg.batch,
+                           size_text(bytes), what, limit, most, input ? "" : ", or ", smaller);
+      return input ? fmt::format("one sample needs {} for {}; {}: this device cannot take this dataset's samples; "
+                                 "choose another --device",
+                                 size_text(bytes / B), what, limit)
+                   : fmt::format("one sample needs {} for {}; {}: use {}", size_text(bytes / B), what, limit, smaller);
     }
     if (parameter(t.role))
-      return fmt::format("this model's {} parameters need a {} buffer for {}; {}: use smaller --hidden sizes (at most "
-                         "about {} parameters)",
-                         count_text(P), size_text(bytes), what, limit, count_text(range / (bytes / P)));
+      return fmt::format("this model's {} parameters need a {} buffer for {}; {}: use smaller --hidden sizes{} (at "
+                         "most about {} parameters)",
+                         count_text(P), size_text(bytes), what, limit,
+                         shape.is_cnn() ? " or fewer --conv channels" : "", count_text(range / (bytes / P)));
     return fmt::format("{} needs a {} buffer; {}: use --limit to train on fewer samples", what, size_text(bytes), limit);
   }
 
@@ -116,11 +127,34 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSpl
   const double row = shape.inputs() * 4.0;
   for (const auto& [set, count] : {std::pair{"training", data.train.count}, std::pair{"test", data.test.count}}) {
     const double bytes = count * row;
+    if (bytes > most_buffer && most_buffer < row)  // "use --limit <= 0" was the advice (issue 34)
+      return fmt::format("one sample of the {} set ({} fp32 values, {}) is more than {} allocates at once ({} {}): "
+                         "this device cannot hold this dataset; choose another --device",
+                         set, shape.inputs(), size_text(row), name, most_name, size_text(most_buffer));
     if (bytes > most_buffer)
       return fmt::format("the {} set needs a {} buffer ({} samples x {} fp32 values); {} allocates at most {} at once "
                          "({}): use --limit <= {}",
                          set, size_text(bytes), count, shape.inputs(), name, size_text(most_buffer), most_name,
                          static_cast<long>(most_buffer / row));
+  }
+
+  // --input host (pinned): the staging ring of --readback batches, one buffer the host writes (issue 34: refused
+  // mid-run, advising --batch or --hidden). Its size is --readback x the batch's upload.
+  if (cfg.input.host() && !cfg.input.pageable) {
+    const double batch_bytes = static_cast<double>(core::batch_upload_bytes(cfg.batch, shape.inputs(), cfg.precision));
+    const double ring = batch_bytes * cfg.readback_interval;
+    if (ring > most_buffer) {
+      const long most = static_cast<long>(most_buffer / batch_bytes);
+      return most >= 1
+                 ? fmt::format("--input host stages --readback {} batches at once, a {} buffer ({} x {} for "
+                               "--batch {}); {} allocates at most {} at once ({}): use --readback <= {}, or --pageable "
+                               "(one batch at a time)",
+                               cfg.readback_interval, size_text(ring), cfg.readback_interval, size_text(batch_bytes),
+                               cfg.batch, name, size_text(most_buffer), most_name, most)
+                 : fmt::format("--input host stages batches of {} (--batch {}); {} allocates at most {} at once ({}): "
+                               "use a smaller --batch",
+                               size_text(batch_bytes), cfg.batch, name, size_text(most_buffer), most_name);
+    }
   }
 
   // Storage buffers per kernel of this run's step (the spec guarantees only 4 per shader stage; a kernel here binds
@@ -138,6 +172,19 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSpl
     return fmt::format("{} binds {} storage buffers in {}; {} allows {} per shader stage "
                        "(maxPerStageDescriptorStorageBuffers): no setting changes that; choose another --device",
                        widest_kernel, most_bindings, type, name, l.max_per_stage_storage_buffers);
+
+  // Push constants per kernel (Vulkan guarantees 128 bytes; no setting changes a kernel's).
+  uint32_t most_push = 0;
+  std::string push_kernel;
+  for (const core::PlanEntry& e : plan.entries) {
+    const core::KernelDef& def = core::kernel_def(e.op);
+    if (def.exists_in(cfg.precision) && def.params_bytes > most_push)
+      most_push = def.params_bytes, push_kernel = def.name;
+  }
+  if (most_push > l.max_push_constants_size)
+    return fmt::format("{} takes {} bytes of push constants; {} allows {} (maxPushConstantsSize): no setting changes "
+                       "that; choose another --device",
+                       push_kernel, most_push, name, l.max_push_constants_size);
 
   // Everything together against the device's memory.
   const core::MemoryUsage m = layout.usage(true);

@@ -121,14 +121,20 @@ uint32_t busy_workgroups(const vk::DeviceInfo& device) {
     }
     return std::max(1u, std::thread::hardware_concurrency());
   }
-  if (device.compute_units > 0) return 2 * device.compute_units;
+  // In 64 bits, saturated: a profile's computeUnits 4294967295 overflowed 2 x compute_units (issue 34).
+  if (device.compute_units > 0)
+    return static_cast<uint32_t>(std::min<uint64_t>(2 * uint64_t{device.compute_units}, UINT32_MAX));
   return device.type == "discrete GPU" ? 2 * 128 : 2 * 32;
 }
 
 namespace {
 // The rule of choose_split_k for G workgroups and at most `most` slices.
 uint32_t split_rule(const GemmConfig& config, uint64_t groups, uint64_t most, const vk::DeviceInfo& device) {
-  if (config.split_k >= 1) return config.split_k;
+  // The slices take z: never more than maxComputeWorkGroupCount[2] of them, a forced TRAINSCOPE_SPLIT_K included.
+  const uint32_t z_limit = device.limits.max_workgroup_count[2];
+  const uint64_t z = z_limit > 0 ? z_limit : UINT32_MAX;  // 0: not read (a DeviceInfo made by hand)
+  if (config.split_k >= 1) return static_cast<uint32_t>(std::min<uint64_t>(config.split_k, z));
+  most = std::min(most, z);
   const uint64_t busy = busy_workgroups(device);
   if (groups >= busy || most < 2) return 1;
   return static_cast<uint32_t>(std::min((busy + groups - 1) / groups, most));
@@ -141,6 +147,11 @@ uint32_t choose_split_k(const GemmConfig& config, const GemmTiles& tiles, const 
   if (def.gemm.split_k == core::SplitK::None || e.B <= 0) return 1;
   const std::array<uint64_t, 2> mn = def.grid_size(e);  // the output: {M rows, N columns}
   const uint64_t groups = ((mn[0] + tiles.tile_m - 1) / tiles.tile_m) * ((mn[1] + tiles.tile_n - 1) / tiles.tile_n);
+  // A convolution's tile rows folded into z leave no z for the slices: unsplit (issue 34: an internal error under
+  // TRAINSCOPE_SPLIT_K=2 and a profile of one workgroup row).
+  if (def.grid == core::Grid::Conv && device.limits.max_workgroup_count[1] > 0 &&
+      fold_rows((mn[0] + tiles.tile_m - 1) / tiles.tile_m, device.limits)[1] > 1)
+    return 1;
   switch (def.gemm.split_k) {
     case core::SplitK::Rows: return split_rule(config, groups, uint64_t(e.B / kMinSliceRows), device);
     case core::SplitK::Images: {

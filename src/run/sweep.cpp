@@ -13,6 +13,7 @@
 #include "core/batches.hpp"
 #include "core/error.hpp"
 #include "core/memory_budget.hpp"
+#include "core/thread_budget.hpp"
 #include "core/model.hpp"
 #include "run/explain.hpp"
 #include "run/validate.hpp"
@@ -54,6 +55,7 @@ SweepPoint measure(const SweepOptions& o, const core::DataSplit& data, const Bac
   try {
     run::validate_for_backends(cfg, data);
     core::check_training_memory(cfg, data, {{spec.name, spec.host_memory}});  // one trainer at a time
+    core::check_training_threads(cfg, {{spec.name, spec.host_memory}});
     std::unique_ptr<core::Trainer> t = spec.make(cfg, data, init);
     p.device = t->device_name();
     t->begin_epoch(order);

@@ -374,7 +374,12 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
   if (root.contains("window")) {
     const json& o = root["window"];
     only_keys(w, o, "window", {"size", "presentation", "font_size", "tab"});
-    if (o.contains("size")) l.size = text(w, o["size"], "window.size");
+    if (o.contains("size")) {  // said as the lesson's, not as --size (issue 34)
+      l.size = text(w, o["size"], "window.size");
+      int width = 0, height = 0;
+      if (!core::parse_window_size(*l.size, width, height))
+        w.fail("window.size", fmt::format("{}, not {}", core::kSizeRule, shown(o["size"])));
+    }
     if (o.contains("presentation")) l.presentation = boolean(w, o["presentation"], "window.presentation");
     if (o.contains("font_size"))
       l.font_size = real(w, o["font_size"], "window.font_size", core::rules::font_size);

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -54,7 +56,22 @@ void for_each_limit_key(DeviceLimits& l, F&& f) {
 DeviceProfile parse_profile(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    // A key given twice is refused, as lessons refuse it (JSON would keep the last one silently). A profile is one
+    // flat object with one array level, so the keys of each open object are few.
+    std::vector<std::set<std::string>> keys;
+    j = nlohmann::json::parse(text, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      using Event = nlohmann::json::parse_event_t;
+      if (event == Event::object_start) keys.emplace_back();
+      if (event == Event::object_end && !keys.empty()) keys.pop_back();
+      if (event == Event::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second) {
+        std::string key = parsed.get<std::string>();
+        if (key.size() > 80) key = key.substr(0, 80) + "...";
+        for (char& c : key)
+          if (static_cast<unsigned char>(c) < 0x20) c = '?';  // one line
+        bad_profile(fmt::format("{}: \"{}\" is given twice in one object; give each key once", path, key));
+      }
+      return true;
+    });
   } catch (const nlohmann::json::exception& e) {
     bad_profile(fmt::format("{} is not valid JSON ({})", path, e.what()));
   }

@@ -33,7 +33,11 @@ static std::span<const uint32_t> find_spirv(const std::string& kernel) {
 namespace {
 
 [[noreturn]] void past_limit(const Context& ctx, const std::string& what, const std::string& limit) {
-  throw Error(Failure::Limit, fmt::format("Vulkan: {} is more than {} allows ({})", what, display_name(ctx.info()), limit));
+  // A kernel's workgroup, shared memory, push constants and bindings do not grow with --batch or --hidden: the
+  // Limit hint's advice ("a smaller --batch ...") would not help (issue 34).
+  throw Error(Failure::Limit,
+              fmt::format("Vulkan: {} is more than {} allows ({})", what, display_name(ctx.info()), limit))
+      .with_hint("no setting changes a kernel's shape: choose another --device");
 }
 
 // The workgroup, push constants and bindings of a pipeline against the device's limits.
