@@ -10,13 +10,16 @@
 
 namespace run {
 
-void Worker::take_turn() {
-  if (!turns_) return;
+bool Worker::take_turn() {
+  if (!turns_) return true;
   clock_.stop();  // waiting for the turn is not training time (the next step starts the clock again)
-  if (turns_->take(turn_index_, stop_)) {
+  const Turns::Took took = turns_->take(turn_index_, stop_, &commands_waiting_);
+  if (took == Turns::Took::Interrupted) return false;
+  if (took != Turns::Took::Free) {
     timeline_.add_break();  // the other backend's turn is no overhead of this one's steps
     last_step_end_s_ = 0;
   }
+  return true;
 }
 
 void Worker::leave_turn() {
