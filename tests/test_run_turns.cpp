@@ -13,6 +13,7 @@
 #include "core/speedup.hpp"
 #include "run/session.hpp"
 #include "run/turns.hpp"
+#include "run/worker.hpp"
 
 namespace {
 
@@ -200,6 +201,37 @@ TEST_CASE("fair mode: the CPU trains while the GPU's first trainer is built (its
   REQUIRE(wait_for([&] { return run(1).step_losses.size() >= 20; }, 10000ms));
   CHECK(run(0).building);  // the CPU trained 20 steps within the GPU's 2.5 s start
   CHECK(run(1).recent_samples_per_s == 0);  // beside the GPU's build: not timed alone
+  session.request_stop();
+  session.wait();
+}
+
+TEST_CASE("samples/s is shown only once a second of steps at the settings in force was timed") {
+  // Before: a rate from the second read-back on (about 0.25 s of steps), which jumped from read-back to read-back.
+  core::TrainConfig cfg;
+  cfg.hidden = {4};
+  cfg.batch = 10;
+  cfg.epochs = core::kUntilStopped;
+  run::SessionOptions options;
+  options.keep_alive = true;
+  run::Observer observer;
+  run::Session session(cfg, std::make_shared<const core::DataSplit>(small_data()), {sleepy_spec("cpu", 5)}, observer,
+                       options);
+  session.start();
+  bool early_seen = false, early_rate = false;
+  const bool rate = wait_for(
+      [&] {
+        const core::BackendRun r = session.snapshot().at(0);
+        if (!r.step_losses.empty() && r.elapsed_s < run::kSteadySeconds) {
+          early_seen = true;
+          early_rate = early_rate || r.recent_samples_per_s > 0;
+        }
+        return r.recent_samples_per_s > 0;
+      },
+      20000ms);
+  CHECK(early_seen);  // read-backs before a second of training were looked at
+  CHECK_FALSE(early_rate);
+  CHECK(rate);
+  CHECK(session.snapshot().at(0).elapsed_s >= run::kSteadySeconds);
   session.request_stop();
   session.wait();
 }

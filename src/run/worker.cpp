@@ -287,7 +287,7 @@ void Worker::collect() {
   rate_window_.emplace_back(now, samples_total_);
   while (rate_window_.size() > 2 && now - rate_window_.front().first > 3.0) rate_window_.pop_front();
   double rate = 0;
-  if (rate_window_.size() >= 2 && now > rate_window_.front().first)
+  if (rate_window_.size() >= 2 && now - rate_window_.front().first >= kSteadySeconds)
     rate = static_cast<double>(samples_total_ - rate_window_.front().second) / (now - rate_window_.front().first);
   // The step timeline and the CSV rows, made outside the lock (only this thread writes run_.device).
   const core::StepPlan& plan = trainer_->plan();

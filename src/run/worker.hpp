@@ -25,6 +25,12 @@ namespace run {
 // figures on screen are never much older than this, and a command waits at most for the steps in flight.
 inline constexpr double kReadbackSeconds = 0.25;
 
+// A backend's samples/s (BackendRun::recent_samples_per_s, and so the speedup) is shown once its rate window spans at
+// least this many training seconds at the settings in force (timed alone when taking turns), its first step after a
+// change left out: a rate over a few steps jumps from read-back to read-back (the issue saw "the CPU is 5.4x as
+// fast" with both curves at step 7). Until then the header says "measuring samples/s".
+inline constexpr double kSteadySeconds = 1.0;
+
 
 // How many steps a worker queues between read-backs: as many as take about kReadbackSeconds at `seconds_per_step`
 // (the wall time of a recent step), at least 1 (a slow step is read back as soon as it is done) and at most `ring`
