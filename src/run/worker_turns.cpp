@@ -33,7 +33,8 @@ void Worker::pass_turn_if_over() {
 }
 
 void Worker::run_background() {
-  if (!spec_.background || background_done_ || paused_ || !trainer_) return;
+  // A command waiting goes first: a piece cannot be stopped once it runs (a kernel set takes seconds to create).
+  if (!spec_.background || background_done_ || paused_ || !trainer_ || commands_waiting_) return;
   // At most half of the worker's time: after a piece of d seconds, the next waits until it has trained d seconds.
   if (clock_.seconds() < background_due_s_) return;
   clock_.stop();
