@@ -162,7 +162,9 @@ struct BackendRun {
   int step_in_epoch = 0;
   int steps_per_epoch = 0;
   double elapsed_s = 0;        // training seconds so far, pauses and evaluation excluded
-  double recent_samples_per_s = 0;  // over the last few seconds of training with the settings in force (0: not yet)
+  // Over the last few seconds of training with the settings in force, from at least run::kSteadySeconds of it (timed
+  // alone when taking turns); 0: not yet.
+  double recent_samples_per_s = 0;
   MemoryUsage memory;          // Trainer::memory_usage() of the trainer in use (bytes); zeros until it exists
   MemoryUsage memory_fp32;     // Trainer::memory_usage_fp32(): the same model in fp32, for comparison
   std::vector<PrecisionRow> precisions;  // measured speed per (precision, batch) the run went through

@@ -3,13 +3,20 @@
 
 namespace run {
 
-Turns::Turns(size_t workers, double slice_s, bool enabled) : enabled_(enabled), slice_s_(slice_s), wants_(workers) {}
+Turns::Turns(size_t workers, double slice_s, bool enabled, double longest_wait_s)
+    : enabled_(enabled),
+      slice_s_(slice_s),
+      longest_wait_s_(longest_wait_s),
+      wants_(workers),
+      aside_(workers),
+      beside_(workers) {}
 
 void Turns::set_enabled(bool on) {
   {
     std::lock_guard lock(mutex_);
     enabled_ = on;
     if (!on) holder_ = -1;
+    ++events_;  // figures of a read-back across the switch mix both modes
   }
   cv_.notify_all();
 }
@@ -28,26 +35,47 @@ int Turns::next_wanting(size_t after) const {
   return -1;
 }
 
-bool Turns::take(size_t i, const std::atomic<bool>& stop) {
+void Turns::back_in_turns(size_t i) {
+  if (!beside_.at(i)) return;
+  beside_[i] = false;
+  ++events_;
+}
+
+Turns::Took Turns::take(size_t i, const std::atomic<bool>& stop, const std::atomic<bool>* interrupt) {
   std::unique_lock lock(mutex_);
   wants_.at(i) = true;
-  if (!enabled_) return false;
+  back_in_turns(i);
+  if (!enabled_) return Took::Free;
   const int me = static_cast<int>(i);
-  if (holder_ == me) return false;
-  bool waited = false;
+  if (holder_ == me) return Took::Free;
+  Took took = Took::Free;
   if (holder_ >= 0) {
-    waited = true;
-    cv_.wait(lock, [&] { return holder_ < 0 || holder_ == me || !enabled_ || stop; });
-    if (!enabled_ || stop) return waited;
+    took = Took::Waited;
+    for (;;) {
+      if (holder_ < 0 || holder_ == me || !enabled_ || stop) break;
+      if (interrupt && interrupt->load()) return Took::Interrupted;
+      // The holder's slice is over and its step still runs: a long step does not stretch this wait.
+      const auto deadline =
+          since_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(slice_s_ + longest_wait_s_));
+      if (Clock::now() >= deadline) {
+        beside_.at(static_cast<size_t>(holder_)) = true;
+        ++events_;
+        took = Took::Overran;
+        break;
+      }
+      cv_.wait_until(lock, deadline);
+    }
+    if (!enabled_ || stop) return took;
   }
   holder_ = me;
   since_ = Clock::now();
-  return waited;
+  return took;
 }
 
 void Turns::pass_if_over(size_t i) {
   {
     std::lock_guard lock(mutex_);
+    back_in_turns(i);
     if (!enabled_ || holder_ != static_cast<int>(i)) return;
     if (std::chrono::duration<double>(Clock::now() - since_).count() < slice_s_) return;
     const int next = next_wanting(i);
@@ -65,11 +93,34 @@ void Turns::leave(size_t i) {
   {
     std::lock_guard lock(mutex_);
     wants_.at(i) = false;
+    back_in_turns(i);
     if (holder_ != static_cast<int>(i)) return;
     holder_ = next_wanting(i);
     since_ = Clock::now();
   }
   cv_.notify_all();
+}
+
+void Turns::begin_aside(size_t i) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!aside_.at(i)) aside_[i] = true, ++events_;
+  }
+  leave(i);
+}
+
+void Turns::end_aside(size_t i) {
+  std::lock_guard lock(mutex_);
+  if (aside_.at(i)) aside_[i] = false, ++events_;
+}
+
+bool Turns::shared_since(size_t i, long& mark) const {
+  std::lock_guard lock(mutex_);
+  bool shared = events_ != mark || beside_.at(i);
+  for (size_t j = 0; j < aside_.size(); ++j)
+    if (j != i && (aside_[j] || beside_[j])) shared = true;
+  mark = events_;
+  return enabled_ && shared;
 }
 
 void Turns::wake_all() {

@@ -90,8 +90,10 @@ void Worker::post(const Command& command) {
   {
     std::lock_guard lock(queue_mutex_);
     queue_.push_back(command);
+    commands_waiting_ = true;
   }
   queue_cv_.notify_all();
+  if (turns_) turns_->wake_all();  // a worker waiting for its turn applies the command first
 }
 
 void Worker::wake() {
@@ -171,13 +173,15 @@ void Worker::train_until_done() {
     }
     Next next = Next::Train;
     while (pos + static_cast<size_t>(cfg_.batch) <= static_cast<size_t>(N)) {
-      take_turn();
+      // Commands first, outside the turn: a rebuild steps aside (begin_build), so the other backend trains meanwhile.
       next = apply_commands();
       if (next != Next::Train) break;
       // A batch change applied just now is checked against what is left of this epoch: a larger batch that no
       // longer fits ends the epoch here (the rest is dropped, as the last partial batch always is); the next epoch
       // starts with the new size.
       if (pos + static_cast<size_t>(cfg_.batch) > static_cast<size_t>(N)) break;
+      if (!take_turn()) continue;  // a command came while it waited for the turn: apply it first
+      if (stop_) break;
       clock_.start();
       trainer_->step(pos);
       // The test-only slowdown (TRAINSCOPE_TEST_SLOW_BACKEND): inside the training clock, as a slower device would be.
@@ -277,10 +281,13 @@ void Worker::collect() {
     later_ms += records[i].step_ms;
   }
   samples_total_ += static_cast<long>(records.size()) * cfg_.batch;
+  // Steps trained beside the other backend's build or long step (fair mode) were not timed alone: the rate starts
+  // again after them, and the figure shown meanwhile stays the last one measured alone with these settings.
+  if (turns_ && turns_->shared_since(turn_index_, shared_mark_)) rate_window_.clear();
   rate_window_.emplace_back(now, samples_total_);
   while (rate_window_.size() > 2 && now - rate_window_.front().first > 3.0) rate_window_.pop_front();
   double rate = 0;
-  if (rate_window_.size() >= 2 && now > rate_window_.front().first)
+  if (rate_window_.size() >= 2 && now - rate_window_.front().first >= kSteadySeconds)
     rate = static_cast<double>(samples_total_ - rate_window_.front().second) / (now - rate_window_.front().first);
   // The step timeline and the CSV rows, made outside the lock (only this thread writes run_.device).
   const core::StepPlan& plan = trainer_->plan();

@@ -25,6 +25,12 @@ namespace run {
 // figures on screen are never much older than this, and a command waits at most for the steps in flight.
 inline constexpr double kReadbackSeconds = 0.25;
 
+// A backend's samples/s (BackendRun::recent_samples_per_s, and so the speedup) is shown once its rate window spans at
+// least this many training seconds at the settings in force (timed alone when taking turns), its first step after a
+// change left out: a rate over a few steps jumps from read-back to read-back (the issue saw "the CPU is 5.4x as
+// fast" with both curves at step 7). Until then the header says "measuring samples/s".
+inline constexpr double kSteadySeconds = 1.0;
+
 
 // How many steps a worker queues between read-backs: as many as take about kReadbackSeconds at `seconds_per_step`
 // (the wall time of a recent step), at least 1 (a slow step is read back as soon as it is done) and at most `ring`
@@ -96,8 +102,9 @@ class Worker {
   void end_build();
   bool wait_for_reset();
   // Fair mode (run/turns.hpp): take the turn before training (the clock stopped while waiting for it), give it up
-  // while not training, pass it on after a read-back once the slice is over. No-ops without turns.
-  void take_turn();
+  // while not training, pass it on after a read-back once the slice is over. No-ops without turns. take_turn returns
+  // false when a command came while it waited (the turn not taken: the command is applied first).
+  bool take_turn();
   void leave_turn();
   void pass_turn_if_over();
   // One piece of BackendSpec::background, its time not training time.
@@ -145,6 +152,7 @@ class Worker {
   long generation_ = 0;  // runs started (BackendRun::generation)
   Turns* turns_ = nullptr;
   size_t turn_index_ = 0;
+  long shared_mark_ = 0;  // Turns::shared_since's mark of this worker's last read-back
   bool background_done_ = false;
   double background_due_s_ = 0;  // training seconds before the next background piece (half the time at most)
 
@@ -155,6 +163,7 @@ class Worker {
   std::mutex queue_mutex_;        // guards queue_
   std::condition_variable queue_cv_;
   std::deque<Command> queue_;
+  std::atomic<bool> commands_waiting_{false};  // queue_ is not empty (set under queue_mutex_): ends a wait for the turn
 };
 
 }  // namespace run

@@ -16,6 +16,9 @@
 namespace run {
 
 void Worker::begin_build(const std::string& what) {
+  // A build is no training: the other backend trains meanwhile (fair mode), and never waits for this one's
+  // compilation or rebuild. The loop takes the turn again before the next step.
+  if (turns_) turns_->begin_aside(turn_index_);
   std::lock_guard lock(run_mutex_);
   run_.building = true;
   run_.building_what = what;
@@ -29,6 +32,7 @@ void Worker::set_build_stage(std::string_view stage) {
 }
 
 void Worker::end_build() {
+  if (turns_) turns_->end_aside(turn_index_);
   std::lock_guard lock(run_mutex_);
   run_.building = false;
   run_.building_what.clear();

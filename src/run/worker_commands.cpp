@@ -24,9 +24,11 @@ Worker::Next Worker::apply_commands() {
       lock.lock();
       if (next != Next::Train) return next;
     }
+    commands_waiting_ = false;  // under queue_mutex_, the queue empty
     if (stop_) return Next::Stop;
     if (!paused_ || step_budget_ > 0) return Next::Train;
-    // Paused: read back what is queued, then wait for the next command (the turn goes to the other worker).
+    // Paused: read back what is queued, then wait for the next command (the turn goes to the other worker; the loop
+    // takes it again before the next step).
     lock.unlock();
     collect();
     clock_.stop();
@@ -43,9 +45,6 @@ Worker::Next Worker::apply_commands() {
     }
     timeline_.add_break();  // the pause is no step's overhead
     last_step_end_s_ = 0;   // nor any step's wall time (CSV, the run's busy share)
-    lock.unlock();
-    take_turn();
-    lock.lock();
   }
 }
 

@@ -10,13 +10,16 @@
 
 namespace run {
 
-void Worker::take_turn() {
-  if (!turns_) return;
+bool Worker::take_turn() {
+  if (!turns_) return true;
   clock_.stop();  // waiting for the turn is not training time (the next step starts the clock again)
-  if (turns_->take(turn_index_, stop_)) {
+  const Turns::Took took = turns_->take(turn_index_, stop_, &commands_waiting_);
+  if (took == Turns::Took::Interrupted) return false;
+  if (took != Turns::Took::Free) {
     timeline_.add_break();  // the other backend's turn is no overhead of this one's steps
     last_step_end_s_ = 0;
   }
+  return true;
 }
 
 void Worker::leave_turn() {
@@ -30,7 +33,8 @@ void Worker::pass_turn_if_over() {
 }
 
 void Worker::run_background() {
-  if (!spec_.background || background_done_ || paused_ || !trainer_) return;
+  // A command waiting goes first: a piece cannot be stopped once it runs (a kernel set takes seconds to create).
+  if (!spec_.background || background_done_ || paused_ || !trainer_ || commands_waiting_) return;
   // At most half of the worker's time: after a piece of d seconds, the next waits until it has trained d seconds.
   if (clock_.seconds() < background_due_s_) return;
   clock_.stop();

@@ -145,7 +145,13 @@ void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target
   const bool paused = gpu && cpu && !finished && (gpu->paused || cpu->paused);
   const double age = paused ? std::max(view.age(*gpu), view.age(*cpu)) : 0;
   const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  if (lines >= 4) text_line(view.fair ? "speedup · taking turns" : "speedup  GPU / CPU", grey, width);
+  // The fair mode in words a class follows: the two take turns, and each is timed alone.
+  std::string label = "speedup  GPU / CPU";
+  if (view.fair) {
+    label = "speedup · taking turns, each timed alone";
+    if (ImGui::CalcTextSize(label.c_str()).x > width) label = "speedup · taking turns";
+  }
+  if (lines >= 4) text_line(label, grey, width);
   const bool hovered_label = lines >= 4 && ImGui::IsItemHovered();
   // The figure: twice the text size when there are lines for it (it takes two).
   const float scale = lines >= 3 ? 2.0f : 1.0f;
@@ -165,9 +171,13 @@ void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target
                  : "GPU samples/s / CPU samples/s over the last seconds, only while both train the same model with "
                    "the same batch size, precision and optimizer.",
         software ? " This GPU is software Vulkan: both sides share the same CPU cores." : "",
-        view.fair ? "\n\nTaking turns (fair mode, Controls): the backends train in turns of half a second, each timed "
-                    "alone, as `train --sequential` times them, so that neither's samples/s counts the cores the other "
-                    "took. Both curves still grow on screen; training seconds leave out the waits."
+        view.fair ? "\n\nTaking turns (fair mode, Controls): the GPU and the CPU train one at a time, about half a "
+                    "second each, like two runners timed one after the other on the same track. Here both would "
+                    "otherwise share the same processor cores, and each would be slowed by the other. So each "
+                    "samples/s counts only its own turns, as `train --sequential` times them, and both curves grow at "
+                    "about half speed. A side that compiles its kernels or applies a change steps aside: the other "
+                    "trains on meanwhile (never waiting for it), and what it trained beside that work is not counted "
+                    "as timed alone. A step longer than a turn does not make the other wait more than 1.5 s longer."
                   : ""));
   // Under it: who is faster, or why there is no figure; the paused figure's age; the race's result.
   std::string note;
@@ -176,6 +186,16 @@ void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target
                         : fmt::format("the CPU is {:.1f}x as fast", 1 / s.value);
   else
     note = s.reason;
+  // Taking turns, one side applying a change: the other does not wait for it (say so where it fits).
+  if (!s.ok() && view.fair && gpu && cpu && gpu->building != cpu->building && !gpu->finished && !cpu->finished) {
+    const std::string on = fmt::format("{} · the {} trains on", note, cpu->building ? "GPU" : "CPU");
+    if (ImGui::CalcTextSize(on.c_str()).x <= width) note = on;
+  }
+  // Why a software GPU loses: it runs on the CPU's own cores (where it fits; the tooltip says it in full).
+  if (s.ok() && s.value < 1 && software && !paused) {
+    const std::string why = note + " · the GPU is software";
+    if (ImGui::CalcTextSize(why.c_str()).x <= width) note = why;
+  }
   if (paused && s.ok()) note = fmt::format("paused · figures {} old", format_duration(age));
   if (lines < 4 && view.fair) {  // the label line it has in a 4-line header
     note += " · taking turns";
