@@ -13,6 +13,13 @@ namespace platform {
 std::filesystem::path executable_path();
 // "NAME=value" for each variable of this process's environment.
 std::vector<std::string> environment();
+// Sets the variable NAME of this process's environment to `value` (replacing it), or removes it; what std::getenv
+// and environment() see afterwards, and what programs started later inherit. setenv/unsetenv on POSIX, _putenv_s on
+// Windows (which updates the C runtime's copy and the process's block alike). Not thread-safe: call it while no
+// other thread reads the environment (tests, before they start anything).
+void set_env(const std::string& name, const std::string& value);
+void unset_env(const std::string& name);
+
 // Whether `path` names a file this user may run.
 bool is_executable(const std::filesystem::path& path);
 // The name of an executable file on this system: `stem` on POSIX, `stem`.exe on Windows.

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <system_error>
 
@@ -35,6 +36,10 @@ std::vector<std::string> environment() {
   for (char** e = environ; *e; ++e) out.emplace_back(*e);
   return out;
 }
+
+void set_env(const std::string& name, const std::string& value) { ::setenv(name.c_str(), value.c_str(), 1); }
+
+void unset_env(const std::string& name) { ::unsetenv(name.c_str()); }
 
 bool is_executable(const std::filesystem::path& path) { return ::access(path.c_str(), X_OK) == 0; }
 

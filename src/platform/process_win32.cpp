@@ -3,6 +3,7 @@
 #include <windows.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <system_error>
 
 #include "platform/process.hpp"
@@ -50,6 +51,13 @@ std::vector<std::string> environment() {
   FreeEnvironmentStringsW(block);
   return out;
 }
+
+void set_env(const std::string& name, const std::string& value) {
+  // An empty value through _putenv_s would remove the variable; Windows cannot hold an empty one in the C runtime.
+  _wputenv_s(win32::widen(name).c_str(), win32::widen(value).c_str());
+}
+
+void unset_env(const std::string& name) { _wputenv_s(win32::widen(name).c_str(), L""); }
 
 bool is_executable(const std::filesystem::path& path) {
   const DWORD attributes = GetFileAttributesW(path.wstring().c_str());
