@@ -6,6 +6,7 @@
 // same way; test_core_memory_budget covers the cgroup files themselves). Also the exit codes of issue 25's item 17.
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <algorithm>
