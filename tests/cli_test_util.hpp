@@ -3,22 +3,19 @@
 // (set by ctest).
 #pragma once
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "platform/files.hpp"
+#include "platform/process.hpp"
 
 namespace test {
 
@@ -27,13 +24,13 @@ namespace fs = std::filesystem;
 struct Result {
   int code = -1;
   std::string out, err;
-  long max_rss_kb = 0;  // the process's peak resident memory (getrusage's ru_maxrss)
+  long max_rss_kb = 0;  // the process's peak resident memory (ru_maxrss; Windows: the peak working set)
 };
 
 // A scratch folder of this test process (removed by nobody: under the system's temporary folder).
 inline fs::path scratch_dir() {
   static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("trainscope_test_cli_" + std::to_string(getpid()));
+    fs::path d = fs::temp_directory_path() / ("trainscope_test_cli_" + std::to_string(platform::process_id()));
     fs::create_directories(d);
     return d;
   }();
@@ -49,13 +46,13 @@ struct CacheHome {
     fs::create_directories(path);
     const char* old = std::getenv("XDG_CACHE_HOME");
     saved = old ? std::optional<std::string>(old) : std::nullopt;
-    ::setenv("XDG_CACHE_HOME", path.c_str(), 1);
+    platform::set_env("XDG_CACHE_HOME", path.string());
   }
   ~CacheHome() {
     if (saved)
-      ::setenv("XDG_CACHE_HOME", saved->c_str(), 1);
+      platform::set_env("XDG_CACHE_HOME", *saved);
     else
-      ::unsetenv("XDG_CACHE_HOME");
+      platform::unset_env("XDG_CACHE_HOME");
   }
   CacheHome(const CacheHome&) = delete;
   CacheHome& operator=(const CacheHome&) = delete;
@@ -71,39 +68,43 @@ inline std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-// Starts the binary with `args`, stdout and stderr going to files (no shell, no quoting); returns its pid.
-// `stdout_path`: where standard output goes instead of the scratch file (e.g. /dev/full); then Result::out is "".
-inline pid_t start_cli(const std::vector<std::string>& args, const std::string& stdout_path = "") {
-  const char* binary = std::getenv("TRAINSCOPE_BINARY");
-  REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
-  const std::string out_path = stdout_path.empty() ? (scratch_dir() / "stdout.txt").string() : stdout_path;
-  if (!stdout_path.empty()) std::ofstream(scratch_dir() / "stdout.txt", std::ios::trunc);
-  const std::string err_path = (scratch_dir() / "stderr.txt").string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   stdout_path.empty() ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv{const_cast<char*>(binary)};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, binary, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE_MESSAGE(rc == 0, "cannot start " << binary);
-  return pid;
+// Text as the tests compare it: a Windows program's standard streams write "\r\n" for each "\n" (text mode).
+inline std::string text_of(std::string s) {
+  size_t w = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!(s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n')) s[w++] = s[i];
+  s.resize(w);
+  return s;
 }
 
-// Waits for the process start_cli started; a death by a signal reads as 128 + the signal, as in a shell.
-inline Result finish_cli(pid_t pid) {
-  int status = 0;
-  struct rusage usage {};
-  wait4(pid, &status, 0, &usage);
+// A started trainscope (platform::Child: its id() is what a signal or kill takes).
+using Cli = std::unique_ptr<platform::Child>;
+
+// Starts the binary with `args`, stdout and stderr going to files (no shell, no quoting).
+// `stdout_path`: where standard output goes instead of the scratch file (e.g. /dev/full); then Result::out is "".
+inline Cli start_cli(const std::vector<std::string>& args, const std::string& stdout_path = "") {
+  const char* binary = std::getenv("TRAINSCOPE_BINARY");
+  REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY to the trainscope executable (ctest does)");
+  const fs::path out_path = stdout_path.empty() ? scratch_dir() / "stdout.txt" : fs::path(stdout_path);
+  if (!stdout_path.empty()) std::ofstream(scratch_dir() / "stdout.txt", std::ios::trunc);
+  std::vector<std::string> argv{binary};
+  argv.insert(argv.end(), args.begin(), args.end());
+  try {
+    return std::make_unique<platform::Child>(binary, argv, out_path, scratch_dir() / "stderr.txt", stdout_path.empty());
+  } catch (const std::exception& e) {
+    FAIL("cannot start " << binary << ": " << e.what());
+  }
+  return nullptr;
+}
+
+// Waits for the process start_cli started.
+inline Result finish_cli(const Cli& cli) {
+  const platform::Child::Exit exit = cli->wait();
   Result r;
-  r.max_rss_kb = usage.ru_maxrss;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(scratch_dir() / "stdout.txt");
-  r.err = slurp(scratch_dir() / "stderr.txt");
+  r.max_rss_kb = static_cast<long>(exit.peak_memory_kb);
+  r.code = exit.code;
+  r.out = text_of(slurp(scratch_dir() / "stdout.txt"));
+  r.err = text_of(slurp(scratch_dir() / "stderr.txt"));
   return r;
 }
 

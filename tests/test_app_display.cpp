@@ -56,7 +56,7 @@ TEST_CASE("the X server ends under the dashboard: trainscope's own line on stder
   const char* old = std::getenv("DISPLAY");
   const std::string saved = old ? old : "";
   ::setenv("DISPLAY", display.c_str(), 1);
-  const pid_t pid = test::start_cli({"dashboard", "--backend", "cpu", "--max-fps", "10", "--script", lesson.string()});
+  const auto cli = test::start_cli({"dashboard", "--backend", "cpu", "--max-fps", "10", "--script", lesson.string()});
   if (old)
     ::setenv("DISPLAY", saved.c_str(), 1);
   else
@@ -70,7 +70,7 @@ TEST_CASE("the X server ends under the dashboard: trainscope's own line on stder
   CHECK(drawing);
   ::kill(xvfb, SIGTERM);
   ::waitpid(xvfb, nullptr, 0);
-  const test::Result r = test::finish_cli(pid);
+  const test::Result r = test::finish_cli(cli);
   INFO("stderr: " << r.err);
   CHECK(r.code == 1);
   CHECK(r.err.find("trainscope: error: lost the connection to the display " + display) != std::string::npos);

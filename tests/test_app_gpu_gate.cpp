@@ -21,11 +21,11 @@ namespace {
 struct EnvVar {
   EnvVar(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) saved_ = old;
-    ::setenv(name, value, 1);
+    platform::set_env(name, value);
   }
   ~EnvVar() {
-    if (saved_) ::setenv(name_, saved_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (saved_) platform::set_env(name_, *saved_);
+    else platform::unset_env(name_);
   }
   EnvVar(const EnvVar&) = delete;
   EnvVar& operator=(const EnvVar&) = delete;

@@ -254,9 +254,8 @@ TEST_CASE("the summary: every claim's figures as a table, written as CSV beside 
   CHECK(runner.summary_shown());
   REQUIRE(host.shots.size() == 1);
   CHECK(host.shots[0] == (out / "today.png").string());
-  std::ifstream in(out / "today.csv");
   std::stringstream csv;
-  csv << in.rdbuf();
+  csv << std::ifstream(out / "today.csv").rdbuf();  // closed at once: Windows cannot remove an open file (below)
   CHECK(csv.str() == std::string(ui::kLessonSummaryCsvHeader) +
                          ",text,measured_with\n"
                          "1,2,\"cpu.samples_per_s > 1000\",\"cpu.samples_per_s\",1500,\"\",1000,yes,\"fast, \"\"1.5k\"\"\","

@@ -170,7 +170,7 @@ TEST_CASE("SIGINT / SIGTERM during train: both backends stop, the summary and th
     const fs::path report = scratch_dir() / "interrupted.json";
     fs::remove(report);
     const std::string backends = test::no_vulkan_device() ? "cpu" : "gpu,cpu";
-    const pid_t pid = start_cli({"train", "--dataset", "spiral", "--spiral-points", "200", "--hidden", "16", "--batch",
+    const auto cli = start_cli({"train", "--dataset", "spiral", "--spiral-points", "200", "--hidden", "16", "--batch",
                                  "32", "--epochs", "10000", "--backend", backends, "--report", report.string()});
     // Once the CPU has finished an epoch (the GPU may not have yet), interrupt.
     bool epoch_done = false;
@@ -178,8 +178,8 @@ TEST_CASE("SIGINT / SIGTERM during train: both backends stop, the summary and th
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       epoch_done = slurp(scratch_dir() / "stdout.txt").find("cpu  epoch 1/10000") != std::string::npos;
     }
-    ::kill(pid, signal);
-    const Result r = finish_cli(pid);
+    ::kill(static_cast<pid_t>(cli->id()), signal);
+    const Result r = finish_cli(cli);
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(epoch_done);
     CHECK(r.code == 128 + signal);  // 130 / 143
@@ -202,7 +202,7 @@ TEST_CASE("signals: two at once are one request (a clean stop); a second one a s
   for (const bool later : {false, true}) {
     CAPTURE(later);
     fs::remove(report);
-    const pid_t pid = start_cli({"train", "--dataset", "spiral", "--spiral-points", "200", "--hidden", "16", "--batch",
+    const auto cli = start_cli({"train", "--dataset", "spiral", "--spiral-points", "200", "--hidden", "16", "--batch",
                                  "32", "--epochs", "10000", "--backend", "cpu", "--report", report.string()});
     bool epoch_done = false;
     for (int i = 0; i < 1200 && !epoch_done; ++i) {
@@ -211,11 +211,11 @@ TEST_CASE("signals: two at once are one request (a clean stop); a second one a s
     }
     REQUIRE(epoch_done);
     // Together, as a terminal's Ctrl-C reaches a whole process group twice over (timeout, kill 0).
-    ::kill(pid, SIGINT);
+    ::kill(static_cast<pid_t>(cli->id()), SIGINT);
     // 100 ms apart: two signals sent back to back coalesce into one pending signal, which would test nothing.
     std::this_thread::sleep_for(std::chrono::milliseconds(later ? 1000 : 100));
-    ::kill(pid, SIGINT);
-    const Result r = finish_cli(pid);
+    ::kill(static_cast<pid_t>(cli->id()), SIGINT);
+    const Result r = finish_cli(cli);
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     CHECK(r.code == 130);
     if (later) {

@@ -6,6 +6,7 @@
 // same way; test_core_memory_budget covers the cgroup files themselves). Also the exit codes of issue 25's item 17.
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -27,8 +28,8 @@ using test::scratch_dir;
 
 // While alive, the spawned trainscope sees TRAINSCOPE_MEMORY_LIMIT=value.
 struct MemoryLimit {
-  explicit MemoryLimit(const char* value) { ::setenv("TRAINSCOPE_MEMORY_LIMIT", value, 1); }
-  ~MemoryLimit() { ::unsetenv("TRAINSCOPE_MEMORY_LIMIT"); }
+  explicit MemoryLimit(const char* value) { platform::set_env("TRAINSCOPE_MEMORY_LIMIT", value); }
+  ~MemoryLimit() { platform::unset_env("TRAINSCOPE_MEMORY_LIMIT"); }
 };
 
 // One line, exit 2, at once, mentioning each of `mentions`, and the process never grew past 200 MB.
@@ -50,7 +51,7 @@ void write_idx_gz(const fs::path& path, uint32_t magic, const std::vector<uint32
   for (uint32_t v : std::vector<uint32_t>{magic}) bytes += {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
   for (uint32_t v : dims) bytes += {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
   bytes.append(payload, '\0');  // zeros: a bomb's best ratio
-  gzFile f = gzopen(path.c_str(), "wb9");
+  gzFile f = gzopen(path.string().c_str(), "wb9");
   REQUIRE(f != nullptr);
   REQUIRE(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
   REQUIRE(gzclose(f) == Z_OK);
@@ -131,10 +132,10 @@ TEST_CASE("exit codes agree across commands (issue 25, item 17)") {
     test::check_bad_input({"peaks", "--device", "99", "--backend", "gpu"}, "--device 99");
   }
   // sweep without a Vulkan driver exited 0 (train exits 1): a series that failed fails the command.
-  ::setenv("VK_ICD_FILENAMES", "/nonexistent.json", 1);
+  platform::set_env("VK_ICD_FILENAMES", "/nonexistent.json");
   const Result r = run_cli({"sweep", "--dataset", "spiral", "--spiral-points", "50", "--hidden", "8", "--batch", "4",
                             "--steps", "1", "--warmup", "0"});
-  ::unsetenv("VK_ICD_FILENAMES");
+  platform::unset_env("VK_ICD_FILENAMES");
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.code == 1);
   CHECK(r.err.find("trainscope: error: gpu: ") != std::string::npos);

@@ -189,10 +189,10 @@ TEST_CASE("train --report: a cache symlink's target stays; peaks not cached are 
 
   // SIGINT after the training, during the measurement: it stops, the run's report is complete (not "interrupted").
   fs::remove(report);
-  const pid_t pid = start_cli(tiny({"--report", report.string()}));
+  const auto cli = start_cli(tiny({"--report", report.string()}));
   const bool measuring = waits_for("peaks: measuring", 60);
-  ::kill(pid, SIGINT);
-  r = finish_cli(pid);
+  ::kill(static_cast<pid_t>(cli->id()), SIGINT);
+  r = finish_cli(cli);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(measuring);
   CHECK(r.code == 130);

@@ -1,7 +1,8 @@
 // cpu::fma's software path (src/cpu/exact_fma.hpp, what runs where the compiler may not use the FMA instruction, as
 // in a portable Windows build whose C library's fmaf is not correctly rounded) against the FMA instruction itself,
 // bit for bit, on random operands and on the cases where rounding twice goes wrong: products that nearly cancel c,
-// sums at a rounding tie, signed zeros, subnormals, infinities and NaN.
+// sums at a rounding tie, signed zeros, subnormals, infinities and NaN. And cpu::log_of (src/cpu/fast_math.hpp, the
+// softmax's ln of its own, the same bits with every C library) against the C library's double log rounded to float.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -12,6 +13,7 @@
 
 #include "core/rng.hpp"
 #include "cpu/exact_fma.hpp"
+#include "cpu/fast_math.hpp"
 #include "skip.hpp"
 
 namespace {
@@ -84,4 +86,30 @@ TEST_CASE("cpu::fma_software equals the FMA instruction bit for bit") {
     naive += !same(instruction_fma(a[i], b[i], c[i]),
                    static_cast<float>(static_cast<double>(a[i]) * b[i] + static_cast<double>(c[i])));
   CHECK(naive > 0);
+}
+
+TEST_CASE("cpu::log_of is ln x correctly rounded to float but at rare ties, within one ulp everywhere") {
+  // Every 601st float from the smallest subnormal to the largest finite one (3.5 million), and every 7th float of
+  // [1, 16], where the softmax's sums lie (a sum of e^(z - max): 1 <= sum <= classes; 4.8 million).
+  size_t inputs = 0, not_nearest = 0, beyond_ulp = 0;
+  auto check = [&](uint32_t b) {
+    const float x = std::bit_cast<float>(b), got = cpu::log_of(x);
+    const float want = static_cast<float>(std::log(static_cast<double>(x)));  // double's error far below float's
+    ++inputs;
+    if (same(got, want)) return;
+    ++not_nearest;
+    if (got != std::nextafter(want, got) && ++beyond_ulp <= 5)
+      FAIL_CHECK("log_of(" << x << ") = " << got << ", ln x to float " << want);
+  };
+  for (uint64_t b = 1; b < 0x7f800000u; b += 601) check(static_cast<uint32_t>(b));
+  for (uint32_t b = std::bit_cast<uint32_t>(1.0f); b <= std::bit_cast<uint32_t>(16.0f); b += 7) check(b);
+  MESSAGE(inputs, " inputs, ", not_nearest, " not the nearest float to ln x (one ulp off)");
+  CHECK(beyond_ulp == 0);
+  CHECK(not_nearest * 100000 <= inputs);  // rounding ties only: at most 1 in 100000
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(cpu::log_of(1.0f) == 0.0f);
+  CHECK(cpu::log_of(0.0f) == -inf);
+  CHECK(cpu::log_of(inf) == inf);
+  CHECK(std::isnan(cpu::log_of(-1.0f)));
+  CHECK(std::isnan(cpu::log_of(std::numeric_limits<float>::quiet_NaN())));
 }

@@ -25,6 +25,7 @@
 #include "gpu/device_cache.hpp"
 #include "gpu/trainer.hpp"
 #include "gpu_test_util.hpp"
+#include "platform/process.hpp"
 #include "vk/setup.hpp"
 
 namespace {
@@ -159,13 +160,13 @@ TEST_CASE("choose_split_k: split only where the unsplit dispatch leaves the devi
   texel.tiles = {8, 64, 4, 8, 8};
   const char* old = std::getenv("LP_NUM_THREADS");
   const std::string saved = old ? old : "";
-  setenv("LP_NUM_THREADS", "2", 1);
+  platform::set_env("LP_NUM_THREADS", "2");
   CHECK(gpu::busy_workgroups(cpu) == 2);
   CHECK(gpu::choose_split_k(texel, backward_weight(2048, 128, 10), cpu) == 1);
-  setenv("LP_NUM_THREADS", "16", 1);
+  platform::set_env("LP_NUM_THREADS", "16");
   CHECK(gpu::choose_split_k(texel, backward_weight(2048, 128, 10), cpu) == 4);
-  if (old) setenv("LP_NUM_THREADS", saved.c_str(), 1);
-  else unsetenv("LP_NUM_THREADS");
+  if (old) platform::set_env("LP_NUM_THREADS", saved.c_str());
+  else platform::unset_env("LP_NUM_THREADS");
 }
 
 TEST_CASE("split-K from a profile: no overflow, no slices past maxComputeWorkGroupCount, none with folded rows") {
@@ -288,9 +289,9 @@ TEST_CASE("a trainer that splits: the partials in its memory figures, one timed 
   const std::vector<float> params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
   const test::ValidationWatch validation;
   auto train = [&](const char* split) {
-    setenv("TRAINSCOPE_SPLIT_K", split, 1);
+    platform::set_env("TRAINSCOPE_SPLIT_K", split);
     auto t = gpu::make_trainer(cfg, data, params);  // its own device cache: the kernels read the variable now
-    unsetenv("TRAINSCOPE_SPLIT_K");
+    platform::unset_env("TRAINSCOPE_SPLIT_K");
     return t;
   };
   auto plain = train("1");
@@ -334,11 +335,11 @@ TEST_CASE("the partials buffer is allocated like every other: a failed allocatio
   const core::TrainConfig cfg = spiral_config(32, 128);
   const core::DataSplit data = core::make_spiral(3, 100, 20, 0.1f, 1);
   const std::vector<float> params = core::init_parameters(core::model_shape(cfg, data), cfg.seed);
-  setenv("TRAINSCOPE_SPLIT_K", "2", 1);
+  platform::set_env("TRAINSCOPE_SPLIT_K", "2");
   gpu::DeviceCache cache;  // the kernels, made now, split into 2 slices
   const long before = vk::allocations_made();
   { auto t = gpu::make_trainer(cfg, data, params, &cache); }
-  unsetenv("TRAINSCOPE_SPLIT_K");
+  platform::unset_env("TRAINSCOPE_SPLIT_K");
   const long buffers = vk::allocations_made() - before;
   REQUIRE(buffers >= 3);
   // Each allocation of a new trainer in turn fails: one of them is the partials', refused with its name, no crash.

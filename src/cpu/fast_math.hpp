@@ -1,13 +1,14 @@
 // The element-wise math of the tuned CPU kernels (src/cpu/ops/), written so that the loops around it vectorize and
-// every result is the same on every thread count and SIMD path: e^z without a libm call, sqrt without errno, the
-// tanh-approximated GELU and its derivative, and the work per parallel_for chunk. Neither uses -ffast-math: std::fma
-// is spelled out where a fused multiply-add is meant (ISO C++ does not contract a*b+c).
+// every result is the same on every thread count, SIMD path and C library: e^z and ln x without a libm call, sqrt
+// without errno, the tanh-approximated GELU and its derivative, and the work per parallel_for chunk. Neither uses
+// -ffast-math: std::fma is spelled out where a fused multiply-add is meant (ISO C++ does not contract a*b+c).
 #pragma once
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "core/model.hpp"
 #include "cpu/exact_fma.hpp"
@@ -37,6 +38,37 @@ inline size_t grain_for(double work_per_item) {
   p = cpu::fma(p, r, 1.0f);
   p = cpu::fma(p, r, 1.0f);
   return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);  // p * 2^n
+}
+
+// ln x for float, of trainscope's own, so that the CPU's losses have the same bits with every C library (glibc's
+// and mingw-w64's logf differ in the last bit, and the Windows build's losses drifted from the Linux build's by that
+// ulp). Only IEEE's correctly rounded +, -, *, / in double, so every platform computes the same double and rounds it
+// the same way. The range reduction of Cody & Waite ("Software Manual for the Elementary Functions", 1980, ch. 5):
+// x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln x = e ln2 + ln m, ln m = 2 atanh(s) with s = (m - 1)/(m + 1),
+// |s| <= 0.1716, and 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...) summed to s^21 (the first term left out is below
+// 0.1716^22 / 23 < 1e-18 of s). For |e| >= 1, |e ln2| >= 0.69 > 2 |ln m|, so the sum does not cancel; the double is
+// within a few 1e-16 of ln x, and its rounding to float the correctly rounded ln x but for x within that of a
+// rounding tie (tests/test_cpu_fma.cpp counts them: none in its sweep). ln 0 = -inf, ln of a negative or NaN is NaN.
+inline float log_of(float x) {
+  if (!(x > 0.0f)) return x == 0.0f ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+  if (x == std::numeric_limits<float>::infinity()) return x;
+  int e = 0;
+  if (x < std::numeric_limits<float>::min()) {  // a subnormal: times 2^23, exact
+    x *= 8388608.0f;
+    e = -23;
+  }
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  e += static_cast<int>(bits >> 23) - 127;
+  double m = std::bit_cast<float>((bits & 0x007fffffu) | 0x3f800000u);  // the mantissa, in [1, 2)
+  if (m > 1.4142135623730951) {  // into [sqrt(1/2), sqrt(2)), exact
+    m *= 0.5;
+    ++e;
+  }
+  const double s = (m - 1.0) / (m + 1.0), s2 = s * s;
+  double p = 1.0 / 21;  // Horner in s^2, from the s^21 term's 1/21 down to 1
+  for (int k = 19; k >= 1; k -= 2) p = p * s2 + 1.0 / k;
+  constexpr double kLn2 = 0.6931471805599453;  // ln 2 rounded to double
+  return static_cast<float>(static_cast<double>(e) * kLn2 + 2.0 * s * p);
 }
 
 // sqrt for the AdamW loop. With -fno-math-errno (gcc then defines __NO_MATH_ERRNO__; src/CMakeLists.txt sets it for

@@ -1,7 +1,9 @@
-// platform/process: this executable's path, the environment, and running a helper program whose standard output is
-// read line by line (`trainscope bench` runs its OpenBLAS reference that way). POSIX: posix_spawn + a pipe; Windows:
-// CreateProcess with an anonymous pipe and an environment block of its own.
+// platform/process: this executable's path, the environment, running a helper program whose standard output is
+// read line by line (`trainscope bench` runs its OpenBLAS reference that way), and a child whose output goes to files
+// (the tests start trainscope so). POSIX: posix_spawn + a pipe; Windows: CreateProcess with an anonymous pipe and an
+// environment block of its own, or with file handles.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -13,6 +15,13 @@ namespace platform {
 std::filesystem::path executable_path();
 // "NAME=value" for each variable of this process's environment.
 std::vector<std::string> environment();
+// Sets the variable NAME of this process's environment to `value` (replacing it), or removes it; what std::getenv
+// and environment() see afterwards, and what programs started later inherit. setenv/unsetenv on POSIX, _putenv_s on
+// Windows (which updates the C runtime's copy and the process's block alike). Not thread-safe: call it while no
+// other thread reads the environment (tests, before they start anything).
+void set_env(const std::string& name, const std::string& value);
+void unset_env(const std::string& name);
+
 // Whether `path` names a file this user may run.
 bool is_executable(const std::filesystem::path& path);
 // The name of an executable file on this system: `stem` on POSIX, `stem`.exe on Windows.
@@ -28,5 +37,32 @@ void* loaded_library_symbol(const char* library, const char* symbol);
 // (killed by a signal). Throws std::system_error when it cannot be started.
 int run_reading_lines(const std::filesystem::path& program, const std::vector<std::string>& args,
                       const std::vector<std::string>& env, const std::function<bool(const std::string&)>& on_line);
+
+// A program started with this process's environment, its standard output and standard error going to files (no
+// shell, no quoting). Throws std::system_error when it cannot be started or a file cannot be opened. The destructor
+// waits for it if wait() was not called (a child is never left behind unwaited).
+class Child {
+ public:
+  struct Exit {
+    int code = -1;                // the exit code; a death by a signal reads as 128 + the signal, as in a shell
+    int64_t peak_memory_kb = 0;  // its peak resident memory (ru_maxrss; Windows: the peak working set)
+  };
+  // args[0] is the program's name as it sees it. Standard output goes to `stdout_path`, created or truncated, or,
+  // with `create_stdout` false, an existing file written from its start (/dev/full on Linux); standard error to
+  // `stderr_path`, created or truncated.
+  Child(const std::filesystem::path& program, const std::vector<std::string>& args,
+        const std::filesystem::path& stdout_path, const std::filesystem::path& stderr_path, bool create_stdout = true);
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  long id() const { return id_; }  // the process id (what kill or taskkill takes)
+  Exit wait();                     // once: later calls return the same
+
+ private:
+  long id_ = 0;
+  void* handle_ = nullptr;  // Windows: the process handle
+  bool waited_ = false;
+  Exit exit_;
+};
 
 }  // namespace platform

@@ -1,6 +1,8 @@
 // platform/process on POSIX systems (process.hpp).
 #include <dlfcn.h>
 #include <spawn.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __APPLE__
@@ -9,6 +11,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <system_error>
 
@@ -35,6 +38,10 @@ std::vector<std::string> environment() {
   for (char** e = environ; *e; ++e) out.emplace_back(*e);
   return out;
 }
+
+void set_env(const std::string& name, const std::string& value) { ::setenv(name.c_str(), value.c_str(), 1); }
+
+void unset_env(const std::string& name) { ::unsetenv(name.c_str()); }
 
 bool is_executable(const std::filesystem::path& path) { return ::access(path.c_str(), X_OK) == 0; }
 
@@ -85,6 +92,42 @@ int run_reading_lines(const std::filesystem::path& program, const std::vector<st
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Child::Child(const std::filesystem::path& program, const std::vector<std::string>& args,
+             const std::filesystem::path& stdout_path, const std::filesystem::path& stderr_path, bool create_stdout) {
+  std::vector<std::string> argv_text = args;
+  std::vector<char*> argv;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path.c_str(),
+                                   create_stdout ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::system_error(rc, std::generic_category(), program.string());
+  id_ = pid;
+}
+
+Child::~Child() { wait(); }
+
+Child::Exit Child::wait() {
+  if (waited_) return exit_;
+  waited_ = true;
+  int status = 0;
+  struct rusage usage {};
+  while (::wait4(static_cast<pid_t>(id_), &status, 0, &usage) < 0) {
+    if (errno != EINTR) return exit_;  // not our child any more: code -1
+  }
+  exit_.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  exit_.peak_memory_kb = usage.ru_maxrss;  // kilobytes on Linux (bytes on macOS)
+#ifdef __APPLE__
+  exit_.peak_memory_kb /= 1024;
+#endif
+  return exit_;
 }
 
 }  // namespace platform

@@ -1,8 +1,11 @@
 // platform/process on Windows (process.hpp): GetModuleFileNameW, GetEnvironmentStringsW, and CreateProcessW with an
 // anonymous pipe for the child's standard output and an environment block of its own.
 #include <windows.h>
+// psapi.h needs windows.h first
+#include <psapi.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <system_error>
 
 #include "platform/process.hpp"
@@ -50,6 +53,13 @@ std::vector<std::string> environment() {
   FreeEnvironmentStringsW(block);
   return out;
 }
+
+void set_env(const std::string& name, const std::string& value) {
+  // An empty value through _putenv_s would remove the variable; Windows cannot hold an empty one in the C runtime.
+  _wputenv_s(win32::widen(name).c_str(), win32::widen(value).c_str());
+}
+
+void unset_env(const std::string& name) { _wputenv_s(win32::widen(name).c_str(), L""); }
 
 bool is_executable(const std::filesystem::path& path) {
   const DWORD attributes = GetFileAttributesW(path.wstring().c_str());
@@ -114,6 +124,63 @@ int run_reading_lines(const std::filesystem::path& program, const std::vector<st
   CloseHandle(child.hProcess);
   CloseHandle(child.hThread);
   return static_cast<int>(code);
+}
+
+Child::Child(const std::filesystem::path& program, const std::vector<std::string>& args,
+             const std::filesystem::path& stdout_path, const std::filesystem::path& stderr_path, bool create_stdout) {
+  SECURITY_ATTRIBUTES inherit{sizeof(SECURITY_ATTRIBUTES), nullptr, TRUE};
+  auto open = [&](const std::filesystem::path& path, DWORD disposition) {
+    const DWORD share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+    HANDLE h = CreateFileW(path.wstring().c_str(), GENERIC_WRITE, share, &inherit, disposition, FILE_ATTRIBUTE_NORMAL,
+                           nullptr);
+    if (h == INVALID_HANDLE_VALUE) throw std::system_error(win32::last_errno(), std::generic_category(), path.string());
+    return h;
+  };
+  HANDLE out = open(stdout_path, create_stdout ? CREATE_ALWAYS : OPEN_EXISTING);
+  HANDLE err = INVALID_HANDLE_VALUE;
+  try {
+    err = open(stderr_path, CREATE_ALWAYS);
+  } catch (...) {
+    CloseHandle(out);
+    throw;
+  }
+  std::wstring command;
+  for (const auto& a : args) command += (command.empty() ? L"" : L" ") + quoted(win32::widen(a));
+  STARTUPINFOW startup{};
+  startup.cb = sizeof startup;
+  startup.dwFlags = STARTF_USESTDHANDLES;
+  startup.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+  startup.hStdOutput = out;
+  startup.hStdError = err;
+  PROCESS_INFORMATION child{};
+  const BOOL started = CreateProcessW(program.wstring().c_str(), command.data(), nullptr, nullptr, TRUE, 0, nullptr,
+                                      nullptr, &startup, &child);
+  const int start_error = started ? 0 : win32::last_errno();
+  CloseHandle(out);  // the child holds its own copies
+  CloseHandle(err);
+  if (!started) throw std::system_error(start_error, std::generic_category(), program.string());
+  CloseHandle(child.hThread);
+  handle_ = child.hProcess;
+  id_ = static_cast<long>(child.dwProcessId);
+}
+
+Child::~Child() {
+  wait();
+  if (handle_) CloseHandle(static_cast<HANDLE>(handle_));
+}
+
+Child::Exit Child::wait() {
+  if (waited_) return exit_;
+  waited_ = true;
+  HANDLE process = static_cast<HANDLE>(handle_);
+  WaitForSingleObject(process, INFINITE);
+  DWORD code = 0;
+  if (GetExitCodeProcess(process, &code)) exit_.code = static_cast<int>(code);
+  PROCESS_MEMORY_COUNTERS counters{};
+  counters.cb = sizeof counters;
+  if (K32GetProcessMemoryInfo(process, &counters, sizeof counters))
+    exit_.peak_memory_kb = static_cast<int64_t>(counters.PeakWorkingSetSize / 1024);
+  return exit_;
 }
 
 }  // namespace platform

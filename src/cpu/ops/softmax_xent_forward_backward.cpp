@@ -40,7 +40,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
         for (size_t k = 0; k < K; ++k) sum += exp_approx(z[k] - zmax);
       }
       const size_t label = static_cast<size_t>(labels[r]);
-      losses[r] = std::log(sum) - (z[label] - zmax);  // -log(exp(z_label - max) / sum), in the stable form
+      losses[r] = log_of(sum) - (z[label] - zmax);  // -log(exp(z_label - max) / sum), in the stable form
       if (correct) correct[r] = argmax == label ? 1 : 0;
       if (d) {
         const float inv_sum = 1.0f / sum;
