@@ -107,7 +107,8 @@ void ModelPanel::draw(const DashboardView& view) {
   float filters_height = 0, filter_side = 0;
   int per_row = 0, filter_rows = 0;
   if (v.filters > 0) {
-    filter_side = std::clamp(avail.x / 16.0f - 3.0f, 0.6f * font, 1.6f * font);
+    // One row of squares where 0.8 font sizes fit them (3 pixels between), else rows of squares up to 1.6 font sizes.
+    filter_side = std::clamp(avail.x / static_cast<float>(v.filters) - 3.0f, 0.8f * font, 1.6f * font);
     per_row = std::max(1, static_cast<int>(avail.x / (filter_side + 3.0f)));
     filter_rows = (v.filters + per_row - 1) / per_row;
     filters_height = std::round(1.15f * small) + static_cast<float>(filter_rows) * (filter_side + 3.0f) +
@@ -123,36 +124,45 @@ void ModelPanel::draw(const DashboardView& view) {
   for (const auto& n : v.class_names)
     widest = std::max(widest, ImGui::GetFont()->CalcTextSizeA(1.0f, FLT_MAX, 0.0f, n.c_str()).x);
   const float grid_height = std::max(0.0f, avail.y - filters_height);
+  // Each layout: 2 to 8 images to a row, the names under each image or beside it; the one that gives the images the
+  // largest side with the names whole in type of 0.6 to 0.75 font sizes.
   int cols = 4;
+  bool beside = false;
   float side = 0, label = kLabelScale * font;
   bool found = false;
-  for (int c : {4, 6, 8}) {
-    const int rows = (v.count() + c - 1) / c;
-    const float cell_w = avail.x / static_cast<float>(c), cell_h = grid_height / static_cast<float>(rows);
-    const float size = std::min(kLabelScale * font, (cell_w - 0.2f * font) / std::max(widest, 1.0f));
-    if (size < 0.6f * font && found) continue;  // the names would not be whole
-    const float line = std::round(1.15f * size);
-    const float s = std::min(cell_w - 0.3f * font, cell_h - 2 * line - 0.2f * font);
-    if (!found || s > side) side = s, cols = c, label = std::max(size, 0.6f * font);
-    found = true;
-  }
+  for (bool b : {false, true})
+    for (int c : {2, 3, 4, 6, 8}) {
+      const int rows = (v.count() + c - 1) / c;
+      const float cell_w = avail.x / static_cast<float>(c), cell_h = grid_height / static_cast<float>(rows);
+      // Beside: the names take what the image leaves of the cell's width, at 0.6 font sizes at least.
+      const float name_room = b ? cell_w - std::min(cell_w, cell_h) : cell_w;
+      const float size = std::min(kLabelScale * font, (name_room - 0.4f * font) / std::max(widest, 1.0f));
+      if (size < 0.6f * font) continue;  // the names would not be whole
+      const float line = std::round(1.15f * size);
+      const float s = b ? std::min(cell_h - 0.3f * font, cell_w - widest * size - 0.6f * font)
+                        : std::min(cell_w - 0.3f * font, cell_h - 2 * line - 0.2f * font);
+      if (!found || s > side) side = s, cols = c, label = size, beside = b;
+      found = true;
+    }
   const float line = std::round(1.15f * label);
   side = std::floor(std::max(side, 8.0f));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float cell_w = avail.x / static_cast<float>(cols);
-  const float cell_h = side + 2 * line + 0.2f * font;
+  const float cell_h = beside ? std::max(side, 2 * line) + 0.3f * font : side + 2 * line + 0.2f * font;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 right = IM_COL32(40, 170, 80, 255), wrong = IM_COL32(220, 50, 50, 255);
-  // A name shortened to the cell at the label's size (only where even 0.6 font sizes cannot hold it whole).
+  // A name shortened to its room at the label's size (only where even 0.6 font sizes cannot hold it whole).
+  const float name_room = beside ? cell_w - side - 0.4f * font : cell_w - 0.2f * font;
   auto fit = [&](const std::string& text) {
     std::string t = text;
-    while (t.size() > 1 && ImGui::GetFont()->CalcTextSizeA(label, FLT_MAX, 0.0f, t.c_str()).x > cell_w - 0.2f * font)
+    while (t.size() > 1 && ImGui::GetFont()->CalcTextSizeA(label, FLT_MAX, 0.0f, t.c_str()).x > name_room)
       t = t.substr(0, t.size() - 2) + ".";
     return t;
   };
   for (int i = 0; i < v.count(); ++i) {
     const ImVec2 cell(origin.x + cell_w * static_cast<float>(i % cols), origin.y + cell_h * static_cast<float>(i / cols));
-    const ImVec2 lo(std::round(cell.x + (cell_w - side) / 2), std::round(cell.y));
+    const ImVec2 lo = beside ? ImVec2(std::round(cell.x + 0.1f * font), std::round(cell.y))
+                             : ImVec2(std::round(cell.x + (cell_w - side) / 2), std::round(cell.y));
     draw_image(dl, v, i, lo, side);
     const std::string truth = name_of(v.labels[static_cast<size_t>(i)]);
     drawn_.truth.push_back(truth);
@@ -162,13 +172,16 @@ void ModelPanel::draw(const DashboardView& view) {
     dl->AddRect(ImVec2(lo.x - 1, lo.y - 1), ImVec2(lo.x + side + 1, lo.y + side + 1), ok ? right : wrong, 0, 0, 2.0f);
     const std::string guess = fit(name_of(p));
     drawn_.predicted.push_back(name_of(p));
-    auto centred = [&](const std::string& text, float y, ImU32 color) {
+    // Under the image, centred on the cell; or beside it, from its right edge, the two lines centred on its height.
+    auto place = [&](const std::string& text, int row, ImU32 color) {
       const float w = ImGui::GetFont()->CalcTextSizeA(label, FLT_MAX, 0.0f, text.c_str()).x;
-      dl->AddText(ImGui::GetFont(), label, ImVec2(cell.x + (cell_w - w) / 2, y), color, text.c_str());
+      const ImVec2 at = beside ? ImVec2(lo.x + side + 0.3f * font,
+                                        lo.y + std::max(0.0f, side / 2 - line) + static_cast<float>(row) * line)
+                               : ImVec2(cell.x + (cell_w - w) / 2, lo.y + side + 0.1f * font + static_cast<float>(row) * line);
+      dl->AddText(ImGui::GetFont(), label, at, color, text.c_str());
     };
-    centred(guess, lo.y + side + 0.1f * font, ok ? right : wrong);
-    if (!ok)
-      centred(fit(truth), lo.y + side + 0.1f * font + line, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    place(guess, 0, ok ? right : wrong);
+    if (!ok) place(fit(truth), 1, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   }
   const int grid_rows = (v.count() + cols - 1) / cols;
   ImGui::Dummy(ImVec2(avail.x, cell_h * static_cast<float>(grid_rows)));
