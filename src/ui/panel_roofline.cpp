@@ -208,17 +208,18 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
     note += " · 0 FLOP, not drawn:";
     for (const auto& k : off_chart) note += " " + k;
   }
+  bool with_note = true;  // the note is a hint: it gives way where the chart would get less than 6 lines
   auto flow = [&](const std::vector<std::string>& key) {
     std::vector<KeyEntry> entries = legend;
     for (const auto& k : key) entries.emplace_back(k, ImGui::GetColorU32(ImGuiCol_Text));
-    entries.emplace_back(note, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    if (with_note) entries.emplace_back(note, ImGui::GetColorU32(ImGuiCol_TextDisabled));
     return entries;
   };
   auto layout = [&](float key_height, ImVec2& size, std::vector<std::pair<ImVec2, std::string>>& names,
                     std::vector<std::string>& key) {
     // The legend, the key and the note, and the spacing after the chart and after them.
     const float below = key_height + 2 * ImGui::GetStyle().ItemSpacing.y;
-    size = ImVec2(avail.x, std::max(avail.y - below, 5 * line));
+    size = ImVec2(avail.x, std::max(avail.y - below, 4.5f * line));
     c.min = ImVec2(origin.x + y_labels + 0.6f * font, origin.y + 0.3f * font);
     c.max = ImVec2(origin.x + size.x - 0.6f * font, origin.y + size.y - 1.2f * line);
     names.clear();
@@ -268,6 +269,7 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   for (int rows = -1, pass = 0; pass < 4 && key_rows(flow(key), name_size, avail.x) != rows; ++pass) {
     rows = key_rows(flow(key), name_size, avail.x);
     layout(static_cast<float>(rows) * key_row, size, names, key);
+    if (with_note && size.y < 6 * line) with_note = false, rows = -1;
   }
   ImGui::InvisibleButton("roofline_canvas", size);
   const bool hovered = ImGui::IsItemHovered();

@@ -15,8 +15,32 @@
 namespace ui {
 namespace {
 
-// A colour per kernel name (the same in every frame and on both backends), from a palette that reads on dark and
-// light themes; host phases in greys, so that the kernels stand out.
+// The kernels' names in the order of the step (their first plan entry), as the last frame's timelines had them: each
+// name's place in it is its colour's, so that up to 10 kernels have 10 different colours (a hash of the name gave
+// matmul_forward and gather_batch the same). Read and written by the UI thread only.
+std::vector<std::string>& kernel_order() {
+  static std::vector<std::string> order;
+  return order;
+}
+
+void update_kernel_order(const DashboardView& view) {
+  std::vector<std::pair<int, std::string>> first;  // (first entry, name)
+  for (const auto& run : view.runs)
+    if (run.timeline)
+      for (const auto& track : run.timeline->tracks)
+        for (const auto& e : track.events) {
+          if (e.entry < 0) continue;
+          auto it = std::find_if(first.begin(), first.end(), [&](const auto& f) { return f.second == e.name; });
+          if (it == first.end()) first.emplace_back(e.entry, e.name);
+          else it->first = std::min(it->first, e.entry);
+        }
+  std::stable_sort(first.begin(), first.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  kernel_order().clear();
+  for (const auto& f : first) kernel_order().push_back(f.second);
+}
+
+// A colour per kernel name (the same on both backends), from a palette that reads on dark and light themes; host
+// phases in greys, so that the kernels stand out.
 ImU32 event_color(const core::TimelineEvent& e) {
   // The input pipeline (--input host): the loader's work, the copies of the batch (host and device), and the trainer
   // waiting for its batch, which is the starving GPU's idle time.
@@ -32,10 +56,12 @@ ImU32 event_color(const core::TimelineEvent& e) {
                                       IM_COL32(89, 161, 79, 255),   IM_COL32(237, 201, 72, 255),
                                       IM_COL32(176, 122, 161, 255), IM_COL32(255, 157, 167, 255),
                                       IM_COL32(156, 117, 95, 255),  IM_COL32(148, 103, 189, 255)};
-  return palette[std::hash<std::string>{}(e.name) % std::size(palette)];
+  const auto& order = kernel_order();
+  const size_t at = static_cast<size_t>(std::find(order.begin(), order.end(), e.name) - order.begin());
+  return palette[(at < order.size() ? at : std::hash<std::string>{}(e.name)) % std::size(palette)];
 }
 
-constexpr float kKeyScale = 0.75f;  // the colour key's type, font sizes
+constexpr float kKeyScale = 0.7f;  // the colour key's type, font sizes
 
 std::string ms_text(double seconds) { return fmt::format("{:.3g} ms", seconds * 1e3); }
 
@@ -58,14 +84,14 @@ std::string event_tooltip(const core::TimelineEvent& e) {
 }
 
 // The steps' mean split into kernel time and overhead, as a bar with its figures; each step's split on hover.
-void draw_breakdown(const core::BackendTimeline& t, ImU32 color) {
+void draw_breakdown(const core::BackendTimeline& t, ImU32 color, const std::string& title) {
   double wall = 0, kernels = 0;
   for (const auto& s : t.steps) wall += s.wall_s, kernels += s.kernel_s;
   if (wall <= 0 || t.steps.empty()) return;
   const double n = static_cast<double>(t.steps.size());
   const float share = static_cast<float>(std::min(1.0, kernels / wall));
   // The kernels' share is the bar's fill (and GPU busy is in the header and the tooltip): the words say the rest.
-  const std::string text = fmt::format("{}/step, overhead {} ({:.2f}x)", ms_text(wall / n),
+  const std::string text = fmt::format("{}: {}/step, overhead {} ({:.2f}x)", title, ms_text(wall / n),
                                        ms_text((wall - kernels) / n), kernels > 0 ? wall / kernels : 0.0);
   // Whole words on one line, else two (the bar grows): the overhead's figures are never cut off.
   const float font = ImGui::GetFontSize();
@@ -83,6 +109,12 @@ void draw_breakdown(const core::BackendTimeline& t, ImU32 color) {
   if (!ImGui::IsItemHovered()) return;
   std::string tip = fmt::format("Kernels {:.0f}% of the step{}.\n", 100 * kernels / wall,
                                 t.backend == "gpu" ? fmt::format(", GPU busy {:.0f}%", 100 * t.busy_share()) : "");
+  tip += fmt::format("The last {} steps. Each span is one kernel (coloured by kernel) or one host phase (grey: record, "
+                     "submit, fence wait, read-back) on the track that ran it; empty track is time that track did "
+                     "nothing. With --input host: the loader threads' batches (teal), the host's copies into staging "
+                     "and the GPU's upload_batch (orange), the trainer waiting for its batch (red). Hover a span for its "
+                     "figures. Mouse wheel: zoom about the cursor; drag: pan; double-click: the whole window again.\n\n",
+                     t.steps.size());
   tip += "Per step: its wall time on the backend's own track (from the end of the step before), the sum of "
                     "its kernel times, and the rest: launches, submits, fence waits, read-backs, scheduling. GPU busy: "
                     "the kernels' share of the wall time (the batch's upload, a transfer, left out), measured from the "
@@ -145,14 +177,15 @@ void draw_key(const DashboardView& view) {
 
 void TimelinePanel::draw(const DashboardView& view, Controller* controller) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  // Height: the colour key; per backend a title, a time axis and a breakdown bar (of one or two lines); the export
-  // row; the rest shared by the tracks.
+  // Height: the colour key; per backend its tracks, a time axis and the breakdown bar with its title (one or two
+  // lines); the export row; the rest shared by the tracks.
   int tracks = 0, shown = 0;
   for (const auto& run : view.runs)
     if (run.timeline && !run.timeline->empty()) tracks += static_cast<int>(run.timeline->tracks.size()), ++shown;
+  update_kernel_order(view);
   draw_key(view);
   const float fixed = static_cast<float>(view.runs.size()) *
-                      (line + 3 * ImGui::GetTextLineHeight() + 3 * ImGui::GetStyle().ItemSpacing.y);
+                      (3 * ImGui::GetTextLineHeight() + 3 * ImGui::GetStyle().ItemSpacing.y);
   const float avail = ImGui::GetContentRegionAvail().y;
   const float font = ImGui::GetFontSize();
   // The export row only where it leaves the lanes 0.6 of a line (a 1280x720 projector in presentation mode with a
@@ -195,20 +228,10 @@ void TimelinePanel::draw_backend(const core::BackendRun& run, float lane_height)
   if (!(view.span() > 0)) view = Range{0, 1};
   const double extent = t->end_s - t->start_s;
   const double lo = t->start_s + view.lo * extent, hi = t->start_s + view.hi * extent;
-  const std::string title = fmt::format("{}  last {} steps · batch {} · {}{}", backend_title(run.name),
-                                        t->steps.size(), t->batch, core::to_string(t->precision),
-                                        view == Range{0, 1} ? "" : " · zoomed");
-  const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x;
-  text_line(title, color, ImGui::GetContentRegionAvail().x - help);
-  ImGui::SameLine();
-  help_marker("Each span is one kernel (coloured by kernel) or one host phase (grey: record, submit, fence wait, "
-              "read-back) on the track that ran it; empty track is time that track did nothing. With --input host: "
-              "the loader threads' batches (teal), the host's copies into staging and the GPU's upload_batch (orange), "
-              "the trainer waiting for its batch (red). Hover a span for its "
-              "figures. Mouse wheel: zoom about the cursor; drag: pan; double-click: the whole window again. The bar "
-              "below: the mean step's wall time split into kernel time and overhead (step time / summed kernel "
-              "times); hover it for every step.");
-
+  // The backend's title leads the words of its breakdown bar under the lanes (a line saved per backend: the lanes
+  // come first on a projector); the help is the bar's tooltip.
+  const std::string title = fmt::format("{} · batch {} · {}{}", backend_title(run.name), t->batch,
+                                        core::to_string(t->precision), view == Range{0, 1} ? "" : " · zoomed");
   // The lanes: track names on the left, spans on the right.
   float names = 0;
   for (const auto& track : t->tracks) names = std::max(names, ImGui::CalcTextSize(track.name.c_str()).x);
@@ -279,7 +302,7 @@ void TimelinePanel::draw_backend(const core::BackendRun& run, float lane_height)
     dl->AddText(ImVec2(std::clamp(x - w / 2, area_min.x, area_max.x - w), axis.y),
                 ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
   }
-  draw_breakdown(*t, color);
+  draw_breakdown(*t, color, title);
 }
 
 }  // namespace ui
