@@ -117,6 +117,50 @@ std::vector<ImVec4> axis_titles(const Chart& c, float size) {
 // entry: the rows they take, and (draw_key) drawn so at the cursor.
 using KeyEntry = std::pair<std::string, ImU32>;  // a text and its colour
 
+// The key's entries ("3 matmul_backward_data") by family, shorter: "matmul: 2 forward, 3 backward_data" (a kernel whose
+// family has no other member in the key keeps its whole name). Families: the name less its pass suffix.
+std::vector<std::string> grouped_key(const std::vector<std::string>& key) {
+  static const char* suffixes[] = {"_forward_backward", "_backward_weight", "_backward_data", "_forward", "_backward"};
+  std::vector<std::pair<std::string, std::vector<std::string>>> families;  // family -> "N member"
+  std::vector<std::string> order;  // families and whole entries in first-appearance order ("" + entry for whole)
+  for (const std::string& entry : key) {
+    const size_t space = entry.find(' ');
+    const std::string number = entry.substr(0, space), name = entry.substr(space + 1);
+    std::string family, member;
+    for (const char* suffix : suffixes) {
+      const std::string s(suffix);
+      if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+        family = name.substr(0, name.size() - s.size()), member = s.substr(1);
+        break;
+      }
+    }
+    auto it = std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.first == family; });
+    if (family.empty() || it == families.end()) {
+      if (!family.empty()) families.push_back({family, {}});
+      order.push_back(family.empty() ? "\n" + entry : family);
+      it = family.empty() ? families.end() : families.end() - 1;
+    }
+    if (it != families.end()) it->second.push_back(number + " " + member);
+  }
+  std::vector<std::string> out;
+  for (const std::string& o : order) {
+    if (!o.empty() && o[0] == '\n') {
+      out.push_back(o.substr(1));
+      continue;
+    }
+    const auto& members = std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.first == o; })->second;
+    if (members.size() == 1) {  // whole: "5 loss_reduce"-like, the number and the full name
+      const size_t space = members[0].find(' ');
+      out.push_back(members[0].substr(0, space) + " " + o + "_" + members[0].substr(space + 1));
+      continue;
+    }
+    std::string text = o + ":";
+    for (size_t i = 0; i < members.size(); ++i) text += (i ? ", " : " ") + members[i];
+    out.push_back(text);
+  }
+  return out;
+}
+
 int key_rows(const std::vector<KeyEntry>& key, float size, float width) {
   int rows = key.empty() ? 0 : 1;
   float x = 0;
@@ -134,7 +178,8 @@ void draw_key(const std::vector<KeyEntry>& key, float size, float row) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   float x = 0, y = 0;
   for (const auto& [k, color] : key) {
-    const std::string shown = fit_text(k, width);  // only an entry wider than the whole panel
+    // Only an entry wider than the whole panel is shortened (fit_text measures at the font's size: the width scaled).
+    const std::string shown = fit_text(k, width * ImGui::GetFontSize() / size);
     const float w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, shown.c_str()).x;
     if (x > 0 && x + w > width) y += row, x = 0;
     dl->AddText(ImGui::GetFont(), size, ImVec2(start.x + x, start.y + y), color, shown.c_str());
@@ -192,7 +237,8 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   for (double y = c.axes.y_lo; y <= c.axes.y_hi * 1.0001; y *= 10)
     y_labels = std::max(y_labels, ImGui::CalcTextSize(decade_text(y).c_str()).x);
   const float r = 0.42f * font;  // a dot's half size: room for its number inside
-  const float name_size = 0.85f * font;
+  const float name_size = 0.85f * font;  // the names in the chart
+  const float key_size = 0.75f * font;   // the legend, the key and the note under it
   // The chart's rectangle with `key_lines` lines kept under it for the key, and the names that fit in it.
   // Under the chart, in slightly smaller type flowing onto rows: the legend (each backend's mark and its two ceilings,
   // in its colour), then the key of the numbers not named beside their dots; then the note.
@@ -211,7 +257,7 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   bool with_note = true;  // the note is a hint: it gives way where the chart would get less than 6 lines
   auto flow = [&](const std::vector<std::string>& key) {
     std::vector<KeyEntry> entries = legend;
-    for (const auto& k : key) entries.emplace_back(k, ImGui::GetColorU32(ImGuiCol_Text));
+    for (const auto& k : grouped_key(key)) entries.emplace_back(k, ImGui::GetColorU32(ImGuiCol_Text));
     if (with_note) entries.emplace_back(note, ImGui::GetColorU32(ImGuiCol_TextDisabled));
     return entries;
   };
@@ -263,11 +309,11 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   std::vector<std::pair<ImVec2, std::string>> names;
   std::vector<std::string> key;
   layout(0.0f, size, names, key);
-  const float key_row = std::round(1.15f * name_size);
+  const float key_row = std::round(1.15f * key_size);
   // Again with the rows the legend and the key need kept under the chart, until they suffice (a smaller chart fits
   // fewer names).
-  for (int rows = -1, pass = 0; pass < 4 && key_rows(flow(key), name_size, avail.x) != rows; ++pass) {
-    rows = key_rows(flow(key), name_size, avail.x);
+  for (int rows = -1, pass = 0; pass < 4 && key_rows(flow(key), key_size, avail.x) != rows; ++pass) {
+    rows = key_rows(flow(key), key_size, avail.x);
     layout(static_cast<float>(rows) * key_row, size, names, key);
     if (with_note && size.y < 6 * line) with_note = false, rows = -1;
   }
@@ -338,7 +384,7 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   }
 
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y));
-  draw_key(flow(key), name_size, key_row);
+  draw_key(flow(key), key_size, key_row);
 }
 
 }  // namespace ui
