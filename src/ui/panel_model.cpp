@@ -120,12 +120,16 @@ void ModelPanel::draw(const DashboardView& view) {
     return cls >= 0 && cls < static_cast<int>(v.class_names.size()) ? v.class_names[static_cast<size_t>(cls)]
                                                                     : std::to_string(cls);
   };
+  // On screen the two long Fashion-MNIST names in their short forms, so that more images fit a row.
+  auto shown_name = [](const std::string& n) {
+    return n == "T-shirt/top" ? std::string("T-shirt") : n == "Ankle boot" ? std::string("Boot") : n;
+  };
   float widest = 0;  // at 1 px type
   for (const auto& n : v.class_names)
-    widest = std::max(widest, ImGui::GetFont()->CalcTextSizeA(1.0f, FLT_MAX, 0.0f, n.c_str()).x);
+    widest = std::max(widest, ImGui::GetFont()->CalcTextSizeA(1.0f, FLT_MAX, 0.0f, shown_name(n).c_str()).x);
   const float grid_height = std::max(0.0f, avail.y - filters_height);
   // Each layout: 2 to 8 images to a row, the names under each image or beside it; the one that gives the images the
-  // largest side with the names whole in type of 0.6 to 0.75 font sizes.
+  // largest side with the names whole in type of 0.5 to 0.75 font sizes.
   int cols = 4;
   bool beside = false;
   float side = 0, label = kLabelScale * font;
@@ -134,10 +138,10 @@ void ModelPanel::draw(const DashboardView& view) {
     for (int c : {2, 3, 4, 6, 8}) {
       const int rows = (v.count() + c - 1) / c;
       const float cell_w = avail.x / static_cast<float>(c), cell_h = grid_height / static_cast<float>(rows);
-      // Beside: the names take what the image leaves of the cell's width, at 0.6 font sizes at least.
+      // Beside: the names take what the image leaves of the cell's width, at 0.5 font sizes at least.
       const float name_room = b ? cell_w - std::min(cell_w, cell_h) : cell_w;
       const float size = std::min(kLabelScale * font, (name_room - 0.4f * font) / std::max(widest, 1.0f));
-      if (size < 0.6f * font) continue;  // the names would not be whole
+      if (size < 0.5f * font) continue;  // the names would not be whole
       const float line = std::round(1.15f * size);
       const float s = b ? std::min(cell_h - 0.3f * font, cell_w - widest * size - 0.6f * font)
                         : std::min(cell_w - 0.3f * font, cell_h - 2 * line - 0.2f * font);
@@ -148,10 +152,12 @@ void ModelPanel::draw(const DashboardView& view) {
   side = std::floor(std::max(side, 8.0f));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float cell_w = avail.x / static_cast<float>(cols);
-  const float cell_h = beside ? std::max(side, 2 * line) + 0.3f * font : side + 2 * line + 0.2f * font;
+  // Never taller than the grid's share: the filters below stay in view.
+  const float cell_h = std::min(grid_height / static_cast<float>((v.count() + cols - 1) / cols),
+                                beside ? std::max(side, 2 * line) + 0.3f * font : side + 2 * line + 0.2f * font);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 right = IM_COL32(40, 170, 80, 255), wrong = IM_COL32(220, 50, 50, 255);
-  // A name shortened to its room at the label's size (only where even 0.6 font sizes cannot hold it whole).
+  // A name shortened to its room at the label's size (only where even 0.5 font sizes cannot hold it whole).
   const float name_room = beside ? cell_w - side - 0.4f * font : cell_w - 0.2f * font;
   auto fit = [&](const std::string& text) {
     std::string t = text;
@@ -170,7 +176,7 @@ void ModelPanel::draw(const DashboardView& view) {
     const int p = v.predicted[static_cast<size_t>(i)];
     const bool ok = p == v.labels[static_cast<size_t>(i)];
     dl->AddRect(ImVec2(lo.x - 1, lo.y - 1), ImVec2(lo.x + side + 1, lo.y + side + 1), ok ? right : wrong, 0, 0, 2.0f);
-    const std::string guess = fit(name_of(p));
+    const std::string guess = fit(shown_name(name_of(p)));
     drawn_.predicted.push_back(name_of(p));
     // Under the image, centred on the cell; or beside it, from its right edge, the two lines centred on its height.
     auto place = [&](const std::string& text, int row, ImU32 color) {
@@ -181,7 +187,7 @@ void ModelPanel::draw(const DashboardView& view) {
       dl->AddText(ImGui::GetFont(), label, at, color, text.c_str());
     };
     place(guess, 0, ok ? right : wrong);
-    if (!ok) place(fit(truth), 1, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    if (!ok) place(fit(shown_name(truth)), 1, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   }
   const int grid_rows = (v.count() + cols - 1) / cols;
   ImGui::Dummy(ImVec2(avail.x, cell_h * static_cast<float>(grid_rows)));
