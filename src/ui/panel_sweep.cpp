@@ -38,7 +38,7 @@ std::string speedup_text(const run::SweepResult& r) {
   int best = both.front();
   for (int b : both)
     if (r.speedup(b) > r.speedup(best)) best = b;
-  std::string s = fmt::format("GPU/CPU samples/s: {:.2g}x at batch {}", r.speedup(both.front()), both.front());
+  std::string s = fmt::format("GPU/CPU: {:.2g}x at batch {}", r.speedup(both.front()), both.front());
   if (both.size() > 1) s += fmt::format(", {:.2g}x at {}", r.speedup(both.back()), both.back());
   if (best != both.front() && best != both.back()) s += fmt::format(" (best {:.2g}x at {})", r.speedup(best), best);
   return s + ". ";
@@ -131,7 +131,7 @@ void SweepPanel::draw(const DashboardView& view, Controller* controller) {
     if (r.crossover)
       words += fmt::format("batch {}: from there on the GPU trains more samples/s.", *r.crossover);
     else if (r.software_gpu && r.crossover_text.rfind("none on this machine", 0) == 0)
-      words += "none here: this \"GPU\" is software on the same CPU cores.";
+      words += "none here (a software \"GPU\" on the same cores).";
     else
       words += r.crossover_text;
   }
