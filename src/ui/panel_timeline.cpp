@@ -193,7 +193,9 @@ void TimelinePanel::draw(const DashboardView& view, Controller* controller) {
   const bool exports = controller && (tracks == 0 || (avail - fixed - ImGui::GetFrameHeightWithSpacing()) /
                                                              static_cast<float>(tracks) >= 0.6f * font);
   const float rest = avail - fixed - (exports ? ImGui::GetFrameHeightWithSpacing() : 0.0f);
-  const float lane = tracks > 0 ? std::clamp(rest / static_cast<float>(tracks), 0.35f * font, 1.4f * line) : line;
+  // Lanes as thin as a few pixels where many tracks share the room (--input host's loader threads at 1280x720): all
+  // of them in view, none scrolled away.
+  const float lane = tracks > 0 ? std::clamp(rest / static_cast<float>(tracks), 0.12f * font, 1.4f * line) : line;
   for (const auto& run : view.runs) {
     ImGui::PushID(run.name.c_str());
     draw_backend(run, lane);
