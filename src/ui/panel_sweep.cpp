@@ -41,7 +41,7 @@ std::string speedup_text(const run::SweepResult& r) {
   std::string s = fmt::format("GPU/CPU: {:.2g}x at batch {}", r.speedup(both.front()), both.front());
   if (both.size() > 1) s += fmt::format(", {:.2g}x at {}", r.speedup(both.back()), both.back());
   if (best != both.front() && best != both.back()) s += fmt::format(" (best {:.2g}x at {})", r.speedup(best), best);
-  return s + ". ";
+  return s + ".";
 }
 
 }  // namespace
@@ -127,13 +127,15 @@ void SweepPanel::draw(const DashboardView& view, Controller* controller) {
   const run::SweepResult& r = s.result;
   std::string words;
   if (!r.points.empty()) {
-    words = speedup_text(r) + "Crossover: ";
+    // The verdict first: where the lines leave no room for all, the ratios give way (they are in the tooltip).
+    words = "Crossover: ";
     if (r.crossover)
       words += fmt::format("batch {}: from there on the GPU trains more samples/s.", *r.crossover);
     else if (r.software_gpu && r.crossover_text.rfind("none on this machine", 0) == 0)
       words += "none here (a software \"GPU\" on the same cores).";
     else
       words += r.crossover_text;
+    words += " " + speedup_text(r);
   }
   const float font = ImGui::GetFontSize();
   const float line = ImGui::GetTextLineHeightWithSpacing();
