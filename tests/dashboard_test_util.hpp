@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/metrics.hpp"
+#include "core/model_view.hpp"
 #include "core/step_plan.hpp"
 #include "gpu_test_util.hpp"
 #include "ui/offscreen.hpp"
@@ -85,6 +86,25 @@ inline core::BackendRun fabricated_run(const std::string& name, core::Precision 
     run.skipped_steps = 3;
     run.markers.push_back({250, run.step_seconds[250], "fp16 overflow: 3 steps skipped, scale 65536 -> 8192"});
   }
+  // What the model sees: 16 made-up 28x28 images (a gradient with a bright square), classes 0..9 then 0..5, every
+  // third predicted wrong, and a CNN's 32 first filters: the Model tab at its fullest.
+  auto view = std::make_shared<core::ModelView>();
+  view->height = view->width = 28, view->channels = 1;
+  core::Dataset names;
+  names.name = "fashion-mnist", names.classes = 10;
+  view->class_names = core::class_names(names);
+  for (int i = 0; i < 16; ++i) {
+    view->rows.push_back(i);
+    for (int y = 0; y < 28; ++y)
+      for (int x = 0; x < 28; ++x)
+        view->images.push_back(std::abs(x - 14) + std::abs(y - 14) < 4 + i / 2 ? 1.0f : static_cast<float>(x) / 40);
+    view->labels.push_back(i % 10);
+    view->predicted.push_back(i % 3 == 0 ? (i + 1) % 10 : i % 10);
+  }
+  view->step = steps;
+  view->filters = 32, view->filter_channels = 1;
+  for (int k = 0; k < 32 * 9; ++k) view->filter_weights.push_back(static_cast<float>((k * 7) % 11 - 5) / 5);
+  run.model_view = view;
   return run;
 }
 

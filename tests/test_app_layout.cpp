@@ -8,6 +8,7 @@
 #include <imgui.h>
 #include <imgui_internal.h>  // the windows' and tables' item extents (DC.CursorMaxPos, column content widths)
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -125,6 +126,24 @@ TEST_CASE("every size and mode, every view: nothing clipped or scrolled, the los
           CHECK(dashboard.drawn().plots_max.x - dashboard.drawn().plots_min.x >=
                 ui::kMinPlotWidthShare * static_cast<float>(size.width));
         CHECK(dashboard.drawn().layout.header_lines >= 3);  // the reference font sizes keep a full header
+        if (tab == ui::Tab::Sweep) {  // the chart's data area a third of the tab at least, its x labels apart
+          const auto& d = dashboard.sweep.drawn();
+          CHECK(d.data_max.y - d.data_min.y >= d.panel_height / 3);
+          REQUIRE(d.x_labels.size() >= 3);
+          for (size_t i = 1; i < d.x_labels.size(); ++i) CHECK(d.x_labels[i].x > d.x_labels[i - 1].z);
+          // "4096" whole, centred under the data area's right end (the area stops half a label short of the panel's).
+          CHECK((d.x_labels.back().x + d.x_labels.back().z) / 2 == doctest::Approx(d.data_max.x).epsilon(0.001));
+        }
+        if (tab == ui::Tab::Roofline) {  // every dot's number named beside a dot or in the key
+          const auto& d = dashboard.roofline.drawn();
+          CHECK_FALSE(d.dots.empty());
+          for (const auto& [kernel, number] : d.dots) {
+            const std::string entry = std::to_string(number) + " " + kernel;
+            const bool named = std::find(d.in_chart.begin(), d.in_chart.end(), entry) != d.in_chart.end() ||
+                               std::find(d.key.begin(), d.key.end(), entry) != d.key.end();
+            CHECK_MESSAGE(named, entry);
+          }
+        }
       }
     }
   }
@@ -355,4 +374,18 @@ TEST_CASE("visible_tabs: every title when all fit; else the first ones, the sele
   CHECK(ui::visible_tabs(w, 3, 300, 10, 60) == std::vector<int>{0, 3});
   // A row narrower than any title: the selected one alone (the caller clips it).
   CHECK(ui::visible_tabs(w, 2, 50, 10, 60) == std::vector<int>{2});
+}
+
+TEST_CASE("batch_label_stride: labels of the sweep's x axis keep their gap, from every second power of two up") {
+  // 12 powers of two over 600 px: 50 px each. "4096" 40 px wide with a gap of 8 needs 48 px: every second one fits.
+  CHECK(ui::batch_label_stride(600, 40, 8) == 2);
+  CHECK(ui::batch_label_stride(240, 40, 8) == 3);   // 20 px per power: 60 px at 3 >= 48
+  CHECK(ui::batch_label_stride(150, 40, 8) == 4);   // 12.5 px: 50 at 4
+  CHECK(ui::batch_label_stride(100, 40, 8) == 6);   // 8.3 px: 50 at 6
+  CHECK(ui::batch_label_stride(40, 40, 8) == 12);   // only 1 and 4096
+  for (float span = 20; span < 2000; span += 7) {
+    const int s = ui::batch_label_stride(span, 40, 8);
+    CHECK(12 % s == 0);  // 4096 (2^12) always labelled
+    if (s < 12) CHECK(static_cast<float>(s) / 12 * span >= 48);
+  }
 }

@@ -64,11 +64,18 @@ TEST_CASE("1024x768 to 1920x1080, both modes: the device label and the lesson's 
   for (const Size size : {Size{1024, 768}, Size{1280, 720}, Size{1366, 768}, Size{1920, 1080}}) {
     auto renderer = test::make_renderer(size.width, size.height);
     if (!renderer) return;
-    for (bool presentation : {false, true}) {
-      renderer->set_style(ui::StyleOptions{18.0f, presentation});
+    // 18 px normal and presented, and the large type of a first start on a screen up to 1366 wide (24 px; never
+    // with presentation mode, which has large type of its own).
+    struct Style {
+      float font;
+      bool presentation;
+    };
+    for (const auto [font, presentation] : {Style{18, false}, Style{18, true}, Style{24, false}}) {
+      renderer->set_style(ui::StyleOptions{font, presentation});
       // The hint's widest usual form, and a longer one.
       for (const std::string hint : {"10/12 · earlier · Space: on", "10/12 · training… · next noted"}) {
         CAPTURE(size.width);
+        CAPTURE(font);
         CAPTURE(presentation);
         CAPTURE(hint);
         ui::DashboardModel model;
@@ -97,6 +104,10 @@ TEST_CASE("1024x768 to 1920x1080, both modes: the device label and the lesson's 
         // The caption beside the hint: every line within its room, no line cut with "…".
         CHECK(d.caption_widest <= d.caption_text_width);
         for (const auto& line : d.caption_text) CHECK(line.find("\xE2\x80\xA6") == std::string::npos);
+        // The quick bar (Pause, batch, precision, Screenshot) in view, inside the window, under the plots.
+        CHECK(d.layout.quick_bar);
+        CHECK(d.bar_max.y <= static_cast<float>(size.height));
+        CHECK(d.bar_min.y >= d.plots_max.y);
       }
     }
   }

@@ -14,6 +14,8 @@
 
 namespace core {
 
+struct ModelView;  // core/model_view.hpp
+
 struct BackendTimeline;  // core/timeline.hpp
 
 // One row of a timing table. Units: ms per call; GFLOP/s = analytic FLOPs / measured time / 1e9;
@@ -203,6 +205,10 @@ struct BackendRun {
     std::vector<float> points;    // (x, y) per point
     std::vector<int32_t> labels;  // their classes
   } boundary;
+  // Image data only: a few test images with the classes the current weights predict and a CNN's first filters
+  // (core/model_view.hpp), refreshed by the worker about once a second; null before the first. Shared, never changed
+  // once made: a snapshot copies the pointer.
+  std::shared_ptr<const ModelView> model_view;
   long steps_since_change = 0;  // steps read back from the trainer in use (since the last start or change)
   long generation = 0;          // 1 for the first run, +1 at every Reset: which run this record belongs to
 

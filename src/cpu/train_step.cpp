@@ -296,4 +296,9 @@ core::EvalResult evaluate(const core::TrainConfig& cfg, const core::ModelShape& 
   return r;
 }
 
+std::vector<double> logits(const core::TrainConfig& cfg, const core::ModelShape& shape, const core::Dataset& data,
+                           std::span<const uint32_t> rows, const TrainState& state) {
+  return forward(cfg, shape, data, rows, weights_as_read(state, cfg.precision)).in.back();
+}
+
 }  // namespace cpu::reference

@@ -54,4 +54,9 @@ StepResult train_step(const core::TrainConfig& cfg, const core::ModelShape& shap
 core::EvalResult evaluate(const core::TrainConfig& cfg, const core::ModelShape& shape, const core::Dataset& test,
                           const TrainState& state);
 
+// The logits (rows.size() x classes, row-major) of the weights in `state` for the samples `rows` of `data`, the
+// forward pass stored as in training: what a check of a backend's predictions (their first maximum) compares with.
+std::vector<double> logits(const core::TrainConfig& cfg, const core::ModelShape& shape, const core::Dataset& data,
+                           std::span<const uint32_t> rows, const TrainState& state);
+
 }  // namespace cpu::reference

@@ -394,6 +394,7 @@ void Worker::check_divergence(const std::vector<core::StepRecord>& records) {
 }
 
 void Worker::prepare_boundary() {
+  prepare_model_view();
   boundary_inputs_.clear();
   const core::Dataset& train = data_->train;
   if (train.features != 2 || train.count == 0) return;
@@ -411,6 +412,7 @@ void Worker::prepare_boundary() {
 }
 
 void Worker::update_boundary(bool now) {
+  update_model_view(now);
   if (boundary_inputs_.empty() || !trainer_) return;
   const double t = core::monotonic_seconds();
   if (!now && t - last_boundary_s_ < std::max(core::kBoundarySeconds, 4 * boundary_cost_s_)) return;

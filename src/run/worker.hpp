@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/metrics.hpp"
+#include "core/model_view.hpp"
 #include "core/timeline.hpp"
 #include "core/trainer.hpp"
 #include "run/command.hpp"
@@ -90,6 +91,10 @@ class Worker {
   // `now`; the training clock stands still meanwhile (its time is not training time).
   void update_boundary(bool now = false);
   void prepare_boundary();  // the grid and the points to draw, for the data of this run (start_fresh)
+  // Image data: what the model sees (run_.model_view), at most every kModelViewSeconds unless `now`, at most a tenth
+  // of the time; called with update_boundary (worker_view.cpp). prepare_model_view: the images, at start_fresh.
+  void update_model_view(bool now);
+  void prepare_model_view();
   void account_step(const core::StepRecord& r, const core::StepPlan& plan, double seconds);  // under run_mutex_
   // Device, memory and supported precisions of trainer_ into run_; returns the device name.
   std::string publish_trainer_info();
@@ -131,7 +136,10 @@ class Worker {
   std::vector<float> boundary_inputs_;  // the grid's cell centres (empty: no 2-D data, or predict() unsupported)
   core::BoundaryGrid boundary_grid_;
   double last_boundary_s_ = 0;
-  double boundary_cost_s_ = 0;  // how long the last map took: the next waits at least 4 times that (<= 20% of time)
+  double boundary_cost_s_ = 0;
+  std::shared_ptr<const core::ModelView> view_base_;  // the test images and labels, not predicted (null: no images)
+  double last_view_s_ = 0;
+  double view_cost_s_ = 0;  // how long the last map took: the next waits at least 4 times that (<= 20% of time)
   long samples_this_epoch_ = 0;
   double loss_sum_ = 0;          // this epoch's step losses, read back so far
   long losses_ = 0;

@@ -41,6 +41,7 @@ const char* tab_name(Tab tab) {
     case Tab::Timeline: return "timeline";
     case Tab::Sweep: return "sweep";
     case Tab::Boundary: return "boundary";
+    case Tab::Model: return "model";
   }
   return "controls";
 }
@@ -61,6 +62,7 @@ const char* tab_title(Tab tab) {
     case Tab::Timeline: return "Timeline";
     case Tab::Sweep: return "Sweep";
     case Tab::Boundary: return "Boundary";
+    case Tab::Model: return "Model";
   }
   return "";
 }
@@ -271,6 +273,7 @@ void Dashboard::draw_tab(Tab tab, const DashboardView& view, Controller* control
     case Tab::Timeline: timeline.draw(view, controller); break;
     case Tab::Sweep: sweep.draw(view, controller); break;
     case Tab::Boundary: boundary.draw(view); break;
+    case Tab::Model: model.draw(view); break;
   }
 }
 

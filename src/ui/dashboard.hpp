@@ -13,6 +13,7 @@
 #include "ui/layout.hpp"
 #include "ui/panel_bandwidth.hpp"
 #include "ui/panel_boundary.hpp"
+#include "ui/panel_model.hpp"
 #include "ui/panel_controls.hpp"
 #include "ui/panel_kernels.hpp"
 #include "ui/panel_loss.hpp"
@@ -26,10 +27,10 @@
 namespace ui {
 
 // The views beside the plots.
-enum class Tab { Controls, Kernels, Memory, Bandwidth, Roofline, Timeline, Sweep, Boundary };
-inline constexpr Tab kTabs[] = {Tab::Controls,  Tab::Kernels,  Tab::Memory, Tab::Bandwidth,
-                                Tab::Roofline, Tab::Timeline, Tab::Sweep,  Tab::Boundary};
-// "controls", "kernels", "memory", "bandwidth", "roofline", "timeline", "sweep", "boundary"
+enum class Tab { Controls, Kernels, Memory, Bandwidth, Roofline, Timeline, Sweep, Boundary, Model };
+inline constexpr Tab kTabs[] = {Tab::Controls, Tab::Kernels, Tab::Memory,   Tab::Bandwidth, Tab::Roofline,
+                                Tab::Timeline, Tab::Sweep,   Tab::Boundary, Tab::Model};
+// "controls", "kernels", "memory", "bandwidth", "roofline", "timeline", "sweep", "boundary", "model"
 const char* tab_name(Tab tab);
 std::optional<Tab> parse_tab(std::string_view name);  // the inverse; nullopt for an unknown name
 const char* tab_title(Tab tab);                       // "Controls", "Kernels", ...: the tab's title on screen
@@ -80,6 +81,7 @@ class Dashboard {
   Controls controls;
   SweepPanel sweep;
   BoundaryPanel boundary;
+  ModelPanel model;
 
  private:
   void draw_tabs(const DashboardView& view, Controller* controller, bool with_controls);

@@ -28,11 +28,18 @@ void draw_lesson_summary(const DashboardView& view) {
     ImGui::TextWrapped("%s", r.text.c_str());
     ImGui::TableNextColumn();
     // The two figures by name (what the claim compared), then the outcome: what a reader of the handout checks.
+    // Each figure by its measurement's name (the part after '@', which the caption's reader knows) and its value;
+    // the whole expression is the cell's tooltip and in the CSV.
+    auto short_name = [](const std::string& figure) {
+      const size_t at = figure.find('@');
+      return at == std::string::npos ? figure : figure.substr(at + 1);
+    };
     if (r.outcome == "not measured")
       ImGui::TextWrapped("not measured");
     else
-      ImGui::TextWrapped("%s %s\n%s %s\n-> %s", r.first.c_str(), r.first_text.c_str(),
-                         r.second.empty() ? "threshold" : r.second.c_str(), r.second_text.c_str(), r.outcome.c_str());
+      ImGui::TextWrapped("%s: %s\n%s: %s\n-> %s", short_name(r.first).c_str(), r.first_text.c_str(),
+                         r.second.empty() ? "threshold" : short_name(r.second).c_str(), r.second_text.c_str(),
+                         r.outcome.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.claim.c_str());
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", r.settings.c_str());

@@ -51,8 +51,9 @@ void MemoryBandwidth::draw(const DashboardView& view, Controller* controller) {
         return b;
       });
   if (over)
-    text_line("Above 100% (\"cache\"): the data came from the caches, not memory; the ceiling is main memory's",
-              ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    text_lines("Above 100% (\"cache\"): cache, not memory: their data sat in the caches, faster than the memory "
+               "the ceiling measures.",
+               3);
 }
 
 }  // namespace ui

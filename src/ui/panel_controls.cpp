@@ -229,7 +229,9 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
   const std::string preview =
       shown.any() || !view.config.input.host() ? core::to_string(shown) : std::string("host");
   ImGui::SetNextItemWidth(width);
-  if (ImGui::BeginCombo("##execution", preview.c_str())) {
+  // The preview shortened with an ellipsis where the combo is narrower than it ("sync ev" was clipped mid-word).
+  const float chrome = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;  // the arrow, the padding
+  if (ImGui::BeginCombo("##execution", fit_text(preview, width - chrome).c_str())) {
     for (const Item& item : items) {
       bool on = shown[item.toggle];
       if (ImGui::Checkbox(item.label, &on)) {

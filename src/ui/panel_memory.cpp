@@ -155,8 +155,8 @@ void MemoryPanel::draw(const DashboardView& view) {
     ImGui::SetCursorScreenPos(ImVec2(x + label_width + spacing, ImGui::GetCursorScreenPos().y));
     draw_bar(*r.memory, scale, bar_width, r.total);
   }
-  if (!any_16bit)  // shortened with an ellipsis where narrow, never clipped mid-word
-    text_line("fp16 or bf16 (Controls) adds the fp32 comparison", ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  if (!any_16bit)  // whole words on up to two lines, else shortened with an ellipsis, never clipped mid-word
+    text_lines("fp16 or bf16 (Controls) adds the fp32 comparison", 2, ImGui::GetColorU32(ImGuiCol_TextDisabled));
 
   // The dataset, in words: on the GPU a copy of both splits, on the CPU none (its kernels read the loaded data).
   std::string dataset;
@@ -165,7 +165,7 @@ void MemoryPanel::draw(const DashboardView& view) {
     dataset += fmt::format("{}{} {}", dataset.empty() ? "" : ", ", backend_title(run.name),
                            run.memory.dataset > 0 ? format_bytes(run.memory.dataset) : "none (reads it in place)");
   }
-  if (!dataset.empty()) text_line(fmt::format("dataset copy: {}", dataset));
+  if (!dataset.empty()) text_lines(fmt::format("dataset copy: {}", dataset), 2);
 }
 
 }  // namespace ui

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "core/roofline.hpp"
@@ -67,9 +68,14 @@ void draw_grid(ImDrawList* dl, const Chart& c) {
     dl->AddText(ImVec2(std::clamp(sx - w / 2, c.min.x - w / 2, c.max.x - w), c.max.y + 0.15f * font), label,
                 t.c_str());
   }
-  for (double y = c.axes.y_lo; y <= c.axes.y_hi * 1.0001; y *= 10) {
+  // A label every decade where they fit, else every second or third: labels never overlap.
+  const float decade_px = c.at(c.axes.x_lo, c.axes.y_lo).y - c.at(c.axes.x_lo, c.axes.y_lo * 10).y;
+  const int every = decade_px >= 1.05f * font ? 1 : 2 * decade_px >= 1.05f * font ? 2 : 3;
+  int decade = 0;
+  for (double y = c.axes.y_lo; y <= c.axes.y_hi * 1.0001; y *= 10, ++decade) {
     const float sy = c.at(c.axes.x_lo, y).y;
     dl->AddLine(ImVec2(c.min.x, sy), ImVec2(c.max.x, sy), grid);
+    if (decade % every != 0) continue;
     const std::string t = decade_text(y);
     const float w = ImGui::CalcTextSize(t.c_str()).x;
     dl->AddText(ImVec2(c.min.x - w - 0.3f * font, sy - font / 2), label, t.c_str());
@@ -93,6 +99,93 @@ void draw_roof(ImDrawList* dl, const Chart& c, const BackendDots& b, float thick
     const ImVec2 a = c.at(begin, b.roof.compute_gflops), z = c.at(x_hi, b.roof.compute_gflops);
     dl->AddLine(a, z, color, thick);
   }
+}
+
+// The axes' titles, drawn inside the chart in its corners: "y: ..." top left (above the memory slope: the unattainable
+// region, where no kernel's dot can be), "x: ..." bottom right; their rectangles.
+constexpr const char* kAxisTitles[] = {"y: GFLOP/s (log)", "x: FLOP per byte (log)"};
+
+std::vector<ImVec4> axis_titles(const Chart& c, float size) {
+  const float pad = 0.2f * ImGui::GetFontSize();
+  const ImVec2 y = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, kAxisTitles[0]);
+  const ImVec2 x = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, kAxisTitles[1]);
+  return {ImVec4(c.min.x + pad, c.min.y + pad, c.min.x + pad + y.x, c.min.y + pad + y.y),
+          ImVec4(c.max.x - pad - x.x, c.max.y - pad - x.y, c.max.x - pad, c.max.y - pad)};
+}
+
+// The key's entries ("4 loss_reduce") flowing onto rows `width` pixels wide at `size` pixels, never broken inside an
+// entry: the rows they take, and (draw_key) drawn so at the cursor.
+using KeyEntry = std::pair<std::string, ImU32>;  // a text and its colour
+
+// The key's entries ("3 matmul_backward_data") by family, shorter: "matmul: 2 forward, 3 backward_data" (a kernel whose
+// family has no other member in the key keeps its whole name). Families: the name less its pass suffix.
+std::vector<std::string> grouped_key(const std::vector<std::string>& key) {
+  static const char* suffixes[] = {"_forward_backward", "_backward_weight", "_backward_data", "_forward", "_backward"};
+  std::vector<std::pair<std::string, std::vector<std::string>>> families;  // family -> "N member"
+  std::vector<std::string> order;  // families and whole entries in first-appearance order ("" + entry for whole)
+  for (const std::string& entry : key) {
+    const size_t space = entry.find(' ');
+    const std::string number = entry.substr(0, space), name = entry.substr(space + 1);
+    std::string family, member;
+    for (const char* suffix : suffixes) {
+      const std::string s(suffix);
+      if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+        family = name.substr(0, name.size() - s.size()), member = s.substr(1);
+        break;
+      }
+    }
+    auto it = std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.first == family; });
+    if (family.empty() || it == families.end()) {
+      if (!family.empty()) families.push_back({family, {}});
+      order.push_back(family.empty() ? "\n" + entry : family);
+      it = family.empty() ? families.end() : families.end() - 1;
+    }
+    if (it != families.end()) it->second.push_back(number + " " + member);
+  }
+  std::vector<std::string> out;
+  for (const std::string& o : order) {
+    if (!o.empty() && o[0] == '\n') {
+      out.push_back(o.substr(1));
+      continue;
+    }
+    const auto& members = std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.first == o; })->second;
+    if (members.size() == 1) {  // whole: "5 loss_reduce"-like, the number and the full name
+      const size_t space = members[0].find(' ');
+      out.push_back(members[0].substr(0, space) + " " + o + "_" + members[0].substr(space + 1));
+      continue;
+    }
+    std::string text = o + ":";
+    for (size_t i = 0; i < members.size(); ++i) text += (i ? ", " : " ") + members[i];
+    out.push_back(text);
+  }
+  return out;
+}
+
+int key_rows(const std::vector<KeyEntry>& key, float size, float width) {
+  int rows = key.empty() ? 0 : 1;
+  float x = 0;
+  for (const auto& [k, color] : key) {
+    const float w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, k.c_str()).x;
+    if (x > 0 && x + w > width) ++rows, x = 0;
+    x += w + size;
+  }
+  return rows;
+}
+
+void draw_key(const std::vector<KeyEntry>& key, float size, float row) {
+  const ImVec2 start = ImGui::GetCursorScreenPos();
+  const float width = ImGui::GetContentRegionAvail().x;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  float x = 0, y = 0;
+  for (const auto& [k, color] : key) {
+    // Only an entry wider than the whole panel is shortened (fit_text measures at the font's size: the width scaled).
+    const std::string shown = fit_text(k, width * ImGui::GetFontSize() / size);
+    const float w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, shown.c_str()).x;
+    if (x > 0 && x + w > width) y += row, x = 0;
+    dl->AddText(ImGui::GetFont(), size, ImVec2(start.x + x, start.y + y), color, shown.c_str());
+    x += w + size;
+  }
+  ImGui::Dummy(ImVec2(width, y + row));
 }
 
 }  // namespace
@@ -123,27 +216,119 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   }
   const float font = ImGui::GetFontSize();
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float below = 2 * line;  // the legend and the note
+  // Each kernel's number: the matrix multiplications and convolutions first (what a roofline lesson is about), then
+  // the order of the step.
+  std::vector<std::string> kernels;
+  for (const auto& b : backends)
+    for (const auto& p : b.points)
+      if (p.flops > 0 && p.gflops > 0 && std::find(kernels.begin(), kernels.end(), p.kernel) == kernels.end())
+        kernels.push_back(p.kernel);
+  auto heavy = [](const std::string& k) { return k.rfind("matmul", 0) == 0 || k.rfind("conv2d", 0) == 0; };
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [&](const std::string& x, const std::string& y) { return heavy(x) > heavy(y); });
+  auto number_of = [&](const std::string& k) {
+    return static_cast<int>(std::find(kernels.begin(), kernels.end(), k) - kernels.begin()) + 1;
+  };
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 size(avail.x, std::max(avail.y - below, 6 * line));
-  ImGui::InvisibleButton("roofline_canvas", size);
-  const bool hovered = ImGui::IsItemHovered();
-
+  float y_labels = 0;
   Chart c;
   c.axes = core::roofline_axes(all, roofs);
-  float y_labels = 0;
   for (double y = c.axes.y_lo; y <= c.axes.y_hi * 1.0001; y *= 10)
     y_labels = std::max(y_labels, ImGui::CalcTextSize(decade_text(y).c_str()).x);
-  c.min = ImVec2(origin.x + y_labels + 0.6f * font,
-                 origin.y + 0.3f * font);
-  c.max = ImVec2(origin.x + size.x - 0.6f * font, origin.y + size.y - 2.2f * line);
+  const float r = 0.42f * font;  // a dot's half size: room for its number inside
+  const float name_size = 0.85f * font;  // the names in the chart
+  const float key_size = 0.75f * font;   // the legend, the key and the note under it
+  // The chart's rectangle with `key_lines` lines kept under it for the key, and the names that fit in it.
+  // Under the chart, in slightly smaller type flowing onto rows: the legend (each backend's mark and its two ceilings,
+  // in its colour), then the key of the numbers not named beside their dots; then the note.
+  std::vector<KeyEntry> legend;
+  for (const auto& b : backends)
+    legend.emplace_back(fmt::format("{} ({}): {} GB/s, {} GFLOP/s", backend_title(b.run->name),
+                                    b.run->name == "cpu" ? "squares" : "circles",
+                                    core::figure_text(b.roof.bandwidth_gbps), core::figure_text(b.roof.compute_gflops)),
+                        backend_color(b.run->name));
+  std::string note = "hover a dot for its figures";
+  if (!transfers.empty()) note += " · upload_batch, host to device (a transfer, not a kernel): " + transfers;
+  if (!off_chart.empty()) {
+    note += " · 0 FLOP, not drawn:";
+    for (const auto& k : off_chart) note += " " + k;
+  }
+  bool with_note = true;  // the note is a hint: it gives way where the chart would get less than 6 lines
+  auto flow = [&](const std::vector<std::string>& key) {
+    std::vector<KeyEntry> entries = legend;
+    for (const auto& k : grouped_key(key)) entries.emplace_back(k, ImGui::GetColorU32(ImGuiCol_Text));
+    if (with_note) entries.emplace_back(note, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    return entries;
+  };
+  auto layout = [&](float key_height, ImVec2& size, std::vector<std::pair<ImVec2, std::string>>& names,
+                    std::vector<std::string>& key) {
+    // The legend, the key and the note, and the spacing after the chart and after them.
+    const float below = key_height + 2 * ImGui::GetStyle().ItemSpacing.y;
+    size = ImVec2(avail.x, std::max(avail.y - below, 4.5f * line));
+    c.min = ImVec2(origin.x + y_labels + 0.6f * font, origin.y + 0.3f * font);
+    c.max = ImVec2(origin.x + size.x - 0.6f * font, origin.y + size.y - 1.2f * line);
+    names.clear();
+    key.clear();
+    std::vector<ImVec4> taken = axis_titles(c, name_size);  // rectangles of the axes' titles, names and dots
+    std::vector<std::pair<ImVec2, const core::RooflinePoint*>> dots;
+    for (const auto& b : backends)
+      for (const auto& p : b.points)
+        if (p.flops > 0 && p.gflops > 0) {
+          dots.emplace_back(c.at(p.intensity, p.gflops), &p);
+          taken.emplace_back(dots.back().first.x - r, dots.back().first.y - r, dots.back().first.x + r,
+                             dots.back().first.y + r);
+        }
+    for (const std::string& k : kernels) {
+      const std::string text = fmt::format("{} {}", number_of(k), k);
+      const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(name_size, FLT_MAX, 0.0f, text.c_str());
+      bool placed = false;
+      for (const auto& [at, p] : dots) {
+        if (p->kernel != k || placed) continue;
+        const float gap = 1.3f * r;
+        const ImVec4 places[] = {{at.x + gap, at.y - ts.y / 2, at.x + gap + ts.x, at.y + ts.y / 2},
+                                 {at.x - gap - ts.x, at.y - ts.y / 2, at.x - gap, at.y + ts.y / 2},
+                                 {at.x - ts.x / 2, at.y - gap - ts.y, at.x + ts.x / 2, at.y - gap},
+                                 {at.x - ts.x / 2, at.y + gap, at.x + ts.x / 2, at.y + gap + ts.y}};
+        for (const ImVec4& box : places) {
+          const bool inside = box.x >= c.min.x && box.z <= c.max.x && box.y >= c.min.y && box.w <= c.max.y;
+          const bool free = std::none_of(taken.begin(), taken.end(), [&](const ImVec4& o) {
+            return box.x < o.z && o.x < box.z && box.y < o.w && o.y < box.w;
+          });
+          if (!inside || !free) continue;
+          taken.push_back(box);
+          names.emplace_back(ImVec2(box.x, box.y), text);
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) key.push_back(text);
+    }
+  };
+  ImVec2 size;
+  std::vector<std::pair<ImVec2, std::string>> names;
+  std::vector<std::string> key;
+  layout(0.0f, size, names, key);
+  const float key_row = std::round(1.15f * key_size);
+  // Again with the rows the legend and the key need kept under the chart, until they suffice (a smaller chart fits
+  // fewer names).
+  for (int rows = -1, pass = 0; pass < 4 && key_rows(flow(key), key_size, avail.x) != rows; ++pass) {
+    rows = key_rows(flow(key), key_size, avail.x);
+    layout(static_cast<float>(rows) * key_row, size, names, key);
+    if (with_note && size.y < 6 * line) with_note = false, rows = -1;
+  }
+  ImGui::InvisibleButton("roofline_canvas", size);
+  const bool hovered = ImGui::IsItemHovered();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   draw_grid(dl, c);
-  const char* x_title = "x: FLOP per byte, y: GFLOP/s (log-log)";
-  const std::string x_shown = fit_text(x_title, c.max.x - c.min.x);
-  dl->AddText(ImVec2(c.min.x + (c.max.x - c.min.x - ImGui::CalcTextSize(x_shown.c_str()).x) / 2, c.max.y + line),
-              ImGui::GetColorU32(ImGuiCol_Text), x_shown.c_str());
+  // The axes' titles inside the chart, in its corners: "GFLOP/s" top left (above the memory slope, where no kernel
+  // can be: the unattainable region), "FLOP per byte" bottom right.
+  {
+    const std::vector<ImVec4> titles = axis_titles(c, name_size);
+    for (size_t i = 0; i < titles.size(); ++i)
+      dl->AddText(ImGui::GetFont(), name_size, ImVec2(titles[i].x, titles[i].y),
+                  ImGui::GetColorU32(ImGuiCol_TextDisabled), kAxisTitles[i]);
+  }
 
   dl->PushClipRect(c.min, c.max, true);
   float thick = std::max(4.0f, 0.25f * font);
@@ -151,31 +336,32 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
     draw_roof(dl, c, b, thick);
     thick = std::max(1.5f, thick * 0.45f);
   }
-  // The dots: GPU circles, CPU squares (shape and colour both tell the backends apart); hover for the figures.
-  const float r = 0.32f * font;
+  // The dots: GPU circles, CPU squares (shape and colour both tell the backends apart), the kernel's number inside;
+  // hover for the figures.
+  drawn_ = Drawn{};
   const ImU32 outline = ImGui::GetColorU32(ImGuiCol_Text);
   const core::RooflinePoint* hovered_dot = nullptr;
   const BackendDots* hovered_backend = nullptr;
   float best = font * font;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  struct Dot {
-    ImVec2 at;
-    const core::RooflinePoint* point;
-  };
-  std::vector<Dot> dots;
+  const float number_size = 0.62f * font;
   for (const auto& b : backends) {
     const ImU32 color = backend_color(b.run->name);
     for (const auto& p : b.points) {
       if (p.flops <= 0 || p.gflops <= 0) continue;
       const ImVec2 at = c.at(p.intensity, p.gflops);
-      dots.push_back({at, &p});
       if (b.run->name == "cpu") {
         dl->AddRectFilled(ImVec2(at.x - r, at.y - r), ImVec2(at.x + r, at.y + r), color);
         dl->AddRect(ImVec2(at.x - r, at.y - r), ImVec2(at.x + r, at.y + r), outline);
       } else {
-        dl->AddCircleFilled(at, r * 1.15f, color);
-        dl->AddCircle(at, r * 1.15f, outline);
+        dl->AddCircleFilled(at, r * 1.1f, color);
+        dl->AddCircle(at, r * 1.1f, outline);
       }
+      const std::string number = std::to_string(number_of(p.kernel));
+      const ImVec2 ns = ImGui::GetFont()->CalcTextSizeA(number_size, FLT_MAX, 0.0f, number.c_str());
+      dl->AddText(ImGui::GetFont(), number_size, ImVec2(at.x - ns.x / 2, at.y - ns.y / 2), IM_COL32(0, 0, 0, 255),
+                  number.c_str());
+      drawn_.dots.emplace_back(p.kernel, number_of(p.kernel));
       const float dx = mouse.x - at.x, dy = mouse.y - at.y;
       if (hovered && dx * dx + dy * dy < best) {
         best = dx * dx + dy * dy;
@@ -184,35 +370,11 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
       }
     }
   }
-  // The kernels' names: the matrix multiplications first (what a roofline lesson is about), each name right of its
-  // dot, else left, above or below, wherever it covers no other name or dot and stays inside the chart.
-  std::stable_sort(dots.begin(), dots.end(), [](const Dot& a, const Dot& b) {
-    return (a.point->kernel.rfind("matmul", 0) == 0) > (b.point->kernel.rfind("matmul", 0) == 0);
-  });
-  std::vector<ImVec4> taken;  // rectangles of names and dots
-  for (const Dot& d : dots) taken.emplace_back(d.at.x - r, d.at.y - r, d.at.x + r, d.at.y + r);
-  std::vector<std::string> named;  // one name per kernel (both backends' dots of a kernel share it)
-  for (const Dot& d : dots) {
-    const std::string& name = d.point->kernel;
-    if (std::find(named.begin(), named.end(), name) != named.end()) continue;
-    const ImVec2 ts = ImGui::CalcTextSize(name.c_str());
-    const float gap = 1.6f * r;
-    const ImVec4 places[] = {{d.at.x + gap, d.at.y - ts.y / 2, d.at.x + gap + ts.x, d.at.y + ts.y / 2},
-                             {d.at.x - gap - ts.x, d.at.y - ts.y / 2, d.at.x - gap, d.at.y + ts.y / 2},
-                             {d.at.x - ts.x / 2, d.at.y - gap - ts.y, d.at.x + ts.x / 2, d.at.y - gap},
-                             {d.at.x - ts.x / 2, d.at.y + gap, d.at.x + ts.x / 2, d.at.y + gap + ts.y}};
-    for (const ImVec4& box : places) {
-      const bool inside = box.x >= c.min.x && box.z <= c.max.x && box.y >= c.min.y && box.w <= c.max.y;
-      const bool free = std::none_of(taken.begin(), taken.end(), [&](const ImVec4& o) {
-        return box.x < o.z && o.x < box.z && box.y < o.w && o.y < box.w;
-      });
-      if (!inside || !free) continue;
-      taken.push_back(box);
-      named.push_back(name);
-      dl->AddText(ImVec2(box.x, box.y), ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
-      break;
-    }
+  for (const auto& [at, text] : names) {
+    dl->AddText(ImGui::GetFont(), name_size, at, ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+    drawn_.in_chart.push_back(text);
   }
+  drawn_.key = key;
   dl->PopClipRect();
   if (all.empty())
     dl->AddText(ImVec2(c.min.x + font, c.min.y + 2.5f * line), ImGui::GetColorU32(ImGuiCol_TextDisabled),
@@ -221,34 +383,8 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
     wrapped_tooltip(dot_tooltip(*hovered_backend->run, hovered_backend->roof, *hovered_dot));
   }
 
-  // The legend, under the chart: each backend's mark and its two ceilings, in its colour.
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y));
-  std::vector<std::string> pieces;
-  for (const auto& b : backends)
-    pieces.push_back(fmt::format("{} {}: {} GB/s, {} GFLOP/s", b.run->name == "cpu" ? "squares" : "circles",
-                                 backend_title(b.run->name), core::figure_text(b.roof.bandwidth_gbps),
-                                 core::figure_text(b.roof.compute_gflops)));
-  // One row when the pieces fit; else one row each in the two rows (the note gives way: the ceilings' figures are
-  // what a picture of the chart must keep, at 1280x720 in presentation mode too).
-  const float row_width = ImGui::GetContentRegionAvail().x;
-  float needed = 0;
-  for (const auto& p : pieces) needed += ImGui::CalcTextSize(p.c_str()).x + font;
-  const bool stacked = backends.size() == 2 && needed > row_width;
-  for (size_t i = 0; i < backends.size(); ++i) {
-    if (i && !stacked) ImGui::SameLine(0, font);
-    const float share = stacked ? row_width : (row_width - font * static_cast<float>(backends.size())) /
-                                              static_cast<float>(std::max<size_t>(1, backends.size()));
-    text_line(pieces[i], backend_color(backends[i].run->name),
-              std::max(font, std::min(share, ImGui::CalcTextSize(pieces[i].c_str()).x + 1)));
-  }
-  if (stacked) return;
-  std::string note = "hover a dot for its figures";
-  if (!transfers.empty()) note += " · upload_batch, host to device (a transfer, not a kernel): " + transfers;
-  if (!off_chart.empty()) {
-    note += " · 0 FLOP, not drawn:";
-    for (const auto& k : off_chart) note += " " + k;
-  }
-  text_line(note, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  draw_key(flow(key), key_size, key_row);
 }
 
 }  // namespace ui

@@ -38,10 +38,10 @@ std::string speedup_text(const run::SweepResult& r) {
   int best = both.front();
   for (int b : both)
     if (r.speedup(b) > r.speedup(best)) best = b;
-  std::string s = fmt::format("GPU / CPU samples/s: {:.2g}x at batch {}", r.speedup(both.front()), both.front());
-  if (both.size() > 1) s += fmt::format(", {:.2g}x at batch {}", r.speedup(both.back()), both.back());
-  if (best != both.front() && best != both.back()) s += fmt::format(" (best {:.2g}x at batch {})", r.speedup(best), best);
-  return s + ". ";
+  std::string s = fmt::format("GPU/CPU: {:.2g}x at batch {}", r.speedup(both.front()), both.front());
+  if (both.size() > 1) s += fmt::format(", {:.2g}x at {}", r.speedup(both.back()), both.back());
+  if (best != both.front() && best != both.back()) s += fmt::format(" (best {:.2g}x at {})", r.speedup(best), best);
+  return s + ".";
 }
 
 }  // namespace
@@ -122,33 +122,50 @@ void SweepPanel::draw(const DashboardView& view, Controller* controller) {
   else
     text_line(s.status);
 
-  // Two lines of words below the plot (the full explanation of the crossover in their tooltip), so that the plot
-  // takes the height they leave.
+  // The words below the plot (whole words: "0.085x" never breaks at its point), as many lines as leave the chart's
+  // data area a third of the tab's height at least (the full explanation of the crossover in their tooltip).
   const run::SweepResult& r = s.result;
   std::string words;
   if (!r.points.empty()) {
-    words = speedup_text(r) + "Crossover: ";
+    // The verdict first: where the lines leave no room for all, the ratios give way (they are in the tooltip).
+    words = "Crossover: ";
     if (r.crossover)
       words += fmt::format("batch {}: from there on the GPU trains more samples/s.", *r.crossover);
     else if (r.software_gpu && r.crossover_text.rfind("none on this machine", 0) == 0)
-      words += "none here: this \"GPU\" is software Vulkan running on the same CPU cores. (?)";
+      words += "none here (a software \"GPU\" on the same cores).";
     else
       words += r.crossover_text;
+    words += " " + speedup_text(r);
   }
-  const float width = ImGui::GetContentRegionAvail().x;
-  const float words_height =
-      words.empty() ? 0 : ImGui::CalcTextSize(words.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
-  const float plot_height = std::max(6 * ImGui::GetFontSize(), ImGui::GetContentRegionAvail().y - words_height);
+  const float font = ImGui::GetFontSize();
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float avail = ImGui::GetContentRegionAvail().y;
+  drawn_ = Drawn{};
+  drawn_.panel_height = ImGui::GetWindowHeight();
+  // The plot's rows around its data area: the legend on top, the x labels and the x title below (draw_plot).
+  const float plot_rows = 1.3f * font + 2.5f * font + ImGui::GetStyle().ItemSpacing.y;
+  const float data_min = drawn_.panel_height / 3;
+  int lines = words.empty() ? 0 : text_lines_needed(words, 4);
+  while (lines > 1 && avail - static_cast<float>(lines) * line - plot_rows < data_min) --lines;
+  const float plot_height = std::max(6 * font, avail - static_cast<float>(lines) * line);
   draw_plot(r, plot_height);
-  if (!words.empty()) {
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(words.c_str());
-    ImGui::PopTextWrapPos();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Crossover: %s", r.crossover_text.c_str());
+  if (lines > 0) {
+    const std::vector<std::string> shown = wrap_words(words, font, ImGui::GetContentRegionAvail().x, lines);
+    drawn_.word_lines = shown;
+    ImGui::BeginGroup();
+    for (const std::string& l : shown) ImGui::TextUnformatted(l.c_str());
+    ImGui::EndGroup();
+    if (ImGui::IsItemHovered()) wrapped_tooltip(words + "\n\nCrossover: " + r.crossover_text);
   }
 }
 
-void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
+int batch_label_stride(float span, float widest, float gap) {
+  for (int stride : {2, 3, 4, 6})
+    if (static_cast<float>(stride) / 12.0f * span >= widest + gap) return stride;
+  return 12;
+}
+
+void SweepPanel::draw_plot(const run::SweepResult& r, float height) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float width = ImGui::GetContentRegionAvail().x;
@@ -175,14 +192,19 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
     legend_width += ImGui::CalcTextSize(name.c_str()).x + (series.empty() ? 0 : 0.8f * font);
     series.push_back({key, name, (backend_color(gpu ? "gpu" : "cpu") & 0x00FFFFFFu) | alpha});
   }
-  // Above the data area: the y axis's title, the legend at the right of it (on a row of its own when both do not
-  // fit side by side); on the left the y tick labels; below, the x tick labels and title.
+  // Above the data area one row: the y axis's title on the left and the legend on the right when both fit, else
+  // the legend alone (the y axis's title then joins the x axis's); on the left the y tick labels; below, the x tick
+  // labels and the x title. The data area ends half the widest x label before the right edge, so that "4096"
+  // stays whole under its tick.
   const char* y_title = "samples/s";
-  const bool legend_row = ImGui::CalcTextSize(y_title).x + font + legend_width > width;
+  const bool y_title_shown = ImGui::CalcTextSize(y_title).x + font + legend_width <= width;
   const float y_labels = ImGui::CalcTextSize("100k").x + 0.4f * font;
-  const ImVec2 lo(origin.x + y_labels, origin.y + (legend_row ? 2.4f : 1.3f) * font);
-  const ImVec2 hi(origin.x + width - 0.2f * font, origin.y + height - 2.5f * font);
+  const float widest_x = ImGui::CalcTextSize("4096").x;
+  const ImVec2 lo(origin.x + y_labels, origin.y + 1.3f * font);
+  const ImVec2 hi(origin.x + width - std::max(0.2f * font, widest_x / 2), origin.y + height - 2.5f * font);
   if (hi.x - lo.x < 4 * font || hi.y - lo.y < 2 * font) return;
+  drawn_.data_min = lo;
+  drawn_.data_max = hi;
   dl->AddRect(lo, hi, grid);
   // x: log2 of the batch size over 1..4096; y: log10 of samples/s over the decades the points span.
   double y_min = 1e300, y_max = 0;
@@ -192,13 +214,15 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
   const double d0 = std::floor(std::log10(y_min)), d1 = std::max(d0 + 1, std::ceil(std::log10(y_max)));
   auto px = [&](double batch) { return lo.x + static_cast<float>(std::log2(batch) / 12.0) * (hi.x - lo.x); };
   auto py = [&](double v) { return hi.y - static_cast<float>((std::log10(v) - d0) / (d1 - d0)) * (hi.y - lo.y); };
-  for (int e = 0; e <= 12; e += 2) {
+  const int stride = batch_label_stride(hi.x - lo.x, widest_x, 0.6f * font);
+  for (int e = 0; e <= 12; e += stride) {
     const float x = px(std::exp2(e));
     dl->AddLine(ImVec2(x, lo.y), ImVec2(x, hi.y), grid);
     const std::string label = fmt::format("{}", 1 << e);
     const float w = ImGui::CalcTextSize(label.c_str()).x;
-    const float at = std::clamp(x - w / 2, origin.x, hi.x - w);  // the end labels stay inside the plot's box
+    const float at = std::max(origin.x, x - w / 2);
     dl->AddText(ImVec2(at, hi.y + 0.15f * font), axis, label.c_str());
+    drawn_.x_labels.emplace_back(at, hi.y + 0.15f * font, at + w, hi.y + 1.15f * font);
   }
   for (double d = d0; d <= d1; ++d) {
     const float y = py(std::pow(10.0, d));
@@ -206,8 +230,8 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
     const std::string label = decade_label(d);
     dl->AddText(ImVec2(lo.x - ImGui::CalcTextSize(label.c_str()).x - 0.3f * font, y - font / 2), axis, label.c_str());
   }
-  dl->AddText(origin, axis, y_title);
-  const char* x_title = "batch size (samples per step)";
+  if (y_title_shown) dl->AddText(origin, axis, y_title);
+  const char* x_title = y_title_shown ? "batch size (samples per step)" : "x: batch size, y: samples/s";
   dl->AddText(ImVec2(lo.x + std::max(0.0f, (hi.x - lo.x - ImGui::CalcTextSize(x_title).x) / 2), hi.y + 1.2f * font),
               axis, x_title);
   if (r.crossover) {  // the crossover: a vertical line, its label, and the GPU's side of it lightly shaded
@@ -221,7 +245,7 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) const {
   }
   // One line per series, and its legend entry, right-aligned.
   float legend_x = origin.x + width;
-  const float legend_y = legend_row ? origin.y + 1.1f * font : origin.y;
+  const float legend_y = origin.y;
   for (const Series& s : series) {
     ImVec2 prev(-1, -1);
     for (const auto& p : r.points) {

@@ -6,11 +6,18 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "run/live_sweep.hpp"
 #include "ui/panel.hpp"
 
 namespace ui {
+
+// The step, in powers of two, between the labelled batch sizes of the sweep's x axis (2: 1, 4, 16, ...; 3: 1, 8, 64,
+// ...; 4: 1, 16, 256, 4096): the smallest of 2, 3, 4, 6 and 12 at which labels at most `widest` pixels wide, centred on
+// their ticks across a data area `span` pixels wide for batch 2^0..2^12, keep `gap` pixels between them (so that
+// "1024" and "4096" never run together).
+int batch_label_stride(float span, float widest, float gap);
 
 class SweepPanel {
  public:
@@ -24,7 +31,20 @@ class SweepPanel {
  private:
   void start(const DashboardView& view, Controller& controller);
   void save(const run::LiveSweepState& state);
-  void draw_plot(const run::SweepResult& result, float height) const;
+  void draw_plot(const run::SweepResult& result, float height);
+
+ public:
+  // What the last draw() drew, for the layout tests: the tab's height, the data area's and the x labels' boxes.
+  struct Drawn {
+    float panel_height = 0;
+    ImVec2 data_min, data_max;
+    std::vector<ImVec4> x_labels;  // (min x, min y, max x, max y) each
+    std::vector<std::string> word_lines;  // the words under the plot, as drawn (whole words)
+  };
+  const Drawn& drawn() const { return drawn_; }
+
+ private:
+  Drawn drawn_;
 
   // Every backend of the training is paused (or stopped), as the last frame saw it; read by the sweep thread.
   std::shared_ptr<std::atomic<bool>> training_paused_ = std::make_shared<std::atomic<bool>>(false);

@@ -5,6 +5,7 @@
 #include <imgui_internal.h>  // ImGui::SetItemUsingMouseWheel
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <functional>
 
@@ -14,8 +15,32 @@
 namespace ui {
 namespace {
 
-// A colour per kernel name (the same in every frame and on both backends), from a palette that reads on dark and
-// light themes; host phases in greys, so that the kernels stand out.
+// The kernels' names in the order of the step (their first plan entry), as the last frame's timelines had them: each
+// name's place in it is its colour's, so that up to 10 kernels have 10 different colours (a hash of the name gave
+// matmul_forward and gather_batch the same). Read and written by the UI thread only.
+std::vector<std::string>& kernel_order() {
+  static std::vector<std::string> order;
+  return order;
+}
+
+void update_kernel_order(const DashboardView& view) {
+  std::vector<std::pair<int, std::string>> first;  // (first entry, name)
+  for (const auto& run : view.runs)
+    if (run.timeline)
+      for (const auto& track : run.timeline->tracks)
+        for (const auto& e : track.events) {
+          if (e.entry < 0) continue;
+          auto it = std::find_if(first.begin(), first.end(), [&](const auto& f) { return f.second == e.name; });
+          if (it == first.end()) first.emplace_back(e.entry, e.name);
+          else it->first = std::min(it->first, e.entry);
+        }
+  std::stable_sort(first.begin(), first.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  kernel_order().clear();
+  for (const auto& f : first) kernel_order().push_back(f.second);
+}
+
+// A colour per kernel name (the same on both backends), from a palette that reads on dark and light themes; host
+// phases in greys, so that the kernels stand out.
 ImU32 event_color(const core::TimelineEvent& e) {
   // The input pipeline (--input host): the loader's work, the copies of the batch (host and device), and the trainer
   // waiting for its batch, which is the starving GPU's idle time.
@@ -31,8 +56,12 @@ ImU32 event_color(const core::TimelineEvent& e) {
                                       IM_COL32(89, 161, 79, 255),   IM_COL32(237, 201, 72, 255),
                                       IM_COL32(176, 122, 161, 255), IM_COL32(255, 157, 167, 255),
                                       IM_COL32(156, 117, 95, 255),  IM_COL32(148, 103, 189, 255)};
-  return palette[std::hash<std::string>{}(e.name) % std::size(palette)];
+  const auto& order = kernel_order();
+  const size_t at = static_cast<size_t>(std::find(order.begin(), order.end(), e.name) - order.begin());
+  return palette[(at < order.size() ? at : std::hash<std::string>{}(e.name)) % std::size(palette)];
 }
+
+constexpr float kKeyScale = 0.7f;  // the colour key's type, font sizes
 
 std::string ms_text(double seconds) { return fmt::format("{:.3g} ms", seconds * 1e3); }
 
@@ -55,26 +84,38 @@ std::string event_tooltip(const core::TimelineEvent& e) {
 }
 
 // The steps' mean split into kernel time and overhead, as a bar with its figures; each step's split on hover.
-void draw_breakdown(const core::BackendTimeline& t, ImU32 color) {
+void draw_breakdown(const core::BackendTimeline& t, ImU32 color, const std::string& title) {
   double wall = 0, kernels = 0;
   for (const auto& s : t.steps) wall += s.wall_s, kernels += s.kernel_s;
   if (wall <= 0 || t.steps.empty()) return;
   const double n = static_cast<double>(t.steps.size());
   const float share = static_cast<float>(std::min(1.0, kernels / wall));
+  // The kernels' share is the bar's fill (and GPU busy is in the header and the tooltip): the words say the rest.
+  const std::string text = fmt::format("{}: {}/step, overhead {} ({:.2f}x)", title, ms_text(wall / n),
+                                       ms_text((wall - kernels) / n), kernels > 0 ? wall / kernels : 0.0);
+  // Whole words on one line, else two (the bar grows): the overhead's figures are never cut off.
+  const float font = ImGui::GetFontSize();
+  const float width = ImGui::GetContentRegionAvail().x;
+  const std::vector<std::string> lines = wrap_words(text, font, width - 0.4f * font, 2);
   const ImVec2 min = ImGui::GetCursorScreenPos();
-  const float width = ImGui::GetContentRegionAvail().x, height = ImGui::GetTextLineHeight();
+  const float height = ImGui::GetTextLineHeight() * static_cast<float>(std::max<size_t>(1, lines.size()));
   ImGui::InvisibleButton("breakdown", ImVec2(width, height));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(min, ImVec2(min.x + width, min.y + height), IM_COL32(110, 110, 110, 255));
   dl->AddRectFilled(min, ImVec2(min.x + share * width, min.y + height), color);
-  const std::string busy = t.backend == "gpu" ? fmt::format(" · GPU busy {:.0f}%", 100 * t.busy_share()) : "";
-  const std::string text =
-      fmt::format("{}/step: kernels {:.0f}%, overhead {} ({:.2f}x){}", ms_text(wall / n), 100 * kernels / wall,
-                  ms_text((wall - kernels) / n), kernels > 0 ? wall / kernels : 0.0, busy);
-  const std::string shown = fit_text(text, width - 0.4f * ImGui::GetFontSize());
-  dl->AddText(ImVec2(min.x + 0.2f * ImGui::GetFontSize(), min.y), IM_COL32(255, 255, 255, 255), shown.c_str());
+  for (size_t i = 0; i < lines.size(); ++i)
+    dl->AddText(ImVec2(min.x + 0.2f * font, min.y + static_cast<float>(i) * ImGui::GetTextLineHeight()),
+                IM_COL32(255, 255, 255, 255), lines[i].c_str());
   if (!ImGui::IsItemHovered()) return;
-  std::string tip = "Per step: its wall time on the backend's own track (from the end of the step before), the sum of "
+  std::string tip = fmt::format("Kernels {:.0f}% of the step{}.\n", 100 * kernels / wall,
+                                t.backend == "gpu" ? fmt::format(", GPU busy {:.0f}%", 100 * t.busy_share()) : "");
+  tip += fmt::format("The last {} steps. Each span is one kernel (coloured by kernel) or one host phase (grey: record, "
+                     "submit, fence wait, read-back) on the track that ran it; empty track is time that track did "
+                     "nothing. With --input host: the loader threads' batches (teal), the host's copies into staging "
+                     "and the GPU's upload_batch (orange), the trainer waiting for its batch (red). Hover a span for its "
+                     "figures. Mouse wheel: zoom about the cursor; drag: pan; double-click: the whole window again.\n\n",
+                     t.steps.size());
+  tip += "Per step: its wall time on the backend's own track (from the end of the step before), the sum of "
                     "its kernel times, and the rest: launches, submits, fence waits, read-backs, scheduling. GPU busy: "
                     "the kernels' share of the wall time (the batch's upload, a transfer, left out), measured from the "
                     "timestamps.\n";
@@ -84,8 +125,8 @@ void draw_breakdown(const core::BackendTimeline& t, ImU32 color) {
   wrapped_tooltip(tip);
 }
 
-// The colour key: a swatch and a name per kernel (and the host's greys), in one row; what does not fit is listed by
-// the tooltip of the "..." at its end.
+// The colour key: a swatch and a name per kernel and host phase, every one of them, flowing onto as many rows as they
+// need in slightly smaller type (the tracks take what is left).
 void draw_key(const DashboardView& view) {
   std::vector<core::TimelineEvent> kinds;  // one event per name, for its colour
   auto add = [&](const core::TimelineEvent& e) {
@@ -93,57 +134,74 @@ void draw_key(const DashboardView& view) {
       if (k.name == e.name) return;
     kinds.push_back(e);
   };
+  // The host's phases (greys: record, submit, fence wait, read-back) are one entry; the input pipeline's have
+  // colours of their own.
+  bool host = false;
   for (const auto& run : view.runs)
     if (run.timeline)
       for (const auto& track : run.timeline->tracks)
-        for (const auto& e : track.events) add(e);
+        for (const auto& e : track.events) {
+          const bool grey = e.entry < 0 && e.name != core::kLoadBatch && e.name != "upload" && e.name != "loader wait";
+          if (grey) host = true;
+          else add(e);
+        }
+  if (host) {
+    core::TimelineEvent e;
+    e.name = "host phases (greys)";
+    e.entry = -1;
+    kinds.push_back(e);
+  }
   if (kinds.empty()) return;
   std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return (a.entry >= 0) > (b.entry >= 0); });
   const float font = ImGui::GetFontSize();
-  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  const float size = kKeyScale * font;
+  const float row = std::round(1.1f * size);
+  const float left = ImGui::GetCursorScreenPos().x;
+  const float right = left + ImGui::GetContentRegionAvail().x;
   const ImVec2 start = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  float x = start.x;
-  std::string rest;
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    const float w = 0.9f * font + ImGui::CalcTextSize(kinds[i].name.c_str()).x + 0.8f * font;
-    const float more = ImGui::CalcTextSize("...").x;
-    if (!rest.empty() || x + w + (i + 1 < kinds.size() ? more : 0) > right) {
-      rest += (rest.empty() ? "" : ", ") + kinds[i].name;
-      continue;
-    }
-    dl->AddRectFilled(ImVec2(x, start.y + 0.2f * font), ImVec2(x + 0.7f * font, start.y + 0.9f * font),
-                      event_color(kinds[i]));
-    dl->AddText(ImVec2(x + 0.9f * font, start.y), ImGui::GetColorU32(ImGuiCol_Text), kinds[i].name.c_str());
+  float x = left, y = start.y;
+  for (const auto& k : kinds) {
+    const std::string name = fit_text(k.name, right - left - 1.2f * size);  // only a name wider than the panel
+    const float w = 0.9f * size + ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, name.c_str()).x + 0.8f * size;
+    if (x > left && x + w - 0.8f * size > right) x = left, y += row;
+    dl->AddRectFilled(ImVec2(x, y + 0.2f * size), ImVec2(x + 0.7f * size, y + 0.9f * size), event_color(k));
+    dl->AddText(ImGui::GetFont(), size, ImVec2(x + 0.9f * size, y), ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
     x += w;
   }
-  ImGui::Dummy(ImVec2(right - start.x, ImGui::GetTextLineHeight()));
-  if (!rest.empty()) {
-    dl->AddText(ImVec2(x, start.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), "...");
-    if (ImGui::IsItemHovered()) wrapped_tooltip("Also: " + rest + " (hover a span for its name)");
-  }
+  ImGui::Dummy(ImVec2(right - left, y + row - start.y));
+  if (ImGui::IsItemHovered()) wrapped_tooltip("The colour of each kernel and host phase (hover a span for its name)");
 }
 
 }  // namespace
 
 void TimelinePanel::draw(const DashboardView& view, Controller* controller) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  // Height: the colour key; per backend a title, a time axis and a breakdown bar; the export row; the rest shared by
-  // the tracks.
+  // Height: the colour key; per backend its tracks, a time axis and the breakdown bar with its title (one or two
+  // lines); the export row; the rest shared by the tracks.
   int tracks = 0, shown = 0;
   for (const auto& run : view.runs)
     if (run.timeline && !run.timeline->empty()) tracks += static_cast<int>(run.timeline->tracks.size()), ++shown;
+  update_kernel_order(view);
   draw_key(view);
-  const float fixed = static_cast<float>(view.runs.size()) * 3 * line + ImGui::GetFrameHeightWithSpacing();
-  const float lane = tracks > 0 ? std::clamp((ImGui::GetContentRegionAvail().y - fixed) / static_cast<float>(tracks),
-                                             0.35f * ImGui::GetFontSize(), 1.4f * line)
-                                : line;
+  const float fixed = static_cast<float>(view.runs.size()) *
+                      (3 * ImGui::GetTextLineHeight() + 3 * ImGui::GetStyle().ItemSpacing.y);
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const float font = ImGui::GetFontSize();
+  // The export row only where it leaves the lanes 0.6 of a line (a 1280x720 projector in presentation mode with a
+  // lesson's caption has not the room: the tracks come first there; the exports are a larger window's).
+  const bool exports = controller && (tracks == 0 || (avail - fixed - ImGui::GetFrameHeightWithSpacing()) /
+                                                             static_cast<float>(tracks) >= 0.6f * font);
+  const float rest = avail - fixed - (exports ? ImGui::GetFrameHeightWithSpacing() : 0.0f);
+  // Lanes as thin as a few pixels where many tracks share the room (--input host's loader threads at 1280x720): all
+  // of them in view, none scrolled away.
+  const float lane = tracks > 0 ? std::clamp(rest / static_cast<float>(tracks), 0.12f * font, 1.4f * line) : line;
   for (const auto& run : view.runs) {
     ImGui::PushID(run.name.c_str());
     draw_backend(run, lane);
     ImGui::PopID();
   }
-  if (!controller) return;
+  if (!exports) return;
   if (ImGui::SmallButton("Export trace")) export_message_ = controller->export_trace();
   if (ImGui::IsItemHovered())
     wrapped_tooltip("The last steps of each backend as a Chrome trace (JSON trace events, as PyTorch's profiler "
@@ -172,20 +230,10 @@ void TimelinePanel::draw_backend(const core::BackendRun& run, float lane_height)
   if (!(view.span() > 0)) view = Range{0, 1};
   const double extent = t->end_s - t->start_s;
   const double lo = t->start_s + view.lo * extent, hi = t->start_s + view.hi * extent;
-  const std::string title = fmt::format("{}  last {} steps · batch {} · {}{}", backend_title(run.name),
-                                        t->steps.size(), t->batch, core::to_string(t->precision),
-                                        view == Range{0, 1} ? "" : " · zoomed");
-  const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x;
-  text_line(title, color, ImGui::GetContentRegionAvail().x - help);
-  ImGui::SameLine();
-  help_marker("Each span is one kernel (coloured by kernel) or one host phase (grey: record, submit, fence wait, "
-              "read-back) on the track that ran it; empty track is time that track did nothing. With --input host: "
-              "the loader threads' batches (teal), the host's copies into staging and the GPU's upload_batch (orange), "
-              "the trainer waiting for its batch (red). Hover a span for its "
-              "figures. Mouse wheel: zoom about the cursor; drag: pan; double-click: the whole window again. The bar "
-              "below: the mean step's wall time split into kernel time and overhead (step time / summed kernel "
-              "times); hover it for every step.");
-
+  // The backend's title leads the words of its breakdown bar under the lanes (a line saved per backend: the lanes
+  // come first on a projector); the help is the bar's tooltip.
+  const std::string title = fmt::format("{} · batch {} · {}{}", backend_title(run.name), t->batch,
+                                        core::to_string(t->precision), view == Range{0, 1} ? "" : " · zoomed");
   // The lanes: track names on the left, spans on the right.
   float names = 0;
   for (const auto& track : t->tracks) names = std::max(names, ImGui::CalcTextSize(track.name.c_str()).x);
@@ -217,9 +265,11 @@ void TimelinePanel::draw_backend(const core::BackendRun& run, float lane_height)
   for (size_t i = 0; i < t->tracks.size(); ++i) {
     const auto& track = t->tracks[i];
     const float y0 = origin.y + lane_height * static_cast<float>(i), y1 = y0 + lane_height - 2;
-    if (lane_height >= font) {
-      const std::string name = fit_text(track.name, names - 0.3f * font);
-      dl->AddText(ImVec2(origin.x, y0 + (lane_height - font) / 2), ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
+    if (lane_height >= 0.6f * font) {  // in smaller type where the lanes are thinner than a line (a long key)
+      const float size = std::min(font, lane_height);
+      const std::string name = fit_text(track.name, names - 0.3f * font);  // fits at the full size, so at this one
+      dl->AddText(ImGui::GetFont(), size, ImVec2(origin.x, y0 + (lane_height - size) / 2),
+                  ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
     }
     dl->AddRectFilled(ImVec2(area_min.x, y0), ImVec2(area_max.x, y1), ImGui::GetColorU32(ImGuiCol_FrameBg));
     dl->PushClipRect(ImVec2(area_min.x, y0), ImVec2(area_max.x, y1), true);
@@ -254,7 +304,7 @@ void TimelinePanel::draw_backend(const core::BackendRun& run, float lane_height)
     dl->AddText(ImVec2(std::clamp(x - w / 2, area_min.x, area_max.x - w), axis.y),
                 ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
   }
-  draw_breakdown(*t, color);
+  draw_breakdown(*t, color, title);
 }
 
 }  // namespace ui

@@ -1,6 +1,7 @@
 // Shortening text to a width in pixels.
 #include "ui/text_fit.hpp"
 
+#include <algorithm>
 #include <cfloat>
 
 namespace ui {
@@ -146,6 +147,31 @@ void text_line(const std::string& text, ImU32 color, float width) {
   ImGui::TextUnformatted(shown.c_str());
   if (color != 0) ImGui::PopStyleColor();
   if (shown != text && ImGui::IsItemHovered()) wrapped_tooltip(text, 30.0f);
+}
+
+int text_lines(const std::string& text, int max_lines, ImU32 color) {
+  // No more lines than the height left (at least one): the text never makes its window scroll.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  max_lines = std::max(1, std::min(max_lines, static_cast<int>((ImGui::GetContentRegionAvail().y +
+                                                                ImGui::GetStyle().ItemSpacing.y) / line)));
+  const std::vector<std::string> lines =
+      wrap_words(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x, max_lines);
+  if (lines.empty()) return 0;
+  if (color != 0) ImGui::PushStyleColor(ImGuiCol_Text, color);
+  ImGui::BeginGroup();
+  for (const std::string& line : lines) ImGui::TextUnformatted(line.c_str());
+  ImGui::EndGroup();
+  if (color != 0) ImGui::PopStyleColor();
+  const std::string& last = lines.back();
+  const std::string dots = ellipsis();
+  const bool cut = last.size() >= dots.size() && last.compare(last.size() - dots.size(), dots.size(), dots) == 0;
+  if (cut && ImGui::IsItemHovered()) wrapped_tooltip(text, 30.0f);
+  return static_cast<int>(lines.size());
+}
+
+int text_lines_needed(const std::string& text, int max_lines) {
+  return static_cast<int>(
+      wrap_words(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x, max_lines).size());
 }
 
 void wrapped_tooltip(const std::string& text, float width_em) {

@@ -39,6 +39,15 @@ float checkbox_width(const char* label);
 // never wraps; when it was shortened, hovering it shows the whole text.
 void text_line(const std::string& text, ImU32 color = 0, float width = 0);
 
+// `text` in lines of whole words (wrap_words: never broken inside a word such as "0.085x", unlike ImGui's own
+// wrapping, which breaks after a '.') across the available width, at most `max_lines` and no more than the height left
+// (at least one); when it had to be cut, the last
+// line ends with "…" and hovering it shows the whole text. Returns the lines drawn.
+int text_lines(const std::string& text, int max_lines, ImU32 color = 0);
+
+// How many lines text_lines(text, max_lines) takes at the available width.
+int text_lines_needed(const std::string& text, int max_lines);
+
 // A tooltip of `text` wrapped at `width_em` font sizes (call it when the item it explains is hovered).
 void wrapped_tooltip(const std::string& text, float width_em = 34.0f);
 
