@@ -193,9 +193,9 @@ TEST_CASE("split-K from a profile: no overflow, no slices past maxComputeWorkGro
   const gpu::GemmTiles small{16, 16, 8, 2, 2};  // 64 output channels: 4 tile rows
   vk::DeviceInfo rows1 = z4;
   rows1.limits.max_workgroup_count = {65535, 1, 65535};
-  CHECK(gpu::choose_conv_split_k(forced, small, conv, rows1) == 1);
+  CHECK(gpu::choose_split_k(forced, small, conv, rows1) == 1);
   rows1.limits.max_workgroup_count = {65535, 4, 65535};  // the 4 rows fit along y: the forced split stays
-  CHECK(gpu::choose_conv_split_k(forced, small, conv, rows1) == 8);
+  CHECK(gpu::choose_split_k(forced, small, conv, rows1) == 8);
 }
 
 TEST_CASE("with_split_k: aligned slices, none empty, and the figures count the partials' traffic") {
