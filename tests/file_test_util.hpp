@@ -32,4 +32,18 @@ inline void put(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
+// A scratch folder standing for "/" (a root for the budgets' /proc and /sys/fs/cgroup reads): put("/proc/meminfo",
+// text) writes path/proc/meminfo, making its folders. Removed with everything in it when it goes.
+struct FakeRoot {
+  FakeRoot(const std::string& prefix, const std::string& name) : path(scratch(prefix, name)) {}
+  ~FakeRoot() { std::filesystem::remove_all(path); }
+  FakeRoot(const FakeRoot&) = delete;
+  FakeRoot& operator=(const FakeRoot&) = delete;
+  void put(const std::string& file, const std::string& text) const {
+    std::filesystem::create_directories((path / file.substr(1)).parent_path());
+    std::ofstream(path / file.substr(1)) << text;
+  }
+  std::filesystem::path path;
+};
+
 }  // namespace test

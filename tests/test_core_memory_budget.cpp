@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/memory_budget.hpp"
+#include "file_test_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -18,17 +19,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-struct FakeRoot {
-  explicit FakeRoot(const std::string& name) {
-    path = fs::temp_directory_path() / ("trainscope_test_budget_" + std::to_string(getpid()) + "_" + name);
-    fs::remove_all(path);
-  }
-  ~FakeRoot() { fs::remove_all(path); }
-  void put(const std::string& file, const std::string& text) const {
-    fs::create_directories((path / file.substr(1)).parent_path());
-    std::ofstream(path / file.substr(1)) << text;
-  }
-  fs::path path;
+// A folder laid out as / (tests/file_test_util.hpp).
+struct FakeRoot : test::FakeRoot {
+  explicit FakeRoot(const std::string& name) : test::FakeRoot("trainscope_test_budget", name) {}
 };
 
 const char* kMeminfo = "MemTotal:       24683656 kB\nMemFree:         1000000 kB\nMemAvailable:   20971520 kB\n";

@@ -11,22 +11,15 @@
 
 #include "core/error.hpp"
 #include "core/thread_budget.hpp"
+#include "file_test_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct FakeRoot {
-  explicit FakeRoot(const std::string& name) {
-    path = fs::temp_directory_path() / ("trainscope_test_threads_" + std::to_string(getpid()) + "_" + name);
-    fs::remove_all(path);
-  }
-  ~FakeRoot() { fs::remove_all(path); }
-  void put(const std::string& file, const std::string& text) const {
-    fs::create_directories((path / file.substr(1)).parent_path());
-    std::ofstream(path / file.substr(1)) << text;
-  }
-  fs::path path;
+// A folder laid out as / (tests/file_test_util.hpp).
+struct FakeRoot : test::FakeRoot {
+  explicit FakeRoot(const std::string& name) : test::FakeRoot("trainscope_test_threads", name) {}
 };
 
 // The refusal's text, or "" when `c` fits in `room`.

@@ -11,12 +11,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "core/cgroups.hpp"
 #include "core/error.hpp"
 #include "core/step_plan.hpp"
 #include "core/tensor_layout.hpp"
@@ -27,14 +27,6 @@ namespace core {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The number at the start of `text` ("3221225472\n"), or a negative one (absent, "max").
 double number_in(const std::string& text) {
@@ -60,32 +52,15 @@ void take(HostMemory& h, double bytes, std::string source, bool address_space = 
 
 // Every memory cgroup level from this process's up to the root, v2 ("0::/a/b") and v1 ("4:memory:/a/b").
 void from_cgroups(HostMemory& h, const std::string& root) {
-  std::istringstream lines(read_text(root + "/proc/self/cgroup"));
-  for (std::string line; std::getline(lines, line);) {
-    const size_t first = line.find(':'), second = line.find(':', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    const std::string controllers = line.substr(first + 1, second - first - 1);
-    std::string path = line.substr(second + 1);
-    const bool v2 = line.substr(0, first) == "0" && controllers.empty();
-    if (!v2 && controllers.find("memory") == std::string::npos) continue;
-    const std::string base = root + (v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory");
-    for (;;) {
-      const std::string dir = base + (path == "/" ? "" : path);
-      const double limit = number_in(read_text(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes")));
-      // v1 says "no limit" with a number near 2^63.
-      if (limit >= 0 && limit < 1e18) {
-        const std::string stat = read_text(dir + "/memory.stat");
-        const double used =
-            std::max(0.0, number_in(read_text(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"))) -
-                              stat_value(stat, v2 ? "inactive_file" : "total_inactive_file"));
-        take(h, std::max(0.0, limit - used),
-             fmt::format("the memory cgroup {} (limit {}, {} in use)", path, memory_text(limit), memory_text(used)));
-      }
-      if (path == "/" || path.empty()) break;
-      const size_t slash = path.find_last_of('/');
-      path = slash == 0 ? "/" : path.substr(0, slash);
-    }
-  }
+  for_each_cgroup_level(root, "memory", [&](const std::string& dir, const std::string& path, bool v2) {
+    const double limit = number_in(read_text(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes")));
+    if (limit < 0 || limit >= 1e18) return;  // none; v1 says "no limit" with a number near 2^63
+    const std::string stat = read_text(dir + "/memory.stat");
+    const double used = std::max(0.0, number_in(read_text(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"))) -
+                                          stat_value(stat, v2 ? "inactive_file" : "total_inactive_file"));
+    take(h, std::max(0.0, limit - used),
+         fmt::format("the memory cgroup {} (limit {}, {} in use)", path, memory_text(limit), memory_text(used)));
+  });
 }
 
 // The address-space limit (ulimit -v): every mapping counts against it, so what is left is the limit less what this

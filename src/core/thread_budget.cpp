@@ -7,23 +7,14 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "core/cgroups.hpp"
 #include "core/error.hpp"
 #include "platform/system.hpp"
 
 namespace core {
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The whole number at the start of `text` ("64\n"), or -1 ("max", absent).
 long number_in(std::string_view text) {
@@ -47,27 +38,12 @@ void take(ThreadRoom& r, long room, std::string source) {
 
 // Every pids cgroup level from this process's up to the root, v2 ("0::/a/b") and v1 ("3:pids:/a/b").
 void from_cgroups(ThreadRoom& r, const std::string& root) {
-  std::istringstream lines(read_text(root + "/proc/self/cgroup"));
-  for (std::string line; std::getline(lines, line);) {
-    const size_t first = line.find(':'), second = line.find(':', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    const std::string controllers = line.substr(first + 1, second - first - 1);
-    std::string path = line.substr(second + 1);
-    const bool v2 = line.substr(0, first) == "0" && controllers.empty();
-    if (!v2 && controllers != "pids") continue;
-    const std::string base = root + (v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/pids");
-    for (;;) {
-      const std::string dir = base + (path == "/" ? "" : path);
-      const long most = number_in(read_text(dir + "/pids.max"));
-      if (most >= 0) {
-        const long current = std::max(0L, number_in(read_text(dir + "/pids.current")));
-        take(r, most - current, fmt::format("the pids cgroup {} (pids.max {}, {} in use)", path, most, current));
-      }
-      if (path == "/" || path.empty()) break;
-      const size_t slash = path.find_last_of('/');
-      path = slash == 0 ? "/" : path.substr(0, slash);
-    }
-  }
+  for_each_cgroup_level(root, "pids", [&](const std::string& dir, const std::string& path, bool) {
+    const long most = number_in(read_text(dir + "/pids.max"));
+    if (most < 0) return;
+    const long current = std::max(0L, number_in(read_text(dir + "/pids.current")));
+    take(r, most - current, fmt::format("the pids cgroup {} (pids.max {}, {} in use)", path, most, current));
+  });
 }
 
 // The threads of all processes whose real user is `uid` (what RLIMIT_NPROC counts).
