@@ -80,6 +80,32 @@ core::DataSplit small_data() {
   return d;
 }
 
+// The tiny model the sessions below train until stopped: one hidden layer of 4, batch 10.
+core::TrainConfig tiny_config() {
+  core::TrainConfig cfg;
+  cfg.hidden = {4};
+  cfg.batch = 10;
+  cfg.epochs = core::kUntilStopped;
+  return cfg;
+}
+
+// A started session of `specs` on small_data(), kept alive when its backends finish, taking turns where `fair`.
+struct SleepySession {
+  run::Observer observer;
+  run::Session session;
+  SleepySession(const core::TrainConfig& cfg, std::vector<run::BackendSpec> specs, bool fair)
+      : session(cfg, std::make_shared<const core::DataSplit>(small_data()), std::move(specs), observer,
+                options(fair)) {
+    session.start();
+  }
+  static run::SessionOptions options(bool fair) {
+    run::SessionOptions o;
+    o.keep_alive = true;
+    o.fair = fair;
+    return o;
+  }
+};
+
 template <typename Pred>
 bool wait_for(Pred pred, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -146,18 +172,10 @@ TEST_CASE("turns: a waiting worker is woken by a command; a build steps aside an
 TEST_CASE("fair mode: the CPU keeps training while the GPU rebuilds (a slow compile), its rate left out meanwhile") {
   // The GPU's trainer for batch 20 takes 4.5 s to build. Before: the GPU rebuilt holding the turn and the CPU waited the
   // whole build with its steps frozen (the issue's "figures 76 s old" on both sides, 34 s for fp16's kernels).
-  core::TrainConfig cfg;
-  cfg.hidden = {4};
-  cfg.batch = 10;
-  cfg.epochs = core::kUntilStopped;
+  core::TrainConfig cfg = tiny_config();
   cfg.readback_interval = 4;
-  run::SessionOptions options;
-  options.keep_alive = true;
-  options.fair = true;
-  run::Observer observer;
-  run::Session session(cfg, std::make_shared<const core::DataSplit>(small_data()),
-                       {sleepy_spec("gpu", 5, 20, 4500), sleepy_spec("cpu", 5)}, observer, options);
-  session.start();
+  SleepySession sleepy(cfg, {sleepy_spec("gpu", 5, 20, 4500), sleepy_spec("cpu", 5)}, true);
+  run::Session& session = sleepy.session;
   auto run = [&](size_t i) { return session.snapshot().at(i); };
   REQUIRE(wait_for([&] { return run(0).step_losses.size() >= 20 && run(1).step_losses.size() >= 20; }, 20000ms));
   run::Command batch;
@@ -187,17 +205,8 @@ TEST_CASE("fair mode: the CPU keeps training while the GPU rebuilds (a slow comp
 }
 
 TEST_CASE("fair mode: the CPU trains while the GPU's first trainer is built (its compile at the start)") {
-  core::TrainConfig cfg;
-  cfg.hidden = {4};
-  cfg.batch = 10;
-  cfg.epochs = core::kUntilStopped;
-  run::SessionOptions options;
-  options.keep_alive = true;
-  options.fair = true;
-  run::Observer observer;
-  run::Session session(cfg, std::make_shared<const core::DataSplit>(small_data()),
-                       {sleepy_spec("gpu", 5, 10, 4500), sleepy_spec("cpu", 5)}, observer, options);
-  session.start();
+  SleepySession sleepy(tiny_config(), {sleepy_spec("gpu", 5, 10, 4500), sleepy_spec("cpu", 5)}, true);
+  run::Session& session = sleepy.session;
   auto run = [&](size_t i) { return session.snapshot().at(i); };
   // The CPU trains 2 s (more than run::kSteadySeconds) within the GPU's 4.5 s start.
   REQUIRE(wait_for([&] { return run(0).building || !run(0).step_losses.empty(); }, 10000ms));
@@ -212,16 +221,8 @@ TEST_CASE("fair mode: the CPU trains while the GPU's first trainer is built (its
 
 TEST_CASE("samples/s is shown only once a second of steps at the settings in force was timed") {
   // Before: a rate from the second read-back on (about 0.25 s of steps), which jumped from read-back to read-back.
-  core::TrainConfig cfg;
-  cfg.hidden = {4};
-  cfg.batch = 10;
-  cfg.epochs = core::kUntilStopped;
-  run::SessionOptions options;
-  options.keep_alive = true;
-  run::Observer observer;
-  run::Session session(cfg, std::make_shared<const core::DataSplit>(small_data()), {sleepy_spec("cpu", 5)}, observer,
-                       options);
-  session.start();
+  SleepySession sleepy(tiny_config(), {sleepy_spec("cpu", 5)}, false);
+  run::Session& session = sleepy.session;
   bool early_seen = false, early_rate = false;
   const bool rate = wait_for(
       [&] {
