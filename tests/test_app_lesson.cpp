@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/settings_schema.hpp"
 #include "lesson_test_util.hpp"
 #include "vk/devices.hpp"
 #include "ui/lesson.hpp"
@@ -22,6 +24,66 @@ using test::parse_error;
 using test::run_of;
 using test::view_of;
 namespace fs = std::filesystem;
+
+namespace {
+
+// A valid value of row `s` other than TrainConfig{}'s, as a lesson writes it (JSON).
+nlohmann::json lesson_value(const core::Setting& s) {
+  const core::SettingValue d = s.get(core::TrainConfig{});
+  switch (s.type) {
+    case core::SettingType::Flag: return !std::get<bool>(d);
+    case core::SettingType::Int: return std::get<long long>(d) == s.int_rule->min ? s.int_rule->min + 1 : s.int_rule->min;
+    case core::SettingType::Real: return s.real_rule->min >= 1 ? 1.5 : 0.5;
+    case core::SettingType::Seed: return 7;
+    case core::SettingType::Choice: {
+      const auto names = s.choices();
+      return names.at(names.at(0) == std::get<std::string>(d) ? 1 : 0);
+    }
+    case core::SettingType::Sizes: return nlohmann::json::array({3, 5});
+    case core::SettingType::Names:
+    case core::SettingType::Text: break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("every setting of the schema a lesson may give is read from \"settings\", \"set\" and \"model\"") {
+  nlohmann::json settings = nlohmann::json::object(), set = nlohmann::json::object(), model = nlohmann::json::object();
+  int keys = 0;
+  for (const core::Setting& s : core::settings()) {
+    if (s.type == core::SettingType::Names || s.type == core::SettingType::Text || s.key == "device" ||
+        s.key == "validation")
+      continue;  // the machine's own set-up: the command line's only
+    ++keys;
+    settings[std::string(s.key)] = lesson_value(s);
+    if (s.change == core::SettingChange::Live) set[std::string(s.key)] = lesson_value(s);
+    if (s.change == core::SettingChange::Reset) model[std::string(s.key)] = lesson_value(s);
+  }
+  CHECK(keys >= 28);
+  const nlohmann::json lesson = {{"title", "t"}, {"settings", settings},
+                                 {"steps", {{{"set", set}}, {{"model", model}}}}};
+  const ui::Lesson l = ui::parse_lesson(lesson.dump(), "l.json");
+  const core::TrainConfig start = l.apply(core::TrainConfig{});
+  core::TrainConfig after_set;  // the commands of "set", applied as a session applies them
+  for (const auto& c : l.steps.at(0).commands) run::apply_setting(c, after_set);
+  const core::TrainConfig after_model = core::apply_settings({}, *l.steps.at(1).model);
+  for (const core::Setting& s : core::settings()) {
+    const std::string key(s.key);
+    INFO(key);
+    auto as_json = [&](const core::TrainConfig& cfg) {
+      nlohmann::json j;
+      std::visit([&](const auto& v) { j = v; }, s.get(cfg));
+      return j;
+    };
+    if (settings.contains(key)) CHECK(as_json(start) == settings[key]);
+    if (set.contains(key)) CHECK(as_json(after_set) == set[key]);
+    if (model.contains(key)) CHECK(as_json(after_model) == model[key]);
+  }
+  // The machine's own set-up is refused by name.
+  CHECK(parse_error(R"({"title": "t", "settings": {"device": 1}, "steps": [{"at": 1}]})")
+            .find("\"settings.device\": unknown key") != std::string::npos);
+}
 
 TEST_CASE("a lesson file with every kind of step is read as written") {
   const ui::Lesson l = ui::parse_lesson(R"({
@@ -65,7 +127,7 @@ TEST_CASE("a lesson file with every kind of step is read as written") {
   CHECK(l.steps[2].timeout == 60);
   CHECK(l.steps[2].commands.at(0).kind == run::Command::Kind::Pause);
   CHECK(l.steps[3].reset);
-  CHECK(l.steps[3].model->hidden == std::vector<int>{8});
+  CHECK(core::apply_settings({}, *l.steps[3].model).hidden == std::vector<int>{8});
   CHECK(*l.steps[4].view->tab == "kernels");
   CHECK(*l.steps[4].view->kernels == "tables");
   CHECK(l.steps[5].expect->backends.at("cpu").hidden == std::vector<int>{8});
@@ -97,7 +159,7 @@ TEST_CASE("a malformed lesson is refused naming the file, the step and the field
       {head + R"({"when": {}}]})", "\"when\": names no condition"},
       {head + R"({"when": {"tpu": {"step": 1}}}]})", "\"when.tpu\": unknown key"},
       {head + R"({"when": {"gpu": {"steps": 1}}}]})", "\"when.gpu.steps\": unknown key"},
-      {head + R"({"model": {"hidden": "64,0"}}]})", "\"model.hidden\": must be layer sizes 1..65536"},
+      {head + R"({"model": {"hidden": "64,0"}}]})", "\"model.hidden\": must be sizes 1..65536 (each hidden layer size), as [256, 128] or \"256,128\""},
       {head + R"({"view": {"tab": "spreadsheet"}}]})", "\"view.tab\": must be one of controls, kernels"},
       {head + R"({"expect": {"both": {"batch": 32.5}}}]})", "\"expect.both.batch\": the batch size must be an integer"},
       {head + R"({"expect": {}}]})", "\"expect\": expects nothing"},

@@ -18,11 +18,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "core/settings_schema.hpp"
 #include "gpu_test_util.hpp"
 #include "vk/devices.hpp"
 
@@ -257,6 +259,47 @@ TEST_CASE("--device out of range is refused before training; without any Vulkan 
   }
   const std::vector<vk::DeviceInfo> devices = vk::list_devices();
   check_bad_input({"train", "--device", std::to_string(devices.size()), "--backend", "gpu"}, "--device");
+}
+
+TEST_CASE("every setting of the schema given on the command line reaches the report's config under its key") {
+  // A value other than the default for each row; the rows a spiral run cannot take are listed with why.
+  const std::vector<std::pair<std::string, std::string>> given = {
+      {"dataset", "spiral"}, {"data_dir", "/nonexistent/idx"}, {"limit", "150"}, {"spiral_classes", "4"},
+      {"spiral_points", "50"}, {"spiral_noise", "0.05"}, {"hidden", "8,6"}, {"activation", "silu"},
+      {"optimizer", "sgd"}, {"lr", "0.02"}, {"momentum", "0.5"}, {"weight_decay", "0.001"}, {"precision", "bf16"},
+      {"loss_scale_init", "1024.5"}, {"batch", "16"}, {"epochs", "1"}, {"seed", "7"}, {"backends", "cpu"},
+      {"sequential", "true"}, {"threads", "1"}, {"device", "0"}, {"readback_interval", "5"}, {"input", "host"},
+      {"loader_threads", "2"}, {"prefetch", "1"}, {"pageable", "true"}, {"unfused", "true"},
+      {"sync_every_step", "true"}, {"submit_per_kernel", "true"}};
+  const std::set<std::string> not_here = {"model", "conv", "augment", "validation"};  // need images / a GPU
+  const std::string report = (scratch_dir() / "schema-report.json").string();
+  std::vector<std::string> args{"train", "--report", report};
+  for (const core::Setting& s : core::settings()) {
+    const std::string key(s.key);
+    const auto at = std::find_if(given.begin(), given.end(), [&](const auto& g) { return g.first == key; });
+    if (at == given.end()) {
+      CHECK_MESSAGE(not_here.count(key) == 1, "a new setting without a value in this test: ", key);
+      continue;
+    }
+    args.push_back(std::string(s.flag));
+    if (s.type != core::SettingType::Flag) args.push_back(at->second);
+  }
+  const Result r = run_cli(args);
+  INFO("trainscope " << joined(args) << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json config = nlohmann::json::parse(slurp(report))["config"];
+  for (const auto& [key, text] : given) {
+    INFO(key);
+    REQUIRE(config.contains(key));
+    const nlohmann::json& v = config[key];
+    // The report's value written as the command line writes it: "8,6", "cpu", "true", "0.02".
+    std::string shown;
+    if (v.is_array())
+      for (const auto& x : v) shown += (shown.empty() ? "" : ",") + (x.is_string() ? x.get<std::string>() : x.dump());
+    else
+      shown = v.is_string() ? v.get<std::string>() : v.dump();
+    CHECK(shown == text);
+  }
 }
 
 TEST_CASE("--help lists every option with its default") {

@@ -42,42 +42,6 @@ namespace {
   throw core::Error(core::ErrorKind::InvalidArgument, message);
 }
 
-// --backend "gpu,cpu" -> {"gpu", "cpu"}; the names themselves are checked by core::validate.
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  if (text.empty()) return parts;
-  size_t start = 0;
-  for (size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
-    parts.push_back(text.substr(start, comma - start));
-  parts.push_back(text.substr(start));
-  for (const auto& part : parts)
-    if (part.empty())
-      bad_input(fmt::format("--backend {}: an empty backend name (allowed: gpu, cpu, or gpu,cpu)", text));
-  return parts;
-}
-
-bool uses(const core::TrainConfig& cfg, const std::string& backend) {
-  return std::find(cfg.backends.begin(), cfg.backends.end(), backend) != cfg.backends.end();
-}
-
-// The Vulkan devices, or nothing when Vulkan is missing: then the gpu backend reports that itself when it starts.
-std::optional<std::vector<vk::DeviceInfo>> try_list_devices() {
-  try {
-    return vk::list_devices();
-  } catch (const core::Error& e) {
-    if (e.kind() == core::ErrorKind::InvalidArgument) throw;  // a bad TRAINSCOPE_DEVICE_PROFILE
-    return std::nullopt;
-  }
-}
-
-void check_device(const core::TrainConfig& cfg, const std::optional<std::vector<vk::DeviceInfo>>& devices) {
-  if (cfg.device < 0 || !devices) return;  // its range is core::rules::device, checked by core::validate
-  const int count = static_cast<int>(devices->size());
-  if (cfg.device >= count)
-    bad_input(fmt::format("--device {}: no such Vulkan device; this machine has {} (0..{}), see trainscope devices",
-                          cfg.device, count, count - 1));
-}
-
 void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
   const core::ModelShape shape = run::model_shape(cfg, data);
   core::StepPlan plan =
@@ -135,22 +99,6 @@ void print_step_times(const std::vector<core::BackendRun>& runs) {
       busy += fmt::format("{}{} {:.0f}%", busy.empty() ? "" : ", ", r.name, 100 * r.busy_share());
   }
   if (!busy.empty()) say("busy (kernels' share of the wall time): {}\n", busy);
-}
-
-// --preset seed-mlp: the preset's settings for every option not given explicitly on the command line.
-void apply_preset(TrainOptions& o) {
-  if (o.preset != "seed-mlp") return;
-  auto given = [&](const char* option) { return o.command && o.command->count(option) > 0; };
-  core::TrainConfig& c = o.config;
-  if (!given("--dataset")) c.dataset = "random";
-  if (!given("--hidden")) o.hidden = "2048,2048";
-  if (!given("--activation")) o.activation = "gelu";
-  if (!given("--optimizer")) o.optimizer = "adamw";
-  if (!given("--batch")) c.batch = 512;
-  if (!given("--epochs")) c.epochs = 1;
-  c.random_features = 1024;
-  c.random_classes = 10;
-  c.random_samples = 10240;
 }
 
 constexpr core::IntRule kTraceSteps{"--trace-steps", "the number of steps in the trace", 1, 10000};
@@ -215,113 +163,6 @@ class StdoutToStderr {
 
 }  // namespace
 
-void add_training_options(CLI::App* t, TrainOptions& o) {
-  core::TrainConfig& c = o.config;
-  o.command = t;
-  t->add_option("--dataset", c.dataset, "Dataset")->check(CLI::IsMember({"fashion-mnist", "spiral"}))->group("Data");
-  t->add_option("--data", c.data_dir, "Directory with the Fashion-MNIST (or MNIST) IDX files, .gz or plain")
-      ->check(non_empty("--data", "the directory of the IDX files"))
-      ->default_str(core::kDefaultFashionMnistDir)
-      ->type_name("DIR")
-      ->group("Data");
-  t->add_option("--limit", c.limit,
-                "Use only the first N training samples, and at most N test samples of IDX files (0: all)")
-      ->type_name("N")
-      ->check(checked(core::rules::limit))
-      ->group("Data");
-  t->add_option("--spiral-classes", c.spiral_classes, "Spiral dataset: number of arms (classes), 2..16")
-      ->check(checked(core::rules::spiral_classes))->group("Data");
-  t->add_option("--spiral-points", c.spiral_points, "Spiral dataset: training points per class (test: a quarter)")
-      ->check(checked(core::rules::spiral_points))->group("Data");
-  t->add_option("--spiral-noise", c.spiral_noise, "Spiral dataset: noise, standard deviation in radii, 0..1")
-      ->check(checked(core::rules::spiral_noise))->group("Data");
-
-  t->add_option("--model", o.model,
-                "The model: mlp (dense layers) or cnn (3x3 convolutions, each followed by the activation and a 2x2 "
-                "max pool, then the --hidden dense layers; needs image data: fashion-mnist)")
-      ->check(CLI::IsMember({"mlp", "cnn"}))->group("Model");
-  t->add_option("--conv", o.conv, "CNN (--model cnn only): each convolution's output channels, comma-separated, "
-                "each 1..1024")
-      ->type_name("N[,N...]")->group("Model");
-  t->add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated, each 1..65536")
-      ->type_name("N[,N...]")->default_str("mlp 256,128; cnn 128")->group("Model");
-  t->add_option("--activation", o.activation, "Activation of the hidden layers: relu, gelu (the tanh approximation) or silu (x sigmoid(x))")
-      ->check(CLI::IsMember(core::activation_names()))->group("Model");
-
-  t->add_option("--optimizer", o.optimizer, "Optimizer (as torch.optim.SGD / torch.optim.AdamW)")
-      ->check(CLI::IsMember({"sgd", "adamw"}))->group("Optimisation");
-  t->add_option("--lr", c.lr, "Learning rate, > 0 and <= 10")->check(checked(core::rules::lr))->group("Optimisation");
-  t->add_option("--momentum", c.momentum, "SGD momentum, in [0, 1)")->check(checked(core::rules::momentum))
-      ->group("Optimisation");
-  t->add_option("--weight-decay", c.weight_decay, "Decoupled weight decay, 0..1")
-      ->check(checked(core::rules::weight_decay))->default_str("the optimizer's: adamw 0.01, sgd 0")
-      ->group("Optimisation");
-  t->add_option("--precision", o.precision,
-                 "Storage type of weights, activations and gradients (mixed precision: fp32 accumulation, fp32 master "
-                 "weights and optimizer state; fp16 with dynamic loss scaling)")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->group("Optimisation");
-  t->add_option("--loss-scale", c.loss_scale_init,
-                "fp16: initial loss scale (halved after an overflow, doubled after 2000 clean steps), >= 1")
-      ->check(checked(core::rules::loss_scale))->group("Optimisation");
-  t->add_option("--batch", c.batch, "Batch size, 1..65536 and at most the training set size")
-      ->check(checked(core::rules::batch))->group("Optimisation");
-  t->add_option("--epochs", c.epochs, "Epochs, 1..10000")->check(checked(core::rules::epochs))->group("Optimisation");
-  t->add_option("--seed", c.seed, "Seed of the weights, the batch order and the spiral, 0..2^64-1")
-      ->check(checked_seed())->group("Optimisation");
-
-  t->add_option("--backend", o.backend, "Backends to train, comma-separated: gpu, cpu or gpu,cpu")
-      ->type_name("NAME[,NAME]")->group("Execution");
-  t->add_flag("--sequential", c.sequential,
-              "Run the backends one after the other instead of at once (undisturbed timings)")
-      ->group("Execution");
-  t->add_option("--threads", c.threads, "CPU backend threads, 0..1024 (0: all hardware threads); more threads "
-                "than the system lets trainscope start (a pids cgroup, ulimit -u) are refused before training")->type_name("N")
-      ->check(checked(core::rules::threads))->group("Execution");
-  t->add_option("--device", c.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
-      ->type_name("N")->check(checked(core::rules::device))->group("Execution");
-  t->add_option("--readback", c.readback_interval, "Read losses and GPU timestamps back every N steps, 1..1000 (with --input "
-                "host, pinned: also the batches staged at once, one buffer the device must be able to allocate)")
-      ->type_name("N")->check(checked(core::rules::readback))->group("Execution");
-  t->add_flag("--validation", c.validation, "Enable the Vulkan validation layer (VK_LAYER_KHRONOS_validation with synchronization validation; slow); at "
-                "the end every distinct message once with its count, and any message fails the run (exit code 1)")
-      ->group("Execution");
-  // The input pipeline (core::InputPipeline): where each step's batch comes from.
-  t->add_option("--input", o.input,
-                "Where batches come from: device (the dataset kept on the GPU, each batch gathered there: the best "
-                "case) or host (each batch assembled on the CPU by loader threads and uploaded through staging, as a "
-                "DataLoader feeds a GPU; the CPU backend takes its batches from the same kind of loader)")
-      ->check(CLI::IsMember({"device", "host"}))->group("Input pipeline");
-  t->add_flag("--augment", c.input.augment,
-              "With --input host: random crop (zero padding of 4 pixels) and horizontal flip of each image, drawn "
-              "from the seed, the sample and its place in the epoch, so that both backends see the same batches")
-      ->group("Input pipeline");
-  t->add_option("--loader-threads", c.input.loader_threads,
-                "With --input host: threads assembling batches, 1..64 (each batch is cut into one chunk per thread), "
-                "per trainer; counted with --threads against the system's thread limit")
-      ->type_name("N")->check(checked(core::rules::loader_threads))->group("Input pipeline");
-  t->add_option("--prefetch", c.input.prefetch,
-                "With --input host: batches assembled ahead of the step that uses them, 0..64 (0: each batch only "
-                "when its step asks for it)")
-      ->type_name("N")->check(checked(core::rules::prefetch))->group("Input pipeline");
-  t->add_flag("--pageable", c.input.pageable,
-              "With --input host: upload each batch as from pageable memory (the GPU's queue drained first, a fresh "
-              "staging buffer per step) instead of through the persistently mapped (pinned) staging ring")
-      ->group("Input pipeline");
-  // The teaching toggles (core::Execution): the same math, run another way; the dashboard switches them live.
-  t->add_flag("--unfused", c.execution.unfused,
-              "Teaching: bias add and activation as kernels of their own after each GEMM (bias_add, act_forward) "
-              "instead of the fused epilogue: more launches, every layer's output read and written again")
-      ->group("Teaching toggles");
-  t->add_flag("--sync-every-step", c.execution.sync_every_step,
-              "Teaching: the GPU waits for every step and reads its loss back at once (the loss.item() pitfall) "
-              "instead of every --readback steps")
-      ->group("Teaching toggles");
-  t->add_flag("--submit-per-kernel", c.execution.submit_per_kernel,
-              "Teaching: the GPU submits and waits for every kernel on its own instead of one command buffer per "
-              "step (the launch-overhead lesson); the CPU already waits for each kernel's thread-pool dispatch")
-      ->group("Teaching toggles");
-}
-
 CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
   CLI::App* t = parent.add_subcommand("train", "Train the model (--model mlp or cnn) on the chosen backends and print per-epoch results, "
                                                "per-kernel timings and the GPU/CPU speedup (headless)");
@@ -372,37 +213,6 @@ CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
       ->default_str("none")
       ->group("Output");
   return t;
-}
-
-std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
-  core::TrainConfig& cfg = o.config;
-  apply_preset(o);
-  cfg.model = o.model == "cnn" ? core::ModelKind::CNN : core::ModelKind::MLP;
-  cfg.conv = core::parse_conv(o.conv);
-  // A CNN's dense part: one hidden layer of 128 (conv 32, conv 64, dense 128: the classic small Fashion-MNIST CNN).
-  if (cfg.model == core::ModelKind::CNN && !(o.command && o.command->count("--hidden") > 0)) o.hidden = "128";
-  cfg.hidden = core::parse_hidden(o.hidden);
-  cfg.backends = split_commas(o.backend);
-  cfg.activation = core::parse_activation(o.activation).value();  // IsMember checked the spelling
-  cfg.optimizer = o.optimizer == "sgd" ? core::Optimizer::SGD : core::Optimizer::AdamW;
-  cfg.precision = core::parse_precision(o.precision).value_or(core::Precision::FP32);
-  cfg.input.source = o.input == "host" ? core::InputSource::Host : core::InputSource::Device;
-  if (!cfg.input.host() && o.command)
-    for (const char* option : {"--augment", "--loader-threads", "--prefetch", "--pageable"})
-      if (o.command->count(option) > 0)
-        throw core::Error(core::ErrorKind::InvalidArgument,
-                          fmt::format("{} sets up the host input pipeline: add --input host (the default, --input "
-                                      "device, gathers each batch on the GPU)",
-                                      option));
-  if (cfg.model != core::ModelKind::CNN && o.command && o.command->count("--conv") > 0)  // ignored, silently, before
-    throw core::Error(core::ErrorKind::InvalidArgument,
-                      fmt::format("--conv {}: sets the convolutions of the CNN; add --model cnn (the MLP has none)",
-                                  o.conv));
-  core::validate(cfg);
-  std::optional<std::vector<vk::DeviceInfo>> devices;
-  if (uses(cfg, "gpu")) devices = try_list_devices();
-  check_device(cfg, devices);
-  return devices;
 }
 
 int run_train(TrainOptions& o) {

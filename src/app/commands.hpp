@@ -2,6 +2,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,14 +17,9 @@ namespace app {
 // What `trainscope train` collects from the command line: the TrainConfig plus the options that need converting.
 struct TrainOptions {
   core::TrainConfig config;
-  std::string hidden = "256,128";  // core::parse_hidden; a CNN's default is "128" (finish_config)
-  std::string model = "mlp";       // mlp | cnn
-  std::string conv = "32,64";      // core::parse_conv
-  std::string activation = "relu";
-  std::string optimizer = "adamw";
-  std::string precision = "fp32";   // core::parse_precision
-  std::string backend = "gpu,cpu";  // split at commas into config.backends
-  std::string input = "device";     // config.input.source: device | host
+  // Each training option's text as given (or its default), by the settings schema's key (core/settings_schema.hpp):
+  // CLI11 writes here, finish_config turns the options given into `config`.
+  std::map<std::string, std::string> texts;
   std::string report;  // report.json path, empty: none
   std::string screenshot;         // train: PNG of the dashboard rendered offscreen at the end; empty: none
   std::string size = "1600x900";  // of that PNG (and of the dashboard window)

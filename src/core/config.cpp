@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/options.hpp"
+#include "core/settings_schema.hpp"
 #include "core/step_plan.hpp"
 #include "core/tensor_layout.hpp"
 #include "core/trainer.hpp"
@@ -27,22 +28,13 @@ void validate(const TrainConfig& c) {
       c.random_samples < 1 || c.random_samples > 1000000)
     fail("random dataset: 1..65536 features, 2..65536 classes and 1..1000000 samples");
   if (c.hidden.empty()) fail("--hidden: at least one hidden layer size is needed, e.g. --hidden 256,128");
-  for (int h : c.hidden) check(rules::hidden, h);
-  check(rules::lr, c.lr);
-  check(rules::batch, c.batch);
-  if (c.epochs != kUntilStopped) check(rules::epochs, c.epochs);
-  check(rules::momentum, c.momentum);
-  if (c.weight_decay != kOptimizerWeightDecay) check(rules::weight_decay, c.weight_decay);
-  check(rules::threads, c.threads);
-  check(rules::device, c.device);
-  check(rules::readback, c.readback_interval);
-  check(rules::loss_scale, c.loss_scale_init);
-  check(rules::limit, c.limit);
-  check(rules::spiral_classes, c.spiral_classes);
-  check(rules::spiral_points, c.spiral_points);
-  check(rules::spiral_noise, c.spiral_noise);
-  check(rules::loader_threads, c.input.loader_threads);
-  check(rules::prefetch, c.input.prefetch);
+  // Every setting's value against its row's rule (core/settings_schema.hpp). The dataset ("random" comes with
+  // --preset seed-mlp), the convolutions (a CNN's only) and the backends are checked below with their own words.
+  for (const Setting& s : settings()) {
+    if (s.key == "dataset" || s.key == "conv" || s.key == "backends") continue;
+    if (s.key == "epochs" && c.epochs == kUntilStopped) continue;
+    check_setting(s, s.get(c));
+  }
   if (c.model == ModelKind::CNN) {
     if (c.conv.empty()) fail("--conv: a CNN needs at least one convolution; give channels, e.g. --conv 32,64");
     for (int channels : c.conv) check(rules::conv, channels);

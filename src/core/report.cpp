@@ -8,6 +8,7 @@
 
 #include "core/files.hpp"
 #include "core/roofline.hpp"
+#include "core/settings_schema.hpp"
 
 namespace core {
 namespace {
@@ -25,40 +26,24 @@ double as_double(float value) {
 }  // namespace
 
 nlohmann::json config_json(const TrainConfig& c) {
-  return {
-      {"dataset", c.dataset},
-      {"data_dir", c.data_dir},
-      {"limit", c.limit},
-      {"spiral_classes", c.spiral_classes},
-      {"spiral_points", c.spiral_points},
-      {"spiral_noise", as_double(c.spiral_noise)},
-      {"hidden", c.hidden},
-      {"activation", to_string(c.activation)},
-      {"optimizer", to_string(c.optimizer)},
-      {"lr", as_double(c.lr)},
-      {"momentum", as_double(c.momentum)},
-      {"weight_decay", as_double(c.weight_decay)},
-      {"effective_weight_decay", as_double(c.effective_weight_decay())},
-      {"beta1", as_double(c.beta1)},
-      {"beta2", as_double(c.beta2)},
-      {"eps", as_double(c.eps)},
-      {"batch", c.batch},
-      {"precision", to_string(c.precision)},
-      {"loss_scale_init", as_double(c.loss_scale_init)},
-      {"epochs", c.epochs},
-      {"seed", c.seed},
-      {"backends", c.backends},
-      {"sequential", c.sequential},
-      {"threads", c.threads},
-      {"device", c.device},
-      {"readback_interval", c.readback_interval},
-      {"validation", c.validation},
-      {"input", {{"source", to_string(c.input.source)},
-                 {"augment", c.input.augment},
-                 {"loader_threads", c.input.loader_threads},
-                 {"prefetch", c.input.prefetch},
-                 {"pageable", c.input.pageable}}},
-  };
+  // Every setting of the schema under its key (core/settings_schema.hpp), then what no option sets.
+  nlohmann::json j = nlohmann::json::object();
+  for (const Setting& s : settings()) {
+    const SettingValue v = s.get(c);
+    switch (s.type) {
+      case SettingType::Real:
+        j[std::string(s.key)] = as_double(static_cast<float>(std::get<double>(v)));
+        break;
+      default:
+        std::visit([&](const auto& value) { j[std::string(s.key)] = value; }, v);
+        break;
+    }
+  }
+  j["effective_weight_decay"] = as_double(c.effective_weight_decay());
+  j["beta1"] = as_double(c.beta1);
+  j["beta2"] = as_double(c.beta2);
+  j["eps"] = as_double(c.eps);
+  return j;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include "core/config.hpp"
 #include "core/dataset.hpp"
+#include "core/settings_schema.hpp"
 
 namespace run {
 
@@ -56,5 +57,11 @@ inline void apply_setting(const Command& c, core::TrainConfig& cfg) {
     case K::Pause: case K::Resume: case K::SingleStep: case K::Reset: break;
   }
 }
+
+// The command that changes the live setting `s` (core::SettingChange::Live) to its value in `cfg`: SetBatch with
+// cfg.batch, SetToggle for a teaching toggle, SetInput with the whole of cfg.input for any input pipeline setting.
+// Throws core::Error(Internal) for a row that is not live, or a live row without a command here (a new live setting
+// needs its Command kind: test_run_command checks every live row).
+Command live_command(const core::Setting& s, const core::TrainConfig& cfg);
 
 }  // namespace run

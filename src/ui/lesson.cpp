@@ -15,6 +15,7 @@
 #include "core/options.hpp"
 #include "ui/dashboard.hpp"
 #include "ui/lesson_json.hpp"
+#include "ui/lesson_keys.hpp"
 #include "ui/style.hpp"
 
 namespace ui {
@@ -30,79 +31,22 @@ std::vector<std::string> tab_names() {
   return names;
 }
 
-std::string one_of(const Where& w, const json& v, const std::string& field, const std::vector<std::string>& names) {
-  const std::string s = v.is_string() ? v.get<std::string>() : std::string();
-  for (const auto& n : names)
-    if (s == n) return s;
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  w.fail(field, fmt::format("must be one of {}, not {}", list, shown(v)));
-}
-
-std::vector<int> conv_sizes(const Where& w, const json& v, const std::string& field) {
-  if (v.is_string()) {
-    try {
-      return core::parse_conv(v.get<std::string>());
-    } catch (const core::Error&) {
-    }
-  } else if (v.is_array() && !v.empty()) {
-    std::vector<int> sizes;
-    bool ok = true;
-    for (const auto& x : v) {
-      ok = ok && x.is_number_integer() && x.get<long long>() >= core::rules::conv.min &&
-           x.get<long long>() <= core::rules::conv.max;
-      if (ok) sizes.push_back(static_cast<int>(x.get<long>()));
-    }
-    if (ok) return sizes;
-  }
-  w.fail(field, fmt::format("must be channels 1..1024, as [32, 64] or \"32,64\", not {}", shown(v)));
-}
-
-core::ModelKind model_kind(const Where& w, const json& v, const std::string& field) {
-  return one_of(w, v, field, {"mlp", "cnn"}) == "cnn" ? core::ModelKind::CNN : core::ModelKind::MLP;
-}
-
-std::vector<int> hidden_sizes(const Where& w, const json& v, const std::string& field) {
-  if (v.is_string()) {
-    try {
-      return core::parse_hidden(v.get<std::string>());
-    } catch (const core::Error&) {
-    }
-  } else if (v.is_array() && !v.empty()) {
-    std::vector<int> sizes;
-    bool ok = true;
-    for (const auto& x : v) {
-      ok = ok && x.is_number_integer() && x.get<long long>() >= core::rules::hidden.min &&
-           x.get<long long>() <= core::rules::hidden.max;
-      if (ok) sizes.push_back(static_cast<int>(x.get<long>()));
-    }
-    if (ok) return sizes;
-  }
-  w.fail(field, fmt::format("must be layer sizes 1..65536, as [256, 128] or \"256,128\", not {}", shown(v)));
-}
-
-core::Optimizer optimizer(const Where& w, const json& v, const std::string& f) {
-  return one_of(w, v, f, {"sgd", "adamw"}) == "sgd" ? core::Optimizer::SGD : core::Optimizer::AdamW;
-}
-core::Precision precision(const Where& w, const json& v, const std::string& f) {
-  return *core::parse_precision(one_of(w, v, f, {"fp32", "fp16", "bf16"}));
-}
-core::Activation activation(const Where& w, const json& v, const std::string& f) {
-  return *core::parse_activation(one_of(w, v, f, core::activation_names()));
-}
 
 LessonSettings settings_of(const Where& w, const json& v, const std::string& field) {
   only_keys(w, v, field, {"batch", "lr", "optimizer", "precision", "hidden", "activation"});
+  const core::TrainConfig given = core::apply_settings({}, setting_assignments(w, v, field, lesson_key, {}));
   LessonSettings s;
-  const auto f = [&](const char* key) { return field + "." + key; };
-  if (v.contains("batch")) s.batch = static_cast<int>(integer(w, v["batch"], f("batch"), core::rules::batch));
-  if (v.contains("lr")) s.lr = real(w, v["lr"], f("lr"), core::rules::lr);
-  if (v.contains("optimizer")) s.optimizer = optimizer(w, v["optimizer"], f("optimizer"));
-  if (v.contains("precision")) s.precision = precision(w, v["precision"], f("precision"));
-  if (v.contains("hidden")) s.hidden = hidden_sizes(w, v["hidden"], f("hidden"));
-  if (v.contains("activation")) s.activation = activation(w, v["activation"], f("activation"));
+  if (v.contains("batch")) s.batch = given.batch;
+  if (v.contains("lr")) s.lr = given.lr;
+  if (v.contains("optimizer")) s.optimizer = given.optimizer;
+  if (v.contains("precision")) s.precision = given.precision;
+  if (v.contains("hidden")) s.hidden = given.hidden;
+  if (v.contains("activation")) s.activation = given.activation;
   return s;
 }
+
+// What a lesson's "model" may set: the settings that start training again from new weights.
+bool model_key(const core::Setting& s) { return s.change == core::SettingChange::Reset && lesson_key(s); }
 
 const std::vector<std::string> kBackendKeys = {"gpu", "cpu", "both"};
 
@@ -162,62 +106,7 @@ LessonStep step_of(const Where& w, const json& v) {
     s.timeout = number(w, v["timeout"], "timeout", 0.1, 1e6);
   }
   if (v.contains("set")) {
-    const json& o = v["set"];
-    only_keys(w, o, "set",
-              {"batch", "lr", "optimizer", "precision", "threads", "unfused", "sync_every_step", "submit_per_kernel",
-               "input"});
-    using K = run::Command::Kind;
-    if (o.contains("batch")) {
-      run::Command c(K::SetBatch);
-      c.value = static_cast<int>(integer(w, o["batch"], "set.batch", core::rules::batch));
-      s.commands.push_back(c);
-    }
-    if (o.contains("lr")) {
-      run::Command c(K::SetLearningRate);
-      c.lr = real(w, o["lr"], "set.lr", core::rules::lr);
-      s.commands.push_back(c);
-    }
-    if (o.contains("optimizer")) {
-      run::Command c(K::SetOptimizer);
-      c.optimizer = optimizer(w, o["optimizer"], "set.optimizer");
-      s.commands.push_back(c);
-    }
-    if (o.contains("precision")) {
-      run::Command c(K::SetPrecision);
-      c.precision = precision(w, o["precision"], "set.precision");
-      s.commands.push_back(c);
-    }
-    if (o.contains("threads")) {
-      run::Command c(K::SetThreads);
-      c.value = static_cast<int>(integer(w, o["threads"], "set.threads", core::rules::threads));
-      s.commands.push_back(c);
-    }
-    using T = core::Execution::Toggle;
-    for (auto [key, toggle] : {std::pair{"unfused", T::Unfused}, {"sync_every_step", T::SyncEveryStep},
-                               {"submit_per_kernel", T::SubmitPerKernel}})
-      if (o.contains(key)) {
-        run::Command c(K::SetToggle);
-        c.toggle = toggle;
-        c.on = boolean(w, o[key], std::string("set.") + key);
-        s.commands.push_back(c);
-      }
-    if (o.contains("input")) {  // the whole input pipeline; what it leaves out takes the command line's defaults
-      const json& in = o["input"];
-      only_keys(w, in, "set.input", {"source", "augment", "loader_threads", "prefetch", "pageable"});
-      run::Command c(K::SetInput);
-      if (in.contains("source"))
-        c.input.source = one_of(w, in["source"], "set.input.source", {"device", "host"}) == "host"
-                             ? core::InputSource::Host
-                             : core::InputSource::Device;
-      if (in.contains("augment")) c.input.augment = boolean(w, in["augment"], "set.input.augment");
-      if (in.contains("loader_threads"))
-        c.input.loader_threads =
-            static_cast<int>(integer(w, in["loader_threads"], "set.input.loader_threads", core::rules::loader_threads));
-      if (in.contains("prefetch"))
-        c.input.prefetch = static_cast<int>(integer(w, in["prefetch"], "set.input.prefetch", core::rules::prefetch));
-      if (in.contains("pageable")) c.input.pageable = boolean(w, in["pageable"], "set.input.pageable");
-      s.commands.push_back(c);
-    }
+    s.commands = set_commands(w, v["set"]);
     if (s.commands.empty()) w.fail("set", "names no setting");
   }
   if (v.contains("do")) {
@@ -229,17 +118,7 @@ LessonStep step_of(const Where& w, const json& v) {
     if (d == "resume") s.commands.push_back(run::Command(K::Resume));
     if (d == "single_step") s.commands.push_back(run::Command(K::SingleStep));
   }
-  if (v.contains("model")) {
-    const json& o = v["model"];
-    only_keys(w, o, "model", {"dataset", "kind", "conv", "hidden", "activation"});
-    LessonModel m;
-    if (o.contains("dataset")) m.dataset = one_of(w, o["dataset"], "model.dataset", {"fashion-mnist", "spiral"});
-    if (o.contains("kind")) m.kind = model_kind(w, o["kind"], "model.kind");
-    if (o.contains("conv")) m.conv = conv_sizes(w, o["conv"], "model.conv");
-    if (o.contains("hidden")) m.hidden = hidden_sizes(w, o["hidden"], "model.hidden");
-    if (o.contains("activation")) m.activation = activation(w, o["activation"], "model.activation");
-    s.model = m;
-  }
+  if (v.contains("model")) s.model = setting_assignments(w, v["model"], "model", model_key, {{"kind", "model"}});
   if (v.contains("view")) {
     const json& o = v["view"];
     only_keys(w, o, "view", {"tab", "x_axis", "plot", "presentation", "font_size", "kernels"});
@@ -297,21 +176,7 @@ LessonStep step_of(const Where& w, const json& v) {
 
 }  // namespace
 
-core::TrainConfig Lesson::apply(core::TrainConfig cfg) const {
-  if (dataset) cfg.dataset = *dataset;
-  if (kind) cfg.model = *kind;
-  if (conv) cfg.conv = *conv;
-  if (hidden) cfg.hidden = *hidden;
-  if (activation) cfg.activation = *activation;
-  if (batch) cfg.batch = *batch;
-  if (epochs) cfg.epochs = *epochs;
-  if (limit) cfg.limit = *limit;
-  if (threads) cfg.threads = *threads;
-  if (lr) cfg.lr = *lr;
-  if (optimizer) cfg.optimizer = *optimizer;
-  if (precision) cfg.precision = *precision;
-  return cfg;
-}
+core::TrainConfig Lesson::apply(core::TrainConfig cfg) const { return core::apply_settings(cfg, settings); }
 
 Lesson parse_lesson(const std::string& contents, const std::string& file) {
   Where w{file, ""};
@@ -353,24 +218,7 @@ Lesson parse_lesson(const std::string& contents, const std::string& file) {
   if (!root.contains("title")) w.fail("title", "missing: every lesson has a title");
   l.title = text(w, root["title"], "title");
   if (root.contains("description")) l.description = text(w, root["description"], "description", true);
-  if (root.contains("settings")) {
-    const json& o = root["settings"];
-    only_keys(w, o, "settings",
-              {"dataset", "model", "conv", "hidden", "activation", "batch", "epochs", "limit", "threads", "lr",
-               "optimizer", "precision"});
-    if (o.contains("dataset")) l.dataset = one_of(w, o["dataset"], "settings.dataset", {"fashion-mnist", "spiral"});
-    if (o.contains("model")) l.kind = model_kind(w, o["model"], "settings.model");
-    if (o.contains("conv")) l.conv = conv_sizes(w, o["conv"], "settings.conv");
-    if (o.contains("hidden")) l.hidden = hidden_sizes(w, o["hidden"], "settings.hidden");
-    if (o.contains("activation")) l.activation = activation(w, o["activation"], "settings.activation");
-    if (o.contains("batch")) l.batch = static_cast<int>(integer(w, o["batch"], "settings.batch", core::rules::batch));
-    if (o.contains("epochs")) l.epochs = static_cast<int>(integer(w, o["epochs"], "settings.epochs", core::rules::epochs));
-    if (o.contains("limit")) l.limit = static_cast<int>(integer(w, o["limit"], "settings.limit", core::rules::limit));
-    if (o.contains("threads")) l.threads = static_cast<int>(integer(w, o["threads"], "settings.threads", core::rules::threads));
-    if (o.contains("lr")) l.lr = real(w, o["lr"], "settings.lr", core::rules::lr);
-    if (o.contains("optimizer")) l.optimizer = optimizer(w, o["optimizer"], "settings.optimizer");
-    if (o.contains("precision")) l.precision = precision(w, o["precision"], "settings.precision");
-  }
+  if (root.contains("settings")) l.settings = setting_assignments(w, root["settings"], "settings", lesson_key, {});
   if (root.contains("window")) {
     const json& o = root["window"];
     only_keys(w, o, "window", {"size", "presentation", "font_size", "tab"});

@@ -7,7 +7,9 @@
 // The file is JSON:
 //   {"title": "Batch size and the GPU's advantage",            (required)
 //    "description": "...",                                      (optional, for the reader)
-//    "settings": {"dataset": "fashion-mnist", "batch": 32, ...} (optional: the start, over the command line's)
+//    "settings": {"dataset": "fashion-mnist", "batch": 32, ...} (optional: the start, over the command line's; any
+//                 key of the settings schema, core/settings_schema.hpp, but the machine's own set-up: data, device,
+//                 backends, validation)
 //    "window": {"size": "1280x720", "presentation": true, "font_size": 18, "tab": "kernels"}   (optional)
 //    "steps": [ {step}, ... ]}                                  (at least one)
 // A step runs when its trigger holds, then does its actions in this order: set, do, model, view, caption, notes,
@@ -32,10 +34,12 @@
 //   "set": {"batch": N, "lr": X, "optimizer": "sgd"|"adamw", "precision": "fp32"|"fp16"|"bf16", "threads": N,
 //           "unfused": B, "sync_every_step": B, "submit_per_kernel": B,    (B: true | false, the teaching toggles)
 //           "input": {"source": "device"|"host", "augment": B, "loader_threads": N, "prefetch": N, "pageable": B}}
-//           (the whole input pipeline, core/input.hpp: keys left out take the command line's defaults)
+//           (any live setting of the settings schema; the input pipeline as one object or flat ("input": "host",
+//           "prefetch": 4): what it leaves out takes the command line's defaults, core/input.hpp)
 //   "do": "pause" | "resume" | "single_step" | "reset" | "sweep"   (reset: with the settings shown; sweep: the Sweep
 //         tab's Run sweep, training paused until it ends)
-//   "model": {"dataset": ..., "hidden": [N, ...] | "N,N", "activation": "relu"|"gelu"|"silu"}   (resets training)
+//   "model": {"dataset": ..., "model" (or "kind"): "mlp"|"cnn", "conv": [N, ...], "hidden": [N, ...] | "N,N",
+//             "activation": "relu"|"gelu"|"silu", ...}   (resets training: the schema's settings that need new weights)
 //   "view": {"tab": "controls"|"kernels"|"memory"|"bandwidth"|"sweep"|"boundary", "x_axis": "steps"|"seconds",
 //            "plot": "loss"|"accuracy", "presentation": true|false, "font_size": 10..48,
 //            "kernels": "bars"|"precisions"|"tables" (what the Kernels tab shows when not all of it fits)}
@@ -73,6 +77,7 @@
 
 #include "core/config.hpp"
 #include "core/dataset.hpp"
+#include "core/settings_schema.hpp"
 #include "core/metrics.hpp"
 #include "run/command.hpp"
 #include "ui/lesson_claim.hpp"
@@ -134,14 +139,6 @@ inline std::vector<int> hidden_of(const core::BackendRun::Running& r) {
   return std::vector<int>(r.dims.begin() + 1, r.dims.end() - 1);
 }
 
-struct LessonModel {
-  std::optional<std::string> dataset;
-  std::optional<core::ModelKind> kind;        // "kind": "mlp" | "cnn"
-  std::optional<std::vector<int>> conv;       // a CNN's convolutions' channels
-  std::optional<std::vector<int>> hidden;
-  std::optional<core::Activation> activation;
-};
-
 struct LessonStep {
   int number = 0;  // from 1, as in messages
   bool next = false;  // waits for the teacher's next (see above)
@@ -151,7 +148,8 @@ struct LessonStep {
   std::vector<run::Command> commands;  // "set" and "do" (not reset)
   bool reset = false;
   bool sweep = false;  // "do": "sweep": the Sweep tab's sweep (training pauses meanwhile)
-  std::optional<LessonModel> model;
+  // "model": settings that start training again (core::SettingChange::Reset: dataset, model, conv, hidden, ...).
+  std::optional<std::vector<core::SettingAssignment>> model;
   std::optional<LessonView> view;
   std::optional<std::string> caption;
   std::optional<double> caption_seconds;  // none: until the next caption
@@ -171,16 +169,8 @@ struct LessonStep {
 struct Lesson {
   std::string file;  // as given, for messages
   std::string title, description;
-  // The start: the command line's settings with these over them.
-  std::optional<int> batch, epochs, limit, threads;
-  std::optional<float> lr;
-  std::optional<core::Optimizer> optimizer;
-  std::optional<core::Precision> precision;
-  std::optional<std::string> dataset;
-  std::optional<core::ModelKind> kind;
-  std::optional<std::vector<int>> conv;
-  std::optional<std::vector<int>> hidden;
-  std::optional<core::Activation> activation;
+  // The start: the command line's settings with these over them (keys of the settings schema).
+  std::vector<core::SettingAssignment> settings;
   // The window: over the command line's and the remembered settings.
   std::optional<std::string> size;  // "WxH"
   std::optional<bool> presentation;

@@ -61,13 +61,7 @@ void check_lesson_settings(const Lesson& lesson, const core::TrainConfig& start,
     if (s.commands.empty() && !s.model) continue;
     for (const auto& c : s.commands) run::apply_setting(c, cfg);
     std::string field = s.model ? "model" : "set";
-    if (s.model) {
-      if (s.model->dataset) cfg.dataset = *s.model->dataset;
-      if (s.model->kind) cfg.model = *s.model->kind;
-      if (s.model->conv) cfg.conv = *s.model->conv;
-      if (s.model->hidden) cfg.hidden = *s.model->hidden;
-      if (s.model->activation) cfg.activation = *s.model->activation;
-    }
+    if (s.model) cfg = core::apply_settings(cfg, *s.model);
     check(cfg, fmt::format("step {}", s.number), field);
   }
 }

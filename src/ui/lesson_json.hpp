@@ -116,6 +116,16 @@ inline std::string text(const Where& w, const json& v, const std::string& field,
   return v.get<std::string>();
 }
 
+// One of `names` (a string equal to one of them), or a failure listing them.
+inline std::string one_of(const Where& w, const json& v, const std::string& field, const std::vector<std::string>& names) {
+  const std::string s = v.is_string() ? v.get<std::string>() : std::string();
+  for (const auto& n : names)
+    if (s == n) return s;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  w.fail(field, fmt::format("must be one of {}, not {}", list, shown(v)));
+}
+
 // The claim keys of a step ("measure", "claim", "caption"/"notes" as objects, "summary"; lesson_claim_step.cpp).
 void claim_keys_of(const Where& w, const json& step, LessonStep& s);
 

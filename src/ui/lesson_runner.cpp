@@ -280,15 +280,7 @@ void LessonRunner::run_step(const LessonStep& step, double now_s, const Dashboar
   core::TrainConfig shown = view.config;
   for (const auto& c : step.commands) run::apply_setting(c, shown);
   if (step.reset) host.reset(shown);
-  if (step.model) {
-    core::TrainConfig cfg = shown;
-    if (step.model->dataset) cfg.dataset = *step.model->dataset;
-    if (step.model->kind) cfg.model = *step.model->kind;
-    if (step.model->conv) cfg.conv = *step.model->conv;
-    if (step.model->hidden) cfg.hidden = *step.model->hidden;
-    if (step.model->activation) cfg.activation = *step.model->activation;
-    host.reset(cfg);
-  }
+  if (step.model) host.reset(core::apply_settings(shown, *step.model));
   if (step.sweep) {
     host.start_sweep();
     sweep_pending_ = true;  // until a frame shows it busy: "done" before that is the previous sweep's

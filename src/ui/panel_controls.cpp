@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/options.hpp"
+#include "core/settings_schema.hpp"
 #include "ui/panel_controls_common.hpp"
 #include "ui/panel_race.hpp"
 #include "ui/text_fit.hpp"
@@ -45,6 +46,28 @@ std::string refused(const Rule& rule, T value, const char* name) {
   }
 }
 
+// The place of `value` among a Choice row's spellings (core/settings_schema.hpp), 0 when it is none of them.
+int choice_index(const core::Setting& row, const std::string& value) {
+  const auto names = row.choices();
+  const auto at = std::find(names.begin(), names.end(), value);
+  return at == names.end() ? 0 : static_cast<int>(at - names.begin());
+}
+
+// A combo of a Choice row's spellings, in the row's order; true when the user picked another one (`index`).
+bool choice_combo(const char* id, const core::Setting& row, int& index) {
+  const std::vector<std::string> names = row.choices();
+  return ImGui::Combo(id, &index, [](void* data, int i, const char** text) {
+    *text = (*static_cast<const std::vector<std::string>*>(data))[static_cast<size_t>(i)].c_str();
+    return true;
+  }, const_cast<std::vector<std::string>*>(&names), static_cast<int>(names.size()));
+}
+
+// `cfg` with a Choice row set to its `index`-th spelling.
+core::TrainConfig with_choice(core::TrainConfig cfg, const core::Setting& row, int index) {
+  row.set(cfg, row.choices().at(static_cast<size_t>(std::clamp(index, 0, int(row.choices().size()) - 1))));
+  return cfg;
+}
+
 // Why backends cannot run `p` ("GPU: no 16-bit storage buffers ..."), "" when all can.
 std::string unsupported(const DashboardView& view, core::Precision p) {
   std::string why;
@@ -78,10 +101,10 @@ void Controls::sync_model(const core::TrainConfig& cfg) {
                   core::hidden_text(cfg.hidden), core::to_string(cfg.activation));
   if (model == synced_model_) return;
   synced_model_ = model;
-  dataset_ = cfg.dataset == "spiral" ? 1 : 0;
-  model_ = cfg.model == core::ModelKind::CNN ? 1 : 0;
+  dataset_ = choice_index(core::setting("dataset"), cfg.dataset);
+  model_ = choice_index(core::setting("model"), core::to_string(cfg.model));
   std::snprintf(conv_, sizeof conv_, "%s", core::hidden_text(cfg.conv).c_str());
-  activation_ = static_cast<int>(cfg.activation);  // kActivations lists the enum in order
+  activation_ = choice_index(core::setting("activation"), core::to_string(cfg.activation));
   std::snprintf(hidden_, sizeof hidden_, "%s", core::hidden_text(cfg.hidden).c_str());
 }
 
@@ -128,7 +151,7 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   ImGui::SetNextItemWidth(w);
   if (ImGui::InputInt("##batch", &batch, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue)) {
     // Out of range is said, never clamped to something else (70000 became 65536, then was refused anyway).
-    setting_error_ = refused(core::rules::batch, batch, "batch");
+    setting_error_ = refused(*core::setting("batch").int_rule, batch, "batch");
     if (setting_error_.empty()) post_batch(c, batch);
   }
   if (ImGui::IsItemHovered())
@@ -145,7 +168,7 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   float lr = s.lr;
   ImGui::SetNextItemWidth(w);
   if (ImGui::InputFloat("##lr", &lr, 0, 0, "%.1e", ImGuiInputTextFlags_EnterReturnsTrue)) {
-    setting_error_ = refused(core::rules::lr, lr, "lr");
+    setting_error_ = refused(*core::setting("lr").real_rule, lr, "lr");
     if (setting_error_.empty()) {
       run::Command cmd(run::Command::Kind::SetLearningRate);
       cmd.lr = lr;
@@ -156,13 +179,11 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   same_line_if_fits(ImGui::CalcTextSize("lr").x);
   ImGui::TextUnformatted("lr");
   same_line_if_fits(w);
-  int optimizer = s.optimizer == core::Optimizer::SGD ? 0 : 1;
+  const core::Setting& optimizer_row = core::setting("optimizer");
+  int optimizer = choice_index(optimizer_row, core::to_string(s.optimizer));
   ImGui::SetNextItemWidth(w);
-  if (ImGui::Combo("##optimizer", &optimizer, "sgd\0adamw\0")) {
-    run::Command cmd(run::Command::Kind::SetOptimizer);
-    cmd.optimizer = optimizer == 0 ? core::Optimizer::SGD : core::Optimizer::AdamW;
-    c.post(cmd);
-  }
+  if (choice_combo("##optimizer", optimizer_row, optimizer))
+    c.post(run::live_command(optimizer_row, with_choice(s, optimizer_row, optimizer)));
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("SGD with momentum or AdamW (torch semantics). The weights are kept; the new optimizer's\n"
                       "state (momentum, moments) starts from zero.");
@@ -317,7 +338,7 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
   const float w = ImGui::GetFontSize() * 5.0f;
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("fashion-mnist").x + ImGui::GetFrameHeight() +
                           2 * ImGui::GetStyle().FramePadding.x);
-  ImGui::Combo("##dataset", &dataset_, "fashion-mnist\0spiral\0");
+  choice_combo("##dataset", core::setting("dataset"), dataset_);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Dataset: Fashion-MNIST (28x28 images, 10 classes) or the 2-D spiral");
   same_line_if_fits(w * 1.2f);
   ImGui::SetNextItemWidth(w * 1.2f);
@@ -325,18 +346,17 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Hidden layer sizes, comma-separated, e.g. 256,128 (each 1..65536)");
   same_line_if_fits(w * 0.8f);
   ImGui::SetNextItemWidth(w * 0.8f);
-  ImGui::Combo("##activation", &activation_, [](void*, int i, const char** text) {
-    *text = core::to_string(core::kActivations[i]);
-    return true;
-  }, nullptr, int(std::size(core::kActivations)));
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Activation of the hidden layers (gelu: the tanh approximation)");
+  const core::Setting& activation_row = core::setting("activation");
+  choice_combo("##activation", activation_row, activation_);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", std::string(activation_row.help).c_str());
   // The model on the row of the button that applies it: mlp, or cnn with its convolutions' channels.
   ImGui::SetNextItemWidth(w * 0.8f);
-  ImGui::Combo("##model", &model_, "mlp\0cnn\0");
+  choice_combo("##model", core::setting("model"), model_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Model: mlp (dense layers) or cnn (3x3 convolutions, each with the activation and a 2x2 max pool,\n"
                       "then the dense hidden layers; Fashion-MNIST only)");
-  if (model_ == 1) {
+  const bool cnn = with_choice(view.config, core::setting("model"), model_).model == core::ModelKind::CNN;
+  if (cnn) {
     same_line_if_fits(w);
     ImGui::SetNextItemWidth(w);
     ImGui::InputText("##conv", conv_, sizeof conv_);
@@ -347,14 +367,14 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
     model_error_.clear();
     try {
       pending_ = view.config;  // the settings shown, with the new model
-      pending_.dataset = dataset_ == 1 ? "spiral" : "fashion-mnist";
-      pending_.model = model_ == 1 ? core::ModelKind::CNN : core::ModelKind::MLP;
+      pending_ = with_choice(pending_, core::setting("dataset"), dataset_);
+      pending_ = with_choice(pending_, core::setting("model"), model_);
       pending_.conv = core::parse_conv(conv_);
       if (pending_.model == core::ModelKind::CNN && pending_.dataset == "spiral")
         throw core::Error(core::ErrorKind::InvalidArgument,
                           "a CNN needs images: choose fashion-mnist, or the mlp model");
       pending_.hidden = core::parse_hidden(hidden_);
-      pending_.activation = core::kActivations[std::clamp(activation_, 0, int(std::size(core::kActivations)) - 1)];
+      pending_ = with_choice(pending_, activation_row, activation_);
       core::validate(pending_);
       ImGui::OpenPopup("Reset training?");
     } catch (const core::Error& e) {
