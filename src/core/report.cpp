@@ -30,14 +30,10 @@ nlohmann::json config_json(const TrainConfig& c) {
   nlohmann::json j = nlohmann::json::object();
   for (const Setting& s : settings()) {
     const SettingValue v = s.get(c);
-    switch (s.type) {
-      case SettingType::Real:
-        j[std::string(s.key)] = as_double(static_cast<float>(std::get<double>(v)));
-        break;
-      default:
-        std::visit([&](const auto& value) { j[std::string(s.key)] = value; }, v);
-        break;
-    }
+    if (s.type == SettingType::Real)  // stored as float: written in the float's shortest form (0.001, not 0.0010000000474)
+      j[std::string(s.key)] = as_double(static_cast<float>(std::get<double>(v)));
+    else
+      std::visit([&](const auto& value) { j[std::string(s.key)] = value; }, v);
   }
   j["effective_weight_decay"] = as_double(c.effective_weight_decay());
   j["beta1"] = as_double(c.beta1);

@@ -4,12 +4,16 @@
 #pragma once
 #include <string>
 
+#include "core/options.hpp"
+
 struct ImFont;
 
 namespace ui {
 
-inline constexpr float kMinFontSize = 10.0f;  // pixels
-inline constexpr float kMaxFontSize = 48.0f;  // pixels, before the presentation-mode factor
+// The font size's range, pixels (before the presentation-mode factor): the rule the command line's --font-size and a
+// lesson's font_size check (core::rules::font_size), so that settings.json's clamp and the slider agree with them.
+inline constexpr float kMinFontSize = static_cast<float>(core::rules::font_size.min);
+inline constexpr float kMaxFontSize = static_cast<float>(core::rules::font_size.max);
 inline constexpr float kPresentationFactor = 1.5f;
 
 struct StyleOptions {
