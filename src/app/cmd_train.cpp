@@ -161,6 +161,104 @@ class StdoutToStderr {
   std::optional<platform::StdoutToStderr> redirect_;
 };
 
+// Output paths that cannot be written are refused before training, not after it; --size is read into width, height.
+void check_outputs(const TrainOptions& o, int& width, int& height) {
+  if (!o.report.empty()) core::check_output_path(o.report, "--report");
+  core::check(kTraceSteps, o.trace_steps);
+  if (!o.trace.empty()) core::check_output_path(o.trace, "--trace");
+  if (!o.csv.empty()) core::check_csv_dir(o.csv, "--csv");
+  parse_size(o.size, width, height);  // even without --screenshot: a bad value is said, not ignored
+  if (!o.screenshot.empty()) core::check_output_path(o.screenshot, "--screenshot");
+  // Two outputs naming one file would leave only the last one written.
+  std::vector<core::NamedOutput> outputs{{"--report", o.report}, {"--trace", o.trace}, {"--screenshot", o.screenshot}};
+  for (auto& csv : core::csv_dir_outputs(o.csv, "--csv")) outputs.push_back(std::move(csv));
+  core::check_distinct_outputs(outputs);
+}
+
+// The devices' peaks for the report's roofline: from the cache, or measured now (not after an interrupt: that run
+// must end at once; a signal during the measurement stops it). Says what was measured or is missing.
+std::vector<core::BackendPeaks> report_peaks(const core::TrainConfig& cfg, const std::vector<core::BackendRun>& runs,
+                                             bool training_interrupted, const run::InterruptWatch& interrupt) {
+  std::optional<std::vector<core::BackendPeaks>> peaks;
+  std::vector<std::string> names;
+  for (const auto& r : runs) names.push_back(r.name);
+  if (training_interrupted) {
+    peaks = run::cached_peaks(names, cfg.device, core::default_peaks_path());
+  } else {
+    peaks = run::peaks_measured_if_missing(
+        names, cfg.device, core::default_peaks_path(),
+        [](const std::string& s) {
+          say("peaks: measuring {}...\n", s);
+          flush(stdout);
+        },
+        [&] { return interrupt.signal() != 0; });
+  }
+  for (const auto& b : *peaks) {
+    if (!b.peaks)
+      say("peaks: {}: not measured ({}); the report's roofline has no ceilings\n", b.backend, b.note);
+    else if (b.source == "measured" && b.saved)
+      say("peaks: {}: measured in {:.1f} s for the report's roofline and cached (once per device; "
+          "`trainscope peaks` shows them)\n",
+          b.backend, b.peaks->seconds);
+    else if (b.source == "measured")
+      say("peaks: {}: measured in {:.1f} s for the report's roofline, but not cached ({}): the next run measures "
+          "them again\n",
+          b.backend, b.peaks->seconds, b.note);
+  }
+  return *peaks;
+}
+
+// After the training: the exports, the report, the screenshot last (rendering a large picture is what can still end
+// the process), then the validation layer's messages. Returns 0, or 1 when one of them failed.
+int write_outputs(const TrainOptions& o, const std::vector<core::BackendRun>& runs,
+                  const std::vector<core::BackendPeaks>* peaks, bool training_interrupted,
+                  std::optional<StdoutToStderr>& stdout_to_stderr, int width, int height) {
+  // The outputs first, the screenshot last: rendering a large picture is what can still end the process (before, an
+  // OOM kill while rendering a 16384x16384 screenshot lost the report and the CSV files).
+  int code = write_exports(o, runs);
+  if (!o.report.empty()) {
+    try {
+      stdout_to_stderr.reset();  // --report -: the JSON alone goes to the real standard output
+      core::write_report_json(o.report, o.config, runs, training_interrupted, peaks);
+      if (o.report != "-") say("report: {}\n", o.report);
+    } catch (const core::Error& e) {
+      std::cerr << "trainscope: error: " << e.what() << "\n";
+      code = 1;
+    }
+    if (o.report == "-") stdout_to_stderr.emplace();  // what follows is not the report's
+  }
+  if (!o.screenshot.empty()) {
+    const std::string error = render_dashboard_png(o.config, runs, o.screenshot, width, height);
+    if (error.empty()) {
+      say("screenshot: {}\n", o.screenshot);
+    } else {
+      std::cerr << "trainscope: error: " << error << "\n";
+      code = 1;
+    }
+  }
+  std::string validation_error;  // --validation: any message fails the run (said last)
+  // Every message of the validation layer once, with its count, and the totals (trainers and offscreen renderer).
+  if (o.config.validation) {
+    const vk::ValidationTotals totals = vk::validation_totals();
+    say("\n{}", vk::describe_validation(totals));
+    if (vk::validation_failed(totals, &validation_error)) code = 1;
+  }
+  if (!validation_error.empty()) std::cerr << "trainscope: error: " << validation_error << "\n";
+  return code;
+}
+
+// The summary (a software GPU said as such) and the median step times.
+void print_results(const core::TrainConfig& cfg, const std::optional<std::vector<vk::DeviceInfo>>& devices,
+                   const std::vector<core::BackendRun>& runs) {
+  SummaryContext context;
+  if (devices && !devices->empty()) {
+    const int picked = cfg.device >= 0 ? cfg.device : vk::pick_best_device(*devices);
+    context.gpu_is_software = (*devices)[static_cast<size_t>(picked)].software;
+  }
+  print_summary(cfg, runs, context);
+  print_step_times(runs);
+}
+
 }  // namespace
 
 CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
@@ -233,18 +331,8 @@ int run_train(TrainOptions& o) {
   const std::optional<std::vector<vk::DeviceInfo>> devices = finish_config(o);
   if (cfg.epochs == core::kUntilStopped)
     bad_input("--epochs 0: train needs a number of epochs, 1..10000 (only the dashboard trains until stopped)");
-  // Output paths that cannot be written are refused now, not after the training.
-  if (!o.report.empty()) core::check_output_path(o.report, "--report");
-  core::check(kTraceSteps, o.trace_steps);
-  if (!o.trace.empty()) core::check_output_path(o.trace, "--trace");
-  if (!o.csv.empty()) core::check_csv_dir(o.csv, "--csv");
   int width = 0, height = 0;
-  parse_size(o.size, width, height);  // even without --screenshot: a bad value is said, not ignored
-  if (!o.screenshot.empty()) core::check_output_path(o.screenshot, "--screenshot");
-  // Two outputs naming one file would leave only the last one written.
-  std::vector<core::NamedOutput> outputs{{"--report", o.report}, {"--trace", o.trace}, {"--screenshot", o.screenshot}};
-  for (auto& csv : core::csv_dir_outputs(o.csv, "--csv")) outputs.push_back(std::move(csv));
-  core::check_distinct_outputs(outputs);
+  check_outputs(o, width, height);
 
   const core::DataSplit data = run::load_data(cfg);
   run::validate_for_backends(cfg, data);
@@ -285,13 +373,7 @@ int run_train(TrainOptions& o) {
         "(a partial epoch is not counted as an epoch)\n\n",
         run::InterruptWatch::name(interrupt.signal()));
 
-  SummaryContext context;
-  if (devices && !devices->empty()) {
-    const int picked = cfg.device >= 0 ? cfg.device : vk::pick_best_device(*devices);
-    context.gpu_is_software = (*devices)[static_cast<size_t>(picked)].software;
-  }
-  print_summary(cfg, runs, context);
-  print_step_times(runs);
+  print_results(cfg, devices, runs);
 
   int code = 0;
   for (const auto& r : runs)
@@ -302,64 +384,9 @@ int run_train(TrainOptions& o) {
   // The report's roofline: each device's peaks from the cache, or measured now that no trainer runs (not after an
   // interrupt: that run must end at once). Before the screenshot, which draws against the cached peaks.
   std::optional<std::vector<core::BackendPeaks>> peaks;
-  if (!o.report.empty()) {
-    std::vector<std::string> names;
-    for (const auto& r : runs) names.push_back(r.name);
-    if (training_interrupted) {
-      peaks = run::cached_peaks(names, cfg.device, core::default_peaks_path());
-    } else {
-      peaks = run::peaks_measured_if_missing(
-          names, cfg.device, core::default_peaks_path(),
-          [](const std::string& s) {
-            say("peaks: measuring {}...\n", s);
-            flush(stdout);
-          },
-          [&] { return interrupt.signal() != 0; });
-    }
-    for (const auto& b : *peaks) {
-      if (!b.peaks)
-        say("peaks: {}: not measured ({}); the report's roofline has no ceilings\n", b.backend, b.note);
-      else if (b.source == "measured" && b.saved)
-        say("peaks: {}: measured in {:.1f} s for the report's roofline and cached (once per device; "
-            "`trainscope peaks` shows them)\n",
-            b.backend, b.peaks->seconds);
-      else if (b.source == "measured")
-        say("peaks: {}: measured in {:.1f} s for the report's roofline, but not cached ({}): the next run measures "
-            "them again\n",
-            b.backend, b.peaks->seconds, b.note);
-    }
-  }
-  // The outputs first, the screenshot last: rendering a large picture is what can still end the process (before, an
-  // OOM kill while rendering a 16384x16384 screenshot lost the report and the CSV files).
-  if (write_exports(o, runs) != 0) code = 1;
-  if (!o.report.empty()) {
-    try {
-      stdout_to_stderr.reset();  // --report -: the JSON alone goes to the real standard output
-      core::write_report_json(o.report, cfg, runs, training_interrupted, &*peaks);
-      if (o.report != "-") say("report: {}\n", o.report);
-    } catch (const core::Error& e) {
-      std::cerr << "trainscope: error: " << e.what() << "\n";
-      code = 1;
-    }
-    if (o.report == "-") stdout_to_stderr.emplace();  // what follows is not the report's
-  }
-  if (!o.screenshot.empty()) {
-    const std::string error = render_dashboard_png(cfg, runs, o.screenshot, width, height);
-    if (error.empty()) {
-      say("screenshot: {}\n", o.screenshot);
-    } else {
-      std::cerr << "trainscope: error: " << error << "\n";
-      code = 1;
-    }
-  }
-  std::string validation_error;  // --validation: any message fails the run (said last)
-  // Every message of the validation layer once, with its count, and the totals (trainers and offscreen renderer).
-  if (cfg.validation) {
-    const vk::ValidationTotals totals = vk::validation_totals();
-    say("\n{}", vk::describe_validation(totals));
-    if (vk::validation_failed(totals, &validation_error)) code = 1;
-  }
-  if (!validation_error.empty()) std::cerr << "trainscope: error: " << validation_error << "\n";
+  if (!o.report.empty()) peaks = report_peaks(cfg, runs, training_interrupted, interrupt);
+  if (write_outputs(o, runs, peaks ? &*peaks : nullptr, training_interrupted, stdout_to_stderr, width, height) != 0)
+    code = 1;
   return interrupt.signal() ? interrupt.exit_code() : code;
 }
 

@@ -86,6 +86,31 @@ LessonCondition condition_of(const Where& w, const json& v) {
   return c;
 }
 
+LessonView view_of(const Where& w, const json& o) {
+  only_keys(w, o, "view", {"tab", "x_axis", "plot", "presentation", "font_size", "kernels"});
+  LessonView view;
+  if (o.contains("tab")) view.tab = one_of(w, o["tab"], "view.tab", tab_names());
+  if (o.contains("x_axis")) view.x_seconds = one_of(w, o["x_axis"], "view.x_axis", {"steps", "seconds"}) == "seconds";
+  if (o.contains("plot")) view.accuracy = one_of(w, o["plot"], "view.plot", {"loss", "accuracy"}) == "accuracy";
+  if (o.contains("presentation")) view.presentation = boolean(w, o["presentation"], "view.presentation");
+  if (o.contains("font_size")) view.font_size = real(w, o["font_size"], "view.font_size", core::rules::font_size);
+  if (o.contains("kernels")) view.kernels = one_of(w, o["kernels"], "view.kernels", {"bars", "precisions", "tables"});
+  return view;
+}
+
+LessonExpect expect_of(const Where& w, const json& o) {
+  only_keys(w, o, "expect", {"gpu", "cpu", "both", "applied", "figures", "peaks"});
+  LessonExpect e;
+  for (const auto& b : kBackendKeys)
+    if (o.contains(b)) e.backends[b] = settings_of(w, o[b], "expect." + b);
+  if (o.contains("applied")) e.applied = boolean(w, o["applied"], "expect.applied");
+  if (o.contains("figures")) e.figures_current = one_of(w, o["figures"], "expect.figures", {"current"}) == "current";
+  if (o.contains("peaks") && !(e.peaks = boolean(w, o["peaks"], "expect.peaks")))
+    w.fail("expect.peaks", "give true, or leave it out");
+  if (e.backends.empty() && !e.applied && !e.figures_current && !e.peaks) w.fail("expect", "expects nothing");
+  return e;
+}
+
 LessonStep step_of(const Where& w, const json& v) {
   only_keys(w, v, "", {"next", "at", "after", "when", "timeout", "set", "do", "model", "view", "caption",
                        "caption_seconds", "notes", "expect", "screenshot", "quit", "measure", "claim", "summary"});
@@ -119,19 +144,7 @@ LessonStep step_of(const Where& w, const json& v) {
     if (d == "single_step") s.commands.push_back(run::Command(K::SingleStep));
   }
   if (v.contains("model")) s.model = setting_assignments(w, v["model"], "model", model_key, {{"kind", "model"}});
-  if (v.contains("view")) {
-    const json& o = v["view"];
-    only_keys(w, o, "view", {"tab", "x_axis", "plot", "presentation", "font_size", "kernels"});
-    LessonView view;
-    if (o.contains("tab")) view.tab = one_of(w, o["tab"], "view.tab", tab_names());
-    if (o.contains("x_axis")) view.x_seconds = one_of(w, o["x_axis"], "view.x_axis", {"steps", "seconds"}) == "seconds";
-    if (o.contains("plot")) view.accuracy = one_of(w, o["plot"], "view.plot", {"loss", "accuracy"}) == "accuracy";
-    if (o.contains("presentation")) view.presentation = boolean(w, o["presentation"], "view.presentation");
-    if (o.contains("font_size"))
-      view.font_size = real(w, o["font_size"], "view.font_size", core::rules::font_size);
-    if (o.contains("kernels")) view.kernels = one_of(w, o["kernels"], "view.kernels", {"bars", "precisions", "tables"});
-    s.view = view;
-  }
+  if (v.contains("view")) s.view = view_of(w, v["view"]);
   claim_keys_of(w, v, s);  // "measure", "claim", a caption and notes per outcome, "summary"
   if (v.contains("caption") && !s.caption_claim) s.caption = text(w, v["caption"], "caption", true);
   if (v.contains("caption_seconds")) {
@@ -139,19 +152,7 @@ LessonStep step_of(const Where& w, const json& v) {
     s.caption_seconds = number(w, v["caption_seconds"], "caption_seconds", 0.1, 1e6);
   }
   if (v.contains("notes") && !s.notes_claim) s.notes = text(w, v["notes"], "notes");
-  if (v.contains("expect")) {
-    const json& o = v["expect"];
-    only_keys(w, o, "expect", {"gpu", "cpu", "both", "applied", "figures", "peaks"});
-    LessonExpect e;
-    for (const auto& b : kBackendKeys)
-      if (o.contains(b)) e.backends[b] = settings_of(w, o[b], "expect." + b);
-    if (o.contains("applied")) e.applied = boolean(w, o["applied"], "expect.applied");
-    if (o.contains("figures")) e.figures_current = one_of(w, o["figures"], "expect.figures", {"current"}) == "current";
-    if (o.contains("peaks") && !(e.peaks = boolean(w, o["peaks"], "expect.peaks")))
-      w.fail("expect.peaks", "give true, or leave it out");
-    if (e.backends.empty() && !e.applied && !e.figures_current && !e.peaks) w.fail("expect", "expects nothing");
-    s.expect = e;
-  }
+  if (v.contains("expect")) s.expect = expect_of(w, v["expect"]);
   if (v.contains("screenshot")) {
     s.screenshot = text(w, v["screenshot"], "screenshot");
     if (const std::string why = lesson_screenshot_name_problem(*s.screenshot); !why.empty())

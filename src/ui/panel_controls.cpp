@@ -46,28 +46,6 @@ std::string refused(const Rule& rule, T value, const char* name) {
   }
 }
 
-// The place of `value` among a Choice row's spellings (core/settings_schema.hpp), 0 when it is none of them.
-int choice_index(const core::Setting& row, const std::string& value) {
-  const auto names = row.choices();
-  const auto at = std::find(names.begin(), names.end(), value);
-  return at == names.end() ? 0 : static_cast<int>(at - names.begin());
-}
-
-// A combo of a Choice row's spellings, in the row's order; true when the user picked another one (`index`).
-bool choice_combo(const char* id, const core::Setting& row, int& index) {
-  const std::vector<std::string> names = row.choices();
-  return ImGui::Combo(id, &index, [](void* data, int i, const char** text) {
-    *text = (*static_cast<const std::vector<std::string>*>(data))[static_cast<size_t>(i)].c_str();
-    return true;
-  }, const_cast<std::vector<std::string>*>(&names), static_cast<int>(names.size()));
-}
-
-// `cfg` with a Choice row set to its `index`-th spelling.
-core::TrainConfig with_choice(core::TrainConfig cfg, const core::Setting& row, int index) {
-  row.set(cfg, row.choices().at(static_cast<size_t>(std::clamp(index, 0, int(row.choices().size()) - 1))));
-  return cfg;
-}
-
 // Why backends cannot run `p` ("GPU: no 16-bit storage buffers ..."), "" when all can.
 std::string unsupported(const DashboardView& view, core::Precision p) {
   std::string why;
@@ -93,19 +71,6 @@ Controller& null_controller() {
     std::string export_csv() override { return ""; }
   } instance;
   return instance;
-}
-
-void Controls::sync_model(const core::TrainConfig& cfg) {
-  const std::string model =
-      fmt::format("{}|{}|{}|{}|{}", cfg.dataset, core::to_string(cfg.model), core::hidden_text(cfg.conv),
-                  core::hidden_text(cfg.hidden), core::to_string(cfg.activation));
-  if (model == synced_model_) return;
-  synced_model_ = model;
-  dataset_ = choice_index(core::setting("dataset"), cfg.dataset);
-  model_ = choice_index(core::setting("model"), core::to_string(cfg.model));
-  std::snprintf(conv_, sizeof conv_, "%s", core::hidden_text(cfg.conv).c_str());
-  activation_ = choice_index(core::setting("activation"), core::to_string(cfg.activation));
-  std::snprintf(hidden_, sizeof hidden_, "%s", core::hidden_text(cfg.hidden).c_str());
 }
 
 void Controls::draw(const DashboardView& view, Controller* controller) {
@@ -192,6 +157,23 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
 
   draw_precision_combo(view, c, w);
   same_line_if_fits(w);
+  draw_threads(view, c, w);
+  // A value typed out of range, or a change a backend refused: the whole message, wrapped (not cut).
+  std::string refusal = setting_error_;
+  for (const auto& r : view.runs)
+    if (refusal.empty() && r.status.find("refused") != std::string::npos)
+      refusal = fmt::format("{}: {}", backend_title(r.name), r.status);
+  if (!refusal.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 60, 60, 255));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(refusal.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  }
+}
+
+void Controls::draw_threads(const DashboardView& view, Controller& c, float w) {
+  const core::TrainConfig& s = view.config;
   const int max_threads = hardware_threads();
   if (!ImGui::IsAnyItemActive() || threads_ <= 0) threads_ = s.threads > 0 ? s.threads : max_threads;
   ImGui::SetNextItemWidth(w);
@@ -212,18 +194,6 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
                     "--sequential` times them. On a software GPU (it runs on the CPU's own cores) or with few cores, "
                     "two trainers at once take cores from each other and each one's samples/s would count the other's "
                     "work too. On by default there. Off: both train at once, as a real GPU beside a CPU would.");
-  // A value typed out of range, or a change a backend refused: the whole message, wrapped (not cut).
-  std::string refusal = setting_error_;
-  for (const auto& r : view.runs)
-    if (refusal.empty() && r.status.find("refused") != std::string::npos)
-      refusal = fmt::format("{}: {}", backend_title(r.name), r.status);
-  if (!refusal.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 60, 60, 255));
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(refusal.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::PopStyleColor();
-  }
 }
 
 void Controls::draw_toggles(const DashboardView& view, Controller& c, float width) {
@@ -332,96 +302,6 @@ void Controls::draw_backends(const DashboardView& view) {
     ImGui::TextWrapped("%s", shown.c_str());
     ImGui::PopStyleColor();
   }
-}
-
-void Controls::draw_model(const DashboardView& view, Controller& c) {
-  const float w = ImGui::GetFontSize() * 5.0f;
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("fashion-mnist").x + ImGui::GetFrameHeight() +
-                          2 * ImGui::GetStyle().FramePadding.x);
-  choice_combo("##dataset", core::setting("dataset"), dataset_);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Dataset: Fashion-MNIST (28x28 images, 10 classes) or the 2-D spiral");
-  same_line_if_fits(w * 1.2f);
-  ImGui::SetNextItemWidth(w * 1.2f);
-  ImGui::InputText("##hidden", hidden_, sizeof hidden_);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Hidden layer sizes, comma-separated, e.g. 256,128 (each 1..65536)");
-  same_line_if_fits(w * 0.8f);
-  ImGui::SetNextItemWidth(w * 0.8f);
-  const core::Setting& activation_row = core::setting("activation");
-  choice_combo("##activation", activation_row, activation_);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", std::string(activation_row.help).c_str());
-  // The model on the row of the button that applies it: mlp, or cnn with its convolutions' channels.
-  ImGui::SetNextItemWidth(w * 0.8f);
-  choice_combo("##model", core::setting("model"), model_);
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Model: mlp (dense layers) or cnn (3x3 convolutions, each with the activation and a 2x2 max pool,\n"
-                      "then the dense hidden layers; Fashion-MNIST only)");
-  const bool cnn = with_choice(view.config, core::setting("model"), model_).model == core::ModelKind::CNN;
-  if (cnn) {
-    same_line_if_fits(w);
-    ImGui::SetNextItemWidth(w);
-    ImGui::InputText("##conv", conv_, sizeof conv_);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The convolutions' channels, comma-separated, e.g. 32,64 (each 1..1024)");
-  }
-  same_line_if_fits(ImGui::CalcTextSize("Apply (resets training)").x + 2 * ImGui::GetStyle().FramePadding.x);
-  if (ImGui::Button("Apply (resets training)")) {
-    model_error_.clear();
-    try {
-      pending_ = view.config;  // the settings shown, with the new model
-      pending_ = with_choice(pending_, core::setting("dataset"), dataset_);
-      pending_ = with_choice(pending_, core::setting("model"), model_);
-      pending_.conv = core::parse_conv(conv_);
-      if (pending_.model == core::ModelKind::CNN && pending_.dataset == "spiral")
-        throw core::Error(core::ErrorKind::InvalidArgument,
-                          "a CNN needs images: choose fashion-mnist, or the mlp model");
-      pending_.hidden = core::parse_hidden(hidden_);
-      pending_ = with_choice(pending_, activation_row, activation_);
-      core::validate(pending_);
-      ImGui::OpenPopup("Reset training?");
-    } catch (const core::Error& e) {
-      // The core's message names the command-line option; here the field is the hidden-layers box.
-      model_error_ = e.what();
-      if (model_error_.rfind("--hidden", 0) == 0) model_error_ = "hidden layers" + model_error_.substr(8);
-      if (model_error_.rfind("--conv", 0) == 0) model_error_ = "convolutions" + model_error_.substr(6);
-    }
-  }
-  if (!model_error_.empty()) {
-    ImGui::SameLine();
-    text_line(model_error_, IM_COL32(230, 60, 60, 255));
-  } else if (!view.session_status.empty()) {
-    ImGui::SameLine();
-    text_line(view.session_status, ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  }
-  if (ImGui::BeginPopupModal("Reset training?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    if (pending_.model == core::ModelKind::CNN)
-      ImGui::Text("Train a CNN (conv %s, dense %s) on %s from new initial weights?", conv_, hidden_,
-                  pending_.dataset.c_str());
-    else
-      ImGui::Text("Train %s with hidden layers %s from new initial weights?", pending_.dataset.c_str(), hidden_);
-    ImGui::Text("Both loss curves start again.");
-    if (ImGui::Button("Reset and train")) {
-      c.reset(pending_);
-      ImGui::CloseCurrentPopup();
-    }
-    ImGui::SameLine();
-    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
-    ImGui::EndPopup();
-  }
-}
-
-void Controls::draw_display(Controller& c) {
-  StyleOptions style = c.style();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  if (font_size_ <= 0 || !ImGui::IsAnyItemActive()) font_size_ = style.font_size;
-  ImGui::SliderFloat("##font", &font_size_, kMinFontSize, kMaxFontSize, "%.0f px");
-  if (ImGui::IsItemDeactivatedAfterEdit()) {  // on release: the font atlas is rebuilt once
-    style.font_size = font_size_;
-    c.set_style(style);
-  }
-  same_line_if_fits(ImGui::CalcTextSize("font").x);
-  ImGui::TextUnformatted("font");
-  same_line_if_fits(checkbox_width("presentation"));
-  if (ImGui::Checkbox("presentation", &style.presentation)) c.set_style(style);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Presentation mode: larger type, dark on white, for a projector.");
 }
 
 }  // namespace ui

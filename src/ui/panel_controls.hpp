@@ -24,6 +24,7 @@ struct Controls {
   void draw_training(const DashboardView& view, Controller& c);
   void draw_toggles(const DashboardView& view, Controller& c, float width);  // the teaching toggles' combo
   void draw_input(const DashboardView& view, Controller& c);  // its input pipeline part
+  void draw_threads(const DashboardView& view, Controller& c, float width);  // CPU threads, take turns
   void draw_precision_combo(const DashboardView& view, Controller& c, float width);
   void draw_backends(const DashboardView& view);
   void draw_model(const DashboardView& view, Controller& c);
