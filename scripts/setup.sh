@@ -18,7 +18,7 @@ packages=(
   libglm-dev doctest-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libglfw3-dev libimgui-dev libstb-dev fonts-dejavu-core xvfb xauth xdotool
   libopenblas-dev libopenblas0-pthread
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes
   ccache
 )
 if [ "$mode" = --fuzz ]; then packages+=(clang-14 libfuzzer-14-dev); fi
