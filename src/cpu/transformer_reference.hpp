@@ -1,0 +1,67 @@
+// The transformer's whole-step reference in double (issue 35): a small decoder-only transformer, forward and backward
+// written out as the plain loops of the math, the oracle its kernels on both backends will be compared with, as
+// train_step.cpp is the MLP's and the CNN's. The shape is GPT-2's (Radford et al. 2019, "Language Models are
+// Unsupervised Multitask Learners"): token and position embeddings; L blocks of pre-LayerNorm causal multi-head
+// self-attention and a GELU MLP (4x the width), each added back to the residual stream; a final LayerNorm; an output
+// projection onto the vocabulary, tied to the token embedding or its own; the mean cross-entropy of the next token
+// over the masked positions. LayerNorm as torch.nn.LayerNorm (biased variance, eps 1e-5; Ba et al. 2016); attention
+// softmax(q k^T / sqrt(d)) v with the future masked (Vaswani et al. 2017); GELU with the tanh approximation, as the
+// MLP's (cpu::ops::ref_activation).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/text_data.hpp"
+
+namespace cpu {
+
+struct TransformerShape {
+  int vocab = 0;    // V: token ids 0..V-1
+  int context = 0;  // T: the longest sequence (position embeddings)
+  int embed = 0;    // C: the residual stream's width
+  int heads = 0;    // H: C / H features per head
+  int layers = 0;   // L blocks
+  bool tied = true;  // the output projection is the token embedding (GPT-2), or a (V, C) matrix of its own
+  int head_size() const { return embed / heads; }
+  int mlp() const { return 4 * embed; }
+};
+
+// Where each parameter tensor starts in the flat parameter vector; weights (out, in) row-major as torch.nn.Linear.
+struct TransformerParams {
+  struct Block {
+    size_t ln1_g, ln1_b;    // (C), (C)
+    size_t qkv_w, qkv_b;    // (3C, C), (3C): q, k, v one after the other, head h at features h*D..h*D+D-1 of each
+    size_t proj_w, proj_b;  // (C, C), (C)
+    size_t ln2_g, ln2_b;    // (C), (C)
+    size_t fc_w, fc_b;      // (4C, C), (4C)
+    size_t out_w, out_b;    // (C, 4C), (C)
+  };
+  size_t wte = 0, wpe = 0;  // (V, C), (T, C)
+  std::vector<Block> blocks;
+  size_t lnf_g = 0, lnf_b = 0;  // (C), (C)
+  size_t head = 0;              // (V, C): wte when tied
+  size_t count = 0;             // every parameter
+};
+
+// The layout of `s`'s parameters. Throws core::Error(InvalidArgument) for a size below 1 or C not a multiple of H.
+TransformerParams transformer_params(const TransformerShape& s);
+
+// GPT-2's initialisation, drawn from `seed` (core::Pcg32, Box-Muller normals): weights N(0, 0.02^2), the two
+// projections back into the residual stream N(0, (0.02 / sqrt(2L))^2), biases 0, LayerNorm gains 1 and shifts 0.
+std::vector<double> transformer_init(const TransformerShape& s, uint64_t seed);
+
+struct TransformerResult {
+  double loss = 0;               // mean cross-entropy over the masked positions of the batch
+  std::vector<double> logits;    // (B, T, V)
+  std::vector<double> grads;     // d loss / d params, the layout of transformer_params (empty without backward)
+};
+
+// One step's forward pass on `batch` (B sequences of batch.T <= context tokens), and its backward pass when
+// `backward`. Throws core::Error(InvalidArgument) for a token outside 0..V-1, a sequence longer than the context, a
+// parameter vector of another size, or a batch without a masked position.
+TransformerResult transformer_step_reference(const TransformerShape& s, std::span<const double> params,
+                                             const core::TokenBatch& batch, bool backward);
+
+}  // namespace cpu
