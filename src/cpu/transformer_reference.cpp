@@ -104,65 +104,6 @@ struct BlockCache {
   Vec fc, gelu;  // (T, 4C): before and after the activation
 };
 
-// Causal attention of every head: att = softmax(q k^T / sqrt(D)) over s <= t, y = att v.
-void attention(const TransformerShape& s, int T, BlockCache& k) {
-  const int C = s.embed, H = s.heads, D = s.head_size();
-  const double scale = 1 / std::sqrt(double(D));
-  k.att.assign(size_t(H) * size_t(T) * size_t(T), 0.0);
-  k.y.assign(size_t(T) * size_t(C), 0.0);
-  auto at = [&](int t, int part, int h, int d) { return k.qkv[size_t(t) * size_t(3 * C) + size_t(part * C + h * D + d)]; };
-  for (int h = 0; h < H; ++h)
-    for (int t = 0; t < T; ++t) {
-      double* row = &k.att[(size_t(h) * size_t(T) + size_t(t)) * size_t(T)];
-      double max = -INFINITY, sum = 0;
-      for (int u = 0; u <= t; ++u) {
-        double dot = 0;
-        for (int d = 0; d < D; ++d) dot += at(t, 0, h, d) * at(u, 1, h, d);
-        row[u] = dot * scale;
-        max = std::max(max, row[u]);
-      }
-      for (int u = 0; u <= t; ++u) sum += row[u] = std::exp(row[u] - max);
-      for (int u = 0; u <= t; ++u) row[u] /= sum;
-      for (int d = 0; d < D; ++d) {
-        double v = 0;
-        for (int u = 0; u <= t; ++u) v += row[u] * at(u, 2, h, d);
-        k.y[size_t(t) * size_t(C) + size_t(h * D + d)] = v;
-      }
-    }
-}
-
-// Its backward: dqkv (T, 3C) from dy (T, C). dv_u = sum_t att[t][u] dy_t; datt[t][u] = dy_t . v_u; the softmax's
-// dscore = att (datt - sum_u att datt); dq_t = sum_u dscore k_u / sqrt(D), dk_u = sum_t dscore q_t / sqrt(D).
-Vec attention_backward(const TransformerShape& s, int T, const BlockCache& k, const Vec& dy) {
-  const int C = s.embed, H = s.heads, D = s.head_size();
-  const double scale = 1 / std::sqrt(double(D));
-  Vec dqkv(size_t(T) * size_t(3 * C), 0.0);
-  auto at = [&](int t, int part, int h, int d) { return size_t(t) * size_t(3 * C) + size_t(part * C + h * D + d); };
-  Vec datt(static_cast<size_t>(T));
-  for (int h = 0; h < H; ++h)
-    for (int t = 0; t < T; ++t) {
-      const double* row = &k.att[(size_t(h) * size_t(T) + size_t(t)) * size_t(T)];
-      double weighted = 0;
-      for (int u = 0; u <= t; ++u) {
-        datt[size_t(u)] = 0;
-        for (int d = 0; d < D; ++d) {
-          const double g = dy[size_t(t) * size_t(C) + size_t(h * D + d)];
-          datt[size_t(u)] += g * k.qkv[at(u, 2, h, d)];
-          dqkv[at(u, 2, h, d)] += row[u] * g;
-        }
-        weighted += row[u] * datt[size_t(u)];
-      }
-      for (int u = 0; u <= t; ++u) {
-        const double dscore = row[u] * (datt[size_t(u)] - weighted) * scale;
-        for (int d = 0; d < D; ++d) {
-          dqkv[at(t, 0, h, d)] += dscore * k.qkv[at(u, 1, h, d)];
-          dqkv[at(u, 1, h, d)] += dscore * k.qkv[at(t, 0, h, d)];
-        }
-      }
-    }
-  return dqkv;
-}
-
 // One block forward: x (the residual stream) in, out; `k` keeps what its backward needs.
 Vec block_forward(const TransformerShape& s, const TransformerParams::Block& p, const double* w, int T, Vec x,
                   BlockCache& k) {
@@ -170,7 +111,10 @@ Vec block_forward(const TransformerShape& s, const TransformerParams::Block& p, 
   k.x = std::move(x);
   k.ln1 = layer_norm(k.x, T, C, w + p.ln1_g, w + p.ln1_b);
   linear(k.ln1.out, T, C, w + p.qkv_w, w + p.qkv_b, 3 * C, k.qkv);
-  attention(s, T, k);
+  const AttentionShape a{1, T, s.heads, s.head_size()};
+  k.y.assign(size_t(T) * size_t(C), 0.0);
+  k.att.assign(size_t(s.heads) * size_t(T) * size_t(T), 0.0);
+  attention_reference(a, k.qkv, k.y, k.att);
   Vec proj;
   linear(k.y, T, C, w + p.proj_w, w + p.proj_b, C, proj);
   k.mid = k.x;
@@ -197,7 +141,8 @@ Vec block_backward(const TransformerShape& s, const TransformerParams::Block& p,
   Vec dmid = dout;  // the residual path
   layer_norm_backward(dh2, k.ln2, T, C, w + p.ln2_g, dmid, g + p.ln2_g, g + p.ln2_b);
   linear_backward(dmid, k.y, T, C, w + p.proj_w, C, dy, g + p.proj_w, g + p.proj_b);
-  const Vec dqkv = attention_backward(s, T, k, dy);
+  Vec dqkv(size_t(T) * size_t(3 * C), 0.0);
+  attention_backward_reference({1, T, s.heads, s.head_size()}, k.qkv, k.att, dy, dqkv);
   linear_backward(dqkv, k.ln1.out, T, C, w + p.qkv_w, 3 * C, dh1, g + p.qkv_w, g + p.qkv_b);
   Vec dx = dmid;
   layer_norm_backward(dh1, k.ln1, T, C, w + p.ln1_g, dx, g + p.ln1_g, g + p.ln1_b);
@@ -215,6 +160,70 @@ void check(const TransformerShape& s, std::span<const double> params, const core
 }
 
 }  // namespace
+
+void attention_reference(const AttentionShape& s, std::span<const double> qkv, std::span<double> y,
+                         std::span<double> att) {
+  const int T = s.T, C = s.C(), H = s.H, D = s.D;
+  const double scale = 1 / std::sqrt(double(D));
+  for (int b = 0; b < s.B; ++b) {
+    auto at = [&](int t, int part, int h, int d) {
+      return qkv[(size_t(b) * size_t(T) + size_t(t)) * size_t(3 * C) + size_t(part * C + h * D + d)];
+    };
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < T; ++t) {
+        double* row = &att[((size_t(b) * size_t(H) + size_t(h)) * size_t(T) + size_t(t)) * size_t(T)];
+        double max = -INFINITY, sum = 0;
+        for (int u = 0; u < T; ++u) row[u] = 0;
+        for (int u = 0; u <= t; ++u) {
+          double dot = 0;
+          for (int d = 0; d < D; ++d) dot += at(t, 0, h, d) * at(u, 1, h, d);
+          row[u] = dot * scale;
+          max = std::max(max, row[u]);
+        }
+        for (int u = 0; u <= t; ++u) sum += row[u] = std::exp(row[u] - max);
+        for (int u = 0; u <= t; ++u) row[u] /= sum;
+        for (int d = 0; d < D; ++d) {
+          double v = 0;
+          for (int u = 0; u <= t; ++u) v += row[u] * at(u, 2, h, d);
+          y[(size_t(b) * size_t(T) + size_t(t)) * size_t(C) + size_t(h * D + d)] = v;
+        }
+      }
+  }
+}
+
+void attention_backward_reference(const AttentionShape& s, std::span<const double> qkv, std::span<const double> att,
+                                  std::span<const double> dy, std::span<double> dqkv) {
+  const int T = s.T, C = s.C(), H = s.H, D = s.D;
+  const double scale = 1 / std::sqrt(double(D));
+  std::fill(dqkv.begin(), dqkv.end(), 0.0);
+  Vec datt(static_cast<size_t>(T));
+  for (int b = 0; b < s.B; ++b) {
+    auto at = [&](int t, int part, int h, int d) {
+      return (size_t(b) * size_t(T) + size_t(t)) * size_t(3 * C) + size_t(part * C + h * D + d);
+    };
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < T; ++t) {
+        const double* row = &att[((size_t(b) * size_t(H) + size_t(h)) * size_t(T) + size_t(t)) * size_t(T)];
+        double weighted = 0;
+        for (int u = 0; u <= t; ++u) {
+          datt[size_t(u)] = 0;
+          for (int d = 0; d < D; ++d) {
+            const double g = dy[(size_t(b) * size_t(T) + size_t(t)) * size_t(C) + size_t(h * D + d)];
+            datt[size_t(u)] += g * qkv[at(u, 2, h, d)];
+            dqkv[at(u, 2, h, d)] += row[u] * g;
+          }
+          weighted += row[u] * datt[size_t(u)];
+        }
+        for (int u = 0; u <= t; ++u) {
+          const double dscore = row[u] * (datt[size_t(u)] - weighted) * scale;
+          for (int d = 0; d < D; ++d) {
+            dqkv[at(t, 0, h, d)] += dscore * qkv[at(u, 1, h, d)];
+            dqkv[at(u, 1, h, d)] += dscore * qkv[at(t, 0, h, d)];
+          }
+        }
+      }
+  }
+}
 
 TransformerParams transformer_params(const TransformerShape& s) {
   if (s.vocab < 1 || s.context < 1 || s.embed < 1 || s.heads < 1 || s.layers < 1 || s.embed % s.heads != 0)

@@ -58,6 +58,21 @@ struct TransformerResult {
   std::vector<double> grads;     // d loss / d params, the layout of transformer_params (empty without backward)
 };
 
+// Causal multi-head attention of B sequences of T positions, H heads of D features: the reference of the attention
+// kernels. qkv (B*T, 3C) as the qkv projection writes it (q, k, v side by side, head h at features h*D..h*D+D-1 of
+// each; C = H*D); y (B*T, C); att (B, H, T, T): row t the softmax of q_t k_u / sqrt(D) over u <= t, 0 after it.
+struct AttentionShape {
+  int B = 0, T = 0, H = 0, D = 0;
+  int C() const { return H * D; }
+};
+void attention_reference(const AttentionShape& s, std::span<const double> qkv, std::span<double> y,
+                         std::span<double> att);
+// Its backward: dqkv (B*T, 3C, overwritten) from dy (B*T, C) and the forward's att. dv_u = sum_t att[t][u] dy_t;
+// the softmax's dscore = att (datt - sum att datt) with datt[t][u] = dy_t . v_u; dq_t = sum_u dscore k_u / sqrt(D),
+// dk_u = sum_t dscore q_t / sqrt(D).
+void attention_backward_reference(const AttentionShape& s, std::span<const double> qkv, std::span<const double> att,
+                                  std::span<const double> dy, std::span<double> dqkv);
+
 // One step's forward pass on `batch` (B sequences of batch.T <= context tokens), and its backward pass when
 // `backward`. Throws core::Error(InvalidArgument) for a token outside 0..V-1, a sequence longer than the context, a
 // parameter vector of another size, or a batch without a masked position.

@@ -1,0 +1,35 @@
+// Causal multi-head self-attention on the CPU in fp32, two ways (issue 35's teaching toggle, --attention):
+//   - naive: the scores of every head materialized, (B, H, T, T), then softmax, then times V; the backward reads the
+//     stored probabilities. Memory and traffic grow with T^2.
+//   - fused: tiled with an online softmax (Milne & Gimelshein 2018, "Online normalizer calculation for softmax"; Dao
+//     et al. 2022, FlashAttention; its backward as FlashAttention-2, Dao 2023): a block of queries against a block of
+//     keys at a time, in arrays that stay in the L1/L2 cache, keeping only each row's log-sum-exp (B, H, T); the
+//     backward recomputes the probabilities block by block from it. Nothing of size T^2 is ever stored.
+// Both split the work by (sequence, head) (the fused forward also by query block), each piece summed in a fixed order
+// by one thread, so that results are bit-identical on any number of threads. The double reference of both is
+// cpu::attention_reference (cpu/transformer_reference.hpp), whose layout they share: qkv (B*T, 3C) with q, k, v side
+// by side and head h at features h*D..h*D+D-1 of each (C = H*D), y and dy (B*T, C).
+#pragma once
+#include "cpu/thread_pool.hpp"
+#include "cpu/transformer_reference.hpp"
+
+namespace cpu {
+
+// The fused kernels' tiles: queries per block and keys per block (a 32 x 64 fp32 score tile is 8 KiB, with the
+// blocks of q, k and v it reads well inside a 32 KiB L1 for D up to 64).
+inline constexpr int kAttentionQueryBlock = 32;
+inline constexpr int kAttentionKeyBlock = 64;
+
+// y (B*T, C) = softmax(q k^T / sqrt(D), causal) v; att (B, H, T, T) keeps the probabilities (0 after the diagonal).
+void attention_forward_naive(const AttentionShape& s, const float* qkv, float* att, float* y, ThreadPool& pool);
+// dqkv (B*T, 3C, overwritten) from dy and the forward's att.
+void attention_backward_naive(const AttentionShape& s, const float* qkv, const float* att, const float* dy,
+                              float* dqkv, ThreadPool& pool);
+
+// y as above, and lse (B, H, T): each row's log of the sum of exp(score) over its positions, for the backward.
+void attention_forward_fused(const AttentionShape& s, const float* qkv, float* y, float* lse, ThreadPool& pool);
+// dqkv (overwritten) from dy, the forward's y and lse: the probabilities recomputed per tile as exp(score - lse).
+void attention_backward_fused(const AttentionShape& s, const float* qkv, const float* y, const float* lse,
+                              const float* dy, float* dqkv, ThreadPool& pool);
+
+}  // namespace cpu
