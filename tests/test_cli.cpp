@@ -366,8 +366,10 @@ void tiny_run(const std::vector<std::string>& extra, size_t expected_steps) {
     CHECK(k["mean_ms"].get<double>() >= 0);
     pct += k["pct_of_step"].get<double>();
   }
+  // The kernels' shares of the step add up to at most all of it. (How much of it they are is a timing, which the load
+  // of the machine moves: a spiral MLP of 16 read 40-70% here. Speeds are the benchmarks' to measure, not a test's.)
   CHECK(pct <= 100.5);
-  CHECK(pct > 50);
+  CHECK(pct > 0);
 }
 
 }  // namespace
