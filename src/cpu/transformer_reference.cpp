@@ -47,49 +47,22 @@ void linear_backward(const Vec& dout, const Vec& in, int T, int K, const double*
     }
 }
 
-// LayerNorm of each row of x (T, C): xhat = (x - mean) / sqrt(var + eps), out = xhat * g + b; keeps xhat and rstd.
+// LayerNorm of each row of x (T, C) (layer_norm_reference), keeping what its backward needs.
 struct Norm {
-  Vec xhat, rstd, out;
+  Vec mean, rstd, out;
 };
 Norm layer_norm(const Vec& x, int T, int C, const double* g, const double* b) {
-  Norm n{Vec(x.size()), Vec(size_t(T)), Vec(x.size())};
-  for (int t = 0; t < T; ++t) {
-    const double* row = &x[size_t(t) * size_t(C)];
-    double mean = 0, var = 0;
-    for (int c = 0; c < C; ++c) mean += row[c];
-    mean /= C;
-    for (int c = 0; c < C; ++c) var += (row[c] - mean) * (row[c] - mean);
-    n.rstd[size_t(t)] = 1 / std::sqrt(var / C + kLayerNormEps);
-    for (int c = 0; c < C; ++c) {
-      const size_t i = size_t(t) * size_t(C) + size_t(c);
-      n.xhat[i] = (row[c] - mean) * n.rstd[size_t(t)];
-      n.out[i] = n.xhat[i] * g[c] + b[c];
-    }
-  }
+  Norm n{Vec(size_t(T)), Vec(size_t(T)), Vec(x.size())};
+  layer_norm_reference(T, C, x, {g, size_t(C)}, {b, size_t(C)}, n.out, n.mean, n.rstd);
   return n;
 }
 
-// Its backward (Ba et al. 2016): dxhat = dout g; dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)), added to
-// dx; dg += sum of dout xhat, db += sum of dout over the rows.
-void layer_norm_backward(const Vec& dout, const Norm& n, int T, int C, const double* g, Vec& dx, double* dg,
-                         double* db) {
-  for (int t = 0; t < T; ++t) {
-    double mean_d = 0, mean_dx = 0;
-    for (int c = 0; c < C; ++c) {
-      const size_t i = size_t(t) * size_t(C) + size_t(c);
-      const double dxhat = dout[i] * g[c];
-      mean_d += dxhat;
-      mean_dx += dxhat * n.xhat[i];
-      dg[c] += dout[i] * n.xhat[i];
-      db[c] += dout[i];
-    }
-    mean_d /= C;
-    mean_dx /= C;
-    for (int c = 0; c < C; ++c) {
-      const size_t i = size_t(t) * size_t(C) + size_t(c);
-      dx[i] += n.rstd[size_t(t)] * (dout[i] * g[c] - mean_d - n.xhat[i] * mean_dx);
-    }
-  }
+// Its backward, dx added to (the residual path's gradient is there already).
+void layer_norm_backward(const Vec& dout, const Vec& x, const Norm& n, int T, int C, const double* g, Vec& dx,
+                         double* dg, double* db) {
+  Vec d(x.size());
+  layer_norm_backward_reference(T, C, x, {g, size_t(C)}, n.mean, n.rstd, dout, d, {dg, size_t(C)}, {db, size_t(C)});
+  for (size_t i = 0; i < d.size(); ++i) dx[i] += d[i];
 }
 
 // What one block keeps of its forward pass for the backward one.
@@ -139,13 +112,13 @@ Vec block_backward(const TransformerShape& s, const TransformerParams::Block& p,
     dgelu[i] *= ops::ref_activation_derivative(k.fc[i], core::Activation::GELU);
   linear_backward(dgelu, k.ln2.out, T, C, w + p.fc_w, M, dh2, g + p.fc_w, g + p.fc_b);
   Vec dmid = dout;  // the residual path
-  layer_norm_backward(dh2, k.ln2, T, C, w + p.ln2_g, dmid, g + p.ln2_g, g + p.ln2_b);
+  layer_norm_backward(dh2, k.mid, k.ln2, T, C, w + p.ln2_g, dmid, g + p.ln2_g, g + p.ln2_b);
   linear_backward(dmid, k.y, T, C, w + p.proj_w, C, dy, g + p.proj_w, g + p.proj_b);
   Vec dqkv(size_t(T) * size_t(3 * C), 0.0);
   attention_backward_reference({1, T, s.heads, s.head_size()}, k.qkv, k.att, dy, dqkv);
   linear_backward(dqkv, k.ln1.out, T, C, w + p.qkv_w, 3 * C, dh1, g + p.qkv_w, g + p.qkv_b);
   Vec dx = dmid;
-  layer_norm_backward(dh1, k.ln1, T, C, w + p.ln1_g, dx, g + p.ln1_g, g + p.ln1_b);
+  layer_norm_backward(dh1, k.x, k.ln1, T, C, w + p.ln1_g, dx, g + p.ln1_g, g + p.ln1_b);
   return dx;
 }
 
@@ -160,6 +133,43 @@ void check(const TransformerShape& s, std::span<const double> params, const core
 }
 
 }  // namespace
+
+void layer_norm_reference(int rows, int C, std::span<const double> x, std::span<const double> g,
+                          std::span<const double> b, std::span<double> out, std::span<double> mean,
+                          std::span<double> rstd) {
+  for (int t = 0; t < rows; ++t) {
+    const double* row = &x[size_t(t) * size_t(C)];
+    double m = 0, var = 0;
+    for (int c = 0; c < C; ++c) m += row[c];
+    m /= C;
+    for (int c = 0; c < C; ++c) var += (row[c] - m) * (row[c] - m);
+    mean[size_t(t)] = m;
+    rstd[size_t(t)] = 1 / std::sqrt(var / C + kLayerNormEps);
+    for (int c = 0; c < C; ++c) out[size_t(t) * size_t(C) + size_t(c)] = (row[c] - m) * rstd[size_t(t)] * g[size_t(c)] + b[size_t(c)];
+  }
+}
+
+void layer_norm_backward_reference(int rows, int C, std::span<const double> x, std::span<const double> g,
+                                   std::span<const double> mean, std::span<const double> rstd,
+                                   std::span<const double> dout, std::span<double> dx, std::span<double> dg,
+                                   std::span<double> db) {
+  for (int t = 0; t < rows; ++t) {
+    const size_t at = size_t(t) * size_t(C);
+    auto xhat = [&](int c) { return (x[at + size_t(c)] - mean[size_t(t)]) * rstd[size_t(t)]; };
+    double mean_d = 0, mean_dx = 0;
+    for (int c = 0; c < C; ++c) {
+      const double dxhat = dout[at + size_t(c)] * g[size_t(c)];
+      mean_d += dxhat;
+      mean_dx += dxhat * xhat(c);
+      dg[size_t(c)] += dout[at + size_t(c)] * xhat(c);
+      db[size_t(c)] += dout[at + size_t(c)];
+    }
+    mean_d /= C;
+    mean_dx /= C;
+    for (int c = 0; c < C; ++c)
+      dx[at + size_t(c)] = rstd[size_t(t)] * (dout[at + size_t(c)] * g[size_t(c)] - mean_d - xhat(c) * mean_dx);
+  }
+}
 
 void attention_reference(const AttentionShape& s, std::span<const double> qkv, std::span<double> y,
                          std::span<double> att) {
@@ -318,7 +328,7 @@ TransformerResult transformer_step_reference(const TransformerShape& s, std::spa
     Vec dx, dhf;
     linear_backward(dlogits, lnf.out, T, C, w + p.head, V, dhf, g + p.head, nullptr);
     dx.assign(size_t(T) * size_t(C), 0.0);
-    layer_norm_backward(dhf, lnf, T, C, w + p.lnf_g, dx, g + p.lnf_g, g + p.lnf_b);
+    layer_norm_backward(dhf, x, lnf, T, C, w + p.lnf_g, dx, g + p.lnf_g, g + p.lnf_b);
     for (size_t l = p.blocks.size(); l-- > 0;) dx = block_backward(s, p.blocks[l], w, T, caches[l], dx, g);
     for (int t = 0; t < T; ++t)
       for (int c = 0; c < C; ++c) {

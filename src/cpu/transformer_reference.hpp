@@ -58,6 +58,18 @@ struct TransformerResult {
   std::vector<double> grads;     // d loss / d params, the layout of transformer_params (empty without backward)
 };
 
+// LayerNorm of `rows` rows of C features (torch.nn.LayerNorm, Ba et al. 2016): out = (x - mean) rstd g + b with the
+// biased variance and rstd = 1 / sqrt(var + 1e-5); each row's mean and rstd kept for the backward.
+void layer_norm_reference(int rows, int C, std::span<const double> x, std::span<const double> g,
+                          std::span<const double> b, std::span<double> out, std::span<double> mean,
+                          std::span<double> rstd);
+// Its backward: with xhat = (x - mean) rstd and dxhat = dout g, dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat
+// xhat)) (overwritten); dg += the sum over rows of dout xhat, db += the sum of dout.
+void layer_norm_backward_reference(int rows, int C, std::span<const double> x, std::span<const double> g,
+                                   std::span<const double> mean, std::span<const double> rstd,
+                                   std::span<const double> dout, std::span<double> dx, std::span<double> dg,
+                                   std::span<double> db);
+
 // Causal multi-head attention of B sequences of T positions, H heads of D features: the reference of the attention
 // kernels. qkv (B*T, 3C) as the qkv projection writes it (q, k, v side by side, head h at features h*D..h*D+D-1 of
 // each; C = H*D); y (B*T, C); att (B, H, T, T): row t the softmax of q_t k_u / sqrt(D) over u <= t, 0 after it.
