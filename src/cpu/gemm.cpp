@@ -120,6 +120,8 @@ const GemmMicroKernel* active_table(int& count) {
   return nullptr;
 }
 
+const GemmMicroKernel* row_kernel_for_shape(const GemmMicroKernel* table, int count, long M, long N);
+
 // The kernel gemm() runs for an M x N product (GemmKernelRole): the level's default; for a product narrower than its
 // tile (the output layer: N = classes) the narrow kernel where it covers N, which computes fewer wasted columns; and
 // where the default's rows fit M badly (more than 2% of the rows computed are padding: M = 100 on 8-row tiles wastes
@@ -128,6 +130,18 @@ const GemmMicroKernel* kernel_for_shape(long M, long N) {
   int count = 0;
   const GemmMicroKernel* table = active_table(count);
   if (count == 0) return nullptr;
+  const GemmMicroKernel* chosen = row_kernel_for_shape(table, count, M, N);
+  // A product narrower than the default tile: the column tile where it computes fewer padded outputs (M = 128, N = 10
+  // on AVX2: 128 x 10 against the 6x16 tile's 132 x 16).
+  const auto padded = [M, N](const GemmMicroKernel& k) { return round_up(M, k.mr) * round_up(N, k.nr); };
+  for (int i = 1; i < count; ++i)
+    if (table[i].role == GemmKernelRole::Columns && N < table[0].nr && padded(table[i]) < padded(*chosen))
+      chosen = &table[i];
+  return chosen;
+}
+
+// The kernel of the row tiles (every role but Columns) for an M x N product.
+const GemmMicroKernel* row_kernel_for_shape(const GemmMicroKernel* table, int count, long M, long N) {
   const GemmMicroKernel* best = &table[0];
   for (int i = 1; i < count; ++i)
     if (table[i].role == GemmKernelRole::Narrow && table[i].nr >= N && table[i].nr < best->nr) return &table[i];
@@ -213,7 +227,7 @@ std::string gemm_kernel_name() {
   const GemmMicroKernel* table = active_table(count);
   if (count == 0) return "portable 5x16";
   std::string name = table[0].name;  // "AVX-512 8x32", then the tiles of the other roles: "AVX-512 8x32/6x32/12x16"
-  for (const GemmKernelRole role : {GemmKernelRole::Rows, GemmKernelRole::Narrow})
+  for (const GemmKernelRole role : {GemmKernelRole::Rows, GemmKernelRole::Narrow, GemmKernelRole::Columns})
     for (int i = 1; i < count; ++i)
       if (table[i].role == role) {
         const std::string full = table[i].name;  // "AVX-512 6x32": the tile after the space

@@ -4,11 +4,14 @@
 // exercise exactly what an AVX2-only CPU runs) and is called only on CPUs with AVX2 and FMA (simd.hpp). Only the
 // tables at the end are visible outside this file.
 //
-// Register budget (16 ymm): 6 x 2 accumulators + 2 vectors of B + 1 broadcast of A = 15 (12x8: 12 + 1 + 1).
+// Register budget (16 ymm): 6 x 2 accumulators + 2 vectors of B + 1 broadcast of A = 15 (12x8: 12 + 1 + 1; the
+// column tile 16x5c: 10 + 2 vectors of A + 1 broadcast of B).
 #include "cpu/gemm_micro.hpp"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
+
+#include <vector>
 
 namespace cpu {
 namespace {
@@ -41,6 +44,9 @@ const GemmMicroKernel kKernels[] = {
      micro_kernel_indirect<4, 3>, GemmKernelRole::Spare},
     {"AVX2 12x8", 12, 8, micro_kernel<12, 1>, micro_kernel_in_place<12, 1>, transpose_avx,
      micro_kernel_indirect<12, 1>, GemmKernelRole::Narrow},  // for N <= 8
+    // 16 rows in 2 vectors x 5 columns broadcast: 10 accumulators + 2 + 1 registers; 7 loads per 10 FMAs.
+    {"AVX2 16x5c", 16, 5, column_kernel<2, 5>, column_kernel_in_place<2, 5, transpose_avx>, transpose_avx,
+     column_kernel_indirect<2, 5>, GemmKernelRole::Columns},  // N = 10 classes: two tiles, no padding column
 };
 
 const SimdFmaLoop kFmaLoop = {fma_chains<12>, 8, 12, "ymm (8 x fp32)"};  // 12 of the 16 ymm registers

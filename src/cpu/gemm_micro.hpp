@@ -15,8 +15,9 @@ namespace cpu {
 
 // What gemm() uses a micro-kernel of a table for (gemm.cpp, kernel_for_shape): the level's default tile; the tile of
 // the same width for row counts the default fits badly; the narrow tile for products narrower than the default's;
-// or none (a spare, kept for measuring with gemm()'s `kernel` argument).
-enum class GemmKernelRole { Default, Rows, Narrow, Spare };
+// the column tile (vectors along the rows, a broadcast per column) where it pads fewer columns than those (the output
+// layer's 10 classes); or none (a spare, kept for measuring with gemm()'s `kernel` argument).
+enum class GemmKernelRole { Default, Rows, Narrow, Columns, Spare };
 
 struct GemmMicroKernel {
   const char* name;  // e.g. "AVX-512 8x32": the SIMD level and the register tile, rows x columns

@@ -13,6 +13,8 @@
 #if defined(__aarch64__) && defined(__ARM_NEON)
 #include <arm_neon.h>
 
+#include <vector>
+
 namespace cpu {
 namespace {
 
