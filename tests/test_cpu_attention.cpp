@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "cpu_test_util.hpp"
 #include "cpu/attention.hpp"
 
 namespace {
@@ -26,17 +27,6 @@ Data attention_data(const cpu::AttentionShape& s, uint64_t seed) {
   d.qkv_d.assign(d.qkv.begin(), d.qkv.end());
   d.dy_d.assign(d.dy.begin(), d.dy.end());
   return d;
-}
-
-// The largest |got - want|, relative to the largest |want| (at least 1).
-double worst(const std::vector<float>& got, const std::vector<double>& want) {
-  REQUIRE(got.size() == want.size());
-  double err = 0, scale = 1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    err = std::max(err, std::abs(double(got[i]) - want[i]));
-    scale = std::max(scale, std::abs(want[i]));
-  }
-  return err / scale;
 }
 
 struct Results {
@@ -92,12 +82,12 @@ TEST_CASE("naive and fused attention against the double reference, forward and b
         }
     const Results r = run_both(s, d, 2);
     // fp32 sums of up to T products of values up to 2: a few ulps of the largest term.
-    CHECK(worst(r.y_naive, y) < 2e-6 * std::sqrt(double(s.T * s.D)) + 1e-6);
-    CHECK(worst(r.y_fused, y) < 2e-6 * std::sqrt(double(s.T * s.D)) + 1e-6);
-    CHECK(worst(r.att, att) < 1e-6);
-    CHECK(worst(r.lse, lse) < 2e-6 * std::sqrt(double(s.D)) + 1e-6);
-    CHECK(worst(r.dqkv_naive, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
-    CHECK(worst(r.dqkv_fused, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
+    CHECK(test::worst_relative_error(r.y_naive, y) < 2e-6 * std::sqrt(double(s.T * s.D)) + 1e-6);
+    CHECK(test::worst_relative_error(r.y_fused, y) < 2e-6 * std::sqrt(double(s.T * s.D)) + 1e-6);
+    CHECK(test::worst_relative_error(r.att, att) < 1e-6);
+    CHECK(test::worst_relative_error(r.lse, lse) < 2e-6 * std::sqrt(double(s.D)) + 1e-6);
+    CHECK(test::worst_relative_error(r.dqkv_naive, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
+    CHECK(test::worst_relative_error(r.dqkv_fused, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
   }
 }
 

@@ -8,20 +8,11 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "cpu_test_util.hpp"
 #include "cpu/layernorm.hpp"
 #include "cpu/transformer_reference.hpp"
 
 namespace {
-
-double worst(const std::vector<float>& got, const std::vector<double>& want) {
-  REQUIRE(got.size() == want.size());
-  double err = 0, scale = 1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    err = std::max(err, std::abs(double(got[i]) - want[i]));
-    scale = std::max(scale, std::abs(want[i]));
-  }
-  return err / scale;
-}
 
 struct Out {
   std::vector<float> y, mean, rstd, dx, dg, db;
@@ -59,12 +50,12 @@ TEST_CASE("LayerNorm in fp32 against the double reference, forward and backward"
     cpu::layer_norm_backward_reference(int(rows), C, xd, gd, mean, rstd, dyd, dx, dg, db);
     // The float inputs near 1000 carry 6e-5 of rounding each: xhat (order 1) is off by that over the spread of 2.
     const double tol = offset > 0 ? 2e-4 : 2e-6 * std::sqrt(double(C));
-    CHECK(worst(o.y, y) < tol);
-    CHECK(worst(o.mean, mean) < 1e-6);
-    CHECK(worst(o.rstd, rstd) < tol);
-    CHECK(worst(o.dx, dx) < 10 * tol);
-    CHECK(worst(o.dg, dg) < 1e-5 * std::sqrt(double(rows)) + tol);
-    CHECK(worst(o.db, db) < 1e-5 * std::sqrt(double(rows)));
+    CHECK(test::worst_relative_error(o.y, y) < tol);
+    CHECK(test::worst_relative_error(o.mean, mean) < 1e-6);
+    CHECK(test::worst_relative_error(o.rstd, rstd) < tol);
+    CHECK(test::worst_relative_error(o.dx, dx) < 10 * tol);
+    CHECK(test::worst_relative_error(o.dg, dg) < 1e-5 * std::sqrt(double(rows)) + tol);
+    CHECK(test::worst_relative_error(o.db, db) < 1e-5 * std::sqrt(double(rows)));
   }
 }
 
