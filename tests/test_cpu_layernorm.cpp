@@ -23,9 +23,11 @@ Out run(long rows, int C, const std::vector<float>& x, const std::vector<float>&
   cpu::ThreadPool pool(threads);
   Out o{std::vector<float>(x.size()), std::vector<float>(size_t(rows)), std::vector<float>(size_t(rows)),
         std::vector<float>(x.size()), std::vector<float>(size_t(C)), std::vector<float>(size_t(C))};
-  cpu::layer_norm_forward(rows, C, x.data(), g.data(), b.data(), o.y.data(), o.mean.data(), o.rstd.data(), pool);
-  cpu::layer_norm_backward(rows, C, x.data(), g.data(), o.mean.data(), o.rstd.data(), dy.data(), o.dx.data(),
-                           o.dg.data(), o.db.data(), pool);
+  cpu::layer_norm_forward(rows, C, 1e-5f, x.data(), g.data(), b.data(), o.y.data(), o.mean.data(), o.rstd.data(), pool);
+  cpu::layer_norm_backward_data(rows, C, x.data(), g.data(), o.mean.data(), o.rstd.data(), dy.data(), o.dx.data(),
+                                pool);
+  cpu::layer_norm_backward_params(rows, C, x.data(), o.mean.data(), o.rstd.data(), dy.data(), o.dg.data(),
+                                  o.db.data(), pool);
   return o;
 }
 
@@ -46,7 +48,7 @@ TEST_CASE("LayerNorm in fp32 against the double reference, forward and backward"
         dyd(dy.begin(), dy.end());
     std::vector<double> y(x.size()), mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows)), dx(x.size()), dg(static_cast<size_t>(C), 0.0),
         db(static_cast<size_t>(C), 0.0);
-    cpu::layer_norm_reference(int(rows), C, xd, gd, bd, y, mean, rstd);
+    cpu::layer_norm_reference(int(rows), C, 1e-5, xd, gd, bd, y, mean, rstd);
     cpu::layer_norm_backward_reference(int(rows), C, xd, gd, mean, rstd, dyd, dx, dg, db);
     // The float inputs near 1000 carry 6e-5 of rounding each: xhat (order 1) is off by that over the spread of 2.
     const double tol = offset > 0 ? 2e-4 : 2e-6 * std::sqrt(double(C));

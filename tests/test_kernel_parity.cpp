@@ -378,6 +378,41 @@ TEST_CASE("adamw_update") { check_parity(Op::adamw_update, optimizer_cases(Op::a
 
 TEST_CASE("sgd_update") { check_parity(Op::sgd_update, optimizer_cases(Op::sgd_update)); }
 
+namespace {
+
+// LayerNorm over rows x features: one row of one feature (xhat is 0: the output is the shift), odd sizes, a
+// transformer's width, rows past the CPU twin's blocks of 256 partial sums. The backward kernels take mean and rstd
+// as inputs (their formulas hold for any), drawn where the forward would put them.
+std::vector<KernelCase> layernorm_cases(Op op) {
+  std::vector<KernelCase> out;
+  for (const auto& [rows, C] : std::vector<std::pair<long, long>>{{1, 1}, {3, 7}, {37, 64}, {300, 130}, {2, 768}}) {
+    const size_t r = size_t(rows), c = size_t(C), rc = r * c;
+    std::vector<size_t> elements = op == Op::layernorm_forward    ? std::vector<size_t>{rc, r, r, rc, c, c}
+                                   : op == Op::layernorm_backward ? std::vector<size_t>{rc, rc, rc, c, r, r}
+                                                                  : std::vector<size_t>{c, c, rc, rc, r, r};
+    KernelCase k{"rows=" + std::to_string(rows) + " C=" + std::to_string(C), {}, {}, elements, {}};
+    k.entry = {.op = op, .B = rows, .C = C};
+    k.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "mean_")
+        for (auto& x : v) x = uniform(rng, -0.5, 0.5);
+      if (b == "rstd_")
+        for (auto& x : v) x = uniform(rng, 0.5, 2);
+    };
+    out.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("layernorm_forward") { check_parity(Op::layernorm_forward, layernorm_cases(Op::layernorm_forward)); }
+
+TEST_CASE("layernorm_backward") { check_parity(Op::layernorm_backward, layernorm_cases(Op::layernorm_backward)); }
+
+TEST_CASE("layernorm_backward_params") {
+  check_parity(Op::layernorm_backward_params, layernorm_cases(Op::layernorm_backward_params));
+}
+
 TEST_CASE("split_k_reduce") {
   // Outputs x slices: one slice (a copy, rounded once), the odd counts of the GEMMs' small outputs, and enough outputs
   // for the CPU twin's threads and the GPU's capped grid-stride loop. The partials are fp32 sums of many products:

@@ -110,6 +110,13 @@ struct SoftmaxXentParams {
   uint out_offset;    // losses and correct are written at out_offset + b (evaluation fills one test-set array)
 };
 
+// layernorm_forward, layernorm_backward, layernorm_backward_params: `rows` rows of C features (torch.nn.LayerNorm).
+struct LayerNormParams {
+  uint rows;
+  uint C;
+  float eps;  // added to the variance: 1e-5, torch's default
+};
+
 // argmax: predictions (B) <- the index of the first maximum of each row of logits (B,K).
 struct ArgmaxParams {
   uint B;
@@ -220,6 +227,7 @@ TRAINSCOPE_PARAMS_LAYOUT(Conv2dBackwardParams, 9, pad);
 TRAINSCOPE_PARAMS_LAYOUT(MaxPoolParams, 6, OW);
 TRAINSCOPE_PARAMS_LAYOUT(SoftmaxXentParams, 5, out_offset);
 TRAINSCOPE_PARAMS_LAYOUT(ArgmaxParams, 2, K);
+TRAINSCOPE_PARAMS_LAYOUT(LayerNormParams, 3, eps);
 TRAINSCOPE_PARAMS_LAYOUT(LossReduceParams, 2, slot);
 TRAINSCOPE_PARAMS_LAYOUT(ActBackwardParams, 2, act);
 TRAINSCOPE_PARAMS_LAYOUT(BiasAddParams, 2, OC);

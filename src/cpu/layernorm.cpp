@@ -8,13 +8,12 @@
 namespace cpu {
 namespace {
 
-constexpr float kEps = 1e-5f;     // torch.nn.LayerNorm's default
 constexpr long kRowBlock = 256;   // rows per partial sum of dg and db: fixed by the shape, never the thread count
 
 }  // namespace
 
-void layer_norm_forward(long rows, int C, const float* x, const float* g, const float* b, float* out, float* mean,
-                        float* rstd, ThreadPool& pool) {
+void layer_norm_forward(long rows, int C, float eps, const float* x, const float* g, const float* b, float* out,
+                        float* mean, float* rstd, ThreadPool& pool) {
   pool.parallel_for(size_t(rows), 16, [&](size_t r0, size_t r1) {
     for (size_t r = r0; r < r1; ++r) {
       const float* row = x + r * size_t(C);
@@ -22,7 +21,7 @@ void layer_norm_forward(long rows, int C, const float* x, const float* g, const 
       for (int c = 0; c < C; ++c) m += row[c];
       m /= float(C);
       for (int c = 0; c < C; ++c) var += (row[c] - m) * (row[c] - m);
-      const float s = 1.0f / std::sqrt(var / float(C) + kEps);
+      const float s = 1.0f / std::sqrt(var / float(C) + eps);
       mean[r] = m;
       rstd[r] = s;
       float* o = out + r * size_t(C);
@@ -31,8 +30,31 @@ void layer_norm_forward(long rows, int C, const float* x, const float* g, const 
   });
 }
 
-void layer_norm_backward(long rows, int C, const float* x, const float* g, const float* mean, const float* rstd,
-                         const float* dout, float* dx, float* dg, float* db, ThreadPool& pool) {
+void layer_norm_backward_data(long rows, int C, const float* x, const float* g, const float* mean, const float* rstd,
+                              const float* dout, float* dx, ThreadPool& pool) {
+  pool.parallel_for(size_t(rows), 16, [&](size_t r0, size_t r1) {
+    for (size_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * size_t(C);
+      const float* d = dout + r * size_t(C);
+      const float m = mean[r], s = rstd[r];
+      float mean_d = 0, mean_dx = 0;
+      for (int c = 0; c < C; ++c) {
+        const float dxhat = d[c] * g[c];
+        mean_d += dxhat;
+        mean_dx += dxhat * (xr[c] - m) * s;
+      }
+      mean_d /= float(C);
+      mean_dx /= float(C);
+      float* o = dx + r * size_t(C);
+      for (int c = 0; c < C; ++c) o[c] = s * (d[c] * g[c] - mean_d - (xr[c] - m) * s * mean_dx);
+    }
+  });
+}
+
+void layer_norm_backward_params(long rows, int C, const float* x, const float* mean, const float* rstd,
+                                const float* dout, float* dg, float* db, ThreadPool& pool) {
+  // Each block of rows summed into its own partials (rows read in order, contiguous over the features), then the
+  // blocks in order: the same sums on any number of threads.
   const long blocks = (rows + kRowBlock - 1) / kRowBlock;
   std::vector<float> partial_g(size_t(blocks) * size_t(C)), partial_b(size_t(blocks) * size_t(C));
   pool.parallel_for(size_t(blocks), 1, [&](size_t i0, size_t i1) {
@@ -44,25 +66,19 @@ void layer_norm_backward(long rows, int C, const float* x, const float* g, const
       for (long r = long(i) * kRowBlock; r < std::min(rows, long(i + 1) * kRowBlock); ++r) {
         const float* xr = x + size_t(r) * size_t(C);
         const float* d = dout + size_t(r) * size_t(C);
-        const float m = mean[r], s = rstd[r];
-        float mean_d = 0, mean_dx = 0;
         for (int c = 0; c < C; ++c) {
-          const float xhat = (xr[c] - m) * s, dxhat = d[c] * g[c];
-          mean_d += dxhat;
-          mean_dx += dxhat * xhat;
-          pg[c] += d[c] * xhat;
+          pg[c] += d[c] * (xr[c] - mean[r]) * rstd[r];
           pb[c] += d[c];
         }
-        mean_d /= float(C);
-        mean_dx /= float(C);
-        float* o = dx + size_t(r) * size_t(C);
-        for (int c = 0; c < C; ++c) o[c] = s * (d[c] * g[c] - mean_d - (xr[c] - m) * s * mean_dx);
       }
     }
   });
   for (int c = 0; c < C; ++c) {
     float sg = 0, sb = 0;
-    for (long i = 0; i < blocks; ++i) sg += partial_g[size_t(i) * size_t(C) + size_t(c)], sb += partial_b[size_t(i) * size_t(C) + size_t(c)];
+    for (long i = 0; i < blocks; ++i) {
+      sg += partial_g[size_t(i) * size_t(C) + size_t(c)];
+      sb += partial_b[size_t(i) * size_t(C) + size_t(c)];
+    }
     dg[c] = sg;
     db[c] = sb;
   }

@@ -53,7 +53,7 @@ struct Norm {
 };
 Norm layer_norm(const Vec& x, int T, int C, const double* g, const double* b) {
   Norm n{Vec(size_t(T)), Vec(size_t(T)), Vec(x.size())};
-  layer_norm_reference(T, C, x, {g, size_t(C)}, {b, size_t(C)}, n.out, n.mean, n.rstd);
+  layer_norm_reference(T, C, kLayerNormEps, x, {g, size_t(C)}, {b, size_t(C)}, n.out, n.mean, n.rstd);
   return n;
 }
 
@@ -134,7 +134,7 @@ void check(const TransformerShape& s, std::span<const double> params, const core
 
 }  // namespace
 
-void layer_norm_reference(int rows, int C, std::span<const double> x, std::span<const double> g,
+void layer_norm_reference(int rows, int C, double eps, std::span<const double> x, std::span<const double> g,
                           std::span<const double> b, std::span<double> out, std::span<double> mean,
                           std::span<double> rstd) {
   for (int t = 0; t < rows; ++t) {
@@ -144,7 +144,7 @@ void layer_norm_reference(int rows, int C, std::span<const double> x, std::span<
     m /= C;
     for (int c = 0; c < C; ++c) var += (row[c] - m) * (row[c] - m);
     mean[size_t(t)] = m;
-    rstd[size_t(t)] = 1 / std::sqrt(var / C + kLayerNormEps);
+    rstd[size_t(t)] = 1 / std::sqrt(var / C + eps);
     for (int c = 0; c < C; ++c) out[size_t(t) * size_t(C) + size_t(c)] = (row[c] - m) * rstd[size_t(t)] * g[size_t(c)] + b[size_t(c)];
   }
 }

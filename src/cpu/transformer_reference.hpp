@@ -59,8 +59,9 @@ struct TransformerResult {
 };
 
 // LayerNorm of `rows` rows of C features (torch.nn.LayerNorm, Ba et al. 2016): out = (x - mean) rstd g + b with the
-// biased variance and rstd = 1 / sqrt(var + 1e-5); each row's mean and rstd kept for the backward.
-void layer_norm_reference(int rows, int C, std::span<const double> x, std::span<const double> g,
+// biased variance and rstd = 1 / sqrt(var + eps) (torch: 1e-5); each row's mean and rstd kept for the backward. The
+// reference of the layernorm kernels (src/cpu/ops/layernorm_*.cpp) and of the transformer's whole step.
+void layer_norm_reference(int rows, int C, double eps, std::span<const double> x, std::span<const double> g,
                           std::span<const double> b, std::span<double> out, std::span<double> mean,
                           std::span<double> rstd);
 // Its backward: with xhat = (x - mean) rstd and dxhat = dout g, dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat
