@@ -34,6 +34,29 @@ void axpy(float scale, const float* x, float* out, int n) {
 
 float score_scale(const AttentionShape& s) { return 1.0f / std::sqrt(static_cast<float>(s.D)); }
 
+// Rows u0..u1-1 of one of q, k, v (part: 0, 1, 2) of a head, transposed into `panel` (D x n, n = u1 - u0): so that the
+// dot products of one vector with all of them are loops over contiguous keys, which vectorize (a dot product over
+// D features would end in a horizontal sum per key).
+void pack_transposed(const Head& hd, const float* qkv, int part, int u0, int u1, std::vector<float>& panel) {
+  const int n = u1 - u0, D = hd.s.D;
+  panel.resize(size_t(D) * size_t(n));
+  for (int u = u0; u < u1; ++u) {
+    const float* x = qkv + hd.q(u) + size_t(part * hd.s.C());
+    for (int d = 0; d < D; ++d) panel[size_t(d) * size_t(n) + size_t(u - u0)] = x[d];
+  }
+}
+
+// out[c] = sum over d of x[d] * panel[d][c] for c < n (panel D x width, n <= width), d ascending: x against the
+// first n packed rows.
+void dots(const float* x, const std::vector<float>& panel, int D, int width, int n, float* out) {
+  std::fill_n(out, n, 0.0f);
+  for (int d = 0; d < D; ++d) {
+    const float xd = x[d];
+    const float* row = &panel[size_t(d) * size_t(width)];
+    for (int c = 0; c < n; ++c) out[c] += xd * row[c];
+  }
+}
+
 // Sets this head's columns of dq, dk and dv to zero (each head's task owns them: no other thread writes there).
 void zero_head(const Head& hd, float* dqkv) {
   for (int t = 0; t < hd.s.T; ++t) {
@@ -49,25 +72,24 @@ void fused_query_block(const Head& hd, const float* qkv, int t0, int t1, float* 
   const int D = hd.s.D, rows = t1 - t0;
   const float scale = score_scale(hd.s), none = -std::numeric_limits<float>::infinity();
   std::vector<float> m(size_t(rows), none), l(size_t(rows), 0.0f), acc(size_t(rows) * size_t(D), 0.0f);
-  std::vector<float> tile(size_t(rows) * kAttentionKeyBlock);
+  std::vector<float> keys, s(kAttentionKeyBlock);  // the key block, transposed; a row's scores against it
   for (int u0 = 0; u0 < t1; u0 += kAttentionKeyBlock) {
-    const int u1 = std::min(t1, u0 + kAttentionKeyBlock);
+    const int u1 = std::min(t1, u0 + kAttentionKeyBlock), n = u1 - u0;
+    pack_transposed(hd, qkv, 1, u0, u1, keys);
     for (int r = 0; r < rows; ++r) {
       const int t = t0 + r;
-      float* s = &tile[size_t(r) * kAttentionKeyBlock];
+      if (u0 > t) continue;  // every key of this block is after this query
+      const int last = std::min(u1, t + 1);  // keys u0..last-1 are at or before it
+      dots(qkv + hd.q(t), keys, D, n, n, s.data());
       float block_max = none;
-      for (int u = u0; u < u1; ++u) {
-        s[u - u0] = u <= t ? dot(qkv + hd.q(t), qkv + hd.k(u), D) * scale : none;
-        block_max = std::max(block_max, s[u - u0]);
-      }
-      if (block_max == none) continue;  // every key of this block is after this query
+      for (int u = u0; u < last; ++u) block_max = std::max(block_max, s[size_t(u - u0)] *= scale);
       const float m_new = std::max(m[size_t(r)], block_max);
       const float correction = std::exp(m[size_t(r)] - m_new);  // 0 while m is still -inf
       float* a = &acc[size_t(r) * size_t(D)];
       l[size_t(r)] *= correction;
       for (int d = 0; d < D; ++d) a[d] *= correction;
-      for (int u = u0; u < u1 && u <= t; ++u) {
-        const float p = std::exp(s[u - u0] - m_new);
+      for (int u = u0; u < last; ++u) {
+        const float p = std::exp(s[size_t(u - u0)] - m_new);
         l[size_t(r)] += p;
         axpy(p, qkv + hd.v(u), a, D);
       }
@@ -86,13 +108,15 @@ void fused_query_block(const Head& hd, const float* qkv, int t0, int t1, float* 
 void attention_forward_naive(const AttentionShape& s, const float* qkv, float* att, float* y, ThreadPool& pool) {
   const float scale = score_scale(s);
   pool.parallel_for(size_t(s.B) * size_t(s.H), 1, [&](size_t i0, size_t i1) {
-    std::vector<float> acc(size_t(s.D));
+    std::vector<float> acc(size_t(s.D)), keys;
     for (size_t i = i0; i < i1; ++i) {
       const Head hd{s, int(i / size_t(s.H)), int(i % size_t(s.H))};
+      pack_transposed(hd, qkv, 1, 0, s.T, keys);  // every key of the head, transposed
       for (int t = 0; t < s.T; ++t) {
         float* row = att + hd.stat(t) * size_t(s.T);
+        dots(qkv + hd.q(t), keys, s.D, s.T, t + 1, row);  // the scores of keys 0..t (the panel's first t + 1 columns)
         float max = -std::numeric_limits<float>::infinity(), sum = 0;
-        for (int u = 0; u <= t; ++u) max = std::max(max, row[u] = dot(qkv + hd.q(t), qkv + hd.k(u), s.D) * scale);
+        for (int u = 0; u <= t; ++u) max = std::max(max, row[u] *= scale);
         for (int u = 0; u <= t; ++u) sum += row[u] = std::exp(row[u] - max);
         const float inv = 1.0f / sum;
         std::fill(acc.begin(), acc.end(), 0.0f);
@@ -108,16 +132,17 @@ void attention_backward_naive(const AttentionShape& s, const float* qkv, const f
                               float* dqkv, ThreadPool& pool) {
   const float scale = score_scale(s);
   pool.parallel_for(size_t(s.B) * size_t(s.H), 1, [&](size_t i0, size_t i1) {
-    std::vector<float> datt(size_t(s.T));
+    std::vector<float> datt(size_t(s.T)), values;
     for (size_t i = i0; i < i1; ++i) {
       const Head hd{s, int(i / size_t(s.H)), int(i % size_t(s.H))};
       zero_head(hd, dqkv);
+      pack_transposed(hd, qkv, 2, 0, s.T, values);  // every value of the head, transposed
       for (int t = 0; t < s.T; ++t) {
         const float* row = att + hd.stat(t) * size_t(s.T);
         const float* g = dy + hd.out(t);
+        dots(g, values, s.D, s.T, t + 1, datt.data());  // datt[u] = dy_t . v_u
         float weighted = 0;
         for (int u = 0; u <= t; ++u) {
-          datt[size_t(u)] = dot(g, qkv + hd.v(u), s.D);
           axpy(row[u], g, dqkv + hd.v(u), s.D);
           weighted += row[u] * datt[size_t(u)];
         }
@@ -148,23 +173,32 @@ void attention_backward_fused(const AttentionShape& s, const float* qkv, const f
   const float scale = score_scale(s);
   pool.parallel_for(size_t(s.B) * size_t(s.H), 1, [&](size_t i0, size_t i1) {
     std::vector<float> delta(size_t(s.T));  // dy_t . y_t = sum over u of p dp (FlashAttention-2's D)
+    std::vector<float> keys, values, p(kAttentionKeyBlock), dp(kAttentionKeyBlock);
     for (size_t i = i0; i < i1; ++i) {
       const Head hd{s, int(i / size_t(s.H)), int(i % size_t(s.H))};
       zero_head(hd, dqkv);
       for (int t = 0; t < s.T; ++t) delta[size_t(t)] = dot(dy + hd.out(t), y + hd.out(t), s.D);
-      // Tile by tile, as the forward: a block of queries against the blocks of keys up to it.
+      // Tile by tile, as the forward: a block of queries against the blocks of keys up to it, each key block's keys
+      // and values transposed once, the probabilities recomputed from the log-sum-exp.
       for (int t0 = 0; t0 < s.T; t0 += kAttentionQueryBlock) {
         const int t1 = std::min(s.T, t0 + kAttentionQueryBlock);
         for (int u0 = 0; u0 < t1; u0 += kAttentionKeyBlock) {
-          const int u1 = std::min(t1, u0 + kAttentionKeyBlock);
-          for (int t = t0; t < t1; ++t)
-            for (int u = u0; u < u1 && u <= t; ++u) {
-              const float p = std::exp(dot(qkv + hd.q(t), qkv + hd.k(u), s.D) * scale - lse[hd.stat(t)]);
-              const float ds = p * (dot(dy + hd.out(t), qkv + hd.v(u), s.D) - delta[size_t(t)]) * scale;
-              axpy(p, dy + hd.out(t), dqkv + hd.v(u), s.D);
+          const int u1 = std::min(t1, u0 + kAttentionKeyBlock), n = u1 - u0;
+          pack_transposed(hd, qkv, 1, u0, u1, keys);
+          pack_transposed(hd, qkv, 2, u0, u1, values);
+          for (int t = std::max(t0, u0); t < t1; ++t) {
+            const int last = std::min(u1, t + 1);
+            dots(qkv + hd.q(t), keys, s.D, n, last - u0, p.data());
+            dots(dy + hd.out(t), values, s.D, n, last - u0, dp.data());
+            for (int u = u0; u < last; ++u) {
+              const size_t c = size_t(u - u0);
+              p[c] = std::exp(p[c] * scale - lse[hd.stat(t)]);
+              const float ds = p[c] * (dp[c] - delta[size_t(t)]) * scale;
+              axpy(p[c], dy + hd.out(t), dqkv + hd.v(u), s.D);
               axpy(ds, qkv + hd.k(u), dqkv + hd.q(t), s.D);
               axpy(ds, qkv + hd.q(t), dqkv + hd.k(u), s.D);
             }
+          }
         }
       }
     }
