@@ -6,6 +6,7 @@
 // Adding a kernel = one more TEST_CASE here.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -411,6 +412,24 @@ TEST_CASE("layernorm_backward") { check_parity(Op::layernorm_backward, layernorm
 
 TEST_CASE("layernorm_backward_params") {
   check_parity(Op::layernorm_backward_params, layernorm_cases(Op::layernorm_backward_params));
+}
+
+TEST_CASE("attention_forward_fused") {
+  // (B, T, heads, D): one position; a partial tile of 37 rows and 3 heads; a head size of 1 over three tiles; several
+  // tiles of both kinds; the largest head (64 features: the shader's shared tiles are then 16 KiB, Vulkan's minimum).
+  std::vector<KernelCase> cases;
+  for (const auto& [B, T, heads, D] : std::vector<std::array<long, 4>>{
+           {1, 1, 1, 1}, {2, 37, 3, 8}, {1, 70, 1, 1}, {2, 130, 2, 16}, {1, 65, 1, 64}}) {
+    const size_t C = size_t(heads * D), rows = size_t(B * T);
+    KernelCase k{"B=" + std::to_string(B) + " T=" + std::to_string(T) + " heads=" + std::to_string(heads) +
+                     " D=" + std::to_string(D),
+                 {}, {}, {rows * C, size_t(B * heads * T), rows * 3 * C}, {}};
+    k.entry = {.op = Op::attention_forward_fused, .B = B, .C = long(C)};
+    k.entry.T = T;
+    k.entry.heads = int(heads);
+    cases.push_back(k);
+  }
+  check_parity(Op::attention_forward_fused, cases);
 }
 
 TEST_CASE("split_k_reduce") {

@@ -117,6 +117,15 @@ struct LayerNormParams {
   float eps;  // added to the variance: 1e-5, torch's default
 };
 
+// attention_forward_fused: causal multi-head attention of B sequences of T positions, H heads of D features.
+struct AttentionParams {
+  uint B;
+  uint T;
+  uint H;
+  uint D;        // at most 64 (the shader's MAX_D: its shared tiles and registers)
+  float scale;   // 1 / sqrt(D)
+};
+
 // argmax: predictions (B) <- the index of the first maximum of each row of logits (B,K).
 struct ArgmaxParams {
   uint B;
@@ -228,6 +237,7 @@ TRAINSCOPE_PARAMS_LAYOUT(MaxPoolParams, 6, OW);
 TRAINSCOPE_PARAMS_LAYOUT(SoftmaxXentParams, 5, out_offset);
 TRAINSCOPE_PARAMS_LAYOUT(ArgmaxParams, 2, K);
 TRAINSCOPE_PARAMS_LAYOUT(LayerNormParams, 3, eps);
+TRAINSCOPE_PARAMS_LAYOUT(AttentionParams, 5, scale);
 TRAINSCOPE_PARAMS_LAYOUT(LossReduceParams, 2, slot);
 TRAINSCOPE_PARAMS_LAYOUT(ActBackwardParams, 2, act);
 TRAINSCOPE_PARAMS_LAYOUT(BiasAddParams, 2, OC);

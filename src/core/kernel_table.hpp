@@ -75,6 +75,7 @@ enum class Role : uint8_t {
   Weights16,             // the flat 16-bit weights copy the optimizers write (16-bit storage only)
   Scaler, ScaleHistory,  // fp16: the loss scaler's state, and its (scale, found_inf) per step slot
   NormMean, NormRstd,    // a LayerNorm's per-row mean and 1 / standard deviation, fp32 (kept for its backward)
+  AttnLse,               // fused attention: each query row's log-sum-exp of its scores, fp32 (kept for its backward)
   // Tensors of core::TensorLayout that no binding of the table names:
   SplitKPartials,        // the fp32 partial products of a split matmul_backward_weight (gpu::Kernels binds them)
   Placeholder,           // 16 bytes bound where a kernel binds a role without a tensor (the logits layer's preact)

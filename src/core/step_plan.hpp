@@ -36,6 +36,9 @@ struct PlanEntry {
   // A per-pixel kernel of a convolutional layer (bias_add, act_forward, act_backward, bias_backward over its output):
   // the pixels per sample (OH x OW), B then counting pixel rows (samples x pixels); 1 elsewhere.
   long pixels = 1;
+  // Attention (the transformer): B sequences of T positions, `heads` heads of C / heads features each (C the width).
+  long T = 0;
+  int heads = 0;
   long OH() const { return op_is_pool() ? H / 2 : H + 2 * pad - KS + 1; }  // the output's height and width
   long OW() const { return op_is_pool() ? W / 2 : W + 2 * pad - KS + 1; }
   bool op_is_pool() const { return op == Op::max_pool_forward || op == Op::max_pool_backward; }

@@ -172,7 +172,7 @@ void layer_norm_backward_reference(int rows, int C, std::span<const double> x, s
 }
 
 void attention_reference(const AttentionShape& s, std::span<const double> qkv, std::span<double> y,
-                         std::span<double> att) {
+                         std::span<double> att, std::span<double> lse) {
   const int T = s.T, C = s.C(), H = s.H, D = s.D;
   const double scale = 1 / std::sqrt(double(D));
   for (int b = 0; b < s.B; ++b) {
@@ -192,6 +192,7 @@ void attention_reference(const AttentionShape& s, std::span<const double> qkv, s
         }
         for (int u = 0; u <= t; ++u) sum += row[u] = std::exp(row[u] - max);
         for (int u = 0; u <= t; ++u) row[u] /= sum;
+        if (!lse.empty()) lse[(size_t(b) * size_t(H) + size_t(h)) * size_t(T) + size_t(t)] = max + std::log(sum);
         for (int d = 0; d < D; ++d) {
           double v = 0;
           for (int u = 0; u <= t; ++u) v += row[u] * at(u, 2, h, d);

@@ -78,8 +78,10 @@ struct AttentionShape {
   int B = 0, T = 0, H = 0, D = 0;
   int C() const { return H * D; }
 };
+// lse (B, H, T), where not empty: each row's log of the sum of exp(score) over its positions (the fused kernels keep
+// it for their backward).
 void attention_reference(const AttentionShape& s, std::span<const double> qkv, std::span<double> y,
-                         std::span<double> att);
+                         std::span<double> att, std::span<double> lse = {});
 // Its backward: dqkv (B*T, 3C, overwritten) from dy (B*T, C) and the forward's att. dv_u = sum_t att[t][u] dy_t;
 // the softmax's dscore = att (datt - sum att datt) with datt[t][u] = dy_t . v_u; dq_t = sum_u dscore k_u / sqrt(D),
 // dk_u = sum_t dscore q_t / sqrt(D).
