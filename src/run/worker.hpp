@@ -17,7 +17,7 @@
 #include "core/timeline.hpp"
 #include "core/trainer.hpp"
 #include "run/command.hpp"
-#include "run/session.hpp"
+#include "run/session_types.hpp"
 #include "run/turns.hpp"
 
 namespace run {
