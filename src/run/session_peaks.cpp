@@ -96,6 +96,53 @@ bool SessionPeaks::wait_until(bool paused, double seconds) {
   }
 }
 
+// One backend's figures; a failure is a record saying why (and a line of `failed`). Throws Abandoned when stopped.
+core::BackendPeaks SessionPeaks::measure_one(const std::string& name, const core::PeakProgress& progress,
+                                             bool between_turns, std::vector<std::string>& failed) {
+  core::BackendPeaks b;
+  b.backend = name;
+  try {
+    set_stage(name + ": starting");
+    const PeaksLookup found = measure_ ? measure_(name, progress)
+                                       : lookup_peaks(name, device_, PeaksPolicy::Remeasure, cache_, progress);
+    b.peaks = found.peaks;
+    b.source = "measured";
+    b.note = found.warning;
+    // Between turns the probes' own load reading counts this session's training: the machine's load is the
+    // one before training started.
+    if (between_turns && load_now_ >= 0 && found.saved) {
+      b.peaks->load_average = load_now_;
+      try {
+        core::save_peaks(cache_, *b.peaks);
+      } catch (const core::Error& e) {
+        b.note = e.what();
+      }
+    }
+  } catch (const core::Error& e) {
+    b.source = "not measured";
+    b.note = e.what();
+    failed.push_back(fmt::format("{}: {}", name, e.what()));
+  }
+  return b;
+}
+
+// Records b unless it is a failure for a backend measured before, and clears its staleness once measured.
+void SessionPeaks::keep(const core::BackendPeaks& b) {
+  std::lock_guard lock(mutex_);
+  for (auto& old : state_.backends)
+    if (old.backend == b.backend && (b.peaks || !old.peaks)) old = b;  // a failure keeps figures measured before
+  if (b.peaks) stale_.erase(std::remove(stale_.begin(), stale_.end(), b.backend), stale_.end());
+}
+
+std::vector<std::string> SessionPeaks::to_measure(bool only_missing) const {
+  std::vector<std::string> names;
+  std::lock_guard lock(mutex_);
+  for (const auto& b : state_.backends)
+    if (!only_missing || !b.peaks || std::find(stale_.begin(), stale_.end(), b.backend) != stale_.end())
+      names.push_back(b.backend);
+  return names;
+}
+
 void SessionPeaks::run(bool only_missing, std::optional<BetweenTurns> between_turns) {
   // Between turns: the class sees training first; a user's pause (then or later) is kept.
   if (between_turns && !sleep_for(between_turns->warmup_s)) return finish("");
@@ -113,13 +160,7 @@ void SessionPeaks::run(bool only_missing, std::optional<BetweenTurns> between_tu
                           "press Re-measure peaks again when the steps are shorter",
                           kPauseTimeoutSeconds);
   } else {
-    std::vector<std::string> names;
-    {
-      std::lock_guard lock(mutex_);
-      for (const auto& b : state_.backends)
-        if (!only_missing || !b.peaks || std::find(stale_.begin(), stale_.end(), b.backend) != stale_.end())
-          names.push_back(b.backend);
-    }
+    const std::vector<std::string> names = to_measure(only_missing);
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::string> failed;
     for (const auto& name : names) {
@@ -149,35 +190,12 @@ void SessionPeaks::run(bool only_missing, std::optional<BetweenTurns> between_tu
         set_stage(what);
       };
       core::BackendPeaks b;
-      b.backend = name;
       try {
-        set_stage(name + ": starting");
-        const PeaksLookup found = measure_ ? measure_(name, progress)
-                                           : lookup_peaks(name, device_, PeaksPolicy::Remeasure, cache_, progress);
-        b.peaks = found.peaks;
-        b.source = "measured";
-        b.note = found.warning;
-        // Between turns the probes' own load reading counts this session's training: the machine's load is the
-        // one before training started.
-        if (between_turns && load_now_ >= 0 && found.saved) {
-          b.peaks->load_average = load_now_;
-          try {
-            core::save_peaks(cache_, *b.peaks);
-          } catch (const core::Error& e) {
-            b.note = e.what();
-          }
-        }
+        b = measure_one(name, progress, between_turns.has_value(), failed);
       } catch (const Abandoned&) {
         break;
-      } catch (const core::Error& e) {
-        b.source = "not measured";
-        b.note = e.what();
-        failed.push_back(fmt::format("{}: {}", name, e.what()));
       }
-      std::lock_guard lock(mutex_);
-      for (auto& old : state_.backends)
-        if (old.backend == name && (b.peaks || !old.peaks)) old = b;  // a failure keeps figures measured before
-      if (b.peaks) stale_.erase(std::remove(stale_.begin(), stale_.end(), name), stale_.end());
+      keep(b);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     message = !failed.empty() ? fmt::format("peaks not measured: {}", fmt::join(failed, "; "))

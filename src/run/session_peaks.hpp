@@ -72,6 +72,10 @@ class SessionPeaks {
 
  private:
   void run(bool only_missing, std::optional<BetweenTurns> between_turns);
+  std::vector<std::string> to_measure(bool only_missing) const;  // the backends this run measures
+  core::BackendPeaks measure_one(const std::string& name, const core::PeakProgress& progress, bool between_turns,
+                                 std::vector<std::string>& failed);
+  void keep(const core::BackendPeaks& b);
   bool wait_until_paused();  // false: stopped, or timed out
   // Until every trainer is paused (and not building) or runs, as `paused` says; false: stopped, or timed out.
   bool wait_until(bool paused, double seconds);

@@ -17,7 +17,7 @@
 #include "core/timeline.hpp"
 #include "core/trainer.hpp"
 #include "run/command.hpp"
-#include "run/session.hpp"
+#include "run/session_types.hpp"
 #include "run/turns.hpp"
 
 namespace run {
@@ -84,6 +84,12 @@ class Worker {
   void start_fresh();
   Next apply_commands();
   Next handle(const Command& c);
+  // The settings commands that check their value first (worker_commands.cpp): each applies c or refuses it.
+  void set_learning_rate(const Command& c);
+  void set_batch(const Command& c);
+  void set_precision(const Command& c);
+  void set_input(const Command& c);
+  void set_threads(const Command& c);
   void rebuild(const Command& c, const core::TrainConfig& next, const std::string& label);
   void refuse(const Command& c, const std::string& message);
   void collect();

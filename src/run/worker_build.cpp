@@ -8,6 +8,7 @@
 
 #include "core/batches.hpp"
 #include "core/error.hpp"
+#include "core/memory_budget.hpp"
 #include "core/progress.hpp"
 #include "run/explain.hpp"
 #include "run/worker.hpp"

@@ -72,34 +72,8 @@ Worker::Next Worker::handle(const Command& c) {
       if (paused_) step_budget_ = 1;
       return Next::Train;
     case K::Reset: pending_reset_ = c; return Next::Restart;
-    case K::SetLearningRate: {
-      if (c.lr == cfg_.lr) return Next::Train;
-      if (const std::string why = refusal(core::rules::lr, c.lr); !why.empty()) {
-        refuse(c, fmt::format("learning rate refused: {}", why));
-        return Next::Train;
-      }
-      collect();
-      const std::string label = fmt::format("lr {:g} -> {:g}", cfg_.lr, c.lr);
-      trainer_->set_learning_rate(c.lr);
-      cfg_.lr = c.lr;
-      std::lock_guard lock(run_mutex_);
-      run_.config = cfg_;
-      run_.running.lr = trainer_->learning_rate();
-      run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});
-      return Next::Train;
-    }
-    case K::SetBatch: {
-      if (c.value == cfg_.batch) return Next::Train;
-      if (const std::string why = refusal(core::rules::batch, c.value); !why.empty() || c.value > data_->train.count) {
-        refuse(c, fmt::format("batch {} refused: must be 1..{} (at most the training set size)", c.value,
-                              std::min<long long>(core::rules::batch.max, data_->train.count)));
-        return Next::Train;
-      }
-      core::TrainConfig next = cfg_;
-      next.batch = c.value;
-      rebuild(c, next, fmt::format("batch {} -> {}", cfg_.batch, c.value));
-      return Next::Train;
-    }
+    case K::SetLearningRate: set_learning_rate(c); return Next::Train;
+    case K::SetBatch: set_batch(c); return Next::Train;
     case K::SetOptimizer: {
       if (c.optimizer == cfg_.optimizer) return Next::Train;
       core::TrainConfig next = cfg_;
@@ -107,20 +81,7 @@ Worker::Next Worker::handle(const Command& c) {
       rebuild(c, next, fmt::format("{} -> {}", core::to_string(cfg_.optimizer), core::to_string(c.optimizer)));
       return Next::Train;
     }
-    case K::SetPrecision: {
-      if (c.precision == cfg_.precision) return Next::Train;
-      const std::string label =
-          fmt::format("{} -> {}", core::to_string(cfg_.precision), core::to_string(c.precision));
-      const std::string why = trainer_->unsupported_reason(c.precision);
-      if (!why.empty()) {
-        refuse(c, fmt::format("{} refused: {}", label, why));
-        return Next::Train;
-      }
-      core::TrainConfig next = cfg_;
-      next.precision = c.precision;
-      rebuild(c, next, label);
-      return Next::Train;
-    }
+    case K::SetPrecision: set_precision(c); return Next::Train;
     case K::SetToggle: {
       if (cfg_.execution[c.toggle] == c.on) return Next::Train;
       core::TrainConfig next = cfg_;
@@ -128,33 +89,77 @@ Worker::Next Worker::handle(const Command& c) {
       rebuild(c, next, fmt::format("{} {}", core::to_string(c.toggle), c.on ? "on" : "off"));
       return Next::Train;
     }
-    case K::SetInput: {
-      if (c.input == cfg_.input) return Next::Train;
-      for (auto [rule, value] : {std::pair{&core::rules::loader_threads, c.input.loader_threads},
-                                 {&core::rules::prefetch, c.input.prefetch}})
-        if (const std::string why = refusal(*rule, value); !why.empty()) {
-          refuse(c, fmt::format("input refused: {}", why));
-          return Next::Train;
-        }
-      core::TrainConfig next = cfg_;
-      next.input = c.input;
-      // The loader is the new trainer's (run::backends_from_config): it starts at this step's place in the epoch.
-      rebuild(c, next, fmt::format("input {}", core::to_string(c.input)));
-      return Next::Train;
-    }
-    case K::SetThreads: {
-      if (spec_.name != "cpu" || c.value == cfg_.threads) return Next::Train;
-      if (const std::string why = refusal(core::rules::threads, c.value); !why.empty()) {
-        refuse(c, fmt::format("threads refused: {}", why));
-        return Next::Train;
-      }
-      core::TrainConfig next = cfg_;
-      next.threads = c.value;
-      rebuild(c, next, fmt::format("threads {} -> {}", cfg_.threads, c.value));
-      return Next::Train;
-    }
+    case K::SetInput: set_input(c); return Next::Train;
+    case K::SetThreads: set_threads(c); return Next::Train;
   }
   return Next::Train;
+}
+
+void Worker::set_learning_rate(const Command& c) {
+  if (c.lr == cfg_.lr) return;
+  if (const std::string why = refusal(core::rules::lr, c.lr); !why.empty()) {
+    refuse(c, fmt::format("learning rate refused: {}", why));
+    return;
+  }
+  collect();
+  const std::string label = fmt::format("lr {:g} -> {:g}", cfg_.lr, c.lr);
+  trainer_->set_learning_rate(c.lr);
+  cfg_.lr = c.lr;
+  std::lock_guard lock(run_mutex_);
+  run_.config = cfg_;
+  run_.running.lr = trainer_->learning_rate();
+  run_.markers.push_back({static_cast<long>(run_.step_losses.size()), clock_.seconds(), label});
+}
+
+void Worker::set_batch(const Command& c) {
+  if (c.value == cfg_.batch) return;
+  if (const std::string why = refusal(core::rules::batch, c.value); !why.empty() || c.value > data_->train.count) {
+    refuse(c, fmt::format("batch {} refused: must be 1..{} (at most the training set size)", c.value,
+                          std::min<long long>(core::rules::batch.max, data_->train.count)));
+    return;
+  }
+  core::TrainConfig next = cfg_;
+  next.batch = c.value;
+  rebuild(c, next, fmt::format("batch {} -> {}", cfg_.batch, c.value));
+}
+
+void Worker::set_precision(const Command& c) {
+  if (c.precision == cfg_.precision) return;
+  const std::string label =
+      fmt::format("{} -> {}", core::to_string(cfg_.precision), core::to_string(c.precision));
+  const std::string why = trainer_->unsupported_reason(c.precision);
+  if (!why.empty()) {
+    refuse(c, fmt::format("{} refused: {}", label, why));
+    return;
+  }
+  core::TrainConfig next = cfg_;
+  next.precision = c.precision;
+  rebuild(c, next, label);
+}
+
+void Worker::set_input(const Command& c) {
+  if (c.input == cfg_.input) return;
+  for (auto [rule, value] : {std::pair{&core::rules::loader_threads, c.input.loader_threads},
+                             {&core::rules::prefetch, c.input.prefetch}})
+    if (const std::string why = refusal(*rule, value); !why.empty()) {
+      refuse(c, fmt::format("input refused: {}", why));
+      return;
+    }
+  core::TrainConfig next = cfg_;
+  next.input = c.input;
+  // The loader is the new trainer's (run::backends_from_config): it starts at this step's place in the epoch.
+  rebuild(c, next, fmt::format("input {}", core::to_string(c.input)));
+}
+
+void Worker::set_threads(const Command& c) {
+  if (spec_.name != "cpu" || c.value == cfg_.threads) return;
+  if (const std::string why = refusal(core::rules::threads, c.value); !why.empty()) {
+    refuse(c, fmt::format("threads refused: {}", why));
+    return;
+  }
+  core::TrainConfig next = cfg_;
+  next.threads = c.value;
+  rebuild(c, next, fmt::format("threads {} -> {}", cfg_.threads, c.value));
 }
 
 }  // namespace run

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "ui/dashboard_tabs.hpp"
 #include "ui/layout.hpp"
 #include "ui/panel_bandwidth.hpp"
 #include "ui/panel_boundary.hpp"
@@ -25,15 +26,6 @@
 #include "ui/settings.hpp"
 
 namespace ui {
-
-// The views beside the plots.
-enum class Tab { Controls, Kernels, Memory, Bandwidth, Roofline, Timeline, Sweep, Boundary, Model };
-inline constexpr Tab kTabs[] = {Tab::Controls, Tab::Kernels, Tab::Memory,   Tab::Bandwidth, Tab::Roofline,
-                                Tab::Timeline, Tab::Sweep,   Tab::Boundary, Tab::Model};
-// "controls", "kernels", "memory", "bandwidth", "roofline", "timeline", "sweep", "boundary", "model"
-const char* tab_name(Tab tab);
-std::optional<Tab> parse_tab(std::string_view name);  // the inverse; nullopt for an unknown name
-const char* tab_title(Tab tab);                       // "Controls", "Kernels", ...: the tab's title on screen
 
 // The screen rectangles of the last frame's parts (for the layout test and for overlays).
 struct DrawnLayout {

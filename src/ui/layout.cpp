@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/dashboard.hpp"  // the tabs (kTabs, tab_title)
 #include "ui/text_fit.hpp"
 
 namespace ui {

@@ -165,24 +165,19 @@ int batch_label_stride(float span, float widest, float gap) {
   return 12;
 }
 
-void SweepPanel::draw_plot(const run::SweepResult& r, float height) {
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float width = ImGui::GetContentRegionAvail().x;
-  ImGui::Dummy(ImVec2(width, height));
-  const float font = ImGui::GetFontSize();
-  const ImU32 axis = ImGui::GetColorU32(ImGuiCol_Text);
-  const ImU32 grid = ImGui::GetColorU32(ImGuiCol_TextDisabled, 0.35f);
+namespace {
 
-  // The series: their legend names and colours. The first CPU series is the reference (all threads); another
-  // thread count is drawn lighter.
-  struct Series {
-    std::string key, name;
-    ImU32 color;
-  };
-  std::vector<Series> series;
+// One line of the plot: its key in the result, its legend name and its colour.
+struct SweepSeries {
+  std::string key, name;
+  ImU32 color;
+};
+
+// The series of r with their legend names and colours; legend_width: the legend's width in pixels. The first CPU
+// series is the reference (all threads); another thread count is drawn lighter.
+std::vector<SweepSeries> plot_series(const run::SweepResult& r, float font, float& legend_width) {
+  std::vector<SweepSeries> series;
   std::string cpu_reference;
-  float legend_width = 0;
   for (const std::string& key : r.series()) {
     const bool gpu = key.rfind("gpu", 0) == 0;
     if (!gpu && cpu_reference.empty()) cpu_reference = key;
@@ -192,6 +187,33 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) {
     legend_width += ImGui::CalcTextSize(name.c_str()).x + (series.empty() ? 0 : 0.8f * font);
     series.push_back({key, name, (backend_color(gpu ? "gpu" : "cpu") & 0x00FFFFFFu) | alpha});
   }
+  return series;
+}
+
+// The crossover at batch `crossover` (x pixels in the data area lo..hi): a vertical line, its label, and the GPU's
+// side of it lightly shaded.
+void draw_crossover(ImDrawList* dl, int crossover, float x, ImVec2 lo, ImVec2 hi, float font) {
+  const ImU32 mark = IM_COL32(200, 40, 40, 255);
+  dl->AddRectFilled(ImVec2(x, lo.y), hi, IM_COL32(200, 40, 40, 24));
+  dl->AddLine(ImVec2(x, lo.y), ImVec2(x, hi.y), mark, 2.0f);
+  const std::string label = fmt::format("crossover: batch {}", crossover);
+  const float w = ImGui::CalcTextSize(label.c_str()).x;
+  dl->AddText(ImVec2(std::min(x + 0.3f * font, hi.x - w - 0.2f * font), hi.y - 1.2f * font), mark, label.c_str());
+}
+
+}  // namespace
+
+void SweepPanel::draw_plot(const run::SweepResult& r, float height) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = ImGui::GetContentRegionAvail().x;
+  ImGui::Dummy(ImVec2(width, height));
+  const float font = ImGui::GetFontSize();
+  const ImU32 axis = ImGui::GetColorU32(ImGuiCol_Text);
+  const ImU32 grid = ImGui::GetColorU32(ImGuiCol_TextDisabled, 0.35f);
+
+  float legend_width = 0;
+  const std::vector<SweepSeries> series = plot_series(r, font, legend_width);
   // Above the data area one row: the y axis's title on the left and the legend on the right when both fit, else
   // the legend alone (the y axis's title then joins the x axis's); on the left the y tick labels; below, the x tick
   // labels and the x title. The data area ends half the widest x label before the right edge, so that "4096"
@@ -234,19 +256,11 @@ void SweepPanel::draw_plot(const run::SweepResult& r, float height) {
   const char* x_title = y_title_shown ? "batch size (samples per step)" : "x: batch size, y: samples/s";
   dl->AddText(ImVec2(lo.x + std::max(0.0f, (hi.x - lo.x - ImGui::CalcTextSize(x_title).x) / 2), hi.y + 1.2f * font),
               axis, x_title);
-  if (r.crossover) {  // the crossover: a vertical line, its label, and the GPU's side of it lightly shaded
-    const float x = px(*r.crossover);
-    const ImU32 mark = IM_COL32(200, 40, 40, 255);
-    dl->AddRectFilled(ImVec2(x, lo.y), hi, IM_COL32(200, 40, 40, 24));
-    dl->AddLine(ImVec2(x, lo.y), ImVec2(x, hi.y), mark, 2.0f);
-    const std::string label = fmt::format("crossover: batch {}", *r.crossover);
-    const float w = ImGui::CalcTextSize(label.c_str()).x;
-    dl->AddText(ImVec2(std::min(x + 0.3f * font, hi.x - w - 0.2f * font), hi.y - 1.2f * font), mark, label.c_str());
-  }
+  if (r.crossover) draw_crossover(dl, *r.crossover, px(*r.crossover), lo, hi, font);
   // One line per series, and its legend entry, right-aligned.
   float legend_x = origin.x + width;
   const float legend_y = origin.y;
-  for (const Series& s : series) {
+  for (const SweepSeries& s : series) {
     ImVec2 prev(-1, -1);
     for (const auto& p : r.points) {
       if (p.series != s.key || !p.measured()) continue;
