@@ -3,7 +3,6 @@
 // largest single allocation made while a file is read (found by fuzz/fuzz_idx_plain: a 14-byte labels file
 // declaring 553 million labels reserved 2.2 GB before its length was checked).
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -16,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/idx.hpp"
+#include "platform/files.hpp"
 
 namespace {
 std::atomic<size_t> g_largest{0};
@@ -42,8 +42,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string write_temp(const std::string& name, const std::vector<unsigned char>& bytes) {
-  const fs::path path = fs::temp_directory_path() / ("trainscope_idx_memory_" + std::to_string(getpid()) + name);
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const std::string pid = std::to_string(platform::process_id());
+  const fs::path path = fs::temp_directory_path() / ("trainscope_idx_memory_" + pid + name);
+  std::FILE* f = std::fopen(path.string().c_str(), "wb");
   REQUIRE(f);
   REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
   std::fclose(f);
