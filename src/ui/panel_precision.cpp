@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "ui/style.hpp"
 
@@ -24,6 +25,74 @@ std::vector<PrecisionSpeedRow> precision_speed_rows(const DashboardView& view) {
   }
   return rows;
 }
+
+namespace {
+
+// The table's columns; Columns: which of them are drawn.
+constexpr const char* kHeaders[] = {"", "prec.", "batch", "steps", "ms/step", "GB/s", "GFLOP/s", "samples/s",
+                                    "skipped"};
+using Columns = std::array<bool, std::size(kHeaders)>;
+
+// Never wider than the panel (no sideways scrolling): the least important columns go first when it is narrow.
+// "skipped" only where a run trained in fp16.
+Columns kept_columns(const std::vector<PrecisionSpeedRow>& rows, float pad) {
+  Columns keep;
+  keep.fill(true);
+  bool any_fp16 = false;
+  for (const auto& row : rows) any_fp16 = any_fp16 || row.row->precision == core::Precision::FP16;
+  keep[8] = any_fp16;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  auto needed = [&] {
+    float w = ImGui::CalcTextSize("GPU").x;
+    for (int c = 1; c < 9; ++c)
+      if (keep[c]) w += std::max(ImGui::CalcTextSize(kHeaders[c]).x, ImGui::CalcTextSize("00000").x) + 2 * pad + 1;
+    return w;
+  };
+  for (int drop : {8, 3, 6, 5})
+    if (needed() > avail) keep[drop] = false;
+  return keep;
+}
+
+// One row of the table, the row in force highlighted.
+void draw_row(const PrecisionSpeedRow& row, const Columns& keep) {
+  const core::PrecisionRow& r = *row.row;
+  ImGui::TableNextRow();
+  if (row.current) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, ImGui::GetColorU32(ImGuiCol_Header));
+  ImGui::TableNextColumn();
+  ImGui::PushStyleColor(ImGuiCol_Text, backend_color(row.run->name));
+  ImGui::TextUnformatted(backend_title(row.run->name));
+  ImGui::PopStyleColor();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(core::to_string(r.precision));
+  ImGui::TableNextColumn();
+  ImGui::Text("%d", r.batch);
+  if (keep[3]) {
+    ImGui::TableNextColumn();
+    ImGui::Text("%ld", r.steps);
+  }
+  ImGui::TableNextColumn();
+  const double ms = r.mean_step_ms();
+  ImGui::Text(ms >= 100 ? "%.0f" : (ms >= 1 ? "%.2f" : "%.3f"), ms);
+  if (keep[5]) {
+    ImGui::TableNextColumn();
+    ImGui::Text(r.gbps() >= 10 ? "%.1f" : "%.2f", r.gbps());
+  }
+  if (keep[6]) {
+    ImGui::TableNextColumn();
+    ImGui::Text(r.gflops() >= 10 ? "%.1f" : "%.2f", r.gflops());
+  }
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(format_rate(r.samples_per_s()).c_str());
+  if (keep[8]) {
+    ImGui::TableNextColumn();
+    if (r.precision == core::Precision::FP16 || r.skipped > 0)  // only fp16 has a loss scale to overflow
+      ImGui::Text("%ld", r.skipped);
+    else
+      ImGui::TextDisabled("-");
+  }
+}
+
+}  // namespace
 
 void PrecisionSpeeds::draw(const DashboardView& view) {
   ImGui::TextUnformatted("Speed per precision");
@@ -46,66 +115,14 @@ void PrecisionSpeeds::draw(const DashboardView& view) {
   if (fonts().mono) ImGui::PushFont(fonts().mono);
   const float pad = ImGui::GetFontSize() * 0.2f;
   ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(pad, 1.0f));
-  // Never wider than the panel (no sideways scrolling): the least important columns go first when it is narrow.
-  static constexpr const char* kHeaders[] = {"", "prec.", "batch", "steps", "ms/step", "GB/s", "GFLOP/s", "samples/s",
-                                             "skipped"};
-  bool keep[9] = {true, true, true, true, true, true, true, true, true};
-  bool any_fp16 = false;
-  for (const auto& row : rows) any_fp16 = any_fp16 || row.row->precision == core::Precision::FP16;
-  keep[8] = any_fp16;
-  const float avail = ImGui::GetContentRegionAvail().x;
-  auto needed = [&] {
-    float w = ImGui::CalcTextSize("GPU").x;
-    for (int c = 1; c < 9; ++c)
-      if (keep[c]) w += std::max(ImGui::CalcTextSize(kHeaders[c]).x, ImGui::CalcTextSize("00000").x) + 2 * pad + 1;
-    return w;
-  };
-  for (int drop : {8, 3, 6, 5})
-    if (needed() > avail) keep[drop] = false;
+  const Columns keep = kept_columns(rows, pad);
   int columns = 0;
   for (bool k : keep) columns += k ? 1 : 0;
   if (ImGui::BeginTable("precision_speeds", columns, flags)) {
     for (int c = 0; c < 9; ++c)
       if (keep[c]) ImGui::TableSetupColumn(kHeaders[c]);
     ImGui::TableHeadersRow();
-    const ImU32 highlight = ImGui::GetColorU32(ImGuiCol_Header);
-    for (const auto& row : rows) {
-      const core::PrecisionRow& r = *row.row;
-      ImGui::TableNextRow();
-      if (row.current) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, highlight);
-      ImGui::TableNextColumn();
-      ImGui::PushStyleColor(ImGuiCol_Text, backend_color(row.run->name));
-      ImGui::TextUnformatted(backend_title(row.run->name));
-      ImGui::PopStyleColor();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(core::to_string(r.precision));
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", r.batch);
-      if (keep[3]) {
-        ImGui::TableNextColumn();
-        ImGui::Text("%ld", r.steps);
-      }
-      ImGui::TableNextColumn();
-      const double ms = r.mean_step_ms();
-      ImGui::Text(ms >= 100 ? "%.0f" : (ms >= 1 ? "%.2f" : "%.3f"), ms);
-      if (keep[5]) {
-        ImGui::TableNextColumn();
-        ImGui::Text(r.gbps() >= 10 ? "%.1f" : "%.2f", r.gbps());
-      }
-      if (keep[6]) {
-        ImGui::TableNextColumn();
-        ImGui::Text(r.gflops() >= 10 ? "%.1f" : "%.2f", r.gflops());
-      }
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(format_rate(r.samples_per_s()).c_str());
-      if (keep[8]) {
-        ImGui::TableNextColumn();
-        if (r.precision == core::Precision::FP16 || r.skipped > 0)  // only fp16 has a loss scale to overflow
-          ImGui::Text("%ld", r.skipped);
-        else
-          ImGui::TextDisabled("-");
-      }
-    }
+    for (const auto& row : rows) draw_row(row, keep);
     ImGui::EndTable();
   }
   ImGui::PopStyleVar();
