@@ -13,7 +13,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/options.hpp"
-#include "ui/dashboard.hpp"
+#include "ui/dashboard_tabs.hpp"
 #include "ui/lesson_json.hpp"
 #include "ui/lesson_keys.hpp"
 #include "ui/style.hpp"
