@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/settings_schema.hpp"
 #include "lesson_test_util.hpp"
+#include "settings_test_util.hpp"
 #include "vk/devices.hpp"
 #include "ui/lesson.hpp"
 #include "ui/lesson_runner.hpp"
@@ -27,23 +28,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A valid value of row `s` other than TrainConfig{}'s, as a lesson writes it (JSON).
+// test::other_value as a lesson writes it (JSON).
 nlohmann::json lesson_value(const core::Setting& s) {
-  const core::SettingValue d = s.get(core::TrainConfig{});
-  switch (s.type) {
-    case core::SettingType::Flag: return !std::get<bool>(d);
-    case core::SettingType::Int: return std::get<long long>(d) == s.int_rule->min ? s.int_rule->min + 1 : s.int_rule->min;
-    case core::SettingType::Real: return s.real_rule->min >= 1 ? 1.5 : 0.5;
-    case core::SettingType::Seed: return 7;
-    case core::SettingType::Choice: {
-      const auto names = s.choices();
-      return names.at(names.at(0) == std::get<std::string>(d) ? 1 : 0);
-    }
-    case core::SettingType::Sizes: return nlohmann::json::array({3, 5});
-    case core::SettingType::Names:
-    case core::SettingType::Text: break;
-  }
-  return nullptr;
+  nlohmann::json j;
+  std::visit([&](const auto& v) { j = v; }, test::other_value(s));
+  return j;
 }
 
 }  // namespace

@@ -9,43 +9,7 @@
 #include "core/error.hpp"
 #include "core/settings_schema.hpp"
 #include "run/command.hpp"
-
-namespace {
-
-// A valid value of row `s` other than its default in `TrainConfig{}` (the rule's other end, another spelling, ...).
-core::SettingValue other_value(const core::Setting& s) {
-  const core::SettingValue d = s.get(core::TrainConfig{});
-  switch (s.type) {
-    case core::SettingType::Flag:
-      return !std::get<bool>(d);
-    case core::SettingType::Int:
-      return std::get<long long>(d) == s.int_rule->min ? s.int_rule->min + 1 : s.int_rule->min;
-    case core::SettingType::Real:
-      return std::get<double>(d) == 0.5 ? 0.25 : 0.5;  // inside every real rule here ([0, 1), > 0 .. 10, >= 1: 1.5)
-    case core::SettingType::Seed:
-      return uint64_t{7};
-    case core::SettingType::Choice: {
-      const auto names = s.choices();
-      return names.at(names.at(0) == std::get<std::string>(d) ? 1 : 0);
-    }
-    case core::SettingType::Sizes:
-      return std::vector<int>{3, 5};
-    case core::SettingType::Names:
-      return std::vector<std::string>{"cpu"};
-    case core::SettingType::Text:
-      return std::string("/some/folder");
-  }
-  return d;
-}
-
-// Real rules whose range excludes 0.25..0.5: loss_scale (>= 1).
-core::SettingValue valid_other(const core::Setting& s) {
-  core::SettingValue v = other_value(s);
-  if (s.type == core::SettingType::Real && s.real_rule->min >= 1) v = 1.5;
-  return v;
-}
-
-}  // namespace
+#include "settings_test_util.hpp"
 
 TEST_CASE("every row is well formed: unique key and flag, help, a rule or spellings for its type") {
   std::set<std::string_view> keys, flags;
@@ -72,7 +36,7 @@ TEST_CASE("each row writes its own field and no other; its text parses back to t
   const core::TrainConfig defaults;
   for (const core::Setting& s : core::settings()) {
     INFO(s.key);
-    const core::SettingValue v = valid_other(s);
+    const core::SettingValue v = test::other_value(s);
     CHECK_NOTHROW(core::check_setting(s, v));
     core::TrainConfig changed = defaults;
     s.set(changed, v);
@@ -125,7 +89,7 @@ TEST_CASE("every live row has its command, and the command sets what the row rea
     }
     ++live;
     core::TrainConfig wanted = defaults;
-    s.set(wanted, valid_other(s));
+    s.set(wanted, test::other_value(s));
     core::TrainConfig applied = defaults;
     run::apply_setting(run::live_command(s, wanted), applied);  // the sessions' own application of a command
     CHECK(s.get(applied) == s.get(wanted));

@@ -10,13 +10,13 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "cpu/layernorm.hpp"
 #include "cpu/ops/op.hpp"
 
 namespace cpu {
 namespace {
 
 using Vec = std::vector<double>;
-constexpr double kLayerNormEps = 1e-5;  // torch.nn.LayerNorm's default
 constexpr double kPi = 3.141592653589793;
 
 [[noreturn]] void bad(const std::string& message) { throw core::Error(core::ErrorKind::InvalidArgument, message); }

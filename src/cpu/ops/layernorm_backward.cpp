@@ -22,9 +22,6 @@ void reference(RefBindings b, const KernelArgs& a) {
   layer_norm_backward_reference(int(p.rows), int(p.C), b[2], b[3], b[4], b[5], b[1], b[0], dg, db);
 }
 
-size_t rows(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B); }
-size_t features(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.C); }
-
 }  // namespace
 
 const Kernel layernorm_backward{
@@ -35,17 +32,16 @@ const Kernel layernorm_backward{
                          {.name = "in_", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
                           .elements = shape::B_x_C},
                          {.name = "gamma", .access = Access::Read, .elem = Elem::Storage, .role = Role::Weight,
-                          .elements = features},
+                          .elements = shape::C},
                          {.name = "mean_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormMean,
-                          .elements = rows},
+                          .elements = shape::B},
                          {.name = "rstd_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormRstd,
-                          .elements = rows}},
+                          .elements = shape::B}},
             .params_bytes = sizeof(core::LayerNormParams),
             .grid = Grid::Rows,
             .local_size = 64,
             .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), 1}; },
-            .args = [](const PlanEntry& e,
-                       const StepArgs&) { return KernelArgs::of(core::LayerNormParams{u32(e.B), u32(e.C), 1e-5f}); },
+            .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(layernorm_params(e)); },
             // per element: dxhat, its two sums (xhat recomputed twice), then the gradient's four operations
             .flops = [](const PlanEntry& e, Precision) { return 12.0 * e.B * e.C; },
             .bytes_read = [](const PlanEntry& e, Precision p) { return (2.0 * e.B * e.C + e.C) * e_of(p) + 8.0 * e.B; },

@@ -22,30 +22,26 @@ void reference(RefBindings b, const KernelArgs& a) {
   layer_norm_reference(int(p.rows), int(p.C), p.eps, b[3], b[4], b[5], b[0], b[1], b[2]);
 }
 
-size_t rows(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B); }
-size_t features(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.C); }
-
 }  // namespace
 
 const Kernel layernorm_forward{
     .def = {.bindings = {{.name = "out_", .access = Access::Write, .elem = Elem::Storage, .role = Role::Act,
                           .elements = shape::B_x_C},
                          {.name = "mean_", .access = Access::Write, .elem = Elem::F32, .role = Role::NormMean,
-                          .elements = rows},
+                          .elements = shape::B},
                          {.name = "rstd_", .access = Access::Write, .elem = Elem::F32, .role = Role::NormRstd,
-                          .elements = rows},
+                          .elements = shape::B},
                          {.name = "in_", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
                           .elements = shape::B_x_C},
                          {.name = "gamma", .access = Access::Read, .elem = Elem::Storage, .role = Role::Weight,
-                          .elements = features},
+                          .elements = shape::C},
                          {.name = "beta", .access = Access::Read, .elem = Elem::Storage, .role = Role::Bias,
-                          .elements = features}},
+                          .elements = shape::C}},
             .params_bytes = sizeof(core::LayerNormParams),
             .grid = Grid::Rows,
             .local_size = 64,
             .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), 1}; },
-            .args = [](const PlanEntry& e,
-                       const StepArgs&) { return KernelArgs::of(core::LayerNormParams{u32(e.B), u32(e.C), 1e-5f}); },
+            .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(layernorm_params(e)); },
             // per element: the mean's add, the centred square and its add, then subtract, two multiplies and an add
             .flops = [](const PlanEntry& e, Precision) { return 7.0 * e.B * e.C; },
             .bytes_read = [](const PlanEntry& e, Precision p) { return (e.B * e.C + 2.0 * e.C) * e_of(p); },

@@ -20,6 +20,7 @@
 #include "core/kernel_table.hpp"
 #include "cpu/fast_math.hpp"
 #include "cpu/storage16.hpp"
+#include "cpu/layernorm.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace cpu {
@@ -81,6 +82,8 @@ inline size_t B_x_C(const PlanEntry& e, const StepArgs&) { return static_cast<si
 inline size_t B_x_OC(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B * e.OC); }
 inline size_t OC_x_C(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.OC * e.C); }
 inline size_t OC(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.OC); }
+inline size_t B(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B); }  // a value per row
+inline size_t C(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.C); }  // a value per feature
 inline size_t N(const PlanEntry& e, const StepArgs&) { return e.N; }
 // Convolutions and pooling (NHWC): the input (B,H,W,C), the output (B,OH,OW,OC; pooling: OC = C), the weight
 // (OC,KS,KS,C).
@@ -122,6 +125,10 @@ inline std::array<uint64_t, 2> quads(long n) { return {static_cast<uint64_t>(n +
 // The convolution backward kernels' push constants from a plan entry.
 inline core::Conv2dBackwardParams conv_backward_params(const PlanEntry& e) {
   return {u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC), u32(e.OH()), u32(e.OW()), u32(e.KS), u32(e.pad)};
+}
+// The LayerNorm kernels' push constants from a plan entry: B rows of C features, torch's eps.
+inline core::LayerNormParams layernorm_params(const PlanEntry& e) {
+  return {u32(e.B), u32(e.C), static_cast<float>(kLayerNormEps)};
 }
 // The 2x2 max pooling kernels' push constants from a plan entry.
 inline core::MaxPoolParams max_pool_params(const PlanEntry& e) {
