@@ -13,6 +13,7 @@
 #include "core/dataset.hpp"
 #include "core/metrics.hpp"
 #include "core/report.hpp"
+#include "core/run_plan.hpp"
 #include "cpu/trainer.hpp"
 #include "gpu/trainer.hpp"
 #include "gpu_test_util.hpp"
@@ -229,5 +230,36 @@ TEST_CASE("16-bit GPU trainers: memory_usage() equals the buffers held; weights,
     // What the memory panel puts next to it: the same trainer counted in fp32 is the fp32 trainer.
     check_usage(half->memory_usage_fp32(), f);
     check_usage(fp32->memory_usage_fp32(), f);
+  }
+}
+
+TEST_CASE("core::run_plan is what the GPU trainer allocates: the pre-flight's figure for an MLP and a CNN, in fp32 and fp16") {
+  // The pre-flight (core::training_memory_need, gpu::device_fit_problem) reads core::run_plan; the trainer's buffers
+  // (gpu::allocated_buffer_bytes: the sizes of the vk::Buffers it made, not its layout) must be that layout's bytes,
+  // plus split-K's partials where this device splits a GEMM (chosen per device: at most a few MB).
+  if (!test::vulkan_device_or_skip("the GPU trainer's allocations")) return;
+  core::DataSplit images = core::make_random(28 * 28, 10, 64, 32, 7);
+  for (core::Dataset* d : {&images.train, &images.test}) d->height = d->width = 28, d->channels = 1;
+  for (const bool cnn : {false, true}) {
+    for (const core::Precision precision : {core::Precision::FP32, core::Precision::FP16}) {
+      CAPTURE(cnn);
+      CAPTURE(std::string(core::to_string(precision)));
+      core::TrainConfig c;
+      c.dataset = "random";
+      c.model = cnn ? core::ModelKind::CNN : core::ModelKind::MLP;
+      c.conv = {2, 4};
+      c.hidden = {16};
+      c.batch = 8;
+      c.precision = precision;
+      const core::RunPlan run = core::run_plan(c, images);
+      const auto t = gpu::make_trainer(c, images, core::init_parameters(run.shape, c.seed));
+      size_t partials = 0;
+      for (const core::PlanEntry& e : t->plan().entries) partials += e.split_k > 1;
+      const size_t planned = run.layout.usage(true).total(), allocated = gpu::allocated_buffer_bytes(*t);
+      INFO("planned " << planned << " bytes, allocated " << allocated << " bytes");
+      if (partials == 0) CHECK(allocated == planned);
+      CHECK(allocated >= planned);
+      CHECK(allocated <= planned + (8u << 20));
+    }
   }
 }

@@ -12,23 +12,24 @@
 #include "app/commands.hpp"
 #include "app/dashboard_host.hpp"
 #include "app/dashboard_run.hpp"
-#include "app/window_cpu.hpp"
 #include "app/option_checks.hpp"
 #include "app/print.hpp"
+#include "app/window_cpu.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/measure.hpp"
 #include "core/memory_budget.hpp"
-#include "core/thread_budget.hpp"
+#include "core/metrics.hpp"
 #include "core/options.hpp"
+#include "core/thread_budget.hpp"
 #include "run/data.hpp"
 #include "run/explain.hpp"
 #include "run/interrupt.hpp"
 #include "run/peaks.hpp"
+#include "run/preflight.hpp"
 #include "run/session.hpp"
 #include "run/session_peaks.hpp"
 #include "run/validate.hpp"
-#include "core/metrics.hpp"
 #include "ui/dashboard.hpp"
 #include "ui/lesson_runner.hpp"
 #include "ui/offscreen.hpp"
@@ -247,11 +248,10 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   std::shared_ptr<const core::DataSplit> data;
   auto load = [&] {
     data = std::make_shared<const core::DataSplit>(run::load_data(cfg));
-    run::validate_for_backends(cfg, *data);
     // With the window and a screenshot of it (F12 at any time), in the one budget: issue 34's 16384x16384.
-    core::check_training_memory(cfg, *data, run::new_trainers(run::backends_from_config(cfg)),
-                                core::picture_memory_need(width, height, "the window and a screenshot of it,"));
-    core::check_training_threads(cfg, run::new_trainers(run::backends_from_config(cfg)));  // a pids limit, ulimit -u
+    run::PreflightOptions check;
+    check.extra = core::picture_memory_need(width, height, "the window and a screenshot of it,");
+    run::preflight(cfg, *data, run::new_trainers(run::backends_from_config(cfg)), check);
     if (lesson) ui::check_lesson_settings(lesson->lesson(), cfg, *data);
   };
   if (lesson) load();

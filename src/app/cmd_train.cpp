@@ -21,19 +21,21 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/memory_budget.hpp"
-#include "core/thread_budget.hpp"
 #include "core/report.hpp"
+#include "core/run_plan.hpp"
 #include "core/step_plan.hpp"
+#include "core/thread_budget.hpp"
 #include "core/timeline.hpp"
 #include "core/trace.hpp"
+#include "platform/system.hpp"
 #include "run/data.hpp"
 #include "run/interrupt.hpp"
 #include "run/peaks.hpp"
+#include "run/preflight.hpp"
 #include "run/session.hpp"
 #include "run/validate.hpp"
 #include "vk/device.hpp"
 #include "vk/devices.hpp"
-#include "platform/system.hpp"
 
 namespace app {
 namespace {
@@ -43,10 +45,9 @@ namespace {
 }
 
 void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
-  const core::ModelShape shape = run::model_shape(cfg, data);
-  core::StepPlan plan =
-      core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision, cfg.execution.unfused);
-  if (cfg.input.host()) core::use_host_upload(plan);
+  const core::RunPlan run = core::run_plan(cfg, data);
+  const core::ModelShape& shape = run.shape;
+  const core::StepPlan& plan = run.plan;
   const int steps = core::steps_per_epoch(data.train.count, cfg.batch);
   say("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
       data.test.count, data.train.features, data.train.classes);
@@ -335,11 +336,9 @@ int run_train(TrainOptions& o) {
   check_outputs(o, width, height);
 
   const core::DataSplit data = run::load_data(cfg);
-  run::validate_for_backends(cfg, data);
   // What both trainers will hold (a software GPU's device memory is this machine's too), against what it has.
   std::vector<run::BackendSpec> specs = run::backends_from_config(cfg);
-  core::check_training_memory(cfg, data, run::new_trainers(specs));
-  core::check_training_threads(cfg, run::new_trainers(specs));  // a pids limit or ulimit -u
+  run::preflight(cfg, data, run::new_trainers(specs));
   if (!o.screenshot.empty()) {
     // Rendered after the training, its trainers gone: checked on its own (a 16384x16384 one was OOM-killed in 4 GiB).
     const core::MemoryNeed need = core::picture_memory_need(width, height, "the picture");

@@ -1,5 +1,6 @@
 // Validation of TrainConfig: one line per problem, saying what is wrong and what is allowed.
 #include "core/config.hpp"
+#include "core/run_plan.hpp"
 
 #include <fmt/format.h>
 
@@ -71,10 +72,10 @@ void validate_against_data(const TrainConfig& c, const DataSplit& data) {
   if (c.input.host() && c.input.augment)
     if (const std::string problem = augment_problem(data.train); !problem.empty()) fail(problem);
   // The sizes alone, before any allocation (a ModelShape only holds offsets).
-  const ModelShape shape = model_shape(c, data);
-  const StepPlan plan = build_step_plan(shape, c.batch, c.activation, c.optimizer, Precision::FP32, c.execution.unfused);
-  // The tensor layout without the dataset and its orders (the data is loaded already: this bounds the model).
-  const MemoryUsage m = tensor_layout(plan, {0, 0, static_cast<size_t>(c.readback_interval)}).usage(false);
+  // The run's tensors in fp32 without the dataset (the data is loaded already: this bounds the model).
+  const RunPlan run = run_plan(c, data, Precision::FP32);
+  const ModelShape& shape = run.shape;
+  const MemoryUsage m = run.layout.usage(false);
   const double bytes = static_cast<double>(m.total());
   if (bytes > kMaxTrainingBytes)
     fail(fmt::format("--hidden/--batch: this model needs {:.1f} GiB for its weights, gradients, optimizer state and "

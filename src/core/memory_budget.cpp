@@ -1,6 +1,7 @@
 // The host memory budget (memory_budget.hpp): the machine's available memory from /proc/meminfo and the memory
 // cgroups, the TRAINSCOPE_MEMORY_LIMIT override, and a training run's need from its shapes.
 #include "core/memory_budget.hpp"
+#include "core/run_plan.hpp"
 
 #include "core/input.hpp"
 
@@ -209,16 +210,12 @@ std::vector<NewTrainer> new_trainers(const TrainConfig& c, bool gpu_on_host) {
 
 MemoryNeed training_memory_need(const TrainConfig& c, const DataSplit& data, const std::vector<NewTrainer>& trainers) {
   MemoryNeed need;
-  const ModelShape shape = model_shape(c, data);
-  // The fp32 plan: every storage precision holds at most its bytes, plus the 16-bit CPU arena added below.
-  const StepPlan plan =
-      build_step_plan(shape, c.batch, c.activation, c.optimizer, Precision::FP32, c.execution.unfused);
-  // The trainers' own tensor layout in fp32 (what they allocate, from the sizes alone), with the dataset copy.
-  const MemoryUsage fp32 = tensor_layout(plan, {static_cast<size_t>(data.train.count),
-                                                static_cast<size_t>(data.test.count),
-                                                static_cast<size_t>(c.readback_interval)},
-                                         Precision::FP32)
-                               .usage(true);
+  // The trainers' own plan and tensor layout in fp32 (what they allocate, from the sizes alone), with the dataset
+  // copy: every storage precision holds at most its bytes, plus the 16-bit CPU arena added below.
+  const RunPlan run = run_plan(c, data, Precision::FP32);
+  const ModelShape& shape = run.shape;
+  const StepPlan& plan = run.plan;
+  const MemoryUsage fp32 = run.layout.usage(true);
   double largest_operands = 0, largest_b = 0;  // floats of a GEMM's three operands; of its B operand
   for (const PlanEntry& e : plan.entries) {
     if (e.op != Op::matmul_forward && e.op != Op::matmul_backward_data && e.op != Op::matmul_backward_weight) continue;

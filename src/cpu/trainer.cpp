@@ -28,13 +28,14 @@
 #include "core/half.hpp"
 #include "core/kernel_table.hpp"
 #include "core/metrics.hpp"
+#include "core/power.hpp"
+#include "core/run_plan.hpp"
 #include "core/tensor_layout.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/kernel_calls.hpp"
 #include "cpu/simd.hpp"
 #include "cpu/storage16.hpp"
 #include "cpu/thread_pool.hpp"
-#include "core/power.hpp"
 
 namespace cpu {
 namespace {
@@ -114,14 +115,12 @@ class CpuTrainer final : public core::Trainer {
 
 CpuTrainer::CpuTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, const std::vector<float>& init_params)
     : cfg_(cfg), data_(data), pool_(cfg.threads) {
-  shape_ = core::model_shape(cfg, data);
-  plan_ = core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision,
-                                cfg.execution.unfused);
-  if (cfg.input.host()) core::use_host_upload(plan_);  // the loader's batch copied into x_batch, y_batch
-  const core::LayoutSizes sizes{static_cast<size_t>(data.train.count), static_cast<size_t>(data.test.count),
-                                static_cast<size_t>(std::max(1, cfg.readback_interval))};
-  layout_ = core::tensor_layout(plan_, sizes);
-  memory_fp32_ = core::tensor_layout(plan_, sizes, core::Precision::FP32).usage(false);
+  // --input host: the plan's gather_batch is the loader's batch copied into x_batch, y_batch.
+  core::RunPlan run = core::run_plan(cfg, data);
+  memory_fp32_ = run.layout_in(core::Precision::FP32).usage(false);
+  shape_ = std::move(run.shape);
+  plan_ = std::move(run.plan);
+  layout_ = std::move(run.layout);
   pool_.record_spans(true);  // the step timeline's per-thread spans (step() takes them after each kernel)
   if (init_params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "cpu trainer: " + std::to_string(init_params.size()) +

@@ -67,15 +67,16 @@ std::string tensor_words(const core::TensorDesc& t, const core::ModelShape& shap
 
 std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSplit& data,
                                const vk::DeviceInfo& device) {
+  return device_fit_problem(cfg, core::run_plan(cfg, data), device);
+}
+
+std::string device_fit_problem(const core::TrainConfig& cfg, const core::RunPlan& run, const vk::DeviceInfo& device) {
   const vk::DeviceLimits& l = device.limits;
-  const core::ModelShape shape = core::model_shape(cfg, data);
-  // The layout the GPU trainer allocates (core::TensorLayout), without split-K's partials (chosen per device later;
-  // at most a few MB: choose_split_k keeps them near 2 x the workgroups the device runs at once).
-  const core::StepPlan plan = core::build_step_plan(shape, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision,
-                                                    cfg.execution.unfused);
-  const core::TensorLayout layout = core::tensor_layout(
-      plan, {static_cast<size_t>(data.train.count), static_cast<size_t>(data.test.count),
-             static_cast<size_t>(std::max(cfg.readback_interval, 1))});
+  // The layout the GPU trainer allocates (core::RunPlan), without split-K's partials (chosen per device later; at
+  // most a few MB: choose_split_k keeps them near 2 x the workgroups the device runs at once).
+  const core::ModelShape& shape = run.shape;
+  const core::StepPlan& plan = run.plan;
+  const core::TensorLayout& layout = run.layout;
   const double B = cfg.batch, P = static_cast<double>(shape.param_count);
   const char* type = core::to_string(cfg.precision);
   const std::string& name = device.name;
@@ -125,8 +126,8 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSpl
   const double most_buffer = static_cast<double>(std::min(l.max_buffer_size, l.max_memory_allocation_size));
   const char* most_name = l.max_buffer_size <= l.max_memory_allocation_size ? "maxBufferSize" : "maxMemoryAllocationSize";
   const double row = shape.inputs() * 4.0;
-  for (const auto& [set, count] : {std::pair{"training", data.train.count}, std::pair{"test", data.test.count}}) {
-    const double bytes = count * row;
+  for (const auto& [set, count] : {std::pair{"training", run.sizes.train}, std::pair{"test", run.sizes.test}}) {
+    const double bytes = static_cast<double>(count) * row;
     if (bytes > most_buffer && most_buffer < row)  // "use --limit <= 0" was the advice (issue 34)
       return fmt::format("one sample of the {} set ({} fp32 values, {}) is more than {} allocates at once ({} {}): "
                          "this device cannot hold this dataset; choose another --device",

@@ -7,6 +7,7 @@
 
 #include "core/config.hpp"
 #include "core/dataset.hpp"
+#include "core/run_plan.hpp"
 #include "vk/devices.hpp"
 
 namespace gpu {
@@ -26,5 +27,7 @@ namespace gpu {
 // Sizes are in decimal units (1 GB = 1e9 bytes), as the README's figures.
 std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSplit& data,
                                const vk::DeviceInfo& device);
+// The same with the run's plan worked out already (core::run_plan(cfg, data): the GPU trainer's own).
+std::string device_fit_problem(const core::TrainConfig& cfg, const core::RunPlan& run, const vk::DeviceInfo& device);
 
 }  // namespace gpu

@@ -31,11 +31,14 @@ namespace detail {
 
 VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data,
                              const std::vector<float>& init_params, DeviceCache& cache)
+    : VulkanTrainer(cfg, data, core::run_plan(cfg, data), init_params, cache) {}
+
+VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, core::RunPlan run,
+                             const std::vector<float>& init_params, DeviceCache& cache)
     : cfg_(cfg),
       data_(data),
-      shape_(core::model_shape(cfg, data)),
-      plan_(core::build_step_plan(shape_, cfg.batch, cfg.activation, cfg.optimizer, cfg.precision,
-                                  cfg.execution.unfused)),
+      shape_(run.shape),
+      plan_(run.plan),
       device_(cache.device(vk::ContextOptions{cfg.device, cfg.validation})),
       ctx_(device_->context),
       kernels_owner_(cache.kernels(device_, cfg.precision)),
@@ -44,9 +47,9 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
       kE_(core::storage_bytes(cfg.precision)) {
   scaler_options_.init_scale = cfg.loss_scale_init;
   // The plan as this device runs it: matmul_backward_weight split into K slices where the device would idle
-  // (gpu/gemm_config.hpp, choose_split_k); the entries' figures then count the partials' traffic.
+  // (gpu/gemm_config.hpp, choose_split_k); the entries' figures then count the partials' traffic. (--input host:
+  // its gather_batch is the batch copied from staging, record_upload.)
   for (core::PlanEntry& e : plan_.entries) e = kernels_.with_split_k(e);
-  if (cfg.input.host()) core::use_host_upload(plan_);  // the batch copied from staging (record_upload)
   if (init_params.size() != shape_.param_count)
     throw core::Error(core::ErrorKind::Internal, "gpu::Trainer: init_params has the wrong size");
   // A device without timestamps on its compute queue (timestampValidBits 0: allowed where
@@ -54,7 +57,7 @@ VulkanTrainer::VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit
   timed_ = ctx_.info().timestamps && ctx_.timestamp_valid_bits() > 0;
   // Before anything is allocated: a model or batch past the device's limits (run::validate_for_backends refuses it
   // earlier with the same words; this covers every other maker of a trainer).
-  if (const std::string problem = device_fit_problem(cfg, data, ctx_.info()); !problem.empty())
+  if (const std::string problem = device_fit_problem(cfg, run, ctx_.info()); !problem.empty())
     throw vk::Error(vk::Failure::Limit, problem);
   allocate_buffers();
   upload_params(init_params);

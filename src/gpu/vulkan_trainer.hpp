@@ -24,6 +24,7 @@
 #include <memory>
 #include "core/boundary.hpp"
 #include "core/error.hpp"
+#include "core/run_plan.hpp"
 #include "core/half.hpp"
 #include "core/metrics.hpp"
 #include "core/progress.hpp"
@@ -48,6 +49,9 @@ class VulkanTrainer final : public core::Trainer {
  public:
   VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, const std::vector<float>& init_params,
                 DeviceCache& cache);
+  // With the run's plan (core::run_plan(cfg, data)) worked out by the caller.
+  VulkanTrainer(const core::TrainConfig& cfg, const core::DataSplit& data, core::RunPlan run,
+                const std::vector<float>& init_params, DeviceCache& cache);
   ~VulkanTrainer() override;
 
   const char* backend() const override { return "gpu"; }

@@ -5,8 +5,9 @@
 
 #include "core/error.hpp"
 #include "run/data.hpp"
-#include "run/worker.hpp"
+#include "run/preflight.hpp"
 #include "run/validate.hpp"
+#include "run/worker.hpp"
 
 namespace run {
 
@@ -173,8 +174,10 @@ void Session::prepare_reset(core::TrainConfig cfg) {
       if (same_data(cfg, cfg_)) data = data_;
     }
     if (!data) data = std::make_shared<const core::DataSplit>(load_data(cfg));
-    run::validate_for_backends(cfg, *data);
-    core::check_training_memory(cfg, *data, new_trainers(specs_), reset_budget());
+    run::PreflightOptions check;
+    check.host = reset_budget();
+    check.threads = false;
+    run::preflight(cfg, *data, new_trainers(specs_), check);
     auto init = std::make_shared<const std::vector<float>>(core::init_parameters(model_shape(cfg, *data), cfg.seed));
     // Under the lock, so that no command slips in between: a setting posted while the data was being prepared is
     // part of the reset (the controls show it), and the backends get the reset after every earlier command.

@@ -13,9 +13,10 @@
 #include "core/batches.hpp"
 #include "core/error.hpp"
 #include "core/memory_budget.hpp"
-#include "core/thread_budget.hpp"
 #include "core/model.hpp"
+#include "core/thread_budget.hpp"
 #include "run/explain.hpp"
+#include "run/preflight.hpp"
 #include "run/validate.hpp"
 
 namespace run {
@@ -53,9 +54,7 @@ SweepPoint measure(const SweepOptions& o, const core::DataSplit& data, const Bac
     return p;
   }
   try {
-    run::validate_for_backends(cfg, data);
-    core::check_training_memory(cfg, data, {{spec.name, spec.host_memory}});  // one trainer at a time
-    core::check_training_threads(cfg, {{spec.name, spec.host_memory}});
+    run::preflight(cfg, data, {{spec.name, spec.host_memory}});  // one trainer at a time
     std::unique_ptr<core::Trainer> t = spec.make(cfg, data, init);
     p.device = t->device_name();
     t->begin_epoch(order);

@@ -11,8 +11,9 @@
 #include "core/memory_budget.hpp"
 #include "core/progress.hpp"
 #include "run/explain.hpp"
-#include "run/worker.hpp"
+#include "run/preflight.hpp"
 #include "run/validate.hpp"
+#include "run/worker.hpp"
 
 namespace run {
 
@@ -138,9 +139,10 @@ void Worker::rebuild(const Command& c, const core::TrainConfig& next, const std:
     core::ScopedProgress listen([this](std::string_view stage) { set_build_stage(stage); });
     set_build_stage("saving the state");
     const core::TrainerState state = trainer_->export_state();
-    run::validate_for_backends(next, *data_);
     // This backend's new trainer is built while the old one still holds its memory (a failed build keeps it).
-    core::check_training_memory(next, *data_, {{spec_.name, spec_.host_memory}});
+    run::PreflightOptions check;
+    check.threads = false;
+    run::preflight(next, *data_, {{spec_.name, spec_.host_memory}}, check);
     set_build_stage("creating the trainer");
     fresh = spec_.make(next, *data_, state.params);
     set_build_stage("restoring the state");
