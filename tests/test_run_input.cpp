@@ -189,7 +189,7 @@ TEST_CASE("the first 20 fp32 losses are bit-identical across every loader settin
       CAPTURE(core::to_string(s));
       const core::TrainConfig cfg = config(backend, s);
       std::unique_ptr<core::Trainer> t = make(cfg, cache.get());
-      REQUIRE(t->plan().entries.front().host_upload);
+      REQUIRE(t->plan().entries.front().transfer());
       const std::vector<core::StepRecord> host = train(*t, cfg, 20);
       REQUIRE(host.size() == 20);
       int differ = 0;
@@ -339,7 +339,7 @@ TEST_CASE("the CNN on host input: as device-resident input on the GPU, and augme
   const std::vector<core::StepRecord> device = train(*make(device_cfg, &cache), device_cfg, steps);
   const core::TrainConfig host_cfg = cnn("gpu", {core::InputSource::Host, false, 2, 1, false});
   std::unique_ptr<core::Trainer> host_trainer = make(host_cfg, &cache);
-  REQUIRE(host_trainer->plan().entries.front().host_upload);
+  REQUIRE(host_trainer->plan().entries.front().transfer());
   const std::vector<core::StepRecord> host = train(*host_trainer, host_cfg, steps);
   REQUIRE(host.size() == size_t(steps));
   REQUIRE(device.size() == size_t(steps));

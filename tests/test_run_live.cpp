@@ -490,7 +490,7 @@ TEST_CASE("live input pipeline: device -> host loader -> device, each a rebuild 
       {
         std::lock_guard lock(tracker.mutex);
         CHECK(tracker.last->parameters() == before);
-        CHECK(tracker.last->plan().entries.front().host_upload == input.host());
+        CHECK(tracker.last->plan().entries.front().transfer() == input.host());
       }
       const auto r = run();
       REQUIRE_FALSE(r.markers.empty());

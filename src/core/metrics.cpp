@@ -11,14 +11,14 @@ namespace core {
 
 KernelTable::Sum& KernelTable::by_name(const PlanEntry& e) {
   for (size_t i = 0; i < name_ops_.size(); ++i)
-    if (name_ops_[i] == std::pair{e.op, e.host_upload}) return by_name_[i];
-  name_ops_.emplace_back(e.op, e.host_upload);
+    if (name_ops_[i] == std::pair{e.op, e.kind}) return by_name_[i];
+  name_ops_.emplace_back(e.op, e.kind);
   by_name_.push_back(Sum{e.kernel()});
   return by_name_.back();
 }
 
 KernelTable::Sum& KernelTable::by_entry(const PlanEntry& e) {
-  const EntryKey key{e.op, e.layer, e.B, e.C, e.OC, e.N, e.host_upload};
+  const EntryKey key{e.op, e.layer, e.B, e.C, e.OC, e.N, e.kind};
   for (size_t i = 0; i < entry_keys_.size(); ++i)
     if (entry_keys_[i] == key) return by_entry_[i];
   entry_keys_.push_back(key);

@@ -65,7 +65,7 @@ class KernelTable {
     int layer;
     long B, C, OC;
     size_t N;
-    bool host_upload;
+    EntryKind kind;
     bool operator==(const EntryKey&) const = default;
   };
   Sum& by_name(const PlanEntry& e);
@@ -77,7 +77,7 @@ class KernelTable {
   long untimed_ = 0;
   long steps_ = 0;
   double step_ms_ = 0, step_flops_ = 0, step_bytes_ = 0;
-  std::vector<std::pair<Op, bool>> name_ops_;  // the Op (and host_upload) of each by_name_ sum (one name per pair)
+  std::vector<std::pair<Op, EntryKind>> name_ops_;  // the Op and kind of each by_name_ sum (one name per pair)
   std::vector<Sum> by_name_;
   std::vector<EntryKey> entry_keys_;  // the key of each by_entry_ sum
   std::vector<Sum> by_entry_;

@@ -13,7 +13,7 @@ namespace core {
 const char* kernel_name(Op op) { return kernel_def(op).name; }
 
 std::string PlanEntry::label() const {
-  if (host_upload) return fmt::format("{} ({}x{} host to device, {:.0f} bytes)", kernel(), B, C, bytes_read);
+  if (transfer()) return fmt::format("{} ({}x{} host to device, {:.0f} bytes)", kernel(), B, C, bytes_read);
   switch (op) {
     case Op::matmul_forward:
       return fmt::format("{} L{} ({}x{} -> {}x{})", kernel(), layer + 1, B, C, B, OC);
@@ -128,7 +128,7 @@ PlanEntry split_k_reduce_entry(const PlanEntry& e, Precision precision) {
 void use_host_upload(StepPlan& plan) {
   for (PlanEntry& e : plan.entries)
     if (e.op == Op::gather_batch) {
-      e.host_upload = true;
+      e.kind = EntryKind::Transfer;
       e.flops = 0;
       e.bytes_read = static_cast<double>(batch_upload_bytes(e.B, e.C, plan.precision));
       e.bytes_written = 0;

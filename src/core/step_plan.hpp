@@ -20,6 +20,9 @@ namespace core {
 
 const char* kernel_name(Op op);  // "matmul_forward", ... : the same name as the shader, the CPU function, the table row
 
+// What a plan entry does: dispatch a kernel, or copy data between host and device (PlanEntry::transfer()).
+enum class EntryKind { Kernel, Transfer };
+
 struct PlanEntry {
   Op op;
   int layer = -1;      // model layer, -1 where the kernel is not per layer
@@ -52,14 +55,16 @@ struct PlanEntry {
   // conv2d_backward_weight the same way over its K = B*OH*OW pixels, in slices of k_slice() whole images (its
   // partials split_k x OC x KS*KS*C; its figures do not count them yet).
   uint32_t split_k = 1;
-  // gather_batch under --input host (use_host_upload): the batch arrives by a host-to-device copy of what the host
-  // loader assembled (a transfer, not a kernel), named upload_batch in tables, traces and the timeline.
-  bool host_upload = false;
+  // A kernel, or a transfer: gather_batch under --input host (use_host_upload), where the batch arrives by a
+  // host-to-device copy of what the host loader assembled, named upload_batch in tables, traces and the timeline,
+  // timed as a copy and never counted as the device's compute (busy share, kernel time).
+  EntryKind kind = EntryKind::Kernel;
+  bool transfer() const { return kind == EntryKind::Transfer; }
   // Rows of the batch per slice: B / split_k rounded up to a multiple of kSplitKAlign (the convolution: images,
   // ceil(B / split_k), as its shader computes them).
   long k_slice() const;
 
-  const char* kernel() const { return host_upload ? kUploadBatch : kernel_name(op); }
+  const char* kernel() const { return transfer() ? kUploadBatch : kernel_name(op); }
   static constexpr const char* kUploadBatch = "upload_batch";
   // A kernel of the forward pass through the layers (matmul_forward, and bias_add, act_forward when unfused): what
   // evaluation runs on each batch of the test set.
@@ -116,7 +121,7 @@ struct StepPlan {
   double total_bytes() const;
 };
 
-// --input host: the plan's gather_batch entry becomes the upload of the host's batch (PlanEntry::host_upload), with
+// --input host: the plan's gather_batch entry becomes the upload of the host's batch (EntryKind::Transfer), with
 // the figures of a transfer: no FLOPs, bytes_read = the bytes copied host to device (core::batch_upload_bytes:
 // B x C0 x the storage type's bytes, plus B int32 labels; each byte crosses once), bytes_written 0.
 void use_host_upload(StepPlan& plan);

@@ -86,7 +86,7 @@ BackendTimeline TimelineRecorder::timeline(const std::string& backend, const std
                        r.step, static_cast<int>(i), e.flops, e.bytes()};
       offset_ms = start_ms + r.kernel_ms[i];
       b.kernel_s += r.kernel_ms[i] * 1e-3;
-      if (!e.host_upload) b.busy_s += r.kernel_ms[i] * 1e-3;
+      if (!e.transfer()) b.busy_s += r.kernel_ms[i] * 1e-3;
       if (i == 0) first_start = ev.start_s;
       last_end = std::max(last_end, ev.end_s);
       kernels.events.push_back(std::move(ev));

@@ -230,7 +230,7 @@ void CpuTrainer::step(size_t first) {
   rec.start_s = std::chrono::duration<double>(step_start.time_since_epoch()).count();
   for (size_t i = 0; i < plan_.entries.size(); ++i) {
     const auto start = Clock::now();
-    if (plan_.entries[i].host_upload) {  // the CPU's "upload": the batch into its input tensors, by the clock
+    if (plan_.entries[i].transfer()) {  // the CPU's "upload": the batch into its input tensors, by the clock
       std::memcpy(tensor<std::byte>(Role::XBatch), batch.x.data(), batch.x.size_bytes());
       std::memcpy(tensor<int32_t>(Role::YBatch), batch.y.data(), batch.y.size_bytes());
     } else {

@@ -52,7 +52,7 @@ void VulkanTrainer::record_step(Slot& slot, size_t first, uint32_t slot_index) {
 
 void VulkanTrainer::record_entry(VkCommandBuffer cmd, Slot& slot, size_t i, const core::StepArgs& args) {
   const core::PlanEntry& e = plan_.entries[i];
-  if (e.host_upload) {  // a transfer, timed as one: its timestamp after the copy stage
+  if (e.transfer()) {  // a transfer, timed as one: its timestamp after the copy stage
     record_upload(cmd, slot, args.slot);
     if (timed_) slot.queries.write(cmd, static_cast<uint32_t>(i + 1), VK_PIPELINE_STAGE_TRANSFER_BIT);
     return;

@@ -124,7 +124,7 @@ class VulkanTrainer final : public core::Trainer {
   // --input host: takes the step's batch from source_ (the wait on the loader, a host span) and writes it to the
   // staging ring's slot `slot_index` (pinned) or a fresh staging buffer (pageable); spans into `slot`.
   void stage_batch(Slot& slot, size_t first, uint32_t slot_index);
-  // The host_upload entry: the staged batch copied into x_batch and y_batch, with the barriers around the copy.
+  // The transfer entry (--input host): the staged batch copied into x_batch and y_batch, with the barriers around the copy.
   void record_upload(VkCommandBuffer cmd, const Slot& slot, uint32_t slot_index) const;
   // Entry i of the plan: its dispatch (or the upload), then the timestamp that ends its interval.
   void record_entry(VkCommandBuffer cmd, Slot& slot, size_t i, const core::StepArgs& args);

@@ -242,7 +242,7 @@ core::StepRow step_row(const core::StepRecord& r, const core::StepPlan& plan, fl
   double kernel_ms = 0, busy_ms = 0;
   for (size_t i = 0; i < r.kernel_ms.size(); ++i) {
     kernel_ms += r.kernel_ms[i];
-    if (i < plan.entries.size() && !plan.entries[i].host_upload) busy_ms += r.kernel_ms[i];
+    if (i < plan.entries.size() && !plan.entries[i].transfer()) busy_ms += r.kernel_ms[i];
   }
   row.kernel_ms = static_cast<float>(kernel_ms);
   row.kernels_timed = !(r.kernel_ms.empty() && !plan.entries.empty());  // a device without timestamps
