@@ -63,24 +63,19 @@ std::string tensor_words(const core::TensorDesc& t, const core::ModelShape& shap
   }
 }
 
-}  // namespace
-
-std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSplit& data,
-                               const vk::DeviceInfo& device) {
-  return device_fit_problem(cfg, core::run_plan(cfg, data), device);
+// The largest single allocation the device makes (a buffer, and one allocation of memory), and the limit's name.
+std::pair<double, const char*> most_buffer_of(const vk::DeviceLimits& l) {
+  return {static_cast<double>(std::min(l.max_buffer_size, l.max_memory_allocation_size)),
+          l.max_buffer_size <= l.max_memory_allocation_size ? "maxBufferSize" : "maxMemoryAllocationSize"};
 }
 
-std::string device_fit_problem(const core::TrainConfig& cfg, const core::RunPlan& run, const vk::DeviceInfo& device) {
+std::string binding_range_problem(const core::TrainConfig& cfg, const core::RunPlan& run,
+                                  const vk::DeviceInfo& device) {
   const vk::DeviceLimits& l = device.limits;
-  // The layout the GPU trainer allocates (core::RunPlan), without split-K's partials (chosen per device later; at
-  // most a few MB: choose_split_k keeps them near 2 x the workgroups the device runs at once).
   const core::ModelShape& shape = run.shape;
-  const core::StepPlan& plan = run.plan;
+  const std::string& name = device.name;
   const core::TensorLayout& layout = run.layout;
   const double B = cfg.batch, P = static_cast<double>(shape.param_count);
-  const char* type = core::to_string(cfg.precision);
-  const std::string& name = device.name;
-
   // Every tensor a kernel binds whole, against maxStorageBufferRange, the largest first (it names what most needs
   // changing; of equal sizes a layer's activations, the term a teacher uses). The datasets' samples are bound in
   // chunks of rows (below).
@@ -121,10 +116,16 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::RunPlan
     return fmt::format("{} needs a {} buffer; {}: use --limit to train on fewer samples", what, size_text(bytes), limit);
   }
 
+  return "";
+}
+
+std::string dataset_problem(const core::RunPlan& run, const vk::DeviceInfo& device) {
+  const vk::DeviceLimits& l = device.limits;
+  const core::ModelShape& shape = run.shape;
+  const std::string& name = device.name;
+  const auto [most_buffer, most_name] = most_buffer_of(l);
   // The datasets' samples: one buffer each (fp32), bound in chunks of rows, so only their size as one buffer and one
   // allocation is limited.
-  const double most_buffer = static_cast<double>(std::min(l.max_buffer_size, l.max_memory_allocation_size));
-  const char* most_name = l.max_buffer_size <= l.max_memory_allocation_size ? "maxBufferSize" : "maxMemoryAllocationSize";
   const double row = shape.inputs() * 4.0;
   for (const auto& [set, count] : {std::pair{"training", run.sizes.train}, std::pair{"test", run.sizes.test}}) {
     const double bytes = static_cast<double>(count) * row;
@@ -139,6 +140,14 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::RunPlan
                          static_cast<long>(most_buffer / row));
   }
 
+  return "";
+}
+
+std::string staging_problem(const core::TrainConfig& cfg, const core::RunPlan& run, const vk::DeviceInfo& device) {
+  const vk::DeviceLimits& l = device.limits;
+  const core::ModelShape& shape = run.shape;
+  const std::string& name = device.name;
+  const auto [most_buffer, most_name] = most_buffer_of(l);
   // --input host (pinned): the staging ring of --readback batches, one buffer the host writes (issue 34: refused
   // mid-run, advising --batch or --hidden). Its size is --readback x the batch's upload.
   if (cfg.input.host() && !cfg.input.pageable) {
@@ -158,6 +167,15 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::RunPlan
     }
   }
 
+  return "";
+}
+
+std::string kernel_limits_problem(const core::TrainConfig& cfg, const core::RunPlan& run,
+                                  const vk::DeviceInfo& device) {
+  const vk::DeviceLimits& l = device.limits;
+  const core::StepPlan& plan = run.plan;
+  const char* type = core::to_string(cfg.precision);
+  const std::string& name = device.name;
   // Storage buffers per kernel of this run's step (the spec guarantees only 4 per shader stage; a kernel here binds
   // up to 6).
   uint32_t most_bindings = 0;
@@ -187,8 +205,14 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::RunPlan
                        "that; choose another --device",
                        push_kernel, most_push, name, l.max_push_constants_size);
 
+  return "";
+}
+
+std::string heap_problem(const core::RunPlan& run, const vk::DeviceInfo& device) {
+  const vk::DeviceLimits& l = device.limits;
+  const std::string& name = device.name;
   // Everything together against the device's memory.
-  const core::MemoryUsage m = layout.usage(true);
+  const core::MemoryUsage m = run.layout.usage(true);
   const double total = static_cast<double>(m.total());
   const double parameters = static_cast<double>(m.weights + m.master_weights + m.gradients + m.optimizer_state);
   if (l.device_local_heap > 0 && total > static_cast<double>(l.device_local_heap))
@@ -198,6 +222,24 @@ std::string device_fit_problem(const core::TrainConfig& cfg, const core::RunPlan
                        size_text(total), size_text(static_cast<double>(m.activations)), size_text(parameters),
                        size_text(static_cast<double>(m.dataset)), name,
                        size_text(static_cast<double>(l.device_local_heap)));
+  return "";
+}
+
+}  // namespace
+
+std::string device_fit_problem(const core::TrainConfig& cfg, const core::DataSplit& data,
+                               const vk::DeviceInfo& device) {
+  return device_fit_problem(cfg, core::run_plan(cfg, data), device);
+}
+
+std::string device_fit_problem(const core::TrainConfig& cfg, const core::RunPlan& run, const vk::DeviceInfo& device) {
+  // The layout the GPU trainer allocates (core::RunPlan), without split-K's partials (chosen per device later; at
+  // most a few MB: choose_split_k keeps them near 2 x the workgroups the device runs at once). The first problem
+  // found is the one said.
+  for (const std::string& problem : {binding_range_problem(cfg, run, device), dataset_problem(run, device),
+                                     staging_problem(cfg, run, device), kernel_limits_problem(cfg, run, device),
+                                     heap_problem(run, device)})
+    if (!problem.empty()) return problem;
   return "";
 }
 
