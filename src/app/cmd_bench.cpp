@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "app/bench.hpp"
+#include "app/bench_tables.hpp"
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
 #include "app/print.hpp"
@@ -83,46 +84,6 @@ std::vector<std::string> parse_names(const std::string& text) {
   return names;
 }
 
-std::string threads_text(int t) { return fmt::format("{} thread{}", t, t == 1 ? "" : "s"); }
-
-// kernel_column: the GPU's rows, one per GEMM variant, name theirs.
-void print_table(std::FILE* out, const std::vector<BenchRow>& rows, const std::vector<std::string>& cores,
-                 bool kernel_column = false) {
-  std::string header = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9} {:>9} {:>7}", "shape", "form", "M", "N", "K",
-                                   "ms", "GFLOP/s", "% peak");
-  for (const auto& c : cores) header += fmt::format("  {:>17} {:>6}", "OpenBLAS " + c, "ratio");
-  if (kernel_column) header += "  variant";
-  say(out, "{}\n", header);
-  for (const auto& r : rows) {
-    std::string line = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9.3f} {:>9.1f} {:>7}", r.gemm.label,
-                                   r.gemm.form, r.gemm.M(), r.gemm.N(), r.gemm.K(), r.ms, r.gflops,
-                                   r.peak_gflops > 0 ? fmt::format("{:.1f}", 100.0 * r.gflops / r.peak_gflops) : "-");
-    for (const auto& f : r.openblas)
-      line += fmt::format("  {:>17.1f} {:>5.2f}x", f.gflops, f.gflops > 0 ? r.gflops / f.gflops : 0.0);
-    if (kernel_column) line += "  " + r.kernel;
-    say(out, "{}\n", line);
-  }
-  say(out, "\n");
-}
-
-nlohmann::json row_json(const BenchRow& r) {
-  nlohmann::json j = {{"backend", r.backend}, {"device", r.device}, {"kernel", r.kernel}, {"threads", r.threads},
-                      {"shape", r.gemm.label}, {"form", r.gemm.form}, {"batch", r.gemm.B}, {"inputs", r.gemm.C},
-                      {"outputs", r.gemm.OC}, {"M", r.gemm.M()}, {"N", r.gemm.N()}, {"K", r.gemm.K()},
-                      {"flops", r.gemm.flops()}, {"ms", r.ms}, {"gflops", r.gflops}, {"split_k", r.split_k}};
-  // A split-K row: the unsplit row's time of the same configuration in the same run, and unsplit / split.
-  j["split_k_speedup"] = r.unsplit_ms > 0 ? nlohmann::json(r.unsplit_ms / r.ms) : nlohmann::json(nullptr);
-  j["peak_gflops"] = r.peak_gflops > 0 ? nlohmann::json(r.peak_gflops) : nlohmann::json(nullptr);
-  j["percent_of_peak"] = r.peak_gflops > 0 ? nlohmann::json(100.0 * r.gflops / r.peak_gflops) : nlohmann::json(nullptr);
-  nlohmann::json ob = nlohmann::json::array();
-  for (const auto& f : r.openblas)
-    ob.push_back({{"coretype_requested", f.requested.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.requested)},
-                  {"core", f.core}, {"ms", f.ms}, {"gflops", f.gflops},
-                  {"ratio", f.gflops > 0 ? r.gflops / f.gflops : 0.0}});
-  j["openblas"] = ob;
-  return j;
-}
-
 }  // namespace
 
 // The bench's own numeric options, checked like every other (core/options).
@@ -185,204 +146,105 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
   return b;
 }
 
-int run_bench(BenchOptions& o) {
-  using Clock = std::chrono::steady_clock;
-  const auto started = Clock::now();
-  core::TrainConfig cfg;
-  int features = 784, classes = 10;
+namespace {
+
+// The bench's settings from its options, checked (the options' ranges are checked as they are parsed).
+BenchSetup bench_setup(const BenchOptions& o) {
+  BenchSetup s;
+  s.model_name = o.dataset;
   if (o.dataset == "spiral") {
-    features = 2;
-    classes = o.spiral_classes;
-    if (classes < 2 || classes > 16) bad_input(fmt::format("--spiral-classes {}: must be 2..16", classes));
+    s.features = 2;
+    s.classes = o.spiral_classes;
   }
-  cfg.hidden = core::parse_hidden(o.hidden);
-  cfg.batch = o.batch;
+  s.cfg.hidden = core::parse_hidden(o.hidden);
+  s.cfg.batch = o.batch;
   if (o.preset == "seed-mlp") {
-    features = 1024;
-    classes = 10;
-    cfg.hidden = {2048, 2048};
-    cfg.batch = 512;
-    cfg.activation = core::Activation::GELU;
+    s.model_name = "preset seed-mlp";
+    s.features = 1024;
+    s.classes = 10;
+    s.cfg.hidden = {2048, 2048};
+    s.cfg.batch = 512;
+    s.cfg.activation = core::Activation::GELU;
   }
-  if (cfg.batch < 1 || cfg.batch > 65536) bad_input(fmt::format("--batch {}: must be 1..65536", cfg.batch));
-  if (o.repeats < 1 || o.repeats > 1000) bad_input(fmt::format("--repeats {}: must be 1..1000", o.repeats));
-  if (!(o.min_seconds >= 0) || o.min_seconds > 60) bad_input(fmt::format("--min-time {}: must be 0..60", o.min_seconds));
-  if (o.openblas_l2_kb < -1 || o.openblas_l2_kb > 1 << 20)
-    bad_input(fmt::format("--openblas-l2 {}: must be 0..1048576 KiB", o.openblas_l2_kb));
-  std::vector<long> squares = o.sizes == "0" ? std::vector<long>{} : parse_list("--sizes", o.sizes, 1, 8192);
-  const std::vector<long> threads = parse_list("--threads", o.threads, 1, 1024);
-  const BenchClock clock = o.clock == "cpu" ? BenchClock::ThreadCpu : BenchClock::Wall;
-  if (clock == BenchClock::ThreadCpu && (threads.size() != 1 || threads[0] != 1))
+  s.squares = o.sizes == "0" ? std::vector<long>{} : parse_list("--sizes", o.sizes, 1, 8192);
+  s.threads = parse_list("--threads", o.threads, 1, 1024);
+  s.clock = o.clock == "cpu" ? BenchClock::ThreadCpu : BenchClock::Wall;
+  if (s.clock == BenchClock::ThreadCpu && (s.threads.size() != 1 || s.threads[0] != 1))
     bad_input(fmt::format("--clock cpu: only with --threads 1 (on several threads CPU time is not the time a GEMM "
                           "takes); got --threads {}",
                           o.threads));
-  bool use_cpu = false, use_gpu = false;
-  for (const auto& name : parse_backends(o.backend, "cpu, gpu, or cpu,gpu")) (name == "cpu" ? use_cpu : use_gpu) = true;
-  core::TrainConfig gpu_cfg;  // the GPU to measure, for its device index and whether its memory is host memory
-  gpu_cfg.backends = {"gpu"};
-  gpu_cfg.device = o.device;
-  if (use_gpu && o.device >= 0) check_device_index(o.device);  // exit 2, as train's --device
-  std::vector<std::string> cores;  // OPENBLAS_CORETYPE per comparison column ("" = OpenBLAS's default)
+  for (const auto& name : parse_backends(o.backend, "cpu, gpu, or cpu,gpu")) (name == "cpu" ? s.use_cpu : s.use_gpu) = true;
+  if (s.use_gpu && o.device >= 0) check_device_index(o.device);  // exit 2, as train's --device
   if (o.openblas != "none")
     for (const auto& c : parse_names(o.openblas)) {
       const std::string core = c == "default" ? "" : c == "best" ? best_openblas_core() : c;
       if (c == "best" && core.empty()) continue;
-      if (std::find(cores.begin(), cores.end(), core) != cores.end()) continue;
-      cores.push_back(core);
+      if (std::find(s.cores.begin(), s.cores.end(), core) != s.cores.end()) continue;
+      s.cores.push_back(core);
     }
+  const char* l2_env = std::getenv("OPENBLAS_L2_SIZE");
+  s.l2_kb = o.openblas_l2_kb >= 0 ? o.openblas_l2_kb : (l2_env ? std::atoi(l2_env) : 0);
+  s.repeats = o.repeats;
+  s.min_seconds = o.min_seconds;
+  s.device = o.device;
+  s.cases = bench_cases(s.cfg, s.features, s.classes, s.squares);
+  return s;
+}
+
+// "model: MLP 784-256-128-10 (fashion-mnist), batch 128; ..." and the machine's load.
+void print_bench_header(const BenchSetup& s, BenchOutput& o) {
+  std::string dims = fmt::format("{}", s.features);
+  for (int h : s.cfg.hidden) dims += fmt::format("-{}", h);
+  say(o.out, "model: MLP {}-{} ({}), batch {}; {} GEMMs per backend and thread count\n", dims, s.classes, s.model_name,
+      s.cfg.batch, s.cases.size());
+  const double load = core::load_average();
+  if (load >= 0)
+    say(o.out, "machine: {} hardware threads, load average {:.2f} before the bench{}\n",
+        std::max(1u, std::thread::hardware_concurrency()), load,
+        load > 0.5 ? " (other work competes for the cores: figures are lower and noisier than on an idle machine)" : "");
+  o.report["load_average_before"] = load;
+}
+
+}  // namespace
+
+int run_bench(BenchOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  const BenchSetup s = bench_setup(o);
+  core::TrainConfig gpu_cfg;  // the GPU to measure, for whether its memory is host memory
+  gpu_cfg.backends = {"gpu"};
+  gpu_cfg.device = o.device;
   if (!o.report.empty()) core::check_output_path(o.report, "--report");  // before minutes of measuring
-  const std::vector<GemmCase> cases = bench_cases(cfg, features, classes, squares);
   core::check_host_memory(
-      bench_memory_need(cases, use_cpu, !cores.empty(), use_gpu && run::gpu_memory_on_host(gpu_cfg)),
+      bench_memory_need(s.cases, s.use_cpu, !s.cores.empty(), s.use_gpu && run::gpu_memory_on_host(gpu_cfg)),
       "--hidden/--batch/--sizes: this bench",
-      "measure smaller shapes (--hidden, --batch, --sizes), or fewer backends (--backend, "
-      "--openblas none)");
+      "measure smaller shapes (--hidden, --batch, --sizes), or fewer backends (--backend, --openblas none)");
 
-  // The tables go to stdout, or to stderr when the JSON report does (--report -).
-  std::FILE* out = o.report == "-" ? stderr : stdout;
-  say(
-      out, "model: MLP {}{} ({}), batch {}; {} GEMMs per backend and thread count\n", features,
-      [&] {
-        std::string s;
-        for (int h : cfg.hidden) s += fmt::format("-{}", h);
-        return s + fmt::format("-{}", classes);
-      }(),
-      o.preset == "seed-mlp" ? "preset seed-mlp" : o.dataset, cfg.batch, cases.size());
-  const double load_before = core::load_average();
-  const unsigned hardware_threads = std::max(1u, std::thread::hardware_concurrency());
-  if (load_before >= 0)
-    say(out, "machine: {} hardware threads, load average {:.2f} before the bench{}\n", hardware_threads, load_before,
-        load_before > 0.5 ? " (other work competes for the cores: figures are lower and noisier than on an idle "
-                            "machine)"
-                          : "");
-  nlohmann::json report = {{"model", {{"features", features}, {"hidden", cfg.hidden}, {"classes", classes},
-                                      {"batch", cfg.batch}, {"preset", o.preset}}},
-                           {"squares", squares}, {"repeats", o.repeats}, {"min_seconds", o.min_seconds},
-                           {"clock", o.clock}};
-  nlohmann::json all_rows = nlohmann::json::array();
-  int failures = 0;
+  BenchOutput out;
+  out.out = o.report == "-" ? stderr : stdout;  // the tables go to stderr when the JSON report goes to stdout
+  out.report = {{"model", {{"features", s.features}, {"hidden", s.cfg.hidden}, {"classes", s.classes},
+                           {"batch", s.cfg.batch}, {"preset", o.preset}}},
+                {"squares", s.squares}, {"repeats", o.repeats}, {"min_seconds", o.min_seconds}, {"clock", o.clock}};
+  print_bench_header(s, out);
+  if (s.use_cpu) bench_cpu_tables(s, out);
+  if (s.use_gpu) bench_gpu_table(s, out);
 
-  if (use_cpu) {
-    // The FMA peak per thread count: at the width the GEMM runs (the active SIMD level) and at the widest. Taken from
-    // the peaks cache (`trainscope peaks`: 1 thread and all) where it has the figure, else measured now.
-    const run::PeaksLookup lookup =
-        run::lookup_peaks("cpu", -1, run::PeaksPolicy::CachedOnly, core::default_peaks_path());
-    if (!lookup.warning.empty()) std::cerr << "trainscope: warning: " << lookup.warning << "\n";
-    const std::optional<core::DevicePeaks> cached =
-        lookup.cached ? std::optional<core::DevicePeaks>(lookup.peaks) : std::nullopt;
-    std::map<long, double> peak_of_threads;
-    nlohmann::json peaks = nlohmann::json::array();
-    for (long t : threads)
-      for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2, cpu::SimdLevel::NEON}) {
-        if (!cpu::simd_level_available(level)) continue;
-        const std::string id = fmt::format("fma_{}_{}",
-                                           level == cpu::SimdLevel::AVX512 ? "avx512"
-                                           : level == cpu::SimdLevel::NEON ? "neon"
-                                                                           : "avx2",
-                                           t == 1 ? "1t" : "nt");
-        const core::PeakFigure* f =
-            cached && (t == 1 || t == static_cast<long>(hardware_threads)) ? cached->find(id) : nullptr;
-        cpu::FmaPeak p;
-        if (f && f->value > 0) {
-          p.level = level;
-          p.threads = static_cast<int>(t);
-          p.gflops = f->value;
-          p.samples = f->samples;
-        } else {
-          std::cerr << "bench: measuring the CPU's FMA peak (independent FMA chains), " << cpu::to_string(level) << ", "
-                    << threads_text(static_cast<int>(t)) << "...\n";
-          p = cpu::measure_fma_peak(level, static_cast<int>(t));
-        }
-        if (level == cpu::active_simd_level() && cpu::active_micro_kernel()) peak_of_threads[t] = p.gflops;
-        say(out, "cpu FMA peak, {}, {}: {:.1f} GFLOP/s (median of {}{})\n", cpu::to_string(level),
-            threads_text(static_cast<int>(t)), p.gflops, p.samples.size(),
-            f ? ", from the peaks cache, measured " + cached->measured_at : "");
-        peaks.push_back({{"simd", cpu::to_string(level)}, {"threads", t}, {"gflops", p.gflops},
-                         {"samples", p.samples}, {"cached", f != nullptr}});
-      }
-    report["cpu_fma_peaks"] = peaks;
-    const char* l2_env = std::getenv("OPENBLAS_L2_SIZE");
-    const int l2_kb = o.openblas_l2_kb >= 0 ? o.openblas_l2_kb : (l2_env ? std::atoi(l2_env) : 0);
-    report["openblas_l2_kb"] = l2_kb;
-    say(out, "cpu GEMM micro-kernel: {}; each call timed with {}\n", cpu::gemm_kernel_name(),
-        clock == BenchClock::Wall ? "the wall clock" : "the calling thread's CPU time");
-    std::string blas_note = cores.empty() ? "OpenBLAS: not compared (--openblas none)" : "OpenBLAS columns:";
-    for (const auto& c : cores)
-      blas_note += fmt::format(" [{}]", c.empty() ? "OPENBLAS_CORETYPE unset (its default)" : "OPENBLAS_CORETYPE=" + c);
-    if (!cores.empty())
-      blas_note += fmt::format(", OPENBLAS_L2_SIZE={}", l2_kb > 0 ? std::to_string(l2_kb) : std::string("unset"));
-    say(out, "{}\n\n", blas_note);
-    // Case by case, trainscope and then each OpenBLAS core type, so that a change of the machine's load during the
-    // run affects both sides of a ratio alike.
-    for (long t : threads) {
-      const std::string what = fmt::format("cpu, {}", threads_text(static_cast<int>(t)));
-      std::vector<BenchRow> rows;
-      bool reference_ok = !cores.empty();
-      for (size_t i = 0; i < cases.size(); ++i) {
-        bench_progress(what, i, cases.size());
-        BenchRow row = bench_cpu({cases[i]}, static_cast<int>(t), o.repeats, o.min_seconds, clock).front();
-        row.peak_gflops = peak_of_threads.count(t) ? peak_of_threads[t] : 0.0;
-        for (size_t c = 0; reference_ok && c < cores.size(); ++c) {
-          try {
-            row.openblas.push_back(
-                bench_openblas({cases[i]}, static_cast<int>(t), cores[c], l2_kb, o.repeats, o.min_seconds, clock)
-                    .front());
-          } catch (const core::Error& e) {
-            std::cerr << "\ntrainscope: warning: OpenBLAS reference: " << e.what() << "\n";
-            ++failures;
-            reference_ok = false;
-          }
-        }
-        rows.push_back(std::move(row));
-      }
-      bench_progress(what, cases.size(), cases.size());
-      std::vector<std::string> labels;
-      if (!reference_ok)  // a failed reference: no column is better than a partial one
-        for (auto& r : rows) r.openblas.clear();
-      else
-        for (const auto& f : rows.front().openblas)
-          labels.push_back(f.core + (f.requested.empty() ? " (default)" : ""));
-      say(out, "cpu: {}\n", rows.front().device);
-      print_table(out, rows, labels);
-      for (const auto& r : rows) all_rows.push_back(row_json(r));
-    }
-  }
-  if (use_gpu) {
-    try {
-      // GPU timings on a software device are slow: fewer timed calls (still the median of at least 3).
-      const std::vector<BenchRow> rows = bench_gpu(cases, o.device, std::min(o.repeats, 3));
-      if (!rows.empty()) {
-        say(out, "gpu: {}\n", rows[0].device);
-        say(out,
-            "gpu FMA peak, fp32: {:.1f} GFLOP/s (the peak_fma probe of trainscope peaks: independent vec4 fma chains, "
-            "median of 3)\n",
-            rows[0].peak_gflops);
-        report["gpu_fma_peak_gflops"] = rows[0].peak_gflops;
-      }
-      print_table(out, rows, {}, true);
-      for (const auto& r : rows) all_rows.push_back(row_json(r));
-    } catch (const core::Error& e) {
-      std::cerr << "trainscope: error: gpu: " << e.what() << "\n";
-      ++failures;
-    }
-  }
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  say(out, "bench took {:.0f} s\n", seconds);
-  report["rows"] = all_rows;
-  report["seconds"] = seconds;
-  report["hardware_threads"] = hardware_threads;
-  report["load_average_before"] = load_before;
-  report["load_average_after"] = core::load_average();
+  say(out.out, "bench took {:.0f} s\n", seconds);
+  out.report["rows"] = out.rows;
+  out.report["seconds"] = seconds;
+  out.report["hardware_threads"] = std::max(1u, std::thread::hardware_concurrency());
+  out.report["load_average_after"] = core::load_average();
   if (!o.report.empty()) {
     try {
-      core::write_json_atomically(o.report, report);
-      if (o.report != "-") say(out, "report: {}\n", o.report);
+      core::write_json_atomically(o.report, out.report);
+      if (o.report != "-") say(out.out, "report: {}\n", o.report);
     } catch (const core::Error& e) {
       std::cerr << "trainscope: error: " << e.what() << "\n";
       return 1;
     }
   }
-  return failures ? 1 : 0;
+  return out.failures ? 1 : 0;
 }
 
 }  // namespace app
