@@ -32,8 +32,8 @@ void print_table(std::FILE* out, const std::vector<BenchRow>& rows, const std::v
   if (kernel_column) header += "  variant";
   say(out, "{}\n", header);
   for (const auto& r : rows) {
-    std::string line = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9.3f} {:>9.1f} {:>7}", r.gemm.label,
-                                   r.gemm.form, r.gemm.M(), r.gemm.N(), r.gemm.K(), r.ms, r.gflops,
+    std::string line = fmt::format("{:<12} {:<16} {:>5} {:>5} {:>5} {:>9.3f} {:>9.1f} {:>7}", r.gemm.label, r.gemm.form,
+                                   r.gemm.M(), r.gemm.N(), r.gemm.K(), r.ms, r.gflops,
                                    r.peak_gflops > 0 ? fmt::format("{:.1f}", 100.0 * r.gflops / r.peak_gflops) : "-");
     for (const auto& f : r.openblas)
       line += fmt::format("  {:>17.1f} {:>5.2f}x", f.gflops, f.gflops > 0 ? r.gflops / f.gflops : 0.0);
@@ -44,10 +44,10 @@ void print_table(std::FILE* out, const std::vector<BenchRow>& rows, const std::v
 }
 
 nlohmann::json row_json(const BenchRow& r) {
-  nlohmann::json j = {{"backend", r.backend}, {"device", r.device}, {"kernel", r.kernel}, {"threads", r.threads},
-                      {"shape", r.gemm.label}, {"form", r.gemm.form}, {"batch", r.gemm.B}, {"inputs", r.gemm.C},
-                      {"outputs", r.gemm.OC}, {"M", r.gemm.M()}, {"N", r.gemm.N()}, {"K", r.gemm.K()},
-                      {"flops", r.gemm.flops()}, {"ms", r.ms}, {"gflops", r.gflops}, {"split_k", r.split_k}};
+  nlohmann::json j = {{"backend", r.backend},    {"device", r.device},  {"kernel", r.kernel}, {"threads", r.threads},
+                      {"shape", r.gemm.label},   {"form", r.gemm.form}, {"batch", r.gemm.B},  {"inputs", r.gemm.C},
+                      {"outputs", r.gemm.OC},    {"M", r.gemm.M()},     {"N", r.gemm.N()},    {"K", r.gemm.K()},
+                      {"flops", r.gemm.flops()}, {"ms", r.ms},          {"gflops", r.gflops}, {"split_k", r.split_k}};
   // A split-K row: the unsplit row's time of the same configuration in the same run, and unsplit / split.
   j["split_k_speedup"] = r.unsplit_ms > 0 ? nlohmann::json(r.unsplit_ms / r.ms) : nlohmann::json(nullptr);
   j["peak_gflops"] = r.peak_gflops > 0 ? nlohmann::json(r.peak_gflops) : nlohmann::json(nullptr);
@@ -55,7 +55,9 @@ nlohmann::json row_json(const BenchRow& r) {
   nlohmann::json ob = nlohmann::json::array();
   for (const auto& f : r.openblas)
     ob.push_back({{"coretype_requested", f.requested.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.requested)},
-                  {"core", f.core}, {"ms", f.ms}, {"gflops", f.gflops},
+                  {"core", f.core},
+                  {"ms", f.ms},
+                  {"gflops", f.gflops},
                   {"ratio", f.gflops > 0 ? r.gflops / f.gflops : 0.0}});
   j["openblas"] = ob;
   return j;
@@ -81,7 +83,9 @@ std::map<long, double> cpu_fma_peaks(const BenchSetup& s, BenchOutput& o) {
                                                                          : "avx2",
                                          t == 1 ? "1t" : "nt");
       const core::PeakFigure* f =
-          cached && (t == 1 || t == static_cast<long>(std::max(1u, std::thread::hardware_concurrency()))) ? cached->find(id) : nullptr;
+          cached && (t == 1 || t == static_cast<long>(std::max(1u, std::thread::hardware_concurrency())))
+              ? cached->find(id)
+              : nullptr;
       cpu::FmaPeak p;
       if (f && f->value > 0) {
         p.level = level;
@@ -97,8 +101,11 @@ std::map<long, double> cpu_fma_peaks(const BenchSetup& s, BenchOutput& o) {
       say(o.out, "cpu FMA peak, {}, {}: {:.1f} GFLOP/s (median of {}{})\n", cpu::to_string(level),
           threads_text(static_cast<int>(t)), p.gflops, p.samples.size(),
           f ? ", from the peaks cache, measured " + cached->measured_at : "");
-      peaks.push_back({{"simd", cpu::to_string(level)}, {"threads", t}, {"gflops", p.gflops},
-                       {"samples", p.samples}, {"cached", f != nullptr}});
+      peaks.push_back({{"simd", cpu::to_string(level)},
+                       {"threads", t},
+                       {"gflops", p.gflops},
+                       {"samples", p.samples},
+                       {"cached", f != nullptr}});
     }
   o.report["cpu_fma_peaks"] = peaks;
   return peak_of_threads;
@@ -146,8 +153,7 @@ void bench_cpu_tables(const BenchSetup& s, BenchOutput& o) {
     if (!reference_ok)  // a failed reference: no column is better than a partial one
       for (auto& r : rows) r.openblas.clear();
     else
-      for (const auto& f : rows.front().openblas)
-        labels.push_back(f.core + (f.requested.empty() ? " (default)" : ""));
+      for (const auto& f : rows.front().openblas) labels.push_back(f.core + (f.requested.empty() ? " (default)" : ""));
     say(o.out, "cpu: {}\n", rows.front().device);
     print_table(o.out, rows, labels);
     for (const auto& r : rows) o.rows.push_back(row_json(r));

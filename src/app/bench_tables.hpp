@@ -14,9 +14,9 @@ namespace app {
 struct BenchSetup {
   core::TrainConfig cfg;  // the model whose GEMMs are measured: hidden sizes, batch, activation
   int features = 784, classes = 10;
-  std::string model_name;        // "fashion-mnist", "spiral" or "preset seed-mlp"
-  std::vector<long> squares;     // square sizes (M = N = K)
-  std::vector<long> threads;     // CPU thread counts
+  std::string model_name;     // "fashion-mnist", "spiral" or "preset seed-mlp"
+  std::vector<long> squares;  // square sizes (M = N = K)
+  std::vector<long> threads;  // CPU thread counts
   BenchClock clock = BenchClock::Wall;
   bool use_cpu = false, use_gpu = false;
   std::vector<std::string> cores;  // OPENBLAS_CORETYPE per comparison column ("" = OpenBLAS's default)

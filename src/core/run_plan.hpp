@@ -13,9 +13,9 @@
 namespace core {
 
 struct RunPlan {
-  ModelShape shape;     // model_shape(c, data)
-  StepPlan plan;        // build_step_plan(shape, c.batch, ...) in the storage precision; use_host_upload when host input
-  LayoutSizes sizes;    // the data's sample counts, c.readback_interval slots (at least 1), no staging ring
+  ModelShape shape;   // model_shape(c, data)
+  StepPlan plan;      // build_step_plan(shape, c.batch, ...) in the storage precision; use_host_upload when host input
+  LayoutSizes sizes;  // the data's sample counts, c.readback_interval slots (at least 1), no staging ring
   TensorLayout layout;  // tensor_layout(plan, sizes) in the plan's precision
 
   // The same plan's tensors in `precision` (the header's "the same model in fp32"), with the same sizes.
