@@ -51,13 +51,11 @@ void for_each_limit_key(DeviceLimits& l, F&& f) {
   f("timestampValidBits", l.timestamp_valid_bits);
 }
 
-}  // namespace
-
-DeviceProfile parse_profile(const std::string& text, const std::string& path) {
+// The profile's text as JSON, a key given twice in one object refused, as lessons refuse it (JSON would keep the last
+// one silently). A profile is one flat object with one array level, so the keys of each open object are few.
+nlohmann::json parse_profile_json(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    // A key given twice is refused, as lessons refuse it (JSON would keep the last one silently). A profile is one
-    // flat object with one array level, so the keys of each open object are few.
     std::vector<std::set<std::string>> keys;
     j = nlohmann::json::parse(text, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
       using Event = nlohmann::json::parse_event_t;
@@ -75,65 +73,72 @@ DeviceProfile parse_profile(const std::string& text, const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     bad_profile(fmt::format("{} is not valid JSON ({})", path, e.what()));
   }
+  return j;
+}
+
+// One key of a profile into `p`: a limit (for_each_limit_key), the workgroup size or count, or a feature.
+void read_profile_key(DeviceProfile& p, const std::string& key, const nlohmann::json& value, const std::string& path) {
+  auto number = [&](auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    if (!value.is_number_unsigned() || value.get<uint64_t>() > std::numeric_limits<T>::max())
+      bad_profile(fmt::format("{}: \"{}\" must be a whole number from 0 to {}", path, key,
+                              std::numeric_limits<T>::max()));
+    field = static_cast<T>(value.get<uint64_t>());
+  };
+  auto boolean = [&]() {
+    if (!value.is_boolean()) bad_profile(fmt::format("{}: \"{}\" must be true or false", path, key));
+    return value.get<bool>();
+  };
+  bool known = false;
+  for_each_limit_key(p.limits, [&](const char* name, auto& field) {
+    if (key == name) {
+      number(field);
+      known = true;
+    }
+  });
+  if (known) return;
+  if (key == "maxComputeWorkGroupSize" || key == "maxComputeWorkGroupCount") {
+    auto& field = key == "maxComputeWorkGroupSize" ? p.limits.max_workgroup_size : p.limits.max_workgroup_count;
+    if (!value.is_array() || value.size() != 3)
+      bad_profile(fmt::format("{}: \"{}\" must be an array of 3 whole numbers", path, key));
+    for (size_t i = 0; i < 3; ++i) {
+      if (!value[i].is_number_unsigned() || value[i].get<uint64_t>() > UINT32_MAX)
+        bad_profile(fmt::format("{}: \"{}\" must be an array of 3 whole numbers", path, key));
+      field[i] = value[i].get<uint32_t>();
+    }
+  } else if (key == "name") {
+    if (!value.is_string()) bad_profile(fmt::format("{}: \"name\" must be a string", path));
+    p.name = value.get<std::string>();
+  } else if (key == "timestampComputeAndGraphics") {
+    p.no_compute_and_graphics_timestamps = !boolean();
+  } else if (key == "timestampsNearWrap") {
+    p.limits.timestamps_near_wrap = boolean();
+  } else if (key == "software") {
+    p.software = boolean();
+  } else if (key == "shaderFloat16") {
+    p.shader_float16 = boolean();
+  } else if (key == "storageBuffer16BitAccess") {
+    p.storage_16bit = boolean();
+  } else if (key == "computeUnits") {
+    uint32_t units = 0;
+    number(units);
+    p.compute_units = units;
+  } else {
+    bad_profile(fmt::format("{}: unknown key \"{}\" (the keys are Vulkan's limit names, e.g. maxStorageBufferRange, "
+                            "and name, software, computeUnits, shaderFloat16, storageBuffer16BitAccess, "
+                            "timestampComputeAndGraphics, timestampsNearWrap; docs/gpu.md, \"Device profiles\")",
+                            path, key));
+  }
+}
+
+}  // namespace
+
+DeviceProfile parse_profile(const std::string& text, const std::string& path) {
+  const nlohmann::json j = parse_profile_json(text, path);
   if (!j.is_object()) bad_profile(path + " must hold one JSON object of limits, e.g. {\"maxStorageBufferRange\": 134217728}");
   DeviceProfile p;
   p.name = path;
-  for (const auto& item : j.items()) {
-    // Named, not a structured binding: clang 14 (scripts/fuzz's compiler) cannot capture those in the lambdas below.
-    const std::string& key = item.key();
-    const nlohmann::json& value = item.value();
-    auto number = [&](auto& field) {
-      using T = std::decay_t<decltype(field)>;
-      if (!value.is_number_unsigned() || value.get<uint64_t>() > std::numeric_limits<T>::max())
-        bad_profile(fmt::format("{}: \"{}\" must be a whole number from 0 to {}", path, key,
-                                std::numeric_limits<T>::max()));
-      field = static_cast<T>(value.get<uint64_t>());
-    };
-    auto boolean = [&]() {
-      if (!value.is_boolean()) bad_profile(fmt::format("{}: \"{}\" must be true or false", path, key));
-      return value.get<bool>();
-    };
-    bool known = false;
-    for_each_limit_key(p.limits, [&](const char* name, auto& field) {
-      if (key == name) {
-        number(field);
-        known = true;
-      }
-    });
-    if (known) continue;
-    if (key == "maxComputeWorkGroupSize" || key == "maxComputeWorkGroupCount") {
-      auto& field = key == "maxComputeWorkGroupSize" ? p.limits.max_workgroup_size : p.limits.max_workgroup_count;
-      if (!value.is_array() || value.size() != 3)
-        bad_profile(fmt::format("{}: \"{}\" must be an array of 3 whole numbers", path, key));
-      for (size_t i = 0; i < 3; ++i) {
-        if (!value[i].is_number_unsigned() || value[i].get<uint64_t>() > UINT32_MAX)
-          bad_profile(fmt::format("{}: \"{}\" must be an array of 3 whole numbers", path, key));
-        field[i] = value[i].get<uint32_t>();
-      }
-    } else if (key == "name") {
-      if (!value.is_string()) bad_profile(fmt::format("{}: \"name\" must be a string", path));
-      p.name = value.get<std::string>();
-    } else if (key == "timestampComputeAndGraphics") {
-      p.no_compute_and_graphics_timestamps = !boolean();
-    } else if (key == "timestampsNearWrap") {
-      p.limits.timestamps_near_wrap = boolean();
-    } else if (key == "software") {
-      p.software = boolean();
-    } else if (key == "shaderFloat16") {
-      p.shader_float16 = boolean();
-    } else if (key == "storageBuffer16BitAccess") {
-      p.storage_16bit = boolean();
-    } else if (key == "computeUnits") {
-      uint32_t units = 0;
-      number(units);
-      p.compute_units = units;
-    } else {
-      bad_profile(fmt::format("{}: unknown key \"{}\" (the keys are Vulkan's limit names, e.g. maxStorageBufferRange, "
-                              "and name, software, computeUnits, shaderFloat16, storageBuffer16BitAccess, "
-                              "timestampComputeAndGraphics, timestampsNearWrap; docs/gpu.md, \"Device profiles\")",
-                              path, key));
-    }
-  }
+  for (const auto& item : j.items()) read_profile_key(p, item.key(), item.value(), path);
   // timestampValidBits 0 in a file: no timestamps on trainscope's queue (0 elsewhere means "not clamped"). Vulkan
   // allows only 0 or 36..64 (the spec's "Valid Usage" of VkQueueFamilyProperties: at least 36 bits where there are
   // timestamps); 1 bit gave negative kernel shares and millions of GFLOP/s.
