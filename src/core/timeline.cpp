@@ -53,6 +53,47 @@ void TimelineRecorder::add(const StepPlan& plan, const StepRecord& record) {
   while (steps_.size() > capacity_) steps_.pop_front();
 }
 
+namespace {
+
+// --input host: the loader threads' spans of one step, a track per loader thread (made as the threads appear).
+void add_loader_spans(std::vector<TimelineTrack>& loaders, const StepRecord& r) {
+  for (const LoaderSpan& l : r.loader) {
+    if (l.thread < 0) continue;
+    for (size_t k = loaders.size(); k <= static_cast<size_t>(l.thread); ++k)
+      loaders.push_back({fmt::format("loader {}", k + 1), TrackKind::Loader, {}});
+    loaders[static_cast<size_t>(l.thread)].events.push_back(
+        {kLoadBatch, fmt::format("assembling the batch of step {}", r.step + 1), l.start_s, l.end_s, r.step, -1, 0, 0});
+  }
+}
+
+// The CPU pool's threads 1..n: their spans of each kernel of one step, a track per thread.
+void add_thread_spans(std::vector<TimelineTrack>& workers, const StepPlan& plan, const StepRecord& r) {
+  for (const ThreadSpan& ts : r.threads) {
+    if (ts.thread <= 0 || ts.entry < 0 || ts.entry >= static_cast<int>(plan.entries.size())) continue;
+    if (workers.size() < static_cast<size_t>(ts.thread))
+      for (size_t k = workers.size() + 1; k <= static_cast<size_t>(ts.thread); ++k)
+        workers.push_back({fmt::format("thread {}", k), TrackKind::CpuThread, {}});
+    const PlanEntry& e = plan.entries[static_cast<size_t>(ts.entry)];
+    workers[static_cast<size_t>(ts.thread) - 1].events.push_back(
+        {e.kernel(), e.label(), ts.start_s, ts.end_s, r.step, ts.entry, e.flops, e.bytes()});
+  }
+}
+
+// Each track settled (settle), and the timeline's extent: from its first event's start to its last one's end.
+void settle_tracks(BackendTimeline& t) {
+  bool first = true;
+  for (auto& track : t.tracks) {
+    settle(track);
+    for (const auto& e : track.events) {
+      t.start_s = first ? e.start_s : std::min(t.start_s, e.start_s);
+      t.end_s = first ? e.end_s : std::max(t.end_s, e.end_s);
+      first = false;
+    }
+  }
+}
+
+}  // namespace
+
 BackendTimeline TimelineRecorder::timeline(const std::string& backend, const std::string& device) const {
   BackendTimeline t;
   t.backend = backend;
@@ -96,23 +137,8 @@ BackendTimeline TimelineRecorder::timeline(const std::string& backend, const std
           .events.push_back({to_string(h.phase), "", h.start_s, h.end_s, r.step, -1, 0, 0});
       b.host_s += h.end_s - h.start_s;
     }
-    for (const LoaderSpan& l : r.loader) {
-      if (l.thread < 0) continue;
-      for (size_t k = loaders.size(); k <= static_cast<size_t>(l.thread); ++k)
-        loaders.push_back({fmt::format("loader {}", k + 1), TrackKind::Loader, {}});
-      loaders[static_cast<size_t>(l.thread)].events.push_back(
-          {kLoadBatch, fmt::format("assembling the batch of step {}", r.step + 1), l.start_s, l.end_s, r.step, -1, 0,
-           0});
-    }
-    for (const ThreadSpan& ts : r.threads) {
-      if (ts.thread <= 0 || ts.entry < 0 || ts.entry >= static_cast<int>(plan.entries.size())) continue;
-      if (workers.size() < static_cast<size_t>(ts.thread))
-        for (size_t k = workers.size() + 1; k <= static_cast<size_t>(ts.thread); ++k)
-          workers.push_back({fmt::format("thread {}", k), TrackKind::CpuThread, {}});
-      const PlanEntry& e = plan.entries[static_cast<size_t>(ts.entry)];
-      workers[static_cast<size_t>(ts.thread) - 1].events.push_back(
-          {e.kernel(), e.label(), ts.start_s, ts.end_s, r.step, ts.entry, e.flops, e.bytes()});
-    }
+    add_loader_spans(loaders, r);
+    add_thread_spans(workers, plan, r);
     b.wall_s = previous_end > 0 && previous_end <= last_end && &s != &steps_.front() && !s.after_break
                    ? last_end - previous_end
                    : last_end - first_start;
@@ -124,15 +150,7 @@ BackendTimeline TimelineRecorder::timeline(const std::string& backend, const std
   if (!upload.events.empty()) t.tracks.push_back(std::move(upload));
   for (auto& l : loaders) t.tracks.push_back(std::move(l));
   for (auto& w : workers) t.tracks.push_back(std::move(w));
-  bool first = true;
-  for (auto& track : t.tracks) {
-    settle(track);
-    for (const auto& e : track.events) {
-      t.start_s = first ? e.start_s : std::min(t.start_s, e.start_s);
-      t.end_s = first ? e.end_s : std::max(t.end_s, e.end_s);
-      first = false;
-    }
-  }
+  settle_tracks(t);
   return t;
 }
 
