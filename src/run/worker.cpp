@@ -1,6 +1,6 @@
-// One backend's training loop: steps, read-backs by elapsed time, epochs, the decision boundary's map. (The commands
-// applied at the next step boundary: worker_commands.cpp; building trainers, at the start and for a change:
-// worker_build.cpp.)
+// One backend's training loop: steps, read-backs by elapsed time, epochs. (The commands applied at the next step
+// boundary: worker_commands.cpp; building trainers, at the start and for a change: worker_build.cpp; what the model
+// sees and the decision boundary's map: worker_view.cpp.)
 #include "run/worker.hpp"
 
 #include <fmt/format.h>
@@ -391,44 +391,6 @@ void Worker::check_divergence(const std::vector<core::StepRecord>& records) {
                                     r.step + 1, r.loss, core::to_string(cfg_.precision),
                                     cfg_.precision == core::Precision::FP16 ? "" : ", or try fp16 with loss scaling"));
   }
-}
-
-void Worker::prepare_boundary() {
-  prepare_model_view();
-  boundary_inputs_.clear();
-  const core::Dataset& train = data_->train;
-  if (train.features != 2 || train.count == 0) return;
-  boundary_grid_ = core::boundary_grid(train);
-  boundary_inputs_ = core::grid_points(boundary_grid_);
-  core::BackendRun::Boundary b;
-  b.grid = boundary_grid_;
-  const int every = std::max(1, train.count / core::kBoundaryPoints);
-  for (int i = 0; i < train.count; i += every) {
-    b.points.insert(b.points.end(), train.row(i), train.row(i) + 2);
-    b.labels.push_back(train.y[static_cast<size_t>(i)]);
-  }
-  std::lock_guard lock(run_mutex_);
-  run_.boundary = std::move(b);
-}
-
-void Worker::update_boundary(bool now) {
-  update_model_view(now);
-  if (boundary_inputs_.empty() || !trainer_) return;
-  const double t = core::monotonic_seconds();
-  if (!now && t - last_boundary_s_ < std::max(core::kBoundarySeconds, 4 * boundary_cost_s_)) return;
-  clock_.stop();
-  std::vector<int32_t> classes = trainer_->predict(boundary_inputs_, boundary_inputs_.size() / 2);
-  last_boundary_s_ = core::monotonic_seconds();
-  boundary_cost_s_ = last_boundary_s_ - t;
-  if (classes.empty()) {  // this trainer cannot predict: no map
-    boundary_inputs_.clear();
-    return;
-  }
-  timeline_.add_break();  // the map is no step's overhead
-  last_step_end_s_ = 0;   // nor any step's wall time (CSV, the run's busy share)
-  std::lock_guard lock(run_mutex_);
-  run_.boundary.classes = std::move(classes);
-  run_.boundary.step = static_cast<long>(run_.step_losses.size());
 }
 
 }  // namespace run
