@@ -84,6 +84,14 @@ class LessonRunner {
 
  private:
   bool triggered(const LessonStep& step, double now_s, const DashboardView& view);
+  // The backends' part of a "when": `holds` false where one is not there yet, `state` where each stands. False when
+  // the condition names a backend this session does not train (the step failed).
+  bool backends_hold(const LessonStep& step, const DashboardView& view, bool& holds, std::string& state);
+  // A "when" with "steady" whose other parts hold: whether the figures settled, or the step's timeout passed (a
+  // steady condition never fails a lesson); a "measure" step measures then.
+  bool settled(const LessonStep& step, double now_s, const DashboardView& view);
+  // A step's "expect": true when every expectation holds; else the step failed, saying each that did not.
+  bool check_expect(const LessonStep& step, const DashboardView& view);
   // The "steady" part of a condition: whether it holds now; `state` gets how far the figures moved.
   bool steady(const LessonSteady& s, double now_s, const DashboardView& view, std::string& state);
   void run_step(const LessonStep& step, double now_s, const DashboardView& view, LessonHost& host);
