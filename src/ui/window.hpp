@@ -159,6 +159,11 @@ class Window {
   int fit_to_work_area(bool shrink);
   void recreate_swapchain();
   void record(FrameSlot& slot, uint32_t image, bool capture);
+  // The parts of frame() (window_frame.cpp).
+  bool begin_frame();
+  bool build_frame(const DrawFn& draw);
+  std::optional<uint32_t> acquire_image(FrameSlot& slot);
+  void submit_and_present(uint32_t slot_index, uint32_t image, bool capture);
   void collect_screenshot();
 
   GlfwLibrary glfw_;
