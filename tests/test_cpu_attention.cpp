@@ -30,7 +30,7 @@ Data attention_data(const cpu::AttentionShape& s, uint64_t seed) {
 }
 
 struct Results {
-  std::vector<float> y_naive, att, y_fused, lse, dqkv_naive, dqkv_fused;
+  std::vector<float> y_naive, att, y_fused, lse, dqkv_naive, dqkv_fused, dqkv_passes;
 };
 
 Results run_both(const cpu::AttentionShape& s, const Data& d, int threads) {
@@ -38,12 +38,17 @@ Results run_both(const cpu::AttentionShape& s, const Data& d, int threads) {
   const size_t rows = size_t(s.B) * size_t(s.T), heads = size_t(s.B) * size_t(s.H) * size_t(s.T);
   Results r{std::vector<float>(rows * size_t(s.C())), std::vector<float>(heads * size_t(s.T)),
             std::vector<float>(rows * size_t(s.C())), std::vector<float>(heads),
-            std::vector<float>(rows * size_t(3 * s.C()), 7.0f), std::vector<float>(rows * size_t(3 * s.C()), 7.0f)};
+            std::vector<float>(rows * size_t(3 * s.C()), 7.0f), std::vector<float>(rows * size_t(3 * s.C()), 7.0f),
+            std::vector<float>(rows * size_t(3 * s.C()), 7.0f)};
   cpu::attention_forward_naive(s, d.qkv.data(), r.att.data(), r.y_naive.data(), pool);
   cpu::attention_backward_naive(s, d.qkv.data(), r.att.data(), d.dy.data(), r.dqkv_naive.data(), pool);
   cpu::attention_forward_fused(s, d.qkv.data(), r.y_fused.data(), r.lse.data(), pool);
   cpu::attention_backward_fused(s, d.qkv.data(), r.y_fused.data(), r.lse.data(), d.dy.data(), r.dqkv_fused.data(),
                                 pool);
+  std::vector<float> delta(heads);  // the two passes the GPU runs
+  cpu::attention_backward_dq(s, d.qkv.data(), r.y_fused.data(), r.lse.data(), d.dy.data(), r.dqkv_passes.data(),
+                             delta.data(), pool);
+  cpu::attention_backward_dkv(s, d.qkv.data(), r.lse.data(), delta.data(), d.dy.data(), r.dqkv_passes.data(), pool);
   return r;
 }
 
@@ -88,6 +93,7 @@ TEST_CASE("naive and fused attention against the double reference, forward and b
     CHECK(test::worst_relative_error(r.lse, lse) < 2e-6 * std::sqrt(double(s.D)) + 1e-6);
     CHECK(test::worst_relative_error(r.dqkv_naive, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
     CHECK(test::worst_relative_error(r.dqkv_fused, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
+    CHECK(test::worst_relative_error(r.dqkv_passes, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
   }
 }
 
@@ -101,4 +107,5 @@ TEST_CASE("attention: the same bits on 1 and 2 threads, in both forms") {
   CHECK(one.lse == two.lse);
   CHECK(one.dqkv_naive == two.dqkv_naive);
   CHECK(one.dqkv_fused == two.dqkv_fused);
+  CHECK(one.dqkv_passes == two.dqkv_passes);
 }

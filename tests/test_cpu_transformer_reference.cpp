@@ -110,3 +110,25 @@ TEST_CASE("a fresh model predicts nearly uniformly: its loss is near ln(V); bad 
   CHECK_THROWS_AS(cpu::transformer_step_reference(s, w, bad, false), core::Error);
   CHECK_THROWS_AS(cpu::transformer_step_reference(s, std::vector<double>(3), batch, false), core::Error);
 }
+
+TEST_CASE("the fused backward's references (from y and the log-sum-exp) give the attention backward's gradients") {
+  // attention_backward_dq_reference + attention_backward_dkv_reference, fed the forward's y and lse, against
+  // attention_backward_reference (which the finite differences above check, inside the whole model): one position,
+  // a head size of 1, several heads.
+  for (const cpu::AttentionShape& s : {cpu::AttentionShape{1, 1, 1, 1}, cpu::AttentionShape{2, 9, 1, 1},
+                                       cpu::AttentionShape{2, 7, 3, 4}}) {
+    INFO("B " << s.B << " T " << s.T << " H " << s.H << " D " << s.D);
+    core::Pcg32 rng(3);
+    const size_t rows = size_t(s.B) * size_t(s.T), stats = size_t(s.B) * size_t(s.H) * size_t(s.T);
+    std::vector<double> qkv(rows * size_t(3 * s.C())), dy(rows * size_t(s.C()));
+    for (double& x : qkv) x = rng.uniform(-2, 2);
+    for (double& x : dy) x = rng.uniform(-1, 1);
+    std::vector<double> y(rows * size_t(s.C())), att(stats * size_t(s.T)), lse(stats), want(qkv.size());
+    cpu::attention_reference(s, qkv, y, att, lse);
+    cpu::attention_backward_reference(s, qkv, att, dy, want);
+    std::vector<double> got(qkv.size(), 5.0), delta(stats);  // every column written by one of the two
+    cpu::attention_backward_dq_reference(s, qkv, y, lse, dy, got, delta);
+    cpu::attention_backward_dkv_reference(s, qkv, lse, delta, dy, got);
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-12).scale(1));
+  }
+}

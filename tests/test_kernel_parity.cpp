@@ -414,22 +414,53 @@ TEST_CASE("layernorm_backward_params") {
   check_parity(Op::layernorm_backward_params, layernorm_cases(Op::layernorm_backward_params));
 }
 
-TEST_CASE("attention_forward_fused") {
-  // (B, T, heads, D): one position; a partial tile of 37 rows and 3 heads; a head size of 1 over three tiles; several
-  // tiles of both kinds; the largest head (64 features: the shader's shared tiles are then 16 KiB, Vulkan's minimum).
+namespace {
+
+// The fused attention kernels' shapes (B, T, heads, D): one position; a partial tile of 37 rows and 3 heads; a head
+// size of 1 over three tiles; several tiles of both kinds; the largest head (64 features: the shaders' shared tiles
+// are then 16 KiB, Vulkan's minimum). `elements` gives a case's binding sizes from its rows (B*T), C and B*heads*T.
+std::vector<KernelCase> attention_cases(Op op, std::vector<size_t> (*elements)(size_t rows, size_t C, size_t stats)) {
   std::vector<KernelCase> cases;
-  for (const auto& [B, T, heads, D] : std::vector<std::array<long, 4>>{
-           {1, 1, 1, 1}, {2, 37, 3, 8}, {1, 70, 1, 1}, {2, 130, 2, 16}, {1, 65, 1, 64}}) {
+  for (const auto& [B, T, heads, D] :
+       std::vector<std::array<long, 4>>{{1, 1, 1, 1}, {2, 37, 3, 8}, {1, 70, 1, 1}, {2, 130, 2, 16}, {1, 65, 1, 64}}) {
     const size_t C = size_t(heads * D), rows = size_t(B * T);
     KernelCase k{"B=" + std::to_string(B) + " T=" + std::to_string(T) + " heads=" + std::to_string(heads) +
                      " D=" + std::to_string(D),
-                 {}, {}, {rows * C, size_t(B * heads * T), rows * 3 * C}, {}};
-    k.entry = {.op = Op::attention_forward_fused, .B = B, .C = long(C)};
+                 {},
+                 {},
+                 elements(rows, C, size_t(B * heads * T)),
+                 {}};
+    k.entry = {.op = op, .B = B, .C = long(C)};
     k.entry.T = T;
     k.entry.heads = int(heads);
     cases.push_back(k);
   }
-  check_parity(Op::attention_forward_fused, cases);
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("attention_forward_fused") {
+  check_parity(Op::attention_forward_fused,
+               attention_cases(Op::attention_forward_fused, [](size_t rows, size_t C, size_t stats) {
+                 return std::vector<size_t>{rows * C, stats, rows * 3 * C};  // y, lse, qkv
+               }));
+}
+
+// The backward's inputs are drawn uniformly, the log-sum-exp and delta too (their formulas hold for any values; the
+// reference test checks them against the forward's, test_cpu_transformer_reference).
+TEST_CASE("attention_backward_dq") {
+  check_parity(Op::attention_backward_dq,
+               attention_cases(Op::attention_backward_dq, [](size_t rows, size_t C, size_t stats) {
+                 return std::vector<size_t>{rows * 3 * C, stats, rows * 3 * C, rows * C, stats, rows * C};
+               }));  // dqkv, delta, qkv, y, lse, dy
+}
+
+TEST_CASE("attention_backward_dkv") {
+  check_parity(Op::attention_backward_dkv,
+               attention_cases(Op::attention_backward_dkv, [](size_t rows, size_t C, size_t stats) {
+                 return std::vector<size_t>{rows * 3 * C, rows * 3 * C, stats, stats, rows * C};
+               }));  // dqkv, qkv, lse, delta, dy
 }
 
 TEST_CASE("split_k_reduce") {

@@ -205,4 +205,74 @@ void attention_backward_fused(const AttentionShape& s, const float* qkv, const f
   });
 }
 
+void attention_backward_dq(const AttentionShape& s, const float* qkv, const float* y, const float* lse,
+                           const float* dy, float* dqkv, float* delta, ThreadPool& pool) {
+  const float scale = score_scale(s);
+  pool.parallel_for(size_t(s.B) * size_t(s.H), 1, [&](size_t i0, size_t i1) {
+    std::vector<float> keys, values, p(kAttentionKeyBlock), dp(kAttentionKeyBlock);
+    for (size_t i = i0; i < i1; ++i) {
+      const Head hd{s, int(i / size_t(s.H)), int(i % size_t(s.H))};
+      for (int t = 0; t < s.T; ++t) {
+        std::fill_n(dqkv + hd.q(t), s.D, 0.0f);
+        delta[hd.stat(t)] = dot(dy + hd.out(t), y + hd.out(t), s.D);
+      }
+      // Tile by tile, as the forward: a block of queries against the blocks of keys up to it, each key block's keys
+      // and values transposed once; each query row's dq summed over its keys in order.
+      for (int t0 = 0; t0 < s.T; t0 += kAttentionQueryBlock) {
+        const int t1 = std::min(s.T, t0 + kAttentionQueryBlock);
+        for (int u0 = 0; u0 < t1; u0 += kAttentionKeyBlock) {
+          const int u1 = std::min(t1, u0 + kAttentionKeyBlock), n = u1 - u0;
+          pack_transposed(hd, qkv, 1, u0, u1, keys);
+          pack_transposed(hd, qkv, 2, u0, u1, values);
+          for (int t = std::max(t0, u0); t < t1; ++t) {
+            const int last = std::min(u1, t + 1);
+            dots(qkv + hd.q(t), keys, s.D, n, last - u0, p.data());
+            dots(dy + hd.out(t), values, s.D, n, last - u0, dp.data());
+            const float d_t = delta[hd.stat(t)], lse_t = lse[hd.stat(t)];
+            for (int u = u0; u < last; ++u) {
+              const size_t c = size_t(u - u0);
+              const float ds = std::exp(p[c] * scale - lse_t) * (dp[c] - d_t) * scale;
+              axpy(ds, qkv + hd.k(u), dqkv + hd.q(t), s.D);
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+void attention_backward_dkv(const AttentionShape& s, const float* qkv, const float* lse, const float* delta,
+                            const float* dy, float* dqkv, ThreadPool& pool) {
+  const float scale = score_scale(s);
+  pool.parallel_for(size_t(s.B) * size_t(s.H), 1, [&](size_t i0, size_t i1) {
+    std::vector<float> keys, values, p(kAttentionKeyBlock), dp(kAttentionKeyBlock);
+    for (size_t i = i0; i < i1; ++i) {
+      const Head hd{s, int(i / size_t(s.H)), int(i % size_t(s.H))};
+      for (int u = 0; u < s.T; ++u) {
+        std::fill_n(dqkv + hd.k(u), s.D, 0.0f);
+        std::fill_n(dqkv + hd.v(u), s.D, 0.0f);
+      }
+      // A block of keys at a time against every query at or after its first key (causal), queries in order: each
+      // key's dk and dv summed over its queries in order; the block's rows of dk and dv stay in the cache.
+      for (int u0 = 0; u0 < s.T; u0 += kAttentionKeyBlock) {
+        const int u1 = std::min(s.T, u0 + kAttentionKeyBlock), n = u1 - u0;
+        pack_transposed(hd, qkv, 1, u0, u1, keys);
+        pack_transposed(hd, qkv, 2, u0, u1, values);
+        for (int t = u0; t < s.T; ++t) {
+          const int last = std::min(u1, t + 1);
+          dots(qkv + hd.q(t), keys, s.D, n, last - u0, p.data());
+          dots(dy + hd.out(t), values, s.D, n, last - u0, dp.data());
+          const float d_t = delta[hd.stat(t)], lse_t = lse[hd.stat(t)];
+          for (int u = u0; u < last; ++u) {
+            const size_t c = size_t(u - u0);
+            const float prob = std::exp(p[c] * scale - lse_t);
+            axpy(prob, dy + hd.out(t), dqkv + hd.v(u), s.D);
+            axpy(prob * (dp[c] - d_t) * scale, qkv + hd.q(t), dqkv + hd.k(u), s.D);
+          }
+        }
+      }
+    }
+  });
+}
+
 }  // namespace cpu

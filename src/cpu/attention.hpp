@@ -28,8 +28,20 @@ void attention_backward_naive(const AttentionShape& s, const float* qkv, const f
 
 // y as above, and lse (B, H, T): each row's log of the sum of exp(score) over its positions, for the backward.
 void attention_forward_fused(const AttentionShape& s, const float* qkv, float* y, float* lse, ThreadPool& pool);
-// dqkv (overwritten) from dy, the forward's y and lse: the probabilities recomputed per tile as exp(score - lse).
+// dqkv (overwritten) from dy, the forward's y and lse, in one pass per (sequence, head): the probabilities recomputed
+// per tile as exp(score - lse), dq, dk and dv summed together (one thread owns a head, so no two write the same row).
+// The CPU's fused backward: about 1.5x faster than the two passes below (which recompute the probabilities twice)
+// at B 4, T 1024, 4 heads of 32 on 2 threads.
 void attention_backward_fused(const AttentionShape& s, const float* qkv, const float* y, const float* lse,
                               const float* dy, float* dqkv, ThreadPool& pool);
+// The fused backward in two passes, as the GPU runs it (no atomics; every output summed in a fixed order), each
+// recomputing the probabilities tile by tile from the forward's log-sum-exp, P = exp(q.k / sqrt(D) - lse)
+// (FlashAttention-2, Dao 2023: dS = P (dP - D), dP = dy v^T, D = rowsum(dy * y)):
+//   attention_backward_dq: by query, the q columns of dqkv (overwritten) and delta (B, H, T): each query row's D;
+//   attention_backward_dkv: by key, the k and v columns of dqkv (overwritten), from attention_backward_dq's delta.
+void attention_backward_dq(const AttentionShape& s, const float* qkv, const float* y, const float* lse,
+                           const float* dy, float* dqkv, float* delta, ThreadPool& pool);
+void attention_backward_dkv(const AttentionShape& s, const float* qkv, const float* lse, const float* delta,
+                            const float* dy, float* dqkv, ThreadPool& pool);
 
 }  // namespace cpu

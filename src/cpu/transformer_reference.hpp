@@ -87,6 +87,17 @@ void attention_reference(const AttentionShape& s, std::span<const double> qkv, s
 // dk_u = sum_t dscore q_t / sqrt(D).
 void attention_backward_reference(const AttentionShape& s, std::span<const double> qkv, std::span<const double> att,
                                   std::span<const double> dy, std::span<double> dqkv);
+// The fused backward's two kernels in double, from the forward's y and log-sum-exp lse (B, H, T) instead of the
+// stored probabilities: P(t, u) = exp(q_t . k_u / sqrt(D) - lse_t), dS = P (dy_t . v_u - delta_t) / sqrt(D)
+// (FlashAttention-2, Dao 2023). With the forward's y and lse they give attention_backward_reference's gradients.
+//   dq_reference: delta (B, H, T) = each query row's dy_t . y_t, and the q columns of dqkv (the rest untouched);
+//   dkv_reference: the k and v columns of dqkv (the rest untouched), from the given delta.
+void attention_backward_dq_reference(const AttentionShape& s, std::span<const double> qkv,
+                                     std::span<const double> y, std::span<const double> lse,
+                                     std::span<const double> dy, std::span<double> dqkv, std::span<double> delta);
+void attention_backward_dkv_reference(const AttentionShape& s, std::span<const double> qkv,
+                                      std::span<const double> lse, std::span<const double> delta,
+                                      std::span<const double> dy, std::span<double> dqkv);
 
 // One step's forward pass on `batch` (B sequences of batch.T <= context tokens), and its backward pass when
 // `backward`. Throws core::Error(InvalidArgument) for a token outside 0..V-1, a sequence longer than the context, a

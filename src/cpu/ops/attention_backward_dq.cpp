@@ -1,0 +1,100 @@
+// attention_backward_dq: the fused attention's backward, its first pass, by query row (FlashAttention-2, Dao 2023;
+// no atomics: attention_backward_dkv, by key, makes dk and dv). The probabilities are recomputed tile by tile from
+// the forward's log-sum-exp, never read from memory:
+//   delta (B, H, T) = dy_t . y_t per query row (FlashAttention-2's D)
+//   dq_t = sum over u <= t of P(t, u) (dy_t . v_u - delta_t) k_u / sqrt(D),  P(t, u) = exp(q_t . k_u / sqrt(D) - lse_t)
+//   written into the q columns of dqkv (B*T, 3C); its k and v columns are the next kernel's
+// A plan entry's B is the sequences, T their length, C the width, heads the heads (D = C / heads <= 64).
+#include <cmath>
+
+#include "cpu/attention.hpp"
+#include "cpu/ops/op.hpp"
+#include "cpu/transformer_reference.hpp"
+
+namespace cpu::ops {
+namespace {
+
+constexpr uint32_t kQueryTile = 32;  // the shader's TILE: a workgroup is 32 query rows of one head
+
+AttentionShape shape_of(const core::AttentionParams& p) { return {int(p.B), int(p.T), int(p.H), int(p.D)}; }
+
+void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
+  cpu::attention_backward_dq(shape_of(a.as<core::AttentionParams>()), b.f32(2), b.f32(3), b.f32(4), b.f32(5), b.f32(0),
+                             b.f32(1), pool);
+}
+
+void reference(RefBindings b, const KernelArgs& a) {
+  attention_backward_dq_reference(shape_of(a.as<core::AttentionParams>()), b[2], b[3], b[4], b[5], b[0], b[1]);
+}
+
+double pairs(const PlanEntry& e) { return double(e.B) * e.heads * double(e.T) * double(e.T + 1) / 2; }  // u <= t
+
+size_t rows_x(const PlanEntry& e, long width) { return size_t(e.B) * size_t(e.T) * size_t(width); }
+size_t stats(const PlanEntry& e) { return size_t(e.B) * size_t(e.heads) * size_t(e.T); }
+
+}  // namespace
+
+// dqkv is read-write: each of the two kernels writes its own columns and keeps the other's (a 16-bit CPU run
+// widens it whole and rounds it back whole).
+const Kernel attention_backward_dq{
+    .def = {
+        .bindings = {{.name = "dqkv",
+                      .access = Access::ReadWrite,
+                      .elem = Elem::Storage,
+                      .role = Role::DLayerIn,
+                      .sum = true,
+                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, 3 * e.C); }},
+                     {.name = "delta",
+                      .access = Access::Write,
+                      .elem = Elem::F32,
+                      .role = Role::AttnDelta,
+                      .sum = true,
+                      .elements = [](const PlanEntry& e, const StepArgs&) { return stats(e); }},
+                     {.name = "qkv",
+                      .access = Access::Read,
+                      .elem = Elem::Storage,
+                      .role = Role::LayerIn,
+                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, 3 * e.C); }},
+                     {.name = "y",
+                      .access = Access::Read,
+                      .elem = Elem::Storage,
+                      .role = Role::Act,
+                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, e.C); }},
+                     {.name = "lse",
+                      .access = Access::Read,
+                      .elem = Elem::F32,
+                      .role = Role::AttnLse,
+                      .elements = [](const PlanEntry& e, const StepArgs&) { return stats(e); }},
+                     {.name = "dy",
+                      .access = Access::Read,
+                      .elem = Elem::Storage,
+                      .role = Role::DAct,
+                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, e.C); }}},
+        .params_bytes = sizeof(core::AttentionParams),
+        .grid = Grid::Rows,
+        .local_size = kQueryTile,
+        // One invocation per query row, each head's rows rounded up to whole workgroups of 32.
+        .grid_size =
+            [](const PlanEntry& e) {
+              const uint64_t rows = (uint64_t(e.T) + kQueryTile - 1) / kQueryTile * kQueryTile;
+              return std::array<uint64_t, 2>{uint64_t(e.B) * uint64_t(e.heads) * rows, 1};
+            },
+        .args =
+            [](const PlanEntry& e, const StepArgs&) {
+              const long D = e.C / e.heads;
+              return KernelArgs::of(core::AttentionParams{u32(e.B), u32(e.T), u32(e.heads), u32(D),
+                                                          1.0f / std::sqrt(static_cast<float>(D))});
+            },
+        // per (query, key at or before it) pair: the score's and dP's D multiply-adds each, dq's D, the exp and
+        // dS; per query row delta's D
+        .flops = [](const PlanEntry& e,
+                    Precision) { return pairs(e) * (6.0 * double(e.C) / e.heads + 5) + 2.0 * rows_x(e, e.C); },
+        // compulsory: q, k, v, y and dy once each, the log-sum-exp; never the probabilities
+        .bytes_read = [](const PlanEntry& e,
+                         Precision p) { return double(rows_x(e, 5 * e.C)) * e_of(p) + 4.0 * stats(e); },
+        .bytes_written = [](const PlanEntry& e,
+                            Precision p) { return double(rows_x(e, e.C)) * e_of(p) + 4.0 * stats(e); }},
+    .tuned = tuned,
+    .reference = reference};
+
+}  // namespace cpu::ops
