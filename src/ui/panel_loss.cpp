@@ -42,12 +42,7 @@ void LossCurves::draw_time_to_loss(const DashboardView& view) {
                                 target_loss));
 }
 
-void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
-  const bool by_step = x_axis == XAxis::Step;
-  loss_plot_.set_axis_labels(by_step ? "step" : "training seconds", "training loss");
-  accuracy_plot_.set_axis_labels(by_step ? "epoch" : "training seconds", "test accuracy (%)");
-  accuracy_plot_.set_integer_x(by_step);
-
+void LossCurves::fit_to_slower_side(const DashboardView& view, bool by_step) {
   // By step both curves coincide for as many steps as both trained; the faster side's thousands more would squeeze
   // the slower one's curve into the left edge, so auto-fit shows the slower side's steps (the faster one runs on past
   // the right edge, which the x label says; zooming out shows it).
@@ -64,8 +59,10 @@ void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
   if (clip)
     loss_plot_.set_axis_labels(fmt::format("step · {} at {} →", ahead, format_rate(static_cast<double>(most))),
                                "training loss");
+}
 
-  std::vector<PlotSeries> losses, accuracies;
+LossCurves::Curves LossCurves::curves(const DashboardView& view, bool by_step) {
+  Curves c;
   struct Pending {
     double x;
     std::string backends, label;
@@ -85,8 +82,8 @@ void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
     if (!s) continue;
     const char* title = backend_title(run.name);
     const float width = run.name == "gpu" ? 0.8f : 1.6f;
-    losses.push_back({title, backend_color(run.name), by_step ? &s->loss_by_step : &s->loss_by_seconds, width});
-    accuracies.push_back(
+    c.losses.push_back({title, backend_color(run.name), by_step ? &s->loss_by_step : &s->loss_by_seconds, width});
+    c.accuracies.push_back(
         {title, backend_color(run.name), by_step ? &s->accuracy_by_epoch : &s->accuracy_by_seconds, width});
     for (const auto& m : run.markers) {
       const double x = by_step ? static_cast<double>(m.step + 1) : m.seconds;
@@ -106,9 +103,54 @@ void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
   // Labels first, pointers after: marker_labels_ does not reallocate once filled.
   marker_labels_.clear();
   for (const Pending& p : pending) marker_labels_.push_back(fmt::format("{}: {}", p.backends, p.label));
-  std::vector<PlotMarker> markers;
   for (size_t i = 0; i < pending.size(); ++i)
-    markers.push_back({pending[i].x, marker_labels_[i].c_str(), pending[i].color});
+    c.markers.push_back({pending[i].x, marker_labels_[i].c_str(), pending[i].color});
+  return c;
+}
+
+void LossCurves::draw_plot_selector(bool by_step, bool both, float width) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  Plot& shown = show_accuracy ? accuracy_plot_ : loss_plot_;
+  std::string preview = fmt::format("{} by {}", show_accuracy ? "accuracy" : "loss",
+                                    by_step ? (show_accuracy ? "epoch" : "step") : "time");
+  if (shown.log_y()) preview += ", log";
+  if (!shown.auto_fit()) preview += ", zoomed";
+  ImGui::SetNextItemWidth(std::min(width, ImGui::CalcTextSize(preview.c_str()).x + ImGui::GetFrameHeight() +
+                                              2 * style.FramePadding.x));
+  if (ImGui::BeginCombo("##plot", preview.c_str())) {
+    if (!both) {
+      if (ImGui::RadioButton("loss", !show_accuracy)) show_accuracy = false;
+      ImGui::SameLine();
+      if (ImGui::RadioButton("test accuracy", show_accuracy)) show_accuracy = true;
+    }
+    int axis = by_step ? 0 : 1;
+    bool changed = ImGui::RadioButton("by step (epoch)", &axis, 0);
+    changed = ImGui::RadioButton("by training time", &axis, 1) || changed;
+    if (changed) {
+      x_axis = axis == 0 ? XAxis::Step : XAxis::Seconds;
+      loss_plot_.set_auto_fit(true);
+      accuracy_plot_.set_auto_fit(true);
+    }
+    bool log = shown.log_y();
+    if (ImGui::Checkbox("log y", &log)) shown.set_log_y(log);
+    bool fit = shown.auto_fit();
+    if (ImGui::Checkbox("auto-fit", &fit)) shown.set_auto_fit(fit);
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", fmt::format("The x-axis. By step: both sides do the same work per step, so their curves "
+                                        "overlap.\nBy training time (pauses excluded): the faster side reaches each "
+                                        "loss sooner; this is\nwhere the speedup is seen.\n\n{}",
+                                        Plot::help_text()).c_str());
+}
+
+void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
+  const bool by_step = x_axis == XAxis::Step;
+  loss_plot_.set_axis_labels(by_step ? "step" : "training seconds", "training loss");
+  accuracy_plot_.set_axis_labels(by_step ? "epoch" : "training seconds", "test accuracy (%)");
+  accuracy_plot_.set_integer_x(by_step);
+  fit_to_slower_side(view, by_step);
+  const Curves c = curves(view, by_step);
 
   // Room: the loss plot first (its canvas at least min_loss_canvas), then the accuracy plot (at least
   // kMinAccuracyLines lines of canvas), then the time-to-loss row. When the accuracy plot does not fit too, the
@@ -128,52 +170,19 @@ void LossCurves::draw(const DashboardView& view, float min_loss_canvas) {
   accuracy_shown_ = both || show_accuracy;
 
   // One selector for the plots: which plot (when only one fits), the x-axis, log y, auto-fit.
-  auto header_prefix = [&] {
-    Plot& shown = show_accuracy ? accuracy_plot_ : loss_plot_;
-    std::string preview = fmt::format("{} by {}", show_accuracy ? "accuracy" : "loss",
-                                      by_step ? (show_accuracy ? "epoch" : "step") : "time");
-    if (shown.log_y()) preview += ", log";
-    if (!shown.auto_fit()) preview += ", zoomed";
-    ImGui::SetNextItemWidth(std::min(width, ImGui::CalcTextSize(preview.c_str()).x + ImGui::GetFrameHeight() +
-                                                2 * style.FramePadding.x));
-    if (ImGui::BeginCombo("##plot", preview.c_str())) {
-      if (!both) {
-        if (ImGui::RadioButton("loss", !show_accuracy)) show_accuracy = false;
-        ImGui::SameLine();
-        if (ImGui::RadioButton("test accuracy", show_accuracy)) show_accuracy = true;
-      }
-      int axis = by_step ? 0 : 1;
-      bool changed = ImGui::RadioButton("by step (epoch)", &axis, 0);
-      changed = ImGui::RadioButton("by training time", &axis, 1) || changed;
-      if (changed) {
-        x_axis = axis == 0 ? XAxis::Step : XAxis::Seconds;
-        loss_plot_.set_auto_fit(true);
-        accuracy_plot_.set_auto_fit(true);
-      }
-      bool log = shown.log_y();
-      if (ImGui::Checkbox("log y", &log)) shown.set_log_y(log);
-      bool fit = shown.auto_fit();
-      if (ImGui::Checkbox("auto-fit", &fit)) shown.set_auto_fit(fit);
-      ImGui::EndCombo();
-    }
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("%s", fmt::format("The x-axis. By step: both sides do the same work per step, so their curves "
-                                          "overlap.\nBy training time (pauses excluded): the faster side reaches each "
-                                          "loss sooner; this is\nwhere the speedup is seen.\n\n{}",
-                                          Plot::help_text()).c_str());
-  };
+  auto header_prefix = [&] { draw_plot_selector(by_step, both, width); };
   const float ttl = ttl_row ? row : 0.0f;
   loss_drawn_ = true;
   if (both) {
     const float accuracy_height = std::max(accuracy_min, 0.32f * avail) - style.ItemSpacing.y;
-    loss_plot_.draw("loss", losses, markers, ImVec2(0, avail - accuracy_height - ttl - style.ItemSpacing.y),
+    loss_plot_.draw("loss", c.losses, c.markers, ImVec2(0, avail - accuracy_height - ttl - style.ItemSpacing.y),
                     header_prefix);
-    accuracy_plot_.draw("accuracy", accuracies, {}, ImVec2(0, accuracy_height));
+    accuracy_plot_.draw("accuracy", c.accuracies, {}, ImVec2(0, accuracy_height));
   } else if (show_accuracy) {
     loss_drawn_ = false;
-    accuracy_plot_.draw("accuracy", accuracies, {}, ImVec2(0, avail - ttl), header_prefix);
+    accuracy_plot_.draw("accuracy", c.accuracies, {}, ImVec2(0, avail - ttl), header_prefix);
   } else {
-    loss_plot_.draw("loss", losses, markers, ImVec2(0, avail - ttl), header_prefix);
+    loss_plot_.draw("loss", c.losses, c.markers, ImVec2(0, avail - ttl), header_prefix);
   }
   if (ttl_row) draw_time_to_loss(view);
 }

@@ -25,7 +25,17 @@ struct LossCurves {
   const Plot& top_plot() const { return loss_drawn_ ? loss_plot_ : accuracy_plot_; }
 
  private:
+  // One frame's curves: per backend its loss and accuracy series, and the markers of its changes (their labels in
+  // marker_labels_).
+  struct Curves {
+    std::vector<PlotSeries> losses, accuracies;
+    std::vector<PlotMarker> markers;
+  };
   void draw_time_to_loss(const DashboardView& view);
+  void fit_to_slower_side(const DashboardView& view, bool by_step);
+  Curves curves(const DashboardView& view, bool by_step);
+  // The plots' header selector; by_step: the x-axis this frame started with.
+  void draw_plot_selector(bool by_step, bool both, float width);
 
   Plot loss_plot_;
   Plot accuracy_plot_;

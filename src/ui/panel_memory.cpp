@@ -51,6 +51,61 @@ namespace {
 
 size_t bar_total(const core::MemoryUsage& m) { return m.total() - m.dataset; }
 
+// Legend: one colour per category, wrapped to the panel's width.
+void draw_legend(float spacing) {
+  const float box = ImGui::GetTextLineHeight() * 0.8f;
+  bool first = true;
+  for (const auto& s : memory_segments(core::MemoryUsage{})) {
+    const float w = box + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(s.label).x;
+    if (!first) same_line_if_fits(w, spacing * 2);
+    first = false;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float y = p.y + (ImGui::GetTextLineHeight() - box) * 0.5f;
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + box, y + box), s.color);
+    ImGui::Dummy(ImVec2(box, ImGui::GetTextLineHeight()));
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::TextUnformatted(s.label);
+  }
+}
+
+// One row of the panel: "GPU fp16" | bar | total, or for 16-bit the "fp32" | bar | total row under it.
+struct MemoryRow {
+  const core::BackendRun* run;
+  std::string label, total;
+  const core::MemoryUsage* memory;
+  bool fp32_row;
+};
+
+// The rows of the backends that allocated: each one's bar, and for 16-bit a second row in fp32 with the change.
+std::vector<MemoryRow> memory_rows(const DashboardView& view) {
+  std::vector<MemoryRow> rows;
+  for (const auto& run : view.runs) {
+    const size_t now = bar_total(run.memory), fp32 = bar_total(run.memory_fp32);
+    if (now == 0) continue;
+    const bool compare = run.config.precision != core::Precision::FP32 || run.memory != run.memory_fp32;
+    const std::string label = fmt::format("{} {}", backend_title(run.name), core::to_string(run.config.precision));
+    rows.push_back({&run, label, format_bytes(now), &run.memory, false});
+    if (!compare) continue;
+    // More is possible: the CPU widens 16-bit operands into an fp32 workspace for its kernels.
+    const double change = fp32 > 0 ? (static_cast<double>(now) - static_cast<double>(fp32)) / static_cast<double>(fp32)
+                                   : 0;
+    rows.back().total += std::abs(change) < 0.005 ? "  same" : fmt::format("  {:+.0f}%", 100 * change);
+    rows.push_back({&run, "fp32", format_bytes(fp32), &run.memory_fp32, true});
+  }
+  return rows;
+}
+
+// The dataset, in words: on the GPU a copy of both splits, on the CPU none (its kernels read the loaded data).
+std::string dataset_text(const DashboardView& view) {
+  std::string dataset;
+  for (const auto& run : view.runs) {
+    if (run.memory.total() == 0) continue;
+    dataset += fmt::format("{}{} {}", dataset.empty() ? "" : ", ", backend_title(run.name),
+                           run.memory.dataset > 0 ? format_bytes(run.memory.dataset) : "none (reads it in place)");
+  }
+  return dataset;
+}
+
 }  // namespace
 
 void MemoryPanel::draw_bar(const core::MemoryUsage& m, size_t scale_bytes, float bar_width, const std::string& total) {
@@ -91,46 +146,12 @@ void MemoryPanel::draw(const DashboardView& view) {
     return;
   }
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  // Legend: one colour per category, wrapped to the panel's width.
-  const float box = ImGui::GetTextLineHeight() * 0.8f;
-  bool first = true;
-  for (const auto& s : memory_segments(core::MemoryUsage{})) {
-    const float w = box + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(s.label).x;
-    if (!first) same_line_if_fits(w, spacing * 2);
-    first = false;
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float y = p.y + (ImGui::GetTextLineHeight() - box) * 0.5f;
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + box, y + box), s.color);
-    ImGui::Dummy(ImVec2(box, ImGui::GetTextLineHeight()));
-    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-    ImGui::TextUnformatted(s.label);
-  }
+  draw_legend(spacing);
 
-  // Rows: "GPU fp16" | bar | total, and for 16-bit a second row "fp32" | bar | total and the change.
-  struct Row {
-    const core::BackendRun* run;
-    std::string label, total;
-    const core::MemoryUsage* memory;
-    bool fp32_row;
-  };
-  std::vector<Row> rows;
-  bool any_16bit = false;
-  for (const auto& run : view.runs) {
-    const size_t now = bar_total(run.memory), fp32 = bar_total(run.memory_fp32);
-    if (now == 0) continue;
-    const bool compare = run.config.precision != core::Precision::FP32 || run.memory != run.memory_fp32;
-    any_16bit = any_16bit || compare;
-    const std::string label = fmt::format("{} {}", backend_title(run.name), core::to_string(run.config.precision));
-    rows.push_back({&run, label, format_bytes(now), &run.memory, false});
-    if (!compare) continue;
-    // More is possible: the CPU widens 16-bit operands into an fp32 workspace for its kernels.
-    const double change = fp32 > 0 ? (static_cast<double>(now) - static_cast<double>(fp32)) / static_cast<double>(fp32)
-                                   : 0;
-    rows.back().total += std::abs(change) < 0.005 ? "  same" : fmt::format("  {:+.0f}%", 100 * change);
-    rows.push_back({&run, "fp32", format_bytes(fp32), &run.memory_fp32, true});
-  }
+  const std::vector<MemoryRow> rows = memory_rows(view);
+  const bool any_16bit = std::any_of(rows.begin(), rows.end(), [](const MemoryRow& r) { return r.fp32_row; });
   float label_width = 0, total_width = 0;
-  for (const Row& r : rows) {
+  for (const MemoryRow& r : rows) {
     // A backend's label is drawn as two items ("GPU" in its colour, then the precision).
     const float w = r.fp32_row ? ImGui::CalcTextSize(r.label.c_str()).x
                                : ImGui::CalcTextSize(backend_title(r.run->name)).x + spacing +
@@ -140,7 +161,7 @@ void MemoryPanel::draw(const DashboardView& view) {
   }
   const float avail = ImGui::GetContentRegionAvail().x;
   const float bar_width = std::max(1.0f, avail - label_width - total_width - 2 * spacing);
-  for (const Row& r : rows) {
+  for (const MemoryRow& r : rows) {
     const float x = ImGui::GetCursorScreenPos().x;
     if (r.fp32_row) {
       ImGui::TextDisabled("%s", r.label.c_str());
@@ -158,13 +179,7 @@ void MemoryPanel::draw(const DashboardView& view) {
   if (!any_16bit)  // whole words on up to two lines, else shortened with an ellipsis, never clipped mid-word
     text_lines("fp16 or bf16 (Controls) adds the fp32 comparison", 2, ImGui::GetColorU32(ImGuiCol_TextDisabled));
 
-  // The dataset, in words: on the GPU a copy of both splits, on the CPU none (its kernels read the loaded data).
-  std::string dataset;
-  for (const auto& run : view.runs) {
-    if (run.memory.total() == 0) continue;
-    dataset += fmt::format("{}{} {}", dataset.empty() ? "" : ", ", backend_title(run.name),
-                           run.memory.dataset > 0 ? format_bytes(run.memory.dataset) : "none (reads it in place)");
-  }
+  const std::string dataset = dataset_text(view);
   if (!dataset.empty()) text_lines(fmt::format("dataset copy: {}", dataset), 2);
 }
 

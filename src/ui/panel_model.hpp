@@ -27,6 +27,8 @@ class ModelPanel {
  private:
   std::string backend_ = "gpu";  // whose view is shown (the other's when it has none)
   Drawn drawn_;
+  // The backend buttons (a click chooses backend_) and the line that says what the images show.
+  void draw_caption(const DashboardView& view, const core::BackendRun& shown);
 };
 
 }  // namespace ui

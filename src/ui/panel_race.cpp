@@ -32,6 +32,97 @@ std::string short_device(const std::string& device) {
   return out;
 }
 
+// One frame's speedup and the state of the race it is read from.
+struct SpeedupFrame {
+  const core::BackendRun* gpu = nullptr;
+  const core::BackendRun* cpu = nullptr;
+  core::Speedup s;
+  bool finished = false;  // both finished: the race's result stays
+  bool paused = false;    // a backend paused (or pausing): the last figure stays, greyed, with its age
+  double age = 0;         // of the paused figure, s
+  bool software = false;  // the GPU is software Vulkan
+};
+
+SpeedupFrame speedup_frame(const DashboardView& view) {
+  SpeedupFrame f;
+  f.gpu = view.run("gpu");
+  f.cpu = view.run("cpu");
+  const core::BackendRun* gpu = f.gpu;
+  const core::BackendRun* cpu = f.cpu;
+  // Once both finished, the race's result stays: the speedup over their whole epochs (as `train` reports it).
+  f.finished = gpu && cpu && gpu->finished && cpu->finished;
+  if (gpu && cpu)
+    f.s = view.live && !f.finished ? core::live_speedup(*gpu, *cpu) : core::run_speedup(*gpu, *cpu);
+  else
+    f.s.reason = "one backend only";
+  f.paused = gpu && cpu && !f.finished && (gpu->paused || cpu->paused);
+  f.age = f.paused ? std::max(view.age(*gpu), view.age(*cpu)) : 0;
+  f.software = gpu && gpu->device.find("software") != std::string::npos;
+  return f;
+}
+
+// What the figure means, and in the fair mode what taking turns is.
+std::string speedup_tooltip(const SpeedupFrame& f, bool fair) {
+  return fmt::format(
+      "{}{}{}",
+      f.finished ? "The race's result: GPU samples/s / CPU samples/s over their whole epochs."
+                 : "GPU samples/s / CPU samples/s over the last seconds, only while both train the same model with "
+                   "the same batch size, precision and optimizer.",
+      f.software ? " This GPU is software Vulkan: both sides share the same CPU cores." : "",
+      fair ? "\n\nTaking turns (fair mode, Controls): the GPU and the CPU train one at a time, about half a "
+             "second each, like two runners timed one after the other on the same track. Here both would "
+             "otherwise share the same processor cores, and each would be slowed by the other. So each "
+             "samples/s counts only its own turns, as `train --sequential` times them, and both curves grow at "
+             "about half speed. A side that compiles its kernels or applies a change steps aside: the other "
+             "trains on meanwhile (never waiting for it), and what it trained beside that work is not counted "
+             "as timed alone. A step longer than a turn does not make the other wait more than 1.5 s longer."
+           : "");
+}
+
+// The line under the figure: who is faster, or why there is no figure; the paused figure's age; the race's result.
+std::string speedup_note(const DashboardView& view, const SpeedupFrame& f, int lines, float width,
+                         float target_loss) {
+  const core::Speedup& s = f.s;
+  const core::BackendRun* gpu = f.gpu;
+  const core::BackendRun* cpu = f.cpu;
+  std::string note;
+  if (s.ok())
+    note = s.value >= 1 ? fmt::format("the GPU is {:.1f}x as fast", s.value)
+                        : fmt::format("the CPU is {:.1f}x as fast", 1 / s.value);
+  else
+    note = s.reason;
+  // Taking turns, one side applying a change: the other does not wait for it (say so where it fits).
+  if (!s.ok() && view.fair && gpu && cpu && gpu->building != cpu->building && !gpu->finished && !cpu->finished) {
+    const std::string on = fmt::format("{} · the {} trains on", note, cpu->building ? "GPU" : "CPU");
+    if (ImGui::CalcTextSize(on.c_str()).x <= width) note = on;
+  }
+  // Why a software GPU loses: it runs on the CPU's own cores (where it fits; the tooltip says it in full).
+  if (s.ok() && s.value < 1 && f.software && !f.paused) {
+    const std::string why = note + " · the GPU is software";
+    if (ImGui::CalcTextSize(why.c_str()).x <= width) note = why;
+  }
+  if (f.paused && s.ok()) note = fmt::format("paused · figures {} old", format_duration(f.age));
+  if (lines < 4 && view.fair) {  // the label line it has in a 4-line header
+    note += " · taking turns";
+    // A narrow column (1280x720 in presentation mode) keeps the mode's name whole: the shorter form first.
+    if (s.ok() && !f.paused && ImGui::CalcTextSize(note.c_str()).x > width)
+      note = s.value >= 1 ? fmt::format("GPU {:.1f}x as fast · in turns", s.value)
+                          : fmt::format("CPU {:.1f}x as fast · in turns", 1 / s.value);
+  }
+  if (f.finished) {
+    const double tg = time_to_loss(*gpu, target_loss), tc = time_to_loss(*cpu, target_loss);
+    if (tg >= 0 || tc >= 0) {
+      auto at = [](const char* who, double t) {
+        return fmt::format("{} {}", who, t >= 0 ? format_duration(t) : std::string("never"));
+      };
+      const bool gpu_first = tg >= 0 && (tc < 0 || tg <= tc);
+      note = fmt::format("loss {:.2f} reached: {}, {}", target_loss, gpu_first ? at("GPU", tg) : at("CPU", tc),
+                         gpu_first ? at("CPU", tc) : at("GPU", tg));
+    }
+  }
+  return note;
+}
+
 }  // namespace
 
 std::string fit_device(const std::string& device, float width) {
@@ -131,19 +222,9 @@ void RaceHeader::draw_backend(const DashboardView& view, const core::BackendRun&
 }
 
 void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target_loss) {
-  const core::BackendRun* gpu = view.run("gpu");
-  const core::BackendRun* cpu = view.run("cpu");
   const float width = ImGui::GetContentRegionAvail().x;
-  core::Speedup s;
-  // Once both finished, the race's result stays: the speedup over their whole epochs (as `train` reports it).
-  const bool finished = gpu && cpu && gpu->finished && cpu->finished;
-  if (gpu && cpu)
-    s = view.live && !finished ? core::live_speedup(*gpu, *cpu) : core::run_speedup(*gpu, *cpu);
-  else
-    s.reason = "one backend only";
-  // Paused (or a backend pausing): the last figure stays, greyed, with its age.
-  const bool paused = gpu && cpu && !finished && (gpu->paused || cpu->paused);
-  const double age = paused ? std::max(view.age(*gpu), view.age(*cpu)) : 0;
+  const SpeedupFrame f = speedup_frame(view);
+  const core::Speedup& s = f.s;
   const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   // The fair mode in words a class follows: the two take turns, and each is timed alone.
   std::string label = "speedup  GPU / CPU";
@@ -159,63 +240,12 @@ void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target
   std::string big = "-";
   if (s.ok()) big = fmt::format("{:.{}f}x", s.value, s.value >= 10 ? 0 : s.value >= 0.1 ? 2 : 3);
   if (lines < 3) big = "speedup " + big;
-  if (s.ok()) ImGui::PushStyleColor(ImGuiCol_Text, paused ? grey : s.value >= 1 ? kGpuColor : kCpuColor);
+  if (s.ok()) ImGui::PushStyleColor(ImGuiCol_Text, f.paused ? grey : s.value >= 1 ? kGpuColor : kCpuColor);
   text_line(big, 0, width);
   if (s.ok()) ImGui::PopStyleColor();
   ImGui::SetWindowFontScale(1.0f);
-  const bool software = gpu && gpu->device.find("software") != std::string::npos;
-  if (ImGui::IsItemHovered() || hovered_label)
-    wrapped_tooltip(fmt::format(
-        "{}{}{}",
-        finished ? "The race's result: GPU samples/s / CPU samples/s over their whole epochs."
-                 : "GPU samples/s / CPU samples/s over the last seconds, only while both train the same model with "
-                   "the same batch size, precision and optimizer.",
-        software ? " This GPU is software Vulkan: both sides share the same CPU cores." : "",
-        view.fair ? "\n\nTaking turns (fair mode, Controls): the GPU and the CPU train one at a time, about half a "
-                    "second each, like two runners timed one after the other on the same track. Here both would "
-                    "otherwise share the same processor cores, and each would be slowed by the other. So each "
-                    "samples/s counts only its own turns, as `train --sequential` times them, and both curves grow at "
-                    "about half speed. A side that compiles its kernels or applies a change steps aside: the other "
-                    "trains on meanwhile (never waiting for it), and what it trained beside that work is not counted "
-                    "as timed alone. A step longer than a turn does not make the other wait more than 1.5 s longer."
-                  : ""));
-  // Under it: who is faster, or why there is no figure; the paused figure's age; the race's result.
-  std::string note;
-  if (s.ok())
-    note = s.value >= 1 ? fmt::format("the GPU is {:.1f}x as fast", s.value)
-                        : fmt::format("the CPU is {:.1f}x as fast", 1 / s.value);
-  else
-    note = s.reason;
-  // Taking turns, one side applying a change: the other does not wait for it (say so where it fits).
-  if (!s.ok() && view.fair && gpu && cpu && gpu->building != cpu->building && !gpu->finished && !cpu->finished) {
-    const std::string on = fmt::format("{} · the {} trains on", note, cpu->building ? "GPU" : "CPU");
-    if (ImGui::CalcTextSize(on.c_str()).x <= width) note = on;
-  }
-  // Why a software GPU loses: it runs on the CPU's own cores (where it fits; the tooltip says it in full).
-  if (s.ok() && s.value < 1 && software && !paused) {
-    const std::string why = note + " · the GPU is software";
-    if (ImGui::CalcTextSize(why.c_str()).x <= width) note = why;
-  }
-  if (paused && s.ok()) note = fmt::format("paused · figures {} old", format_duration(age));
-  if (lines < 4 && view.fair) {  // the label line it has in a 4-line header
-    note += " · taking turns";
-    // A narrow column (1280x720 in presentation mode) keeps the mode's name whole: the shorter form first.
-    if (s.ok() && !paused && ImGui::CalcTextSize(note.c_str()).x > width)
-      note = s.value >= 1 ? fmt::format("GPU {:.1f}x as fast · in turns", s.value)
-                          : fmt::format("CPU {:.1f}x as fast · in turns", 1 / s.value);
-  }
-  if (finished) {
-    const double tg = time_to_loss(*gpu, target_loss), tc = time_to_loss(*cpu, target_loss);
-    if (tg >= 0 || tc >= 0) {
-      auto at = [](const char* who, double t) {
-        return fmt::format("{} {}", who, t >= 0 ? format_duration(t) : std::string("never"));
-      };
-      const bool gpu_first = tg >= 0 && (tc < 0 || tg <= tc);
-      note = fmt::format("loss {:.2f} reached: {}, {}", target_loss, gpu_first ? at("GPU", tg) : at("CPU", tc),
-                         gpu_first ? at("CPU", tc) : at("GPU", tg));
-    }
-  }
-  text_line(note, s.ok() && !paused ? 0 : grey, width);
+  if (ImGui::IsItemHovered() || hovered_label) wrapped_tooltip(speedup_tooltip(f, view.fair));
+  text_line(speedup_note(view, f, lines, width, target_loss), s.ok() && !f.paused ? 0 : grey, width);
 }
 
 void RaceHeader::draw(const DashboardView& view, int lines, float target_loss) {

@@ -10,6 +10,7 @@
 #include "core/roofline.hpp"
 #include "ui/panel_peaks.hpp"
 #include "ui/plot_math.hpp"
+#include "ui/panel_roofline_key.hpp"
 #include "ui/text_fit.hpp"
 
 namespace ui {
@@ -113,111 +114,41 @@ std::vector<ImVec4> axis_titles(const Chart& c, float size) {
           ImVec4(c.max.x - pad - x.x, c.max.y - pad - x.y, c.max.x - pad, c.max.y - pad)};
 }
 
-// The key's entries ("4 loss_reduce") flowing onto rows `width` pixels wide at `size` pixels, never broken inside an
-// entry: the rows they take, and (draw_key) drawn so at the cursor.
-using KeyEntry = std::pair<std::string, ImU32>;  // a text and its colour
+using roofline_key::draw_key;
+using roofline_key::grouped_key;
+using roofline_key::key_rows;
+using roofline_key::KeyEntry;
 
-// The key's entries ("3 matmul_backward_data") by family, shorter: "matmul: 2 forward, 3 backward_data" (a kernel whose
-// family has no other member in the key keeps its whole name). Families: the name less its pass suffix.
-std::vector<std::string> grouped_key(const std::vector<std::string>& key) {
-  static const char* suffixes[] = {"_forward_backward", "_backward_weight", "_backward_data", "_forward", "_backward"};
-  std::vector<std::pair<std::string, std::vector<std::string>>> families;  // family -> "N member"
-  std::vector<std::string> order;  // families and whole entries in first-appearance order ("" + entry for whole)
-  for (const std::string& entry : key) {
-    const size_t space = entry.find(' ');
-    const std::string number = entry.substr(0, space), name = entry.substr(space + 1);
-    std::string family, member;
-    for (const char* suffix : suffixes) {
-      const std::string s(suffix);
-      if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
-        family = name.substr(0, name.size() - s.size()), member = s.substr(1);
-        break;
-      }
-    }
-    auto it = std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.first == family; });
-    if (family.empty() || it == families.end()) {
-      if (!family.empty()) families.push_back({family, {}});
-      order.push_back(family.empty() ? "\n" + entry : family);
-      it = family.empty() ? families.end() : families.end() - 1;
-    }
-    if (it != families.end()) it->second.push_back(number + " " + member);
-  }
-  std::vector<std::string> out;
-  for (const std::string& o : order) {
-    if (!o.empty() && o[0] == '\n') {
-      out.push_back(o.substr(1));
-      continue;
-    }
-    const auto& members = std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.first == o; })->second;
-    if (members.size() == 1) {  // whole: "5 loss_reduce"-like, the number and the full name
-      const size_t space = members[0].find(' ');
-      out.push_back(members[0].substr(0, space) + " " + o + "_" + members[0].substr(space + 1));
-      continue;
-    }
-    std::string text = o + ":";
-    for (size_t i = 0; i < members.size(); ++i) text += (i ? ", " : " ") + members[i];
-    out.push_back(text);
-  }
-  return out;
-}
-
-int key_rows(const std::vector<KeyEntry>& key, float size, float width) {
-  int rows = key.empty() ? 0 : 1;
-  float x = 0;
-  for (const auto& [k, color] : key) {
-    const float w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, k.c_str()).x;
-    if (x > 0 && x + w > width) ++rows, x = 0;
-    x += w + size;
-  }
-  return rows;
-}
-
-void draw_key(const std::vector<KeyEntry>& key, float size, float row) {
-  const ImVec2 start = ImGui::GetCursorScreenPos();
-  const float width = ImGui::GetContentRegionAvail().x;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  float x = 0, y = 0;
-  for (const auto& [k, color] : key) {
-    // Only an entry wider than the whole panel is shortened (fit_text measures at the font's size: the width scaled).
-    const std::string shown = fit_text(k, width * ImGui::GetFontSize() / size);
-    const float w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0.0f, shown.c_str()).x;
-    if (x > 0 && x + w > width) y += row, x = 0;
-    dl->AddText(ImGui::GetFont(), size, ImVec2(start.x + x, start.y + y), color, shown.c_str());
-    x += w + size;
-  }
-  ImGui::Dummy(ImVec2(width, y + row));
-}
-
-}  // namespace
-
-void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
-  draw_peaks_row(view, controller, "Ceilings:", "both",
-                 "The roofline (Williams, Waterman & Patterson 2009): a kernel of arithmetic intensity I (FLOP per "
-                 "byte it must move) runs at most at min(compute ceiling, bandwidth x I). Left of the ridge the "
-                 "memory ceiling binds, right of it the compute ceiling. Each dot is a kernel's measured GFLOP/s at "
-                 "its intensity; the gap up to its roof is what it leaves unused.");
+// Every backend's dots and ceilings, with what the note under the chart says of the points that are not dots.
+struct RoofData {
   std::vector<BackendDots> backends;
   std::vector<core::RooflinePoint> all;
   std::vector<core::RoofCeilings> roofs;
   std::vector<std::string> off_chart;  // kernels without FLOPs: no place on a log axis
   std::string transfers;  // --input host: the batch's upload, host to device (not a kernel: no roof applies)
+};
+
+RoofData roof_data(const DashboardView& view) {
+  RoofData d;
   for (const auto& run : view.runs) {
     BackendDots b{&run, view.roof(run), core::roofline_points(view.roof(run), run.kernels.rows())};
     for (const auto& p : b.points) {
       if (p.transfer)
-        transfers += fmt::format("{}{} {} GB/s", transfers.empty() ? "" : ", ", backend_title(run.name),
-                                 format_value(p.gbps));
-      else if (p.flops <= 0 && std::find(off_chart.begin(), off_chart.end(), p.kernel) == off_chart.end())
-        off_chart.push_back(p.kernel);
+        d.transfers += fmt::format("{}{} {} GB/s", d.transfers.empty() ? "" : ", ", backend_title(run.name),
+                                   format_value(p.gbps));
+      else if (p.flops <= 0 && std::find(d.off_chart.begin(), d.off_chart.end(), p.kernel) == d.off_chart.end())
+        d.off_chart.push_back(p.kernel);
     }
-    all.insert(all.end(), b.points.begin(), b.points.end());
-    roofs.push_back(b.roof);
-    backends.push_back(std::move(b));
+    d.all.insert(d.all.end(), b.points.begin(), b.points.end());
+    d.roofs.push_back(b.roof);
+    d.backends.push_back(std::move(b));
   }
-  const float font = ImGui::GetFontSize();
-  const float line = ImGui::GetTextLineHeightWithSpacing();
-  // Each kernel's number: the matrix multiplications and convolutions first (what a roofline lesson is about), then
-  // the order of the step.
+  return d;
+}
+
+// Each kernel's number is its place here: the matrix multiplications and convolutions first (what a roofline lesson
+// is about), then the order of the step.
+std::vector<std::string> numbered_kernels(const std::vector<BackendDots>& backends) {
   std::vector<std::string> kernels;
   for (const auto& b : backends)
     for (const auto& p : b.points)
@@ -226,126 +157,124 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
   auto heavy = [](const std::string& k) { return k.rfind("matmul", 0) == 0 || k.rfind("conv2d", 0) == 0; };
   std::stable_sort(kernels.begin(), kernels.end(),
                    [&](const std::string& x, const std::string& y) { return heavy(x) > heavy(y); });
-  auto number_of = [&](const std::string& k) {
-    return static_cast<int>(std::find(kernels.begin(), kernels.end(), k) - kernels.begin()) + 1;
-  };
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  float y_labels = 0;
-  Chart c;
-  c.axes = core::roofline_axes(all, roofs);
-  for (double y = c.axes.y_lo; y <= c.axes.y_hi * 1.0001; y *= 10)
-    y_labels = std::max(y_labels, ImGui::CalcTextSize(decade_text(y).c_str()).x);
-  const float r = 0.42f * font;  // a dot's half size: room for its number inside
-  const float name_size = 0.85f * font;  // the names in the chart
-  const float key_size = 0.75f * font;   // the legend, the key and the note under it
-  // The chart's rectangle with `key_lines` lines kept under it for the key, and the names that fit in it.
-  // Under the chart, in slightly smaller type flowing onto rows: the legend (each backend's mark and its two ceilings,
-  // in its colour), then the key of the numbers not named beside their dots; then the note.
-  std::vector<KeyEntry> legend;
+  return kernels;
+}
+
+int number_of(const std::vector<std::string>& kernels, const std::string& k) {
+  return static_cast<int>(std::find(kernels.begin(), kernels.end(), k) - kernels.begin()) + 1;
+}
+
+// Under the chart, in slightly smaller type flowing onto rows: the legend (each backend's mark and its two ceilings,
+// in its colour), then the key of the numbers not named beside their dots; then the note (where with_note).
+std::vector<KeyEntry> key_entries(const std::vector<BackendDots>& backends, const std::vector<std::string>& key,
+                                  const std::string& note, bool with_note) {
+  std::vector<KeyEntry> entries;
   for (const auto& b : backends)
-    legend.emplace_back(fmt::format("{} ({}): {} GB/s, {} GFLOP/s", backend_title(b.run->name),
-                                    b.run->name == "cpu" ? "squares" : "circles",
-                                    core::figure_text(b.roof.bandwidth_gbps), core::figure_text(b.roof.compute_gflops)),
-                        backend_color(b.run->name));
-  std::string note = "hover a dot for its figures";
-  if (!transfers.empty()) note += " · upload_batch, host to device (a transfer, not a kernel): " + transfers;
-  if (!off_chart.empty()) {
-    note += " · 0 FLOP, not drawn:";
-    for (const auto& k : off_chart) note += " " + k;
-  }
-  bool with_note = true;  // the note is a hint: it gives way where the chart would get less than 6 lines
-  auto flow = [&](const std::vector<std::string>& key) {
-    std::vector<KeyEntry> entries = legend;
-    for (const auto& k : grouped_key(key)) entries.emplace_back(k, ImGui::GetColorU32(ImGuiCol_Text));
-    if (with_note) entries.emplace_back(note, ImGui::GetColorU32(ImGuiCol_TextDisabled));
-    return entries;
-  };
-  auto layout = [&](float key_height, ImVec2& size, std::vector<std::pair<ImVec2, std::string>>& names,
-                    std::vector<std::string>& key) {
-    // The legend, the key and the note, and the spacing after the chart and after them.
-    const float below = key_height + 2 * ImGui::GetStyle().ItemSpacing.y;
-    size = ImVec2(avail.x, std::max(avail.y - below, 4.5f * line));
-    c.min = ImVec2(origin.x + y_labels + 0.6f * font, origin.y + 0.3f * font);
-    c.max = ImVec2(origin.x + size.x - 0.6f * font, origin.y + size.y - 1.2f * line);
-    names.clear();
-    key.clear();
-    std::vector<ImVec4> taken = axis_titles(c, name_size);  // rectangles of the axes' titles, names and dots
-    std::vector<std::pair<ImVec2, const core::RooflinePoint*>> dots;
-    for (const auto& b : backends)
-      for (const auto& p : b.points)
-        if (p.flops > 0 && p.gflops > 0) {
-          dots.emplace_back(c.at(p.intensity, p.gflops), &p);
-          taken.emplace_back(dots.back().first.x - r, dots.back().first.y - r, dots.back().first.x + r,
-                             dots.back().first.y + r);
-        }
-    for (const std::string& k : kernels) {
-      const std::string text = fmt::format("{} {}", number_of(k), k);
-      const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(name_size, FLT_MAX, 0.0f, text.c_str());
-      bool placed = false;
-      for (const auto& [at, p] : dots) {
-        if (p->kernel != k || placed) continue;
-        const float gap = 1.3f * r;
-        const ImVec4 places[] = {{at.x + gap, at.y - ts.y / 2, at.x + gap + ts.x, at.y + ts.y / 2},
-                                 {at.x - gap - ts.x, at.y - ts.y / 2, at.x - gap, at.y + ts.y / 2},
-                                 {at.x - ts.x / 2, at.y - gap - ts.y, at.x + ts.x / 2, at.y - gap},
-                                 {at.x - ts.x / 2, at.y + gap, at.x + ts.x / 2, at.y + gap + ts.y}};
-        for (const ImVec4& box : places) {
-          const bool inside = box.x >= c.min.x && box.z <= c.max.x && box.y >= c.min.y && box.w <= c.max.y;
-          const bool free = std::none_of(taken.begin(), taken.end(), [&](const ImVec4& o) {
-            return box.x < o.z && o.x < box.z && box.y < o.w && o.y < box.w;
-          });
-          if (!inside || !free) continue;
-          taken.push_back(box);
-          names.emplace_back(ImVec2(box.x, box.y), text);
-          placed = true;
-          break;
-        }
-      }
-      if (!placed) key.push_back(text);
-    }
-  };
+    entries.emplace_back(fmt::format("{} ({}): {} GB/s, {} GFLOP/s", backend_title(b.run->name),
+                                     b.run->name == "cpu" ? "squares" : "circles",
+                                     core::figure_text(b.roof.bandwidth_gbps),
+                                     core::figure_text(b.roof.compute_gflops)),
+                         backend_color(b.run->name));
+  for (const auto& k : grouped_key(key)) entries.emplace_back(k, ImGui::GetColorU32(ImGuiCol_Text));
+  if (with_note) entries.emplace_back(note, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  return entries;
+}
+
+// One frame's sizes and dots, which the chart is laid out from.
+struct RoofFrame {
+  const std::vector<BackendDots>* backends = nullptr;
+  const std::vector<std::string>* kernels = nullptr;  // numbered_kernels
+  core::RooflineAxes axes;
+  ImVec2 avail, origin;
+  float font = 0, line = 0;
+  float y_labels = 0;   // the widest y-axis label, px
+  float r = 0;          // a dot's half size, px
+  float name_size = 0;  // the names in the chart, px
+};
+
+// The chart laid out: its rectangle, the names that fit in it beside a dot ("3 matmul_forward") and those left for
+// the key.
+struct ChartLayout {
+  Chart c;
   ImVec2 size;
   std::vector<std::pair<ImVec2, std::string>> names;
   std::vector<std::string> key;
-  layout(0.0f, size, names, key);
-  const float key_row = std::round(1.15f * key_size);
-  // Again with the rows the legend and the key need kept under the chart, until they suffice (a smaller chart fits
-  // fewer names).
-  for (int rows = -1, pass = 0; pass < 4 && key_rows(flow(key), key_size, avail.x) != rows; ++pass) {
-    rows = key_rows(flow(key), key_size, avail.x);
-    layout(static_cast<float>(rows) * key_row, size, names, key);
-    if (with_note && size.y < 6 * line) with_note = false, rows = -1;
-  }
-  ImGui::InvisibleButton("roofline_canvas", size);
-  const bool hovered = ImGui::IsItemHovered();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  draw_grid(dl, c);
-  // The axes' titles inside the chart, in its corners: "GFLOP/s" top left (above the memory slope, where no kernel
-  // can be: the unattainable region), "FLOP per byte" bottom right.
-  {
-    const std::vector<ImVec4> titles = axis_titles(c, name_size);
-    for (size_t i = 0; i < titles.size(); ++i)
-      dl->AddText(ImGui::GetFont(), name_size, ImVec2(titles[i].x, titles[i].y),
-                  ImGui::GetColorU32(ImGuiCol_TextDisabled), kAxisTitles[i]);
-  }
+};
 
-  dl->PushClipRect(c.min, c.max, true);
-  float thick = std::max(4.0f, 0.25f * font);
-  for (const auto& b : backends) {
-    draw_roof(dl, c, b, thick);
-    thick = std::max(1.5f, thick * 0.45f);
+// The chart's rectangle with `key_height` pixels kept under it for the key, and the names that fit in it: each
+// kernel's beside the first of its dots where one of four places is inside the chart and free.
+ChartLayout lay_out(const RoofFrame& f, float key_height) {
+  ChartLayout l;
+  Chart& c = l.c;
+  const float font = f.font, r = f.r;
+  // The legend, the key and the note, and the spacing after the chart and after them.
+  const float below = key_height + 2 * ImGui::GetStyle().ItemSpacing.y;
+  l.size = ImVec2(f.avail.x, std::max(f.avail.y - below, 4.5f * f.line));
+  c.axes = f.axes;
+  c.min = ImVec2(f.origin.x + f.y_labels + 0.6f * font, f.origin.y + 0.3f * font);
+  c.max = ImVec2(f.origin.x + l.size.x - 0.6f * font, f.origin.y + l.size.y - 1.2f * f.line);
+  std::vector<ImVec4> taken = axis_titles(c, f.name_size);  // rectangles of the axes' titles, names and dots
+  std::vector<std::pair<ImVec2, const core::RooflinePoint*>> dots;
+  for (const auto& b : *f.backends)
+    for (const auto& p : b.points)
+      if (p.flops > 0 && p.gflops > 0) {
+        dots.emplace_back(c.at(p.intensity, p.gflops), &p);
+        taken.emplace_back(dots.back().first.x - r, dots.back().first.y - r, dots.back().first.x + r,
+                           dots.back().first.y + r);
+      }
+  for (const std::string& k : *f.kernels) {
+    const std::string text = fmt::format("{} {}", number_of(*f.kernels, k), k);
+    const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(f.name_size, FLT_MAX, 0.0f, text.c_str());
+    bool placed = false;
+    for (const auto& [at, p] : dots) {
+      if (p->kernel != k || placed) continue;
+      const float gap = 1.3f * r;
+      const ImVec4 places[] = {{at.x + gap, at.y - ts.y / 2, at.x + gap + ts.x, at.y + ts.y / 2},
+                               {at.x - gap - ts.x, at.y - ts.y / 2, at.x - gap, at.y + ts.y / 2},
+                               {at.x - ts.x / 2, at.y - gap - ts.y, at.x + ts.x / 2, at.y - gap},
+                               {at.x - ts.x / 2, at.y + gap, at.x + ts.x / 2, at.y + gap + ts.y}};
+      for (const ImVec4& box : places) {
+        const bool inside = box.x >= c.min.x && box.z <= c.max.x && box.y >= c.min.y && box.w <= c.max.y;
+        const bool free = std::none_of(taken.begin(), taken.end(), [&](const ImVec4& o) {
+          return box.x < o.z && o.x < box.z && box.y < o.w && o.y < box.w;
+        });
+        if (!inside || !free) continue;
+        taken.push_back(box);
+        l.names.emplace_back(ImVec2(box.x, box.y), text);
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) l.key.push_back(text);
   }
-  // The dots: GPU circles, CPU squares (shape and colour both tell the backends apart), the kernel's number inside;
-  // hover for the figures.
-  drawn_ = Drawn{};
+  return l;
+}
+
+// The axes' titles inside the chart, in its corners: "GFLOP/s" top left (above the memory slope, where no kernel
+// can be: the unattainable region), "FLOP per byte" bottom right.
+void draw_axis_titles(ImDrawList* dl, const Chart& c, float name_size) {
+  const std::vector<ImVec4> titles = axis_titles(c, name_size);
+  for (size_t i = 0; i < titles.size(); ++i)
+    dl->AddText(ImGui::GetFont(), name_size, ImVec2(titles[i].x, titles[i].y),
+                ImGui::GetColorU32(ImGuiCol_TextDisabled), kAxisTitles[i]);
+}
+
+// The dot nearest the mouse (within a font size) and its backend; none when the mouse is on none.
+struct HoveredDot {
+  const core::RooflinePoint* dot = nullptr;
+  const BackendDots* backend = nullptr;
+};
+
+// The dots: GPU circles, CPU squares (shape and colour both tell the backends apart), the kernel's number inside;
+// each drawn one goes to drawn.dots.
+HoveredDot draw_dots(ImDrawList* dl, const Chart& c, const RoofFrame& f, bool hovered, RooflinePanel::Drawn& drawn) {
+  const float font = f.font, r = f.r;
   const ImU32 outline = ImGui::GetColorU32(ImGuiCol_Text);
-  const core::RooflinePoint* hovered_dot = nullptr;
-  const BackendDots* hovered_backend = nullptr;
+  HoveredDot h;
   float best = font * font;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const float number_size = 0.62f * font;
-  for (const auto& b : backends) {
+  for (const auto& b : *f.backends) {
     const ImU32 color = backend_color(b.run->name);
     for (const auto& p : b.points) {
       if (p.flops <= 0 || p.gflops <= 0) continue;
@@ -357,34 +286,91 @@ void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
         dl->AddCircleFilled(at, r * 1.1f, color);
         dl->AddCircle(at, r * 1.1f, outline);
       }
-      const std::string number = std::to_string(number_of(p.kernel));
+      const int n = number_of(*f.kernels, p.kernel);
+      const std::string number = std::to_string(n);
       const ImVec2 ns = ImGui::GetFont()->CalcTextSizeA(number_size, FLT_MAX, 0.0f, number.c_str());
       dl->AddText(ImGui::GetFont(), number_size, ImVec2(at.x - ns.x / 2, at.y - ns.y / 2), IM_COL32(0, 0, 0, 255),
                   number.c_str());
-      drawn_.dots.emplace_back(p.kernel, number_of(p.kernel));
+      drawn.dots.emplace_back(p.kernel, n);
       const float dx = mouse.x - at.x, dy = mouse.y - at.y;
       if (hovered && dx * dx + dy * dy < best) {
         best = dx * dx + dy * dy;
-        hovered_dot = &p;
-        hovered_backend = &b;
+        h.dot = &p;
+        h.backend = &b;
       }
     }
   }
-  for (const auto& [at, text] : names) {
-    dl->AddText(ImGui::GetFont(), name_size, at, ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+  return h;
+}
+
+}  // namespace
+
+void RooflinePanel::draw(const DashboardView& view, Controller* controller) {
+  draw_peaks_row(view, controller, "Ceilings:", "both",
+                 "The roofline (Williams, Waterman & Patterson 2009): a kernel of arithmetic intensity I (FLOP per "
+                 "byte it must move) runs at most at min(compute ceiling, bandwidth x I). Left of the ridge the "
+                 "memory ceiling binds, right of it the compute ceiling. Each dot is a kernel's measured GFLOP/s at "
+                 "its intensity; the gap up to its roof is what it leaves unused.");
+  const RoofData d = roof_data(view);
+  const std::vector<std::string> kernels = numbered_kernels(d.backends);
+  RoofFrame f;
+  f.backends = &d.backends;
+  f.kernels = &kernels;
+  f.font = ImGui::GetFontSize();
+  f.line = ImGui::GetTextLineHeightWithSpacing();
+  f.avail = ImGui::GetContentRegionAvail();
+  f.origin = ImGui::GetCursorScreenPos();
+  f.axes = core::roofline_axes(d.all, d.roofs);
+  for (double y = f.axes.y_lo; y <= f.axes.y_hi * 1.0001; y *= 10)
+    f.y_labels = std::max(f.y_labels, ImGui::CalcTextSize(decade_text(y).c_str()).x);
+  f.r = 0.42f * f.font;                  // a dot's half size: room for its number inside
+  f.name_size = 0.85f * f.font;          // the names in the chart
+  const float key_size = 0.75f * f.font;  // the legend, the key and the note under it
+  std::string note = "hover a dot for its figures";
+  if (!d.transfers.empty()) note += " · upload_batch, host to device (a transfer, not a kernel): " + d.transfers;
+  if (!d.off_chart.empty()) {
+    note += " · 0 FLOP, not drawn:";
+    for (const auto& k : d.off_chart) note += " " + k;
+  }
+  bool with_note = true;  // the note is a hint: it gives way where the chart would get less than 6 lines
+  auto flow = [&](const std::vector<std::string>& key) { return key_entries(d.backends, key, note, with_note); };
+  ChartLayout l = lay_out(f, 0.0f);
+  const float key_row = std::round(1.15f * key_size);
+  // Again with the rows the legend and the key need kept under the chart, until they suffice (a smaller chart fits
+  // fewer names).
+  for (int rows = -1, pass = 0; pass < 4 && key_rows(flow(l.key), key_size, f.avail.x) != rows; ++pass) {
+    rows = key_rows(flow(l.key), key_size, f.avail.x);
+    l = lay_out(f, static_cast<float>(rows) * key_row);
+    if (with_note && l.size.y < 6 * f.line) with_note = false, rows = -1;
+  }
+  const Chart& c = l.c;
+  ImGui::InvisibleButton("roofline_canvas", l.size);
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  draw_grid(dl, c);
+  draw_axis_titles(dl, c, f.name_size);
+
+  dl->PushClipRect(c.min, c.max, true);
+  float thick = std::max(4.0f, 0.25f * f.font);
+  for (const auto& b : d.backends) {
+    draw_roof(dl, c, b, thick);
+    thick = std::max(1.5f, thick * 0.45f);
+  }
+  drawn_ = Drawn{};
+  const HoveredDot h = draw_dots(dl, c, f, hovered, drawn_);
+  for (const auto& [at, text] : l.names) {
+    dl->AddText(ImGui::GetFont(), f.name_size, at, ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
     drawn_.in_chart.push_back(text);
   }
-  drawn_.key = key;
+  drawn_.key = l.key;
   dl->PopClipRect();
-  if (all.empty())
-    dl->AddText(ImVec2(c.min.x + font, c.min.y + 2.5f * line), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+  if (d.all.empty())
+    dl->AddText(ImVec2(c.min.x + f.font, c.min.y + 2.5f * f.line), ImGui::GetColorU32(ImGuiCol_TextDisabled),
                 "no kernel timings yet: the dots appear after the first steps");
-  if (hovered_dot) {
-    wrapped_tooltip(dot_tooltip(*hovered_backend->run, hovered_backend->roof, *hovered_dot));
-  }
+  if (h.dot) wrapped_tooltip(dot_tooltip(*h.backend->run, h.backend->roof, *h.dot));
 
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y));
-  draw_key(flow(key), key_size, key_row);
+  ImGui::SetCursorScreenPos(ImVec2(f.origin.x, f.origin.y + l.size.y));
+  draw_key(flow(l.key), key_size, key_row);
 }
 
 }  // namespace ui

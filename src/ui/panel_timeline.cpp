@@ -173,6 +173,88 @@ void draw_key(const DashboardView& view) {
   if (ImGui::IsItemHovered()) wrapped_tooltip("The colour of each kernel and host phase (hover a span for its name)");
 }
 
+// One backend's lanes as this frame draws them: where they lie and which part of its window they show.
+struct LaneArea {
+  ImVec2 origin;           // the lanes' top left, track names included
+  float width = 0;         // of the lanes with their names, px
+  float names = 0;         // the track names' column, px
+  ImVec2 min, max;         // the spans' area
+  float lane_height = 0;   // px
+  double lo = 0, hi = 0;   // the times shown, s
+  bool hovered = false;
+  float area_w() const { return max.x - min.x; }
+  float x_of(double s) const { return min.x + static_cast<float>((s - lo) / (hi - lo)) * area_w(); }
+};
+
+// Zoom and pan (in fractions of the window, so the view stays put while new steps slide in).
+void zoom_and_pan(Range& view, const LaneArea& a, bool active) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (a.hovered) ImGui::SetItemUsingMouseWheel();
+  if (a.hovered && io.MouseWheel != 0 && io.MousePos.x >= a.min.x) {
+    const double anchor = view.lo + (io.MousePos.x - a.min.x) / a.area_w() * view.span();
+    view = zoom(view, anchor, std::pow(0.8, io.MouseWheel), false);
+  }
+  if (active && io.MouseDelta.x != 0) view = pan(view, -io.MouseDelta.x / a.area_w(), false);
+  if (a.hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) view = Range{0, 1};
+  view.lo = std::max(0.0, view.lo), view.hi = std::min(1.0, view.hi);
+  if (view.hi - view.lo < 1e-4) view = Range{0, 1};
+}
+
+// Per track its name and its spans (named where they are wide enough); the span under the mouse in a tooltip.
+void draw_lanes(const core::BackendTimeline& t, const LaneArea& a) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const float font = ImGui::GetFontSize();
+  const float lane_height = a.lane_height;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const core::TimelineEvent* under_mouse = nullptr;
+  for (size_t i = 0; i < t.tracks.size(); ++i) {
+    const auto& track = t.tracks[i];
+    const float y0 = a.origin.y + lane_height * static_cast<float>(i), y1 = y0 + lane_height - 2;
+    if (lane_height >= 0.6f * font) {  // in smaller type where the lanes are thinner than a line (a long key)
+      const float size = std::min(font, lane_height);
+      const std::string name = fit_text(track.name, a.names - 0.3f * font);  // fits at the full size, so at this one
+      dl->AddText(ImGui::GetFont(), size, ImVec2(a.origin.x, y0 + (lane_height - size) / 2),
+                  ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
+    }
+    dl->AddRectFilled(ImVec2(a.min.x, y0), ImVec2(a.max.x, y1), ImGui::GetColorU32(ImGuiCol_FrameBg));
+    dl->PushClipRect(ImVec2(a.min.x, y0), ImVec2(a.max.x, y1), true);
+    for (const auto& e : track.events) {
+      if (e.end_s < a.lo || e.start_s > a.hi) continue;
+      const float l = a.x_of(e.start_s), r = std::max(a.x_of(e.end_s), l + 1.0f);  // at least a pixel
+      dl->AddRectFilled(ImVec2(l, y0), ImVec2(r, y1), event_color(e));
+      const ImVec2 ts = ImGui::CalcTextSize(e.name.c_str());
+      if (r - l > ts.x + 0.4f * font && lane_height >= font)
+        dl->AddText(ImVec2(l + 0.2f * font, y0 + (y1 - y0 - ts.y) / 2), IM_COL32(0, 0, 0, 255), e.name.c_str());
+      if (a.hovered && io.MousePos.y >= y0 && io.MousePos.y < y1 && io.MousePos.x >= l && io.MousePos.x < r)
+        under_mouse = &e;
+    }
+    dl->PopClipRect();
+  }
+  if (under_mouse) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(event_tooltip(*under_mouse).c_str());
+    ImGui::EndTooltip();
+  }
+}
+
+// The time axis under the lanes: ms from the start of the view.
+void draw_time_axis(const LaneArea& a) {
+  const float font = ImGui::GetFontSize();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 axis = ImGui::GetCursorScreenPos();
+  ImGui::Dummy(ImVec2(a.width, ImGui::GetTextLineHeight()));
+  const Range ms{0, (a.hi - a.lo) * 1e3};
+  for (const Tick& tick : linear_ticks(ms, std::max(2, static_cast<int>(a.area_w() / (6 * font))))) {
+    const float x = a.min.x + static_cast<float>(tick.value / ms.hi) * a.area_w();
+    const std::string label = tick.value == 0 ? "0 ms" : tick.label;
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    dl->AddLine(ImVec2(x, a.max.y - 2), ImVec2(x, a.max.y + 0.25f * font),
+                ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    dl->AddText(ImVec2(std::clamp(x - w / 2, a.min.x, a.max.x - w), axis.y),
+                ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+  }
+}
+
 }  // namespace
 
 void TimelinePanel::draw(const DashboardView& view, Controller* controller) {
@@ -229,81 +311,27 @@ void TimelinePanel::draw_backend(const core::BackendRun& run, float lane_height)
   Range& view = zoom_[run.name];
   if (!(view.span() > 0)) view = Range{0, 1};
   const double extent = t->end_s - t->start_s;
-  const double lo = t->start_s + view.lo * extent, hi = t->start_s + view.hi * extent;
+  LaneArea a;
+  a.lo = t->start_s + view.lo * extent, a.hi = t->start_s + view.hi * extent;
+  a.lane_height = lane_height;
   // The backend's title leads the words of its breakdown bar under the lanes (a line saved per backend: the lanes
   // come first on a projector); the help is the bar's tooltip.
   const std::string title = fmt::format("{} · batch {} · {}{}", backend_title(run.name), t->batch,
                                         core::to_string(t->precision), view == Range{0, 1} ? "" : " · zoomed");
   // The lanes: track names on the left, spans on the right.
-  float names = 0;
-  for (const auto& track : t->tracks) names = std::max(names, ImGui::CalcTextSize(track.name.c_str()).x);
-  names = std::min(names + 0.5f * font, 0.3f * ImGui::GetContentRegionAvail().x);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float width = ImGui::GetContentRegionAvail().x;
+  for (const auto& track : t->tracks) a.names = std::max(a.names, ImGui::CalcTextSize(track.name.c_str()).x);
+  a.names = std::min(a.names + 0.5f * font, 0.3f * ImGui::GetContentRegionAvail().x);
+  a.origin = ImGui::GetCursorScreenPos();
+  a.width = ImGui::GetContentRegionAvail().x;
   const float height = lane_height * static_cast<float>(t->tracks.size());
-  if (width <= 0 || height <= 0) return;
-  ImGui::InvisibleButton("lanes", ImVec2(width, height));
-  const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive();
-  const ImVec2 area_min(origin.x + names, origin.y), area_max(origin.x + width, origin.y + height);
-  const float area_w = area_max.x - area_min.x;
-  auto x_of = [&](double s) { return area_min.x + static_cast<float>((s - lo) / (hi - lo)) * area_w; };
-
-  // Zoom and pan (in fractions of the window, so the view stays put while new steps slide in).
-  const ImGuiIO& io = ImGui::GetIO();
-  if (hovered) ImGui::SetItemUsingMouseWheel();
-  if (hovered && io.MouseWheel != 0 && io.MousePos.x >= area_min.x) {
-    const double anchor = view.lo + (io.MousePos.x - area_min.x) / area_w * view.span();
-    view = zoom(view, anchor, std::pow(0.8, io.MouseWheel), false);
-  }
-  if (active && io.MouseDelta.x != 0) view = pan(view, -io.MouseDelta.x / area_w, false);
-  if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) view = Range{0, 1};
-  view.lo = std::max(0.0, view.lo), view.hi = std::min(1.0, view.hi);
-  if (view.hi - view.lo < 1e-4) view = Range{0, 1};
-
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const core::TimelineEvent* under_mouse = nullptr;
-  for (size_t i = 0; i < t->tracks.size(); ++i) {
-    const auto& track = t->tracks[i];
-    const float y0 = origin.y + lane_height * static_cast<float>(i), y1 = y0 + lane_height - 2;
-    if (lane_height >= 0.6f * font) {  // in smaller type where the lanes are thinner than a line (a long key)
-      const float size = std::min(font, lane_height);
-      const std::string name = fit_text(track.name, names - 0.3f * font);  // fits at the full size, so at this one
-      dl->AddText(ImGui::GetFont(), size, ImVec2(origin.x, y0 + (lane_height - size) / 2),
-                  ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
-    }
-    dl->AddRectFilled(ImVec2(area_min.x, y0), ImVec2(area_max.x, y1), ImGui::GetColorU32(ImGuiCol_FrameBg));
-    dl->PushClipRect(ImVec2(area_min.x, y0), ImVec2(area_max.x, y1), true);
-    for (const auto& e : track.events) {
-      if (e.end_s < lo || e.start_s > hi) continue;
-      const float a = x_of(e.start_s), b = std::max(x_of(e.end_s), a + 1.0f);  // at least a pixel
-      dl->AddRectFilled(ImVec2(a, y0), ImVec2(b, y1), event_color(e));
-      const ImVec2 ts = ImGui::CalcTextSize(e.name.c_str());
-      if (b - a > ts.x + 0.4f * font && lane_height >= font)
-        dl->AddText(ImVec2(a + 0.2f * font, y0 + (y1 - y0 - ts.y) / 2), IM_COL32(0, 0, 0, 255), e.name.c_str());
-      if (hovered && io.MousePos.y >= y0 && io.MousePos.y < y1 && io.MousePos.x >= a && io.MousePos.x < b)
-        under_mouse = &e;
-    }
-    dl->PopClipRect();
-  }
-  if (under_mouse) {
-    ImGui::BeginTooltip();
-    ImGui::TextUnformatted(event_tooltip(*under_mouse).c_str());
-    ImGui::EndTooltip();
-  }
-
-  // The time axis: ms from the start of the view.
-  const ImVec2 axis = ImGui::GetCursorScreenPos();
-  ImGui::Dummy(ImVec2(width, ImGui::GetTextLineHeight()));
-  const Range ms{0, (hi - lo) * 1e3};
-  for (const Tick& tick : linear_ticks(ms, std::max(2, static_cast<int>(area_w / (6 * font))))) {
-    const float x = area_min.x + static_cast<float>(tick.value / ms.hi) * area_w;
-    const std::string label = tick.value == 0 ? "0 ms" : tick.label;
-    const float w = ImGui::CalcTextSize(label.c_str()).x;
-    dl->AddLine(ImVec2(x, area_max.y - 2), ImVec2(x, area_max.y + 0.25f * font),
-                ImGui::GetColorU32(ImGuiCol_TextDisabled));
-    dl->AddText(ImVec2(std::clamp(x - w / 2, area_min.x, area_max.x - w), axis.y),
-                ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
-  }
+  if (a.width <= 0 || height <= 0) return;
+  ImGui::InvisibleButton("lanes", ImVec2(a.width, height));
+  a.hovered = ImGui::IsItemHovered();
+  const bool active = ImGui::IsItemActive();
+  a.min = ImVec2(a.origin.x + a.names, a.origin.y), a.max = ImVec2(a.origin.x + a.width, a.origin.y + height);
+  zoom_and_pan(view, a, active);
+  draw_lanes(*t, a);
+  draw_time_axis(a);
   draw_breakdown(*t, color, title);
 }
 
