@@ -9,6 +9,7 @@
 #include <imgui_internal.h>  // the windows' and tables' item extents (DC.CursorMaxPos, column content widths)
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -374,6 +375,40 @@ TEST_CASE("visible_tabs: every title when all fit; else the first ones, the sele
   CHECK(ui::visible_tabs(w, 3, 300, 10, 60) == std::vector<int>{0, 3});
   // A row narrower than any title: the selected one alone (the caller clips it).
   CHECK(ui::visible_tabs(w, 2, 50, 10, 60) == std::vector<int>{2});
+}
+
+TEST_CASE("the Sweep tab draws the sweep the view carries (the controller runs it): its series and the crossover") {
+  // app::DashboardSweep runs the sweep; the tab draws DashboardView::sweep. A finished sweep of made-up points: the
+  // GPU's samples/s grow with the batch, the CPU's with its square root: equal at 64, the crossover.
+  auto renderer = test::make_renderer(1280, 720);
+  if (!renderer) return;
+  ui::DashboardModel model;
+  ui::DashboardView view = running_view(model);
+  view.sweep.status = "done";
+  view.sweep.total = 26;
+  view.sweep.seconds = 95;
+  view.sweep.result.crossover = 64;
+  view.sweep.result.crossover_text = "batch 64";
+  for (int batch = 1; batch <= 4096; batch *= 2)
+    for (const char* backend : {"gpu", "cpu"}) {
+      run::SweepPoint p;
+      p.backend = p.series = backend;
+      p.batch = batch;
+      p.steps = 5;
+      p.samples_per_s = std::string(backend) == "gpu" ? 1000.0 * batch : 8000.0 * std::sqrt(double(batch));
+      p.ms_per_step = 1000.0 * batch / p.samples_per_s;
+      view.sweep.result.points.push_back(p);
+    }
+  ui::Dashboard dashboard;
+  dashboard.show(ui::Tab::Sweep);
+  const Frame f = render(*renderer, dashboard, view, true, "layout_sweep_done.png");
+  for (const auto& problem : f.problems) FAIL_CHECK(problem);
+  const auto& d = dashboard.sweep.drawn();
+  REQUIRE_FALSE(d.word_lines.empty());
+  CHECK(d.word_lines.front().rfind("Crossover: batch 64", 0) == 0);
+  view.sweep = {};  // none run yet: no words under the plot
+  render(*renderer, dashboard, view, true);
+  CHECK(dashboard.sweep.drawn().word_lines.empty());
 }
 
 TEST_CASE("batch_label_stride: labels of the sweep's x axis keep their gap, from every second power of two up") {

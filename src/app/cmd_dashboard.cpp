@@ -298,7 +298,8 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
   ui::DashboardModel model;
   ui::Dashboard dashboard;
   dashboard.load(settings);
-  SessionController controller(session, *peaks, *window, dashboard);
+  DashboardSweep sweep([&session](const run::Command& c) { session.post(c); });
+  SessionController controller(session, *peaks, *window, dashboard, sweep);
   std::string toast, title;
   const bool final_shot = d.frames > 0 && !d.screenshot.empty();
   bool final_requested = false, final_done = false;
@@ -346,8 +347,11 @@ int run_dashboard(TrainOptions& o, DashboardOptions& d) {
     const ui::FrameStats stats = window->frame_stats();
     view.ui_frame_ms = stats.last_ms;
     view.ui_frame_p95_ms = stats.p95_ms;
-    view.sweep_busy = dashboard.sweep.busy();
-    view.sweep_status = dashboard.sweep.state().status;
+    sweep.update(view);  // a requested sweep starts; an ended one resumes training
+    view.sweep = sweep.state();
+    view.sweep_busy = sweep.busy();
+    view.sweep_status = view.sweep.status;
+    view.sweep_saved = sweep.saved();
     run::SessionPeaks::State peaks_state = peaks->state();
     view.peaks = std::move(peaks_state.backends);
     view.peaks_measuring = peaks_state.measuring;

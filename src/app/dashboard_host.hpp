@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/dashboard_sweep.hpp"
 #include "run/session.hpp"
 #include "run/session_peaks.hpp"
 #include "ui/dashboard.hpp"
@@ -18,8 +19,9 @@ namespace app {
 // screenshots) and the dashboard (views).
 class SessionController final : public ui::Controller, public ui::LessonHost {
  public:
-  SessionController(run::Session& session, run::SessionPeaks& peaks, ui::Window& window, ui::Dashboard& dashboard)
-      : session_(session), peaks_(peaks), window_(window), dashboard_(dashboard) {}
+  SessionController(run::Session& session, run::SessionPeaks& peaks, ui::Window& window, ui::Dashboard& dashboard,
+                    DashboardSweep& sweep)
+      : session_(session), peaks_(peaks), window_(window), dashboard_(dashboard), sweep_(sweep) {}
   void post(const run::Command& command) override { session_.post(command); }
   void reset(const core::TrainConfig& config) override { session_.request_reset(config); }
   void request_screenshot() override { shot_ = Shot{}; }
@@ -32,7 +34,9 @@ class SessionController final : public ui::Controller, public ui::LessonHost {
   std::string export_csv() override;
   void show(const ui::LessonView& v) override;
   void screenshot(const std::string& path) override { shot_ = Shot{path, true, std::nullopt}; }
-  void start_sweep() override { dashboard_.sweep.request_start(); }
+  void start_sweep() override { sweep_.request_start(); }  // the Sweep tab's button and a lesson's "do": "sweep"
+  void stop_sweep() override { sweep_.stop(); }
+  void save_sweep() override { sweep_.save(); }
   std::optional<std::string> screenshot_done() override {
     if (!shot_ || !shot_->result) return std::nullopt;
     std::optional<std::string> done = shot_->result;
@@ -73,6 +77,7 @@ class SessionController final : public ui::Controller, public ui::LessonHost {
   run::SessionPeaks& peaks_;
   ui::Window& window_;
   ui::Dashboard& dashboard_;
+  DashboardSweep& sweep_;
   std::optional<Shot> shot_;
 };
 

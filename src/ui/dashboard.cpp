@@ -118,7 +118,6 @@ void Dashboard::draw(const DashboardView& view, Controller* controller, const st
   const DashboardLayout layout = compute_layout(layout_metrics(vp->WorkSize.x, vp->WorkSize.y, want));
   drawn_ = DrawnLayout{};
   drawn_.layout = layout;
-  sweep.update(view, controller);  // whichever tab is shown
   controls.set_quick_bar_shown(layout.quick_bar);
   const float gap = ImGui::GetStyle().ItemSpacing.x;
 

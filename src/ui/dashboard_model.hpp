@@ -11,6 +11,7 @@
 #include "core/config.hpp"
 #include "core/metrics.hpp"
 #include "core/peaks.hpp"
+#include "run/live_sweep.hpp"
 #include "ui/lesson_claim.hpp"
 #include "ui/plot_math.hpp"
 
@@ -63,8 +64,11 @@ struct DashboardView {
   bool summary_shown = false;
   std::vector<LessonSummaryRow> summary;
   std::string summary_title;    // the lesson's title
-  bool sweep_busy = false;      // the Sweep tab's sweep is asked for or running (a lesson waits for its end)
+  // The Sweep tab's batch-size sweep, as the controller runs it (app::DashboardSweep).
+  bool sweep_busy = false;      // asked for or running (a lesson waits for its end)
   std::string sweep_status;     // its run::LiveSweepState::status ("done", "stopped", "failed: ..."; "" never run)
+  run::LiveSweepState sweep;    // its points so far, its status and progress
+  std::string sweep_saved;      // the last Save's message (where the files went, or why not); "" before any
   // The measured peaks of the runs' devices (run::SessionPeaks; the cache for a finished run's picture): the
   // bandwidth shares and the rooflines. While peaks_measuring, training is paused for a measurement.
   std::vector<core::BackendPeaks> peaks;

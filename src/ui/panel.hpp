@@ -32,6 +32,11 @@ class Controller {
   virtual std::string export_csv() = 0;
   // The fair mode (run::Session::set_fair): the backends take turns in time slices, each timed alone.
   virtual void set_fair(bool on) { (void)on; }
+  // The Sweep tab's batch-size sweep (app::DashboardSweep): started with the settings shown at the next frame,
+  // stopped, or its points saved beside the screenshots (DashboardView::sweep_saved says where).
+  virtual void start_sweep() {}
+  virtual void stop_sweep() {}
+  virtual void save_sweep() {}
 };
 
 // "13 ms", "12.3 s", "4 min 05 s", "1 h 02 min".

@@ -46,71 +46,33 @@ std::string speedup_text(const run::SweepResult& r) {
 
 }  // namespace
 
-void SweepPanel::start(const DashboardView& view, Controller& controller) {
-  run::SweepOptions o;
-  o.config = view.config;
-  o.config.validation = false;
-  // The CPU with all its hardware threads (the reference for the crossover, as training runs it) and with one:
-  // how far the CPU's speed comes from its cores.
-  if (const int hw = static_cast<int>(std::thread::hardware_concurrency()); hw > 1) o.cpu_threads = {hw, 1};
-  run::LiveSweepHooks hooks;
-  hooks.post = [&controller](const run::Command& c) { controller.post(c); };
-  hooks.training_paused = [paused = training_paused_] { return paused->load(); };
-  hooks.training_was_paused = view.pause_requested;
-  const core::TrainConfig cfg = o.config;
-  saved_.clear();
-  sweep_.start(std::move(o), [cfg] { return run::load_data(cfg); }, run::backends_from_config(cfg), std::move(hooks),
-               /*lower_priority=*/true);
-}
 
-void SweepPanel::save(const run::LiveSweepState& s) {
-  std::string stem;
-  try {
-    stem = default_screenshot_path();
-    stem = stem.substr(0, stem.size() - 4) + "-sweep";  // "screenshots/trainscope-YYYYMMDD-HHMMSS-sweep"
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(stem).parent_path(), ec);
-    core::write_file_atomically(stem + ".json", run::sweep_json(s.options, s.result).dump(2) + "\n", "the sweep report");
-    core::write_file_atomically(stem + ".csv", run::sweep_csv(s.result), "the sweep CSV");
-    saved_ = "saved " + stem + ".json and .csv";
-  } catch (const std::exception& e) {
-    saved_ = std::string("not saved: ") + e.what();
-  }
-}
 
-void SweepPanel::update(const DashboardView& view, Controller* controller) {
-  bool paused = true;
-  for (const auto& r : view.runs) paused = paused && (r.paused || r.finished || !r.error.empty());
-  training_paused_->store(paused);
-  sweep_.poll();  // an ended sweep: training resumes (unless it was paused before)
-  if (start_requested_ && controller && view.live && !sweep_.running()) start(view, *controller);
-  start_requested_ = false;
-}
 
 void SweepPanel::draw(const DashboardView& view, Controller* controller) {
-  const run::LiveSweepState s = sweep_.state();
+  const run::LiveSweepState& s = view.sweep;
 
   ImGui::BeginDisabled(controller == nullptr || !view.live);
   if (!s.running) {
-    if (ImGui::Button("Run sweep") && controller) start(view, *controller);
+    if (ImGui::Button("Run sweep") && controller) controller->start_sweep();
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Pauses training, then each backend trains the model shown from the same weights at batch\n"
                         "sizes 1, 2, 4, ... 4096 (up to the training set): 2 warm-up and 5 timed steps each;\n"
                         "the CPU with all its threads and with one.\n"
                         "Training resumes at the end (unless it was paused before).");
-  } else if (ImGui::Button("Stop sweep")) {
-    sweep_.stop();
+  } else if (ImGui::Button("Stop sweep") && controller) {
+    controller->stop_sweep();
   }
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(s.running || s.result.points.empty());
-  if (ImGui::Button("Save")) save(s);
+  if (ImGui::Button("Save") && controller) controller->save_sweep();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("Writes the points as trainscope sweep --report (JSON) and --csv do, beside the screenshots");
   ImGui::EndDisabled();
   ImGui::SameLine();
-  if (!saved_.empty())
-    text_line(saved_, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  if (!view.sweep_saved.empty())
+    text_line(view.sweep_saved, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   else if (s.status.empty())
     text_line("samples/s per batch size, GPU against CPU", ImGui::GetColorU32(ImGuiCol_TextDisabled));
   else if (s.total > 0 && s.running)
