@@ -452,6 +452,18 @@ TEST_CASE("bench: bad options are refused with one line; --help lists every opti
   CHECK(help.out.find("TRAINSCOPE_CPU_SIMD") != std::string::npos);
 }
 
+// The SIMD levels a bench report measured: the CPU's own (its FMA peaks list the levels it has) and, below AVX-512,
+// AVX2 too; each row says its level.
+size_t simd_levels_measured(const nlohmann::json& j) {
+  bool avx512 = false;
+  for (const auto& p : j["cpu_fma_peaks"]) avx512 = avx512 || p["simd"] == "AVX-512";
+  std::set<std::string> seen;
+  for (const auto& row : j["rows"]) seen.insert(row["simd"].get<std::string>());
+  CHECK(seen.size() == (avx512 ? 2u : 1u));
+  if (avx512) CHECK(seen.count("AVX2") == 1);
+  return seen.size();
+}
+
 TEST_CASE("bench: a small CPU run prints the table and reports every row, with the peak and OpenBLAS when built") {
   const std::string report = (scratch_dir() / "bench.json").string();
   const bool openblas = fs::exists(fs::path(std::getenv("TRAINSCOPE_BINARY")).parent_path() / "trainscope-openblas-gemm");
@@ -465,8 +477,17 @@ TEST_CASE("bench: a small CPU run prints the table and reports every row, with t
   CHECK(r.out.find("square 64") != std::string::npos);
   const auto j = nlohmann::json::parse(slurp(report));
   // The model 784-32-10 at batch 16: forward and backward weight per layer, backward data for the second layer
-  // only; then 3 square forms; on 1 and 2 threads.
-  REQUIRE(j["rows"].size() == 2 * (5 + 3));
+  // only; then 3 square forms; on 1 and 2 threads; per SIMD level: the CPU's, and AVX2 below AVX-512.
+  const size_t levels = simd_levels_measured(j);
+  REQUIRE(j["rows"].size() == levels * 2 * (5 + 3));
+  // The summary per level and thread count: the squares' shares of the FMA peak, and their ratio to OpenBLAS's best
+  // core for that level where it was compared.
+  REQUIRE(j["cpu_levels"].size() == levels * 2);
+  for (const auto& level : j["cpu_levels"]) {
+    CHECK(level["percent_of_peak"]["min"].get<double>() <= level["percent_of_peak"]["max"].get<double>());
+    CHECK(level.contains("ratio_to_openblas") == openblas);
+  }
+  CHECK(r.out.find("cpu, per SIMD level:") != std::string::npos);
   for (const auto& row : j["rows"]) {
     CHECK(row["backend"] == "cpu");
     CHECK(row["gflops"].get<double>() > 0);
@@ -506,6 +527,7 @@ TEST_CASE("bench --clock cpu --report -: the JSON alone on stdout, the table on 
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);  // throws (fails the test) if anything else is on stdout
   CHECK(j["clock"] == "cpu");
-  CHECK(j["rows"].size() == 5);  // 784-8-10: forward and backward weight per layer, backward data for the second
+  CHECK(j["rows"].size() == 5 * simd_levels_measured(j));  // 784-8-10: forward and backward weight per layer,
+                                                             // backward data for the second; per SIMD level
   CHECK(r.err.find("GFLOP/s") != std::string::npos);
 }

@@ -63,29 +63,60 @@ nlohmann::json row_json(const BenchRow& r) {
   return j;
 }
 
-// The FMA peak per thread count: at the width the GEMM runs (the active SIMD level) and at the widest. Taken from the
-// peaks cache (`trainscope peaks`: 1 thread and all) where it has the figure, else measured now. Returns the active
-// level's peak per thread count (the tables' "% peak"), where the GEMM runs a micro-kernel.
-std::map<long, double> cpu_fma_peaks(const BenchSetup& s, BenchOutput& o) {
+// The SIMD levels whose GEMMs the bench measures: the active one (the CPU's, or lower by TRAINSCOPE_CPU_SIMD) and,
+// below AVX-512, AVX2 (what most teachers' laptops have), widest first.
+std::vector<cpu::SimdLevel> bench_levels() {
+  const cpu::SimdLevel active = cpu::active_simd_level();
+  if (active == cpu::SimdLevel::AVX512) return {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2};
+  return {active};
+}
+
+// The best OpenBLAS 0.3.21 core type for `level`'s GEMMs (OPENBLAS_CORETYPE names; "" where none is better than
+// OpenBLAS's own choice).
+std::string best_openblas_core(cpu::SimdLevel level) {
+  switch (level) {
+    case cpu::SimdLevel::AVX512: return "SkylakeX";
+    case cpu::SimdLevel::AVX2: return "Haswell";
+    case cpu::SimdLevel::NEON:  // OpenBLAS's own choice on ARM
+    case cpu::SimdLevel::Portable: break;
+  }
+  return "";
+}
+
+// The comparison columns' OPENBLAS_CORETYPE values for `level` ("" = OpenBLAS's default), each once.
+std::vector<std::string> openblas_cores(const BenchSetup& s, cpu::SimdLevel level) {
+  std::vector<std::string> cores;
+  for (const std::string& c : s.openblas) {
+    const std::string core = c == "default" ? "" : c == "best" ? best_openblas_core(level) : c;
+    if (c == "best" && core.empty()) continue;
+    if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);
+  }
+  return cores;
+}
+
+std::string peak_id(cpu::SimdLevel level, long threads) {
+  return fmt::format("fma_{}_{}",
+                     level == cpu::SimdLevel::AVX512 ? "avx512"
+                     : level == cpu::SimdLevel::NEON ? "neon"
+                                                     : "avx2",
+                     threads == 1 ? "1t" : "nt");
+}
+
+// The FMA peak per SIMD level and thread count, taken from the peaks cache (`trainscope peaks`: 1 thread and all)
+// where it has the figure, else measured now. Returns each level's peak per thread count (the tables' "% peak").
+std::map<std::pair<cpu::SimdLevel, long>, double> cpu_fma_peaks(const BenchSetup& s, BenchOutput& o) {
   const run::PeaksLookup lookup =
       run::lookup_peaks("cpu", -1, run::PeaksPolicy::CachedOnly, core::default_peaks_path());
   if (!lookup.warning.empty()) std::cerr << "trainscope: warning: " << lookup.warning << "\n";
   const std::optional<core::DevicePeaks> cached =
       lookup.cached ? std::optional<core::DevicePeaks>(lookup.peaks) : std::nullopt;
-  std::map<long, double> peak_of_threads;
+  const long all = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
+  std::map<std::pair<cpu::SimdLevel, long>, double> peak;
   nlohmann::json peaks = nlohmann::json::array();
   for (long t : s.threads)
     for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2, cpu::SimdLevel::NEON}) {
       if (!cpu::simd_level_available(level)) continue;
-      const std::string id = fmt::format("fma_{}_{}",
-                                         level == cpu::SimdLevel::AVX512 ? "avx512"
-                                         : level == cpu::SimdLevel::NEON ? "neon"
-                                                                         : "avx2",
-                                         t == 1 ? "1t" : "nt");
-      const core::PeakFigure* f =
-          cached && (t == 1 || t == static_cast<long>(std::max(1u, std::thread::hardware_concurrency())))
-              ? cached->find(id)
-              : nullptr;
+      const core::PeakFigure* f = cached && (t == 1 || t == all) ? cached->find(peak_id(level, t)) : nullptr;
       cpu::FmaPeak p;
       if (f && f->value > 0) {
         p.level = level;
@@ -97,7 +128,7 @@ std::map<long, double> cpu_fma_peaks(const BenchSetup& s, BenchOutput& o) {
                   << threads_text(static_cast<int>(t)) << "...\n";
         p = cpu::measure_fma_peak(level, static_cast<int>(t));
       }
-      if (level == cpu::active_simd_level() && cpu::active_micro_kernel()) peak_of_threads[t] = p.gflops;
+      peak[{level, t}] = p.gflops;
       say(o.out, "cpu FMA peak, {}, {}: {:.1f} GFLOP/s (median of {}{})\n", cpu::to_string(level),
           threads_text(static_cast<int>(t)), p.gflops, p.samples.size(),
           f ? ", from the peaks cache, measured " + cached->measured_at : "");
@@ -108,55 +139,118 @@ std::map<long, double> cpu_fma_peaks(const BenchSetup& s, BenchOutput& o) {
                        {"cached", f != nullptr}});
     }
   o.report["cpu_fma_peaks"] = peaks;
-  return peak_of_threads;
+  return peak;
+}
+
+// One table: every case on `threads` threads at the active SIMD level, trainscope then each OpenBLAS core type case
+// by case (a change of the machine's load affects both sides of a ratio alike).
+std::vector<BenchRow> cpu_table(const BenchSetup& s, long threads, double peak, const std::vector<std::string>& cores,
+                                BenchOutput& o) {
+  const std::string what =
+      fmt::format("cpu, {}, {}", cpu::to_string(cpu::active_simd_level()), threads_text(static_cast<int>(threads)));
+  std::vector<BenchRow> rows;
+  bool reference_ok = !cores.empty();
+  for (size_t i = 0; i < s.cases.size(); ++i) {
+    bench_progress(what, i, s.cases.size());
+    BenchRow row = bench_cpu({s.cases[i]}, static_cast<int>(threads), s.repeats, s.min_seconds, s.clock).front();
+    row.peak_gflops = cpu::active_micro_kernel() ? peak : 0.0;
+    for (size_t c = 0; reference_ok && c < cores.size(); ++c) {
+      try {
+        row.openblas.push_back(bench_openblas({s.cases[i]}, static_cast<int>(threads), cores[c], s.l2_kb, s.repeats,
+                                              s.min_seconds, s.clock)
+                                   .front());
+      } catch (const core::Error& e) {
+        std::cerr << "\ntrainscope: warning: OpenBLAS reference: " << e.what() << "\n";
+        ++o.failures;
+        reference_ok = false;
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  bench_progress(what, s.cases.size(), s.cases.size());
+  if (!reference_ok)  // a failed reference: no column is better than a partial one
+    for (auto& r : rows) r.openblas.clear();
+  return rows;
+}
+
+// The square GEMMs of one table against OpenBLAS's best core for its level and the FMA peak: "squares, 1 thread:
+// 0.94-1.08x (median 1.01x) OpenBLAS Haswell; 83-91% (median 88%) of the FMA peak", and the figures for the report.
+struct SquaresSummary {
+  std::string text;  // "" when the table has no square with a figure to compare
+  nlohmann::json figures = nlohmann::json::object();
+};
+
+SquaresSummary squares_summary(const std::vector<BenchRow>& rows, const std::string& best, long threads) {
+  std::vector<double> ratios, shares;
+  for (const BenchRow& r : rows) {
+    if (r.gemm.label.rfind("square", 0) != 0) continue;
+    for (const OpenBlasFigure& f : r.openblas)
+      if (!best.empty() && f.requested == best && f.gflops > 0) ratios.push_back(r.gflops / f.gflops);
+    if (r.peak_gflops > 0) shares.push_back(100.0 * r.gflops / r.peak_gflops);
+  }
+  SquaresSummary out;
+  if (ratios.empty() && shares.empty()) return out;
+  out.text = fmt::format("squares, {}:", threads_text(static_cast<int>(threads)));
+  auto add = [&](std::vector<double> v, const char* name, const char* unit, int digits) {
+    std::sort(v.begin(), v.end());
+    const double median = v[v.size() / 2];
+    out.figures[name] = {{"min", v.front()}, {"median", median}, {"max", v.back()}};
+    return fmt::format("{:.{}f}-{:.{}f}{} (median {:.{}f}{})", v.front(), digits, v.back(), digits, unit, median,
+                       digits, unit);
+  };
+  if (!ratios.empty()) out.text += fmt::format(" {} OpenBLAS {}", add(ratios, "ratio_to_openblas", "x", 2), best);
+  if (!shares.empty())
+    out.text += fmt::format("{} {} of the FMA peak", ratios.empty() ? "" : ";", add(shares, "percent_of_peak", "%", 0));
+  if (!ratios.empty()) out.figures["openblas_core"] = best;
+  return out;
 }
 
 }  // namespace
 
 void bench_cpu_tables(const BenchSetup& s, BenchOutput& o) {
-  std::map<long, double> peak_of_threads = cpu_fma_peaks(s, o);
-  const int l2_kb = s.l2_kb;
-  o.report["openblas_l2_kb"] = l2_kb;
-  say(o.out, "cpu GEMM micro-kernel: {}; each call timed with {}\n", cpu::gemm_kernel_name(),
-      s.clock == BenchClock::Wall ? "the wall clock" : "the calling thread's CPU time");
-  std::string blas_note = s.cores.empty() ? "OpenBLAS: not compared (--openblas none)" : "OpenBLAS columns:";
-  for (const auto& c : s.cores)
-    blas_note += fmt::format(" [{}]", c.empty() ? "OPENBLAS_CORETYPE unset (its default)" : "OPENBLAS_CORETYPE=" + c);
-  if (!s.cores.empty())
-    blas_note += fmt::format(", OPENBLAS_L2_SIZE={}", l2_kb > 0 ? std::to_string(l2_kb) : std::string("unset"));
-  say(o.out, "{}\n\n", blas_note);
-  // Case by case, trainscope and then each OpenBLAS core type, so that a change of the machine's load during the
-  // run affects both sides of a ratio alike.
-  for (long t : s.threads) {
-    const std::string what = fmt::format("cpu, {}", threads_text(static_cast<int>(t)));
-    std::vector<BenchRow> rows;
-    bool reference_ok = !s.cores.empty();
-    for (size_t i = 0; i < s.cases.size(); ++i) {
-      bench_progress(what, i, s.cases.size());
-      BenchRow row = bench_cpu({s.cases[i]}, static_cast<int>(t), s.repeats, s.min_seconds, s.clock).front();
-      row.peak_gflops = peak_of_threads.count(t) ? peak_of_threads[t] : 0.0;
-      for (size_t c = 0; reference_ok && c < s.cores.size(); ++c) {
-        try {
-          row.openblas.push_back(
-              bench_openblas({s.cases[i]}, static_cast<int>(t), s.cores[c], l2_kb, s.repeats, s.min_seconds, s.clock)
-                  .front());
-        } catch (const core::Error& e) {
-          std::cerr << "\ntrainscope: warning: OpenBLAS reference: " << e.what() << "\n";
-          ++o.failures;
-          reference_ok = false;
-        }
-      }
-      rows.push_back(std::move(row));
-    }
-    bench_progress(what, s.cases.size(), s.cases.size());
-    std::vector<std::string> labels;
-    if (!reference_ok)  // a failed reference: no column is better than a partial one
-      for (auto& r : rows) r.openblas.clear();
-    else
+  const std::map<std::pair<cpu::SimdLevel, long>, double> peaks = cpu_fma_peaks(s, o);
+  o.report["openblas_l2_kb"] = s.l2_kb;
+  const cpu::SimdLevel active = cpu::active_simd_level();
+  std::vector<std::string> summary;
+  nlohmann::json levels = nlohmann::json::array();
+  for (const cpu::SimdLevel level : bench_levels()) {
+    cpu::set_simd_level(level);
+    const std::vector<std::string> cores = openblas_cores(s, level);
+    say(o.out, "\ncpu SIMD level {}: GEMM micro-kernel {}; each call timed with {}\n", cpu::to_string(level),
+        cpu::gemm_kernel_name(), s.clock == BenchClock::Wall ? "the wall clock" : "the calling thread's CPU time");
+    std::string blas_note = cores.empty() ? "OpenBLAS: not compared (--openblas none)" : "OpenBLAS columns:";
+    for (const auto& c : cores)
+      blas_note += fmt::format(" [{}]", c.empty() ? "OPENBLAS_CORETYPE unset (its default)" : "OPENBLAS_CORETYPE=" + c);
+    if (!cores.empty())
+      blas_note += fmt::format(", OPENBLAS_L2_SIZE={}", s.l2_kb > 0 ? std::to_string(s.l2_kb) : std::string("unset"));
+    say(o.out, "{}\n\n", blas_note);
+    for (long t : s.threads) {
+      const auto peak = peaks.find({level, t});
+      const std::vector<BenchRow> rows = cpu_table(s, t, peak == peaks.end() ? 0.0 : peak->second, cores, o);
+      std::vector<std::string> labels;
       for (const auto& f : rows.front().openblas) labels.push_back(f.core + (f.requested.empty() ? " (default)" : ""));
-    say(o.out, "cpu: {}\n", rows.front().device);
-    print_table(o.out, rows, labels);
-    for (const auto& r : rows) o.rows.push_back(row_json(r));
+      say(o.out, "cpu: {}\n", rows.front().device);
+      print_table(o.out, rows, labels);
+      for (const auto& r : rows) {
+        nlohmann::json j = row_json(r);
+        j["simd"] = cpu::to_string(level);
+        o.rows.push_back(std::move(j));
+      }
+      if (const SquaresSummary sq = squares_summary(rows, best_openblas_core(level), t); !sq.text.empty()) {
+        summary.push_back(fmt::format("{} {}", cpu::to_string(level), sq.text));
+        nlohmann::json j = sq.figures;
+        j["simd"] = cpu::to_string(level);
+        j["threads"] = t;
+        levels.push_back(std::move(j));
+      }
+    }
+  }
+  cpu::set_simd_level(active);
+  o.report["cpu_levels"] = levels;
+  if (!summary.empty()) {
+    say(o.out, "cpu, per SIMD level:\n");
+    for (const std::string& line : summary) say(o.out, "  {}\n", line);
+    say(o.out, "\n");
   }
 }
 

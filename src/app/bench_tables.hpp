@@ -19,7 +19,9 @@ struct BenchSetup {
   std::vector<long> threads;  // CPU thread counts
   BenchClock clock = BenchClock::Wall;
   bool use_cpu = false, use_gpu = false;
-  std::vector<std::string> cores;  // OPENBLAS_CORETYPE per comparison column ("" = OpenBLAS's default)
+  // The OpenBLAS comparison columns as asked (--openblas): "default" (OpenBLAS's own choice), "best" (the best core
+  // type for the SIMD level measured: SkylakeX for AVX-512, Haswell for AVX2) or OPENBLAS_CORETYPE names.
+  std::vector<std::string> openblas;
   int l2_kb = 0;                   // OPENBLAS_L2_SIZE given to OpenBLAS (0: unset)
   int repeats = 5, device = -1;
   double min_seconds = 0.2;
@@ -36,8 +38,9 @@ struct BenchOutput {
 };
 
 // The CPU's FMA peak per thread count and SIMD level (from the peaks cache where it has it, else measured), then per
-// thread count the table of every case, trainscope then each OpenBLAS core type case by case (a change of the
-// machine's load affects both sides of a ratio alike).
+// SIMD level (the active one, and AVX2 below AVX-512) and thread count the table of every case, trainscope then each
+// OpenBLAS core type case by case (a change of the machine's load affects both sides of a ratio alike), and a summary
+// per level: the square GEMMs' ratios to OpenBLAS's best core for that level and their shares of the FMA peak.
 void bench_cpu_tables(const BenchSetup& s, BenchOutput& o);
 // The GPU's table (bench_gpu); a failure is reported on stderr and counted.
 void bench_gpu_table(const BenchSetup& s, BenchOutput& o);

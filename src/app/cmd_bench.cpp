@@ -60,18 +60,6 @@ std::vector<long> parse_list(const std::string& option, const std::string& text,
   return values;
 }
 
-// The best OpenBLAS 0.3.21 core type for this CPU's SIMD level (OPENBLAS_CORETYPE names; "" where none is better
-// than OpenBLAS's own choice).
-std::string best_openblas_core() {
-  switch (cpu::cpu_simd_level()) {
-    case cpu::SimdLevel::AVX512: return "SkylakeX";
-    case cpu::SimdLevel::AVX2: return "Haswell";
-    case cpu::SimdLevel::NEON:  // OpenBLAS's own choice on ARM
-    case cpu::SimdLevel::Portable: break;
-  }
-  return "";
-}
-
 // "cpu,gpu" -> {"cpu", "gpu"} (empty parts dropped).
 std::vector<std::string> parse_names(const std::string& text) {
   std::vector<std::string> names;
@@ -122,8 +110,8 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
       ->type_name("N")->check(checked(core::rules::device))->group("Measurement");
   b->add_option("--openblas", o.openblas,
                 "OpenBLAS core types to compare with, comma-separated OPENBLAS_CORETYPE names; 'default' = "
-                "OpenBLAS's own choice, 'best' = the best for this CPU (SkylakeX with AVX-512, Haswell with AVX2); "
-                "'none': no OpenBLAS")
+                "OpenBLAS's own choice, 'best' = the best for the SIMD level measured (SkylakeX for AVX-512, Haswell "
+                "for AVX2); 'none': no OpenBLAS")
       ->type_name("CORE[,CORE]")->group("Measurement");
   b->add_option("--openblas-l2", o.openblas_l2_kb,
                 "OPENBLAS_L2_SIZE (KiB) given to OpenBLAS, which cannot always read the L2 size in a VM (0: unset, "
@@ -137,7 +125,10 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
   b->footer("OpenBLAS is the reference only: trainscope-openblas-gemm (built beside trainscope when libopenblas-dev "
             "is installed) runs it in a child process per core type, with OPENBLAS_NUM_THREADS, OPENBLAS_CORETYPE and "
             "OPENBLAS_L2_SIZE set by the bench and every other OPENBLAS_*/OMP_* variable removed. The CPU GEMM's SIMD "
-            "path can be lowered with TRAINSCOPE_CPU_SIMD=avx2|portable. GPU: backward_weight at the model's shapes "
+            "path can be lowered with TRAINSCOPE_CPU_SIMD=avx2|portable. The CPU's tables are measured per SIMD level: the "
+            "active one and, below AVX-512, AVX2 (what most laptops have), each against OpenBLAS's best core for that "
+            "level ('best': SkylakeX, Haswell), then a summary of the square GEMMs per level: their ratio to that core "
+            "and their share of the level's FMA peak. GPU: backward_weight at the model's shapes "
             "also runs split-K (K cut into slices summed by a second pass; the slices the device would use, else "
             "4, marked forced), its time including the reduce and its speed as a ratio to the unsplit row above it. "
             "GPU GEMM experiments: TRAINSCOPE_GEMM_PATH=tiled|texel, "
@@ -176,12 +167,8 @@ BenchSetup bench_setup(const BenchOptions& o) {
   for (const auto& name : parse_backends(o.backend, "cpu, gpu, or cpu,gpu")) (name == "cpu" ? s.use_cpu : s.use_gpu) = true;
   if (s.use_gpu && o.device >= 0) check_device_index(o.device);  // exit 2, as train's --device
   if (o.openblas != "none")
-    for (const auto& c : parse_names(o.openblas)) {
-      const std::string core = c == "default" ? "" : c == "best" ? best_openblas_core() : c;
-      if (c == "best" && core.empty()) continue;
-      if (std::find(s.cores.begin(), s.cores.end(), core) != s.cores.end()) continue;
-      s.cores.push_back(core);
-    }
+    for (const auto& c : parse_names(o.openblas))
+      if (std::find(s.openblas.begin(), s.openblas.end(), c) == s.openblas.end()) s.openblas.push_back(c);
   const char* l2_env = std::getenv("OPENBLAS_L2_SIZE");
   s.l2_kb = o.openblas_l2_kb >= 0 ? o.openblas_l2_kb : (l2_env ? std::atoi(l2_env) : 0);
   s.repeats = o.repeats;
@@ -216,7 +203,7 @@ int run_bench(BenchOptions& o) {
   gpu_cfg.device = o.device;
   if (!o.report.empty()) core::check_output_path(o.report, "--report");  // before minutes of measuring
   core::check_host_memory(
-      bench_memory_need(s.cases, s.use_cpu, !s.cores.empty(), s.use_gpu && run::gpu_memory_on_host(gpu_cfg)),
+      bench_memory_need(s.cases, s.use_cpu, !s.openblas.empty(), s.use_gpu && run::gpu_memory_on_host(gpu_cfg)),
       "--hidden/--batch/--sizes: this bench",
       "measure smaller shapes (--hidden, --batch, --sizes), or fewer backends (--backend, --openblas none)");
 
