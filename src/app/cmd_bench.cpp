@@ -125,8 +125,8 @@ CLI::App* add_bench_command(CLI::App& parent, BenchOptions& o) {
   b->footer("OpenBLAS is the reference only: trainscope-openblas-gemm (built beside trainscope when libopenblas-dev "
             "is installed) runs it in a child process per core type, with OPENBLAS_NUM_THREADS, OPENBLAS_CORETYPE and "
             "OPENBLAS_L2_SIZE set by the bench and every other OPENBLAS_*/OMP_* variable removed. The CPU GEMM's SIMD "
-            "path can be lowered with TRAINSCOPE_CPU_SIMD=avx2|portable. The CPU's tables are measured per SIMD level: the "
-            "active one and, below AVX-512, AVX2 (what most laptops have), each against OpenBLAS's best core for that "
+            "path can be lowered with TRAINSCOPE_CPU_SIMD=avx2|portable. The CPU's tables are measured per SIMD "
+            "level: the active one and, below AVX-512, AVX2 (what most laptops have), each against OpenBLAS's best core for that "
             "level ('best': SkylakeX, Haswell), then a summary of the square GEMMs per level: their ratio to that core "
             "and their share of the level's FMA peak. GPU: backward_weight at the model's shapes "
             "also runs split-K (K cut into slices summed by a second pass; the slices the device would use, else "
@@ -164,7 +164,8 @@ BenchSetup bench_setup(const BenchOptions& o) {
     bad_input(fmt::format("--clock cpu: only with --threads 1 (on several threads CPU time is not the time a GEMM "
                           "takes); got --threads {}",
                           o.threads));
-  for (const auto& name : parse_backends(o.backend, "cpu, gpu, or cpu,gpu")) (name == "cpu" ? s.use_cpu : s.use_gpu) = true;
+  for (const auto& name : parse_backends(o.backend, "cpu, gpu, or cpu,gpu"))
+    (name == "cpu" ? s.use_cpu : s.use_gpu) = true;
   if (s.use_gpu && o.device >= 0) check_device_index(o.device);  // exit 2, as train's --device
   if (o.openblas != "none")
     for (const auto& c : parse_names(o.openblas))
@@ -188,7 +189,8 @@ void print_bench_header(const BenchSetup& s, BenchOutput& o) {
   if (load >= 0)
     say(o.out, "machine: {} hardware threads, load average {:.2f} before the bench{}\n",
         std::max(1u, std::thread::hardware_concurrency()), load,
-        load > 0.5 ? " (other work competes for the cores: figures are lower and noisier than on an idle machine)" : "");
+        load > 0.5 ? " (other work competes for the cores: figures are lower and noisier than on an idle machine)"
+                   : "");
   o.report["load_average_before"] = load;
 }
 
