@@ -1,4 +1,4 @@
-// The dashboard's run-time choices (app/cmd_dashboard.cpp): how often it redraws, when a frame is due (the view's
+// The dashboard's run-time choices (app::DashboardApp): how often it redraws, when a frame is due (the view's
 // signature), the fair mode's default, the precisions the GPU compiles ahead, and --steady.
 #pragma once
 #include <optional>
@@ -11,8 +11,8 @@
 
 namespace app {
 
-// Rendering on demand (run_dashboard's loop): how often it looks at the session without input, the redraws a second
-// that new figures get, and how long after the user's last input it keeps drawing at --max-fps.
+// Rendering on demand (DashboardApp's frame loop): how often it looks at the session without input, the redraws a
+// second that new figures get, and how long after the user's last input it keeps drawing at --max-fps.
 inline constexpr double kPollSeconds = 0.1;
 inline constexpr double kDataFps = 2;
 inline constexpr double kSettleSeconds = 0.3;
