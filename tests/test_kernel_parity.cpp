@@ -463,6 +463,46 @@ TEST_CASE("attention_backward_dkv") {
                }));  // dqkv, qkv, lse, delta, dy
 }
 
+namespace {
+
+// The embeddings over (B, T, C, V): one token of one feature; repeated tokens of a small vocabulary; a partial
+// workgroup of positions; the fortunes corpus's 106-byte vocabulary over 130 positions. The tokens are drawn from
+// 0..V-1 (the data is checked for that when read). The backward also adds into a tied dwte (accumulate).
+std::vector<KernelCase> embedding_cases(Op op) {
+  std::vector<KernelCase> out;
+  for (const auto& [B, T, C, V] :
+       std::vector<std::array<long, 4>>{{1, 1, 1, 1}, {2, 7, 5, 3}, {3, 33, 64, 50}, {2, 130, 16, 106}}) {
+    for (const bool accumulate : {false, true}) {
+      if (accumulate && op != Op::embedding_backward) continue;
+      const size_t positions = size_t(B * T), c = size_t(C);
+      std::vector<size_t> elements = op == Op::embedding_forward
+                                         ? std::vector<size_t>{positions * c, positions, size_t(V) * c, size_t(T) * c}
+                                         : std::vector<size_t>{size_t(V) * c, size_t(T) * c, positions, positions * c};
+      KernelCase k{"B=" + std::to_string(B) + " T=" + std::to_string(T) + " C=" + std::to_string(C) +
+                       " V=" + std::to_string(V) + (accumulate ? " accumulate" : ""),
+                   {},
+                   {},
+                   elements,
+                   {}};
+      k.entry = {.op = op, .B = B, .C = C, .OC = V};
+      k.entry.T = T;
+      k.entry.accumulate = accumulate;
+      k.fill = [V](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+        if (b == "tokens")
+          for (auto& x : v) x = double(rng.next_u32() % uint32_t(V));
+      };
+      out.push_back(k);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("embedding_forward") { check_parity(Op::embedding_forward, embedding_cases(Op::embedding_forward)); }
+
+TEST_CASE("embedding_backward") { check_parity(Op::embedding_backward, embedding_cases(Op::embedding_backward)); }
+
 TEST_CASE("split_k_reduce") {
   // Outputs x slices: one slice (a copy, rounded once), the odd counts of the GEMMs' small outputs, and enough outputs
   // for the CPU twin's threads and the GPU's capped grid-stride loop. The partials are fp32 sums of many products:

@@ -126,6 +126,16 @@ struct AttentionParams {
   float scale;   // 1 / sqrt(D)
 };
 
+// embedding_forward, embedding_backward: B sequences of T tokens, C features per token, a vocabulary of V tokens.
+struct EmbeddingParams {
+  uint B;
+  uint T;
+  uint C;
+  uint V;
+  uint accumulate;  // embedding_backward: 1 adds into the token embeddings' gradient (tied to the output projection,
+                    // whose backward wrote it first), 0 overwrites it
+};
+
 // argmax: predictions (B) <- the index of the first maximum of each row of logits (B,K).
 struct ArgmaxParams {
   uint B;
@@ -246,6 +256,7 @@ TRAINSCOPE_PARAMS_LAYOUT(BiasBackwardParams, 2, OC);
 TRAINSCOPE_PARAMS_LAYOUT(AdamWParams, 9, t);
 TRAINSCOPE_PARAMS_LAYOUT(SgdParams, 5, t);
 TRAINSCOPE_PARAMS_LAYOUT(CheckFiniteParams, 1, N);
+TRAINSCOPE_PARAMS_LAYOUT(EmbeddingParams, 5, accumulate);
 TRAINSCOPE_PARAMS_LAYOUT(UpdateLossScaleParams, 6, beta2);
 TRAINSCOPE_PARAMS_LAYOUT(LossScalerBuffer, 8, reserved);
 TRAINSCOPE_PARAMS_LAYOUT(ScaleHistoryEntry, 2, found_inf);

@@ -77,6 +77,11 @@ enum class Role : uint8_t {
   NormMean, NormRstd,    // a LayerNorm's per-row mean and 1 / standard deviation, fp32 (kept for its backward)
   AttnLse,               // fused attention: each query row's log-sum-exp of its scores, fp32 (kept for its backward)
   AttnDelta,             // fused attention's backward: each query row's dy . y (FlashAttention-2's D), fp32
+  Tokens,                // a transformer's batch of token ids (B, T), int32
+  TokenEmb,              // the token embeddings wte (V, C): a view into the parameters
+  PosEmb,                // the position embeddings wpe (context, C): a view into the parameters
+  DTokenEmb,             // their gradients: views into the gradients
+  DPosEmb,
   // Tensors of core::TensorLayout that no binding of the table names:
   SplitKPartials,        // the fp32 partial products of a split matmul_backward_weight (gpu::Kernels binds them)
   Placeholder,           // 16 bytes bound where a kernel binds a role without a tensor (the logits layer's preact)

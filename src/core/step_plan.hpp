@@ -42,6 +42,9 @@ struct PlanEntry {
   // Attention (the transformer): B sequences of T positions, `heads` heads of C / heads features each (C the width).
   long T = 0;
   int heads = 0;
+  // embedding_backward: add into the token embeddings' gradient (tied to the output projection, whose backward wrote
+  // it first) instead of overwriting it. (The embeddings' vocabulary is the entry's OC.)
+  bool accumulate = false;
   long OH() const { return op_is_pool() ? H / 2 : H + 2 * pad - KS + 1; }  // the output's height and width
   long OW() const { return op_is_pool() ? W / 2 : W + 2 * pad - KS + 1; }
   bool op_is_pool() const { return op == Op::max_pool_forward || op == Op::max_pool_backward; }

@@ -97,7 +97,8 @@ void SweepPanel::draw(const DashboardView& view, Controller* controller) {
       words += "none here (a software \"GPU\" on the same cores).";
     else
       words += r.crossover_text;
-    words += " " + speedup_text(r);
+    words += ' ';  // (not " " + speedup_text(r): GCC 12 warns -Wrestrict, wrongly, on that operator+ at -O3)
+    words += speedup_text(r);
   }
   const float font = ImGui::GetFontSize();
   const float line = ImGui::GetTextLineHeightWithSpacing();
