@@ -57,6 +57,18 @@ void dots(const float* x, const std::vector<float>& panel, int D, int width, int
   }
 }
 
+// The backward's recomputation for query row t of a head against keys u0 .. u0 + count - 1, packed transposed in
+// `keys` and `values` (width n): p[c] = P(t, u0 + c) = exp(q_t . k_u * scale - lse_t), the probability from the
+// forward's log-sum-exp; dp[c] = dy_t . v_u.
+void probabilities(const Head& hd, const float* qkv, const float* dy, const float* lse, int t,
+                   const std::vector<float>& keys, const std::vector<float>& values, int n, int count, float* p,
+                   float* dp) {
+  dots(qkv + hd.q(t), keys, hd.s.D, n, count, p);
+  dots(dy + hd.out(t), values, hd.s.D, n, count, dp);
+  const float scale = score_scale(hd.s), lse_t = lse[hd.stat(t)];
+  for (int c = 0; c < count; ++c) p[c] = std::exp(p[c] * scale - lse_t);
+}
+
 // Sets this head's columns of dq, dk and dv to zero (each head's task owns them: no other thread writes there).
 void zero_head(const Head& hd, float* dqkv) {
   for (int t = 0; t < hd.s.T; ++t) {
@@ -188,11 +200,9 @@ void attention_backward_fused(const AttentionShape& s, const float* qkv, const f
           pack_transposed(hd, qkv, 2, u0, u1, values);
           for (int t = std::max(t0, u0); t < t1; ++t) {
             const int last = std::min(u1, t + 1);
-            dots(qkv + hd.q(t), keys, s.D, n, last - u0, p.data());
-            dots(dy + hd.out(t), values, s.D, n, last - u0, dp.data());
+            probabilities(hd, qkv, dy, lse, t, keys, values, n, last - u0, p.data(), dp.data());
             for (int u = u0; u < last; ++u) {
               const size_t c = size_t(u - u0);
-              p[c] = std::exp(p[c] * scale - lse[hd.stat(t)]);
               const float ds = p[c] * (dp[c] - delta[size_t(t)]) * scale;
               axpy(p[c], dy + hd.out(t), dqkv + hd.v(u), s.D);
               axpy(ds, qkv + hd.k(u), dqkv + hd.q(t), s.D);
@@ -226,12 +236,11 @@ void attention_backward_dq(const AttentionShape& s, const float* qkv, const floa
           pack_transposed(hd, qkv, 2, u0, u1, values);
           for (int t = std::max(t0, u0); t < t1; ++t) {
             const int last = std::min(u1, t + 1);
-            dots(qkv + hd.q(t), keys, s.D, n, last - u0, p.data());
-            dots(dy + hd.out(t), values, s.D, n, last - u0, dp.data());
-            const float d_t = delta[hd.stat(t)], lse_t = lse[hd.stat(t)];
+            probabilities(hd, qkv, dy, lse, t, keys, values, n, last - u0, p.data(), dp.data());
+            const float d_t = delta[hd.stat(t)];
             for (int u = u0; u < last; ++u) {
               const size_t c = size_t(u - u0);
-              const float ds = std::exp(p[c] * scale - lse_t) * (dp[c] - d_t) * scale;
+              const float ds = p[c] * (dp[c] - d_t) * scale;
               axpy(ds, qkv + hd.k(u), dqkv + hd.q(t), s.D);
             }
           }
@@ -260,14 +269,12 @@ void attention_backward_dkv(const AttentionShape& s, const float* qkv, const flo
         pack_transposed(hd, qkv, 2, u0, u1, values);
         for (int t = u0; t < s.T; ++t) {
           const int last = std::min(u1, t + 1);
-          dots(qkv + hd.q(t), keys, s.D, n, last - u0, p.data());
-          dots(dy + hd.out(t), values, s.D, n, last - u0, dp.data());
-          const float d_t = delta[hd.stat(t)], lse_t = lse[hd.stat(t)];
+          probabilities(hd, qkv, dy, lse, t, keys, values, n, last - u0, p.data(), dp.data());
+          const float d_t = delta[hd.stat(t)];
           for (int u = u0; u < last; ++u) {
             const size_t c = size_t(u - u0);
-            const float prob = std::exp(p[c] * scale - lse_t);
-            axpy(prob, dy + hd.out(t), dqkv + hd.v(u), s.D);
-            axpy(prob * (dp[c] - d_t) * scale, qkv + hd.q(t), dqkv + hd.k(u), s.D);
+            axpy(p[c], dy + hd.out(t), dqkv + hd.v(u), s.D);
+            axpy(p[c] * (dp[c] - d_t) * scale, qkv + hd.q(t), dqkv + hd.k(u), s.D);
           }
         }
       }

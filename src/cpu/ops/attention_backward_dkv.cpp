@@ -14,8 +14,6 @@
 namespace cpu::ops {
 namespace {
 
-constexpr uint32_t kKeyTile = 32;  // the shader's TILE: a workgroup is 32 key rows of one head
-
 AttentionShape shape_of(const core::AttentionParams& p) { return {int(p.B), int(p.T), int(p.H), int(p.D)}; }
 
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
@@ -26,11 +24,6 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
 void reference(RefBindings b, const KernelArgs& a) {
   attention_backward_dkv_reference(shape_of(a.as<core::AttentionParams>()), b[1], b[2], b[3], b[4], b[0]);
 }
-
-double pairs(const PlanEntry& e) { return double(e.B) * e.heads * double(e.T) * double(e.T + 1) / 2; }  // t >= u
-
-size_t rows_x(const PlanEntry& e, long width) { return size_t(e.B) * size_t(e.T) * size_t(width); }
-size_t stats(const PlanEntry& e) { return size_t(e.B) * size_t(e.heads) * size_t(e.T); }
 
 }  // namespace
 
@@ -43,48 +36,41 @@ const Kernel attention_backward_dkv{
                       .elem = Elem::Storage,
                       .role = Role::DLayerIn,
                       .sum = true,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, 3 * e.C); }},
+                      .elements = shape::qkv},
                      {.name = "qkv",
                       .access = Access::Read,
                       .elem = Elem::Storage,
                       .role = Role::LayerIn,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, 3 * e.C); }},
+                      .elements = shape::qkv},
                      {.name = "lse",
                       .access = Access::Read,
                       .elem = Elem::F32,
                       .role = Role::AttnLse,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return stats(e); }},
+                      .elements = shape::attn_stats},
                      {.name = "delta",
                       .access = Access::Read,
                       .elem = Elem::F32,
                       .role = Role::AttnDelta,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return stats(e); }},
+                      .elements = shape::attn_stats},
                      {.name = "dy",
                       .access = Access::Read,
                       .elem = Elem::Storage,
                       .role = Role::DAct,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, e.C); }}},
+                      .elements = shape::seq_x_C}},
         .params_bytes = sizeof(core::AttentionParams),
         .grid = Grid::Rows,
-        .local_size = kKeyTile,
+        .local_size = kAttentionTile,
         // One invocation per key row, each head's rows rounded up to whole workgroups of 32.
-        .grid_size =
-            [](const PlanEntry& e) {
-              const uint64_t rows = (uint64_t(e.T) + kKeyTile - 1) / kKeyTile * kKeyTile;
-              return std::array<uint64_t, 2>{uint64_t(e.B) * uint64_t(e.heads) * rows, 1};
-            },
-        .args =
-            [](const PlanEntry& e, const StepArgs&) {
-              const long D = e.C / e.heads;
-              return KernelArgs::of(core::AttentionParams{u32(e.B), u32(e.T), u32(e.heads), u32(D),
-                                                          1.0f / std::sqrt(static_cast<float>(D))});
-            },
+        .grid_size = attention_rows,
+        .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(attention_params(e)); },
         // per (query, key at or before it) pair: the score's, dP's, dk's and dv's D multiply-adds, the exp, dS
-        .flops = [](const PlanEntry& e, Precision) { return pairs(e) * (8.0 * double(e.C) / e.heads + 5); },
+        .flops = [](const PlanEntry& e, Precision) { return attention_pairs(e) * (8.0 * double(e.C) / e.heads + 5); },
         // compulsory: q, k, v and dy once each, the log-sum-exp and delta; never the probabilities
-        .bytes_read = [](const PlanEntry& e,
-                         Precision p) { return double(rows_x(e, 4 * e.C)) * e_of(p) + 8.0 * stats(e); },
-        .bytes_written = [](const PlanEntry& e, Precision p) { return double(rows_x(e, 2 * e.C)) * e_of(p); }},
+        .bytes_read =
+            [](const PlanEntry& e, Precision p) {
+              return double(4 * shape::seq_x_C(e, {})) * e_of(p) + 8.0 * shape::attn_stats(e, {});
+            },
+        .bytes_written = [](const PlanEntry& e, Precision p) { return double(2 * shape::seq_x_C(e, {})) * e_of(p); }},
     .tuned = tuned,
     .reference = reference};
 

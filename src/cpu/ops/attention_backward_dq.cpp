@@ -14,8 +14,6 @@
 namespace cpu::ops {
 namespace {
 
-constexpr uint32_t kQueryTile = 32;  // the shader's TILE: a workgroup is 32 query rows of one head
-
 AttentionShape shape_of(const core::AttentionParams& p) { return {int(p.B), int(p.T), int(p.H), int(p.D)}; }
 
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
@@ -27,73 +25,64 @@ void reference(RefBindings b, const KernelArgs& a) {
   attention_backward_dq_reference(shape_of(a.as<core::AttentionParams>()), b[2], b[3], b[4], b[5], b[0], b[1]);
 }
 
-double pairs(const PlanEntry& e) { return double(e.B) * e.heads * double(e.T) * double(e.T + 1) / 2; }  // u <= t
-
-size_t rows_x(const PlanEntry& e, long width) { return size_t(e.B) * size_t(e.T) * size_t(width); }
-size_t stats(const PlanEntry& e) { return size_t(e.B) * size_t(e.heads) * size_t(e.T); }
-
 }  // namespace
 
 // dqkv is read-write: each of the two kernels writes its own columns and keeps the other's (a 16-bit CPU run
 // widens it whole and rounds it back whole).
 const Kernel attention_backward_dq{
-    .def = {
-        .bindings = {{.name = "dqkv",
-                      .access = Access::ReadWrite,
-                      .elem = Elem::Storage,
-                      .role = Role::DLayerIn,
-                      .sum = true,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, 3 * e.C); }},
-                     {.name = "delta",
-                      .access = Access::Write,
-                      .elem = Elem::F32,
-                      .role = Role::AttnDelta,
-                      .sum = true,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return stats(e); }},
-                     {.name = "qkv",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::LayerIn,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, 3 * e.C); }},
-                     {.name = "y",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::Act,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, e.C); }},
-                     {.name = "lse",
-                      .access = Access::Read,
-                      .elem = Elem::F32,
-                      .role = Role::AttnLse,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return stats(e); }},
-                     {.name = "dy",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::DAct,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return rows_x(e, e.C); }}},
-        .params_bytes = sizeof(core::AttentionParams),
-        .grid = Grid::Rows,
-        .local_size = kQueryTile,
-        // One invocation per query row, each head's rows rounded up to whole workgroups of 32.
-        .grid_size =
-            [](const PlanEntry& e) {
-              const uint64_t rows = (uint64_t(e.T) + kQueryTile - 1) / kQueryTile * kQueryTile;
-              return std::array<uint64_t, 2>{uint64_t(e.B) * uint64_t(e.heads) * rows, 1};
-            },
-        .args =
-            [](const PlanEntry& e, const StepArgs&) {
-              const long D = e.C / e.heads;
-              return KernelArgs::of(core::AttentionParams{u32(e.B), u32(e.T), u32(e.heads), u32(D),
-                                                          1.0f / std::sqrt(static_cast<float>(D))});
-            },
-        // per (query, key at or before it) pair: the score's and dP's D multiply-adds each, dq's D, the exp and
-        // dS; per query row delta's D
-        .flops = [](const PlanEntry& e,
-                    Precision) { return pairs(e) * (6.0 * double(e.C) / e.heads + 5) + 2.0 * rows_x(e, e.C); },
-        // compulsory: q, k, v, y and dy once each, the log-sum-exp; never the probabilities
-        .bytes_read = [](const PlanEntry& e,
-                         Precision p) { return double(rows_x(e, 5 * e.C)) * e_of(p) + 4.0 * stats(e); },
-        .bytes_written = [](const PlanEntry& e,
-                            Precision p) { return double(rows_x(e, e.C)) * e_of(p) + 4.0 * stats(e); }},
+    .def = {.bindings = {{.name = "dqkv",
+                          .access = Access::ReadWrite,
+                          .elem = Elem::Storage,
+                          .role = Role::DLayerIn,
+                          .sum = true,
+                          .elements = shape::qkv},
+                         {.name = "delta",
+                          .access = Access::Write,
+                          .elem = Elem::F32,
+                          .role = Role::AttnDelta,
+                          .sum = true,
+                          .elements = shape::attn_stats},
+                         {.name = "qkv",
+                          .access = Access::Read,
+                          .elem = Elem::Storage,
+                          .role = Role::LayerIn,
+                          .elements = shape::qkv},
+                         {.name = "y",
+                          .access = Access::Read,
+                          .elem = Elem::Storage,
+                          .role = Role::Act,
+                          .elements = shape::seq_x_C},
+                         {.name = "lse",
+                          .access = Access::Read,
+                          .elem = Elem::F32,
+                          .role = Role::AttnLse,
+                          .elements = shape::attn_stats},
+                         {.name = "dy",
+                          .access = Access::Read,
+                          .elem = Elem::Storage,
+                          .role = Role::DAct,
+                          .elements = shape::seq_x_C}},
+            .params_bytes = sizeof(core::AttentionParams),
+            .grid = Grid::Rows,
+            .local_size = kAttentionTile,
+            // One invocation per query row, each head's rows rounded up to whole workgroups of 32.
+            .grid_size = attention_rows,
+            .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(attention_params(e)); },
+            // per (query, key at or before it) pair: the score's and dP's D multiply-adds each, dq's D, the exp and
+            // dS; per query row delta's D
+            .flops =
+                [](const PlanEntry& e, Precision) {
+                  return attention_pairs(e) * (6.0 * double(e.C) / e.heads + 5) + 2.0 * shape::seq_x_C(e, {});
+                },
+            // compulsory: q, k, v, y and dy once each, the log-sum-exp; never the probabilities
+            .bytes_read =
+                [](const PlanEntry& e, Precision p) {
+                  return double(5 * shape::seq_x_C(e, {})) * e_of(p) + 4.0 * shape::attn_stats(e, {});
+                },
+            .bytes_written =
+                [](const PlanEntry& e, Precision p) {
+                  return double(shape::seq_x_C(e, {})) * e_of(p) + 4.0 * shape::attn_stats(e, {});
+                }},
     .tuned = tuned,
     .reference = reference};
 

@@ -13,11 +13,7 @@
 namespace cpu::ops {
 namespace {
 
-constexpr uint32_t kQueryTile = 32;  // the shader's TILE: a workgroup is 32 query rows of one head
-
-AttentionShape shape_of(const core::AttentionParams& p) {
-  return {int(p.B), int(p.T), int(p.H), int(p.D)};
-}
+AttentionShape shape_of(const core::AttentionParams& p) { return {int(p.B), int(p.T), int(p.H), int(p.D)}; }
 
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   cpu::attention_forward_fused(shape_of(a.as<core::AttentionParams>()), b.f32(2), b.f32(0), b.f32(1), pool);
@@ -29,41 +25,39 @@ void reference(RefBindings b, const KernelArgs& a) {
   attention_reference(s, b[2], b[0], att, b[1]);
 }
 
-double pairs(const PlanEntry& e) { return double(e.B) * e.heads * double(e.T) * double(e.T + 1) / 2; }  // t, u <= t
-
 }  // namespace
 
 const Kernel attention_forward_fused{
-    .def = {.bindings = {{.name = "y", .access = Access::Write, .elem = Elem::Storage, .role = Role::Act,
-                          .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.B * e.T * e.C); }},
-                         {.name = "lse", .access = Access::Write, .elem = Elem::F32, .role = Role::AttnLse,
-                          .elements = [](const PlanEntry& e,
-                                         const StepArgs&) { return size_t(e.B) * size_t(e.heads) * size_t(e.T); }},
-                         {.name = "qkv", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
-                          .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.B * e.T * 3 * e.C); }}},
-            .params_bytes = sizeof(core::AttentionParams),
-            .grid = Grid::Rows,
-            .local_size = kQueryTile,
-            // One invocation per query row, each head's rows rounded up to whole workgroups of 32.
-            .grid_size =
-                [](const PlanEntry& e) {
-                  const uint64_t rows = (uint64_t(e.T) + kQueryTile - 1) / kQueryTile * kQueryTile;
-                  return std::array<uint64_t, 2>{uint64_t(e.B) * uint64_t(e.heads) * rows, 1};
-                },
-            .args =
-                [](const PlanEntry& e, const StepArgs&) {
-                  const long D = e.C / e.heads;
-                  return KernelArgs::of(core::AttentionParams{u32(e.B), u32(e.T), u32(e.heads), u32(D),
-                                                              1.0f / std::sqrt(static_cast<float>(D))});
-                },
-            // per (query, key at or before it) pair: the score's D multiply-adds, the exp and sum, the output's D
-            .flops = [](const PlanEntry& e, Precision) { return pairs(e) * (4.0 * double(e.C) / e.heads + 4); },
-            // compulsory: q, k and v once, y once, and the log-sum-exp; never the scores
-            .bytes_read = [](const PlanEntry& e, Precision p) { return double(e.B * e.T * 3 * e.C) * e_of(p); },
-            .bytes_written =
-                [](const PlanEntry& e, Precision p) {
-                  return double(e.B * e.T * e.C) * e_of(p) + 4.0 * double(e.B) * e.heads * double(e.T);
-                }},
+    .def = {
+        .bindings = {{.name = "y",
+                      .access = Access::Write,
+                      .elem = Elem::Storage,
+                      .role = Role::Act,
+                      .elements = shape::seq_x_C},
+                     {.name = "lse",
+                      .access = Access::Write,
+                      .elem = Elem::F32,
+                      .role = Role::AttnLse,
+                      .elements = shape::attn_stats},
+                     {.name = "qkv",
+                      .access = Access::Read,
+                      .elem = Elem::Storage,
+                      .role = Role::LayerIn,
+                      .elements = shape::qkv}},
+        .params_bytes = sizeof(core::AttentionParams),
+        .grid = Grid::Rows,
+        .local_size = kAttentionTile,
+        // One invocation per query row, each head's rows rounded up to whole workgroups of 32.
+        .grid_size = attention_rows,
+        .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(attention_params(e)); },
+        // per (query, key at or before it) pair: the score's D multiply-adds, the exp and sum, the output's D
+        .flops = [](const PlanEntry& e, Precision) { return attention_pairs(e) * (4.0 * double(e.C) / e.heads + 4); },
+        // compulsory: q, k and v once, y once, and the log-sum-exp; never the scores
+        .bytes_read = [](const PlanEntry& e, Precision p) { return double(e.B * e.T * 3 * e.C) * e_of(p); },
+        .bytes_written =
+            [](const PlanEntry& e, Precision p) {
+              return double(e.B * e.T * e.C) * e_of(p) + 4.0 * double(e.B) * e.heads * double(e.T);
+            }},
     .tuned = tuned,
     .reference = reference};
 

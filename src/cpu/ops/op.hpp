@@ -11,6 +11,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -93,6 +94,10 @@ inline size_t image_out(const PlanEntry& e, const StepArgs&) {
 }
 inline size_t conv_weight(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.OC * e.KS * e.KS * e.C); }
 inline size_t pool_out(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B * e.OH() * e.OW() * e.C); }
+// Attention's: B sequences of T positions. qkv (B*T, 3C), a row's y or dy (B*T, C), a statistic per row and head.
+inline size_t qkv(const PlanEntry& e, const StepArgs&) { return size_t(e.B) * size_t(e.T) * size_t(3 * e.C); }
+inline size_t seq_x_C(const PlanEntry& e, const StepArgs&) { return size_t(e.B) * size_t(e.T) * size_t(e.C); }
+inline size_t attn_stats(const PlanEntry& e, const StepArgs&) { return size_t(e.B) * size_t(e.heads) * size_t(e.T); }
 }  // namespace shape
 
 // ---- Entries: figures and push constants ----
@@ -130,6 +135,20 @@ inline core::Conv2dBackwardParams conv_backward_params(const PlanEntry& e) {
 inline core::LayerNormParams layernorm_params(const PlanEntry& e) {
   return {u32(e.B), u32(e.C), static_cast<float>(kLayerNormEps)};
 }
+// The attention kernels (issue 35): B sequences of T positions, `heads` heads of D = C / heads features. Their push
+// constants (the scores scaled by 1 / sqrt(D)); their geometry: one invocation per query (or key) row, each head's
+// rows rounded up to whole workgroups of kAttentionTile (the shaders' TILE); the causal (query, key at or before it)
+// pairs their FLOP formulas count.
+inline constexpr uint32_t kAttentionTile = 32;
+inline core::AttentionParams attention_params(const PlanEntry& e) {
+  const long D = e.C / e.heads;
+  return {u32(e.B), u32(e.T), u32(e.heads), u32(D), 1.0f / std::sqrt(static_cast<float>(D))};
+}
+inline std::array<uint64_t, 2> attention_rows(const PlanEntry& e) {
+  const uint64_t rows = (uint64_t(e.T) + kAttentionTile - 1) / kAttentionTile * kAttentionTile;
+  return {uint64_t(e.B) * uint64_t(e.heads) * rows, 1};
+}
+inline double attention_pairs(const PlanEntry& e) { return double(e.B) * e.heads * double(e.T) * double(e.T + 1) / 2; }
 // The 2x2 max pooling kernels' push constants from a plan entry.
 inline core::MaxPoolParams max_pool_params(const PlanEntry& e) {
   return {u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OH()), u32(e.OW())};
