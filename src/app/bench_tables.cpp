@@ -15,6 +15,7 @@
 #include "core/peaks.hpp"
 #include "cpu/fma_probe.hpp"
 #include "cpu/gemm.hpp"
+#include "cpu/peak_probe.hpp"
 #include "cpu/simd.hpp"
 #include "run/peaks.hpp"
 
@@ -94,14 +95,6 @@ std::vector<std::string> openblas_cores(const BenchSetup& s, cpu::SimdLevel leve
   return cores;
 }
 
-std::string peak_id(cpu::SimdLevel level, long threads) {
-  return fmt::format("fma_{}_{}",
-                     level == cpu::SimdLevel::AVX512 ? "avx512"
-                     : level == cpu::SimdLevel::NEON ? "neon"
-                                                     : "avx2",
-                     threads == 1 ? "1t" : "nt");
-}
-
 // The FMA peak per SIMD level and thread count, taken from the peaks cache (`trainscope peaks`: 1 thread and all)
 // where it has the figure, else measured now. Returns each level's peak per thread count (the tables' "% peak").
 std::map<std::pair<cpu::SimdLevel, long>, double> cpu_fma_peaks(const BenchSetup& s, BenchOutput& o) {
@@ -116,7 +109,8 @@ std::map<std::pair<cpu::SimdLevel, long>, double> cpu_fma_peaks(const BenchSetup
   for (long t : s.threads)
     for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2, cpu::SimdLevel::NEON}) {
       if (!cpu::simd_level_available(level)) continue;
-      const core::PeakFigure* f = cached && (t == 1 || t == all) ? cached->find(peak_id(level, t)) : nullptr;
+      const core::PeakFigure* f =
+          cached && (t == 1 || t == all) ? cached->find(cpu::fma_peak_id(level, t != 1)) : nullptr;
       cpu::FmaPeak p;
       if (f && f->value > 0) {
         p.level = level;

@@ -49,9 +49,9 @@ core::PeakFigure stream_figure(const StreamPeak& s, const std::string& suffix) {
   return f;
 }
 
-core::PeakFigure fma_figure(const FmaPeak& p, const std::string& suffix, bool kernels_width, bool widest) {
+core::PeakFigure fma_figure(const FmaPeak& p, bool all_threads, bool kernels_width, bool widest) {
   core::PeakFigure f;
-  f.id = "fma_" + level_id(p.level) + suffix;
+  f.id = fma_peak_id(p.level, all_threads);
   std::string role;
   if (kernels_width && widest) role = " (kernels', widest)";
   else if (kernels_width) role = " (kernels')";
@@ -122,6 +122,10 @@ StreamPeak measure_stream(StreamKernel kernel, ThreadPool& pool, StreamArrays& a
   return peak;
 }
 
+std::string fma_peak_id(SimdLevel level, bool all_threads) {
+  return "fma_" + level_id(level) + (all_threads ? "_nt" : "_1t");
+}
+
 std::string cpu_peaks_key() { return core::cpu_peaks_key(cpu_model_name(), hardware_threads()); }
 
 core::DevicePeaks measure_cpu_peaks(int repeats, const core::PeakProgress& progress, size_t stream_bytes) {
@@ -167,11 +171,11 @@ core::DevicePeaks measure_cpu_peaks(int repeats, const core::PeakProgress& progr
     for (int t : counts) {
       say(fmt::format("cpu: FMA peak, {}, {}", to_string(level), threads_text(t)));
       const FmaPeak p = measure_fma_peak(level, t, repeats);
-      const auto figure = [&](const char* suffix) {
-        return fma_figure(p, suffix, level == kernels_level, level == widest);
+      const auto figure = [&](bool all_threads) {
+        return fma_figure(p, all_threads, level == kernels_level, level == widest);
       };
-      peaks.figures.push_back(figure(t == 1 ? "_1t" : "_nt"));
-      if (threads == 1) peaks.figures.push_back(figure("_nt"));
+      peaks.figures.push_back(figure(t != 1));
+      if (threads == 1) peaks.figures.push_back(figure(true));
     }
   }
   peaks.seconds = std::chrono::duration<double>(Clock::now() - start).count();

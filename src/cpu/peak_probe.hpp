@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/peaks.hpp"
+#include "cpu/simd.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace cpu {
@@ -50,6 +51,9 @@ StreamPeak measure_stream(StreamKernel kernel, ThreadPool& pool, StreamArrays& a
 // (at least 5). On a 1-thread machine the _nt figures are the _1t ones. device: cpu_description(N); key:
 // cpu_peaks_key(). stream_bytes: the size of each STREAM array (0: stream_array_bytes()).
 core::DevicePeaks measure_cpu_peaks(int repeats = 5, const core::PeakProgress& progress = {}, size_t stream_bytes = 0);
+
+// The id of `level`'s FMA figure on one thread ("fma_avx2_1t") or on all hardware threads ("fma_avx512_nt").
+std::string fma_peak_id(SimdLevel level, bool all_threads);
 
 // The cache key of this CPU: core::cpu_peaks_key(cpu_model_name(), hardware threads).
 std::string cpu_peaks_key();
