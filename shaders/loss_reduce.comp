@@ -1,4 +1,4 @@
-// loss_reduce: loss_history[slot] = mean(losses (B)). One workgroup, a tree reduction in shared memory (fp32).
+// loss_reduce: loss_history[slot] = sum(losses (B)) / count (B, or a transformer's positions that count). One workgroup, a tree reduction in shared memory (fp32).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "kernel_params.h"
@@ -22,5 +22,5 @@ void main() {
     if (tid < stride) partial[tid] += partial[tid + stride];
     barrier();
   }
-  if (tid == 0) loss_history[p.slot] = partial[0] / float(p.B);
+  if (tid == 0) loss_history[p.slot] = p.count > 0u ? partial[0] / float(p.count) : 0.0;
 }

@@ -1,7 +1,8 @@
 // softmax_xent_forward_backward: losses (B) = -log softmax(logits)[label];
 // dlogits (B,K) = (softmax(logits) - onehot(label)) * dloss_scale; correct (B) = argmax(logits) == label.
 // The stable form subtracts the row maximum. In evaluation (write_grad = 0) dlogits is not written and results go to
-// losses/correct at out_offset + b.
+// losses/correct at out_offset + b. A label below 0 (a transformer's position whose target does not count): loss 0,
+// correct 0, a zero gradient row.
 // fp16 variant (loss scaling): dlogits is also multiplied by the current loss scale (binding 5), so that the small
 // gradients of the backward pass stay above fp16's smallest values; the optimizer divides it out again.
 //
@@ -129,6 +130,13 @@ void row_in_memory(uint b) {
 void main() {
   uint b = gl_GlobalInvocationID.x;
   if (b >= p.B) return;
+  if (labels[b] < 0) {  // a position whose target does not count: loss 0, correct 0, no gradient
+    losses[p.out_offset + b] = 0.0;
+    correct[p.out_offset + b] = 0;
+    if (p.write_grad != 0)
+      for (uint k = 0; k < p.K; ++k) dlogits[b * p.K + k] = store_t(0.0);
+    return;
+  }
   if (p.K <= KREG) row_in_registers(b);
   else row_in_memory(b);
 }

@@ -25,7 +25,7 @@ Out run(long rows, int C, const std::vector<float>& x, const std::vector<float>&
         std::vector<float>(x.size()), std::vector<float>(size_t(C)), std::vector<float>(size_t(C))};
   cpu::layer_norm_forward(rows, C, 1e-5f, x.data(), g.data(), b.data(), o.y.data(), o.mean.data(), o.rstd.data(), pool);
   cpu::layer_norm_backward_data(rows, C, x.data(), g.data(), o.mean.data(), o.rstd.data(), dy.data(), o.dx.data(),
-                                pool);
+                                false, pool);
   cpu::layer_norm_backward_params(rows, C, x.data(), o.mean.data(), o.rstd.data(), dy.data(), o.dg.data(),
                                   o.db.data(), pool);
   return o;

@@ -201,6 +201,25 @@ TEST_CASE("softmax_xent_forward_backward") {
     };
     add(c);
   }
+  for (long K : {10L, 17L}) {  // a transformer's masked positions (label -1): loss 0, correct 0, no gradient
+    for (const bool eval : {false, true}) {
+      KernelCase c{"B=12 K=" + std::to_string(K) + " masked" + (eval ? " evaluation" : ""), {}, {},
+                   {12, size_t(12 * K), 12, size_t(12 * K), 12, 1}, {}};
+      c.entry.B = 12;
+      c.entry.C = K;
+      c.entry.N = 7;  // the rows that count: the gradient of their mean
+      c.step.evaluation = eval;
+      const size_t classes = static_cast<size_t>(K);
+      c.fill = [classes](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+        if (b == "logits")
+          for (auto& x : v) x = uniform(rng, -4, 4);
+        if (b == "labels")
+          for (size_t i = 0; i < v.size(); ++i) v[i] = i % 3 == 1 ? -1.0 : double((i * 7 + 3) % classes);
+        if (b == "scaler") scaler_before_step(v, 4.0f, 1, false, 0.9f, 0.999f);
+      };
+      add(c);
+    }
+  }
   check_parity(Op::softmax_xent_forward_backward, out);
 }
 
@@ -242,6 +261,11 @@ TEST_CASE("loss_reduce") {
     };
     add(c);
   }
+  KernelCase masked{"B=300 count=170 (a masked mean)", {}, {}, {4, 300}, {}};
+  masked.entry.B = 300;
+  masked.entry.N = 170;
+  masked.step.slot = 1;
+  add(masked);
   check_parity(Op::loss_reduce, out);
 }
 
@@ -386,13 +410,18 @@ namespace {
 // as inputs (their formulas hold for any), drawn where the forward would put them.
 std::vector<KernelCase> layernorm_cases(Op op) {
   std::vector<KernelCase> out;
-  for (const auto& [rows, C] : std::vector<std::pair<long, long>>{{1, 1}, {3, 7}, {37, 64}, {300, 130}, {2, 768}}) {
+  for (const auto& [rows, C, accumulate] : std::vector<std::tuple<long, long, bool>>{
+           {1, 1, false}, {3, 7, false}, {37, 64, false}, {300, 130, false}, {2, 768, false}, {3, 7, true},
+           {37, 64, true}}) {
+    if (accumulate && op != Op::layernorm_backward) continue;  // din added to (a transformer's residual stream)
     const size_t r = size_t(rows), c = size_t(C), rc = r * c;
     std::vector<size_t> elements = op == Op::layernorm_forward    ? std::vector<size_t>{rc, r, r, rc, c, c}
                                    : op == Op::layernorm_backward ? std::vector<size_t>{rc, rc, rc, c, r, r}
                                                                   : std::vector<size_t>{c, c, rc, rc, r, r};
-    KernelCase k{"rows=" + std::to_string(rows) + " C=" + std::to_string(C), {}, {}, elements, {}};
+    KernelCase k{"rows=" + std::to_string(rows) + " C=" + std::to_string(C) + (accumulate ? " accumulate" : ""), {},
+                 {}, elements, {}};
     k.entry = {.op = op, .B = rows, .C = C};
+    k.entry.accumulate = accumulate;
     k.fill = [](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
       if (b == "mean_")
         for (auto& x : v) x = uniform(rng, -0.5, 0.5);
@@ -502,6 +531,43 @@ std::vector<KernelCase> embedding_cases(Op op) {
 TEST_CASE("embedding_forward") { check_parity(Op::embedding_forward, embedding_cases(Op::embedding_forward)); }
 
 TEST_CASE("embedding_backward") { check_parity(Op::embedding_backward, embedding_cases(Op::embedding_backward)); }
+
+TEST_CASE("residual_forward") {
+  // N = rows x C: one element, a tail of 1..3 past the 4-wide groups, a transformer's (B*T, C) stream.
+  std::vector<KernelCase> out;
+  for (const auto& [rows, C] : std::vector<std::pair<long, long>>{{1, 1}, {3, 7}, {130, 64}}) {
+    const size_t n = size_t(rows * C);
+    KernelCase k{"rows=" + std::to_string(rows) + " C=" + std::to_string(C), {}, {}, {n, n, n}, {}};
+    k.entry = {.op = Op::residual_forward, .B = rows, .OC = C};
+    out.push_back(k);
+  }
+  check_parity(Op::residual_forward, out);
+}
+
+TEST_CASE("gather_tokens") {
+  // B sequences of T tokens from a dataset of N, by an order that repeats and skips sequences, from position `first`;
+  // targets -1 where they do not count.
+  std::vector<KernelCase> out;
+  for (const auto& [B, T, N, first] : std::vector<std::array<long, 4>>{{1, 1, 1, 0}, {3, 7, 5, 2}, {33, 20, 40, 4}}) {
+    const size_t n = size_t(N) * size_t(T), bt = size_t(B) * size_t(T);
+    KernelCase k{"B=" + std::to_string(B) + " T=" + std::to_string(T) + " N=" + std::to_string(N), {}, {},
+                 {bt, bt, n, n, size_t(first + B)}, {}};
+    k.entry = {.op = Op::gather_tokens, .B = B};
+    k.entry.T = T;
+    k.step.first = uint32_t(first);
+    const uint32_t sequences = uint32_t(N);
+    k.fill = [sequences](const std::string& b, std::vector<double>& v, core::Pcg32& rng, core::Precision) {
+      if (b == "x")
+        for (auto& x : v) x = double(rng.next_u32() % 106);
+      if (b == "y")
+        for (auto& x : v) x = double(int(rng.next_u32() % 107) - 1);  // -1: does not count
+      if (b == "order")
+        for (auto& x : v) x = double(rng.next_u32() % sequences);
+    };
+    out.push_back(k);
+  }
+  check_parity(Op::gather_tokens, out);
+}
 
 TEST_CASE("split_k_reduce") {
   // Outputs x slices: one slice (a copy, rounded once), the odd counts of the GEMMs' small outputs, and enough outputs

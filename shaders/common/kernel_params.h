@@ -101,11 +101,12 @@ struct MaxPoolParams {
   uint OW;
 };
 
-// softmax_xent_forward_backward: losses (B), dlogits (B,K), correct (B) <- logits (B,K), labels (B).
+// softmax_xent_forward_backward: losses (B), dlogits (B,K), correct (B) <- logits (B,K), labels (B). A label below 0
+// (a transformer's position whose target does not count) gives loss 0, correct 0 and a zero gradient row.
 struct SoftmaxXentParams {
   uint B;
   uint K;
-  float dloss_scale;  // 1/B: the gradient of the mean loss (fp16 also multiplies by the loss scale)
+  float dloss_scale;  // 1/B (1/the positions that count): the gradient of the mean loss (fp16: times the loss scale)
   uint write_grad;    // 0 in evaluation: dlogits is not written
   uint out_offset;    // losses and correct are written at out_offset + b (evaluation fills one test-set array)
 };
@@ -114,7 +115,9 @@ struct SoftmaxXentParams {
 struct LayerNormParams {
   uint rows;
   uint C;
-  float eps;  // added to the variance: 1e-5, torch's default
+  float eps;        // added to the variance: 1e-5, torch's default
+  uint accumulate;  // layernorm_backward: 1 adds din to what the tensor holds (a transformer's residual stream, whose
+                    // gradient the branch added first), 0 overwrites it
 };
 
 // attention_forward_fused: causal multi-head attention of B sequences of T positions, H heads of D features.
@@ -146,6 +149,20 @@ struct ArgmaxParams {
 struct LossReduceParams {
   uint B;
   uint slot;
+  uint count;  // the divisor of the mean: B, or the positions whose target counts (a transformer's masked mean)
+};
+
+// gather_tokens: a transformer's batch of B sequences of T tokens and their T targets each, from the token dataset
+// (N, T) by the epoch's order, as gather_batch does for images.
+struct GatherTokensParams {
+  uint B;
+  uint T;
+  uint first;
+};
+
+// residual_forward: out (N) = a (N) + b (N), the residual connection (He et al. 2016), N = rows x C.
+struct ResidualParams {
+  uint N;
 };
 
 // act_backward: dpreact (N) = dout (N) * act'(preact (N)).
@@ -246,9 +263,11 @@ TRAINSCOPE_PARAMS_LAYOUT(Conv2dBackwardParams, 9, pad);
 TRAINSCOPE_PARAMS_LAYOUT(MaxPoolParams, 6, OW);
 TRAINSCOPE_PARAMS_LAYOUT(SoftmaxXentParams, 5, out_offset);
 TRAINSCOPE_PARAMS_LAYOUT(ArgmaxParams, 2, K);
-TRAINSCOPE_PARAMS_LAYOUT(LayerNormParams, 3, eps);
+TRAINSCOPE_PARAMS_LAYOUT(LayerNormParams, 4, accumulate);
 TRAINSCOPE_PARAMS_LAYOUT(AttentionParams, 5, scale);
-TRAINSCOPE_PARAMS_LAYOUT(LossReduceParams, 2, slot);
+TRAINSCOPE_PARAMS_LAYOUT(LossReduceParams, 3, count);
+TRAINSCOPE_PARAMS_LAYOUT(GatherTokensParams, 3, first);
+TRAINSCOPE_PARAMS_LAYOUT(ResidualParams, 1, N);
 TRAINSCOPE_PARAMS_LAYOUT(ActBackwardParams, 2, act);
 TRAINSCOPE_PARAMS_LAYOUT(BiasAddParams, 2, OC);
 TRAINSCOPE_PARAMS_LAYOUT(ActForwardParams, 2, act);

@@ -49,10 +49,16 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
   const core::ModelShape& shape = run.shape;
   const core::StepPlan& plan = run.plan;
   const int steps = core::steps_per_epoch(data.train.count, cfg.batch);
-  say("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
-      data.test.count, data.train.features, data.train.classes);
-  say("model: {} {} ({} parameters), {}, {} lr {:g} weight decay {:g}{}\n", shape.is_cnn() ? "CNN" : "MLP",
-      shape.describe(), shape.real_param_count,
+  if (data.train.tokens())
+    say("data:  {}, {} training / {} test sequences of {} tokens, a vocabulary of {}; the loss counts {} positions "
+        "of each\n",
+        data.train.name, data.train.count, data.test.count, data.train.features, data.train.classes,
+        data.train.counted);
+  else
+    say("data:  {}, {} training / {} test samples, {} features, {} classes\n", data.train.name, data.train.count,
+        data.test.count, data.train.features, data.train.classes);
+  say("model: {}{} ({} parameters), {}, {} lr {:g} weight decay {:g}{}\n",
+      shape.is_transformer() ? "" : shape.is_cnn() ? "CNN " : "MLP ", shape.describe(), shape.real_param_count,
       core::to_string(cfg.activation), core::to_string(cfg.optimizer), cfg.lr, cfg.effective_weight_decay(),
       cfg.optimizer == core::Optimizer::SGD ? fmt::format(" momentum {:g}", cfg.momentum) : "");
   say("step:  batch {}, {} steps per epoch, {} epoch{}; one step = {}FLOP, {}B of compulsory memory traffic\n",

@@ -100,6 +100,28 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
   }
 }
 
+// Token data trains the transformer, and the transformer token data, where the other is not given; its MLP
+// expansions use GELU (GPT-2's) unless --activation says otherwise. Settings of the other models are refused rather
+// than ignored.
+void transformer_defaults(TrainOptions& o) {
+  core::TrainConfig& cfg = o.config;
+  const bool tokens = cfg.dataset == "reverse" || cfg.dataset == "fortunes";
+  if (tokens && !given(o, "--model")) cfg.model = core::ModelKind::Transformer;
+  if (cfg.model != core::ModelKind::Transformer) {
+    for (const char* option : {"--layers", "--heads", "--embed"})
+      if (given(o, option))
+        throw core::Error(core::ErrorKind::InvalidArgument,
+                          fmt::format("{} sets up the transformer: add --model transformer", option));
+    return;
+  }
+  if (!given(o, "--dataset")) cfg.dataset = "reverse";
+  if (!given(o, "--activation")) cfg.activation = core::Activation::GELU;
+  if (given(o, "--hidden"))
+    throw core::Error(core::ErrorKind::InvalidArgument,
+                      "--hidden sets the MLP's layers: the transformer's are --layers, --embed (its MLPs are 4x the "
+                      "width, as GPT-2's)");
+}
+
 std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
   core::TrainConfig& cfg = o.config;
   apply_preset(o);
@@ -109,6 +131,7 @@ std::optional<std::vector<vk::DeviceInfo>> finish_config(TrainOptions& o) {
                                                     : core::parse_setting(s, o.texts.at(std::string(s.key))));
   // A CNN's dense part: one hidden layer of 128 (conv 32, conv 64, dense 128: the classic small Fashion-MNIST CNN).
   if (cfg.model == core::ModelKind::CNN && !given(o, "--hidden")) cfg.hidden = {128};
+  transformer_defaults(o);
   if (!cfg.input.host())
     for (const char* option : {"--augment", "--loader-threads", "--prefetch", "--pageable"})
       if (given(o, option))

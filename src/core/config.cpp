@@ -22,9 +22,32 @@ float TrainConfig::effective_weight_decay() const {
 
 static void fail(const std::string& message) { throw Error(ErrorKind::InvalidArgument, message); }
 
+// What a transformer needs besides each setting's range.
+static void validate_transformer(const TrainConfig& c) {
+  if (c.embed % c.heads != 0)
+    fail(fmt::format("--embed {}: the width must be a multiple of --heads {} (each head takes --embed / --heads "
+                     "features); try --embed {}",
+                     c.embed, c.heads, (c.embed / c.heads + 1) * c.heads));
+  if (c.embed / c.heads > kMaxHeadSize)
+    fail(fmt::format("--embed {} / --heads {}: a head size of {} is more than the fused attention's {} (its tiles in "
+                     "shared memory and registers hold at most {} features); use more heads, e.g. --heads {}",
+                     c.embed, c.heads, c.embed / c.heads, kMaxHeadSize, kMaxHeadSize,
+                     (c.embed + kMaxHeadSize - 1) / kMaxHeadSize));
+  if (c.dataset == "reverse" && c.context % 2 != 0)
+    fail(fmt::format("--context {}: the reversal task's sequences are a string and its reverse, an even length; "
+                     "try --context {}",
+                     c.context, c.context + 1));
+  if (c.input.host())
+    fail("--input host: the transformer gathers its token batches on the device only (--input device)");
+  if (c.execution.unfused) fail("--unfused: the transformer has no unfused form yet (its GEMMs add their biases)");
+}
+
 void validate(const TrainConfig& c) {
-  if (c.dataset != "fashion-mnist" && c.dataset != "spiral" && c.dataset != "random")
-    fail(fmt::format("--dataset {}: unknown dataset (allowed: fashion-mnist, spiral; random comes with --preset seed-mlp)", c.dataset));
+  if (c.dataset != "fashion-mnist" && c.dataset != "spiral" && c.dataset != "random" && c.dataset != "reverse" &&
+      c.dataset != "fortunes")
+    fail(fmt::format("--dataset {}: unknown dataset (allowed: fashion-mnist, spiral, reverse, fortunes; random comes "
+                     "with --preset seed-mlp)",
+                     c.dataset));
   if (c.random_features < 1 || c.random_features > 65536 || c.random_classes < 2 || c.random_classes > 65536 ||
       c.random_samples < 1 || c.random_samples > 1000000)
     fail("random dataset: 1..65536 features, 2..65536 classes and 1..1000000 samples");
@@ -40,6 +63,7 @@ void validate(const TrainConfig& c) {
     if (c.conv.empty()) fail("--conv: a CNN needs at least one convolution; give channels, e.g. --conv 32,64");
     for (int channels : c.conv) check(rules::conv, channels);
   }
+  if (c.model == ModelKind::Transformer) validate_transformer(c);
   if (c.backends.empty()) fail("--backend: name at least one backend (allowed: gpu, cpu, or gpu,cpu)");
   for (size_t i = 0; i < c.backends.size(); ++i) {
     const auto& b = c.backends[i];
@@ -50,6 +74,18 @@ void validate(const TrainConfig& c) {
 }
 
 ModelShape model_shape(const TrainConfig& c, const DataSplit& data) {
+  const Dataset& train = data.train;
+  if (c.model == ModelKind::Transformer) {
+    if (!train.tokens())
+      fail(fmt::format("--model transformer: the {} dataset is not text (a transformer reads sequences of tokens); "
+                       "use --dataset reverse or --dataset fortunes",
+                       train.name.empty() ? c.dataset : train.name));
+    return ModelShape::transformer({.vocab = train.classes, .context = train.features, .embed = c.embed,
+                                    .heads = c.heads, .layers = c.layers, .tied = true, .counted = train.counted});
+  }
+  if (train.tokens())
+    fail(fmt::format("--model {}: the {} dataset is sequences of tokens; use --model transformer", to_string(c.model),
+                     train.name));
   if (c.model == ModelKind::CNN) {
     const Dataset& d = data.train;
     if (d.height <= 0)
@@ -119,7 +155,14 @@ std::vector<int> parse_sizes(const std::string& text, const IntRule& rule, const
 std::vector<int> parse_hidden(const std::string& text) { return parse_sizes(text, rules::hidden, "256,128"); }
 std::vector<int> parse_conv(const std::string& text) { return parse_sizes(text, rules::conv, "32,64"); }
 
-const char* to_string(ModelKind m) { return m == ModelKind::CNN ? "cnn" : "mlp"; }
+const char* to_string(ModelKind m) {
+  switch (m) {
+    case ModelKind::MLP: return "mlp";
+    case ModelKind::CNN: return "cnn";
+    case ModelKind::Transformer: return "transformer";
+  }
+  return "?";
+}
 
 const char* to_string(Execution::Toggle t) {
   switch (t) {

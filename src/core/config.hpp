@@ -45,12 +45,13 @@ std::string to_string(const Execution& e);
 
 // The model trainscope trains: an MLP (dense layers), or a CNN (3x3 convolutions, each followed by the activation and
 // a 2x2 max pool, then the dense layers; core/model.hpp).
-enum class ModelKind { MLP, CNN };
-const char* to_string(ModelKind m);  // "mlp", "cnn"
+// Or a decoder-only transformer on sequences of tokens (ModelShape::transformer; needs token data).
+enum class ModelKind { MLP, CNN, Transformer };
+const char* to_string(ModelKind m);  // "mlp", "cnn", "transformer"
 
 struct TrainConfig {
   // Data
-  std::string dataset = "fashion-mnist";  // fashion-mnist | spiral
+  std::string dataset = "fashion-mnist";  // fashion-mnist | spiral | reverse | fortunes
   std::string data_dir;                   // empty: kDefaultFashionMnistDir
   int limit = 0;                          // use only the first N training samples (0: all)
   int spiral_classes = 3;
@@ -65,6 +66,12 @@ struct TrainConfig {
   ModelKind model = ModelKind::MLP;
   std::vector<int> conv = {32, 64};  // CNN: each 3x3 convolution's output channels (each followed by a 2x2 max pool)
   std::vector<int> hidden = {256, 128};
+  // Transformer: its blocks, the heads of each attention, the residual stream's width (a multiple of the heads).
+  int layers = 2, heads = 4, embed = 64;
+  // Token data (--dataset reverse | fortunes): the positions of each sequence (the reversal task: context / 2 digits
+  // and their reverse), and the sequences of the reversal task drawn for training (test: a tenth).
+  int context = 32;
+  int reverse_samples = 20000;
   Activation activation = Activation::ReLU;
 
   // Optimisation
@@ -93,6 +100,9 @@ struct TrainConfig {
 
   float effective_weight_decay() const;
 };
+
+// The largest head size (--embed / --heads) of the fused attention kernels (their MAX_D).
+inline constexpr int kMaxHeadSize = 64;
 
 // Checks every field that does not need the data against core::rules (core/options.hpp: NaN, sign and range), the
 // names of the dataset and backends. The command line, the dashboard's controls and lesson scripts all come here.

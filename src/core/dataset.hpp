@@ -16,8 +16,13 @@ struct Dataset {
   // Images (IDX files): features = height x width x channels, stored pixel by pixel with the channel fastest (NHWC).
   // 0 for data that are not images (the spiral, random vectors).
   int height = 0, width = 0, channels = 0;
+  // Sequences of tokens (a transformer's data, core::token_dataset): features = T positions per sample, x their token
+  // ids (exact in fp32), classes the vocabulary, y (count, T) each position's target (the next token; -1 where it does
+  // not count) and `counted` the positions per sample whose targets count. 0 for other data.
+  int counted = 0;
   std::vector<float> x;
   std::vector<int32_t> y;
+  bool tokens() const { return counted > 0; }
 
   const float* row(int i) const { return x.data() + static_cast<size_t>(i) * features; }
 };

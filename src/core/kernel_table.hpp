@@ -82,6 +82,7 @@ enum class Role : uint8_t {
   PosEmb,                // the position embeddings wpe (context, C): a view into the parameters
   DTokenEmb,             // their gradients: views into the gradients
   DPosEmb,
+  Skip,                  // residual_forward's residual stream: the output of the layer the block branched from
   // Tensors of core::TensorLayout that no binding of the table names:
   SplitKPartials,        // the fp32 partial products of a split matmul_backward_weight (gpu::Kernels binds them)
   Placeholder,           // 16 bytes bound where a kernel binds a role without a tensor (the logits layer's preact)

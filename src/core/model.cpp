@@ -54,6 +54,10 @@ const char* to_string(LayerKind k) {
     case LayerKind::Dense: return "dense";
     case LayerKind::Conv: return "conv";
     case LayerKind::Pool: return "pool";
+    case LayerKind::Embedding: return "embedding";
+    case LayerKind::Norm: return "norm";
+    case LayerKind::Attention: return "attention";
+    case LayerKind::Residual: return "residual";
   }
   return "?";
 }
@@ -62,6 +66,7 @@ ModelShape::ModelShape(std::vector<int> d) : dims(std::move(d)) {
   if (dims.size() < 2) throw Error(ErrorKind::Internal, "ModelShape needs at least inputs and classes");
   kinds.assign(dims.size() - 1, LayerKind::Dense);
   for (int n : dims) images.push_back({n, 1, 1});
+  connect_chain();
   lay_out_parameters();
 }
 
@@ -95,13 +100,28 @@ ModelShape ModelShape::cnn(Image input, const std::vector<int>& conv, const std:
   s.kinds.push_back(LayerKind::Dense);
   s.images.push_back({classes, 1, 1});
   for (const Image& i : s.images) s.dims.push_back(i.size());
+  s.connect_chain();
   s.lay_out_parameters();
   return s;
+}
+
+void ModelShape::connect_chain() {
+  for (int l = 0; l < layers(); ++l) {
+    input.push_back(l - 1);
+    skip.push_back(-1);
+    grad.push_back(l);
+    activated.push_back(l < layers() - 1 && kind(l) != LayerKind::Pool ? 1 : 0);
+  }
 }
 
 void ModelShape::lay_out_parameters() {
   size_t offset = 0;
   for (int l = 0; l < layers(); ++l) {
+    if (tied && l == layers() - 1) {  // the output projection reads the token embedding: no tensor of its own
+      weight_offset.push_back(weight_offset[0]);
+      bias_offset.push_back(0);
+      continue;
+    }
     const size_t w = weight_count(l), b = bias_count(l);
     weight_offset.push_back(w ? offset : 0);
     offset = align_up(offset + w, kParamAlign);
@@ -114,7 +134,7 @@ void ModelShape::lay_out_parameters() {
 
 bool ModelShape::is_cnn() const {
   for (LayerKind k : kinds)
-    if (k != LayerKind::Dense) return true;
+    if (k == LayerKind::Conv) return true;
   return false;
 }
 
@@ -122,13 +142,27 @@ size_t ModelShape::weight_count(int l) const {
   switch (kind(l)) {
     case LayerKind::Dense: return static_cast<size_t>(fan_in(l)) * static_cast<size_t>(fan_out(l));
     case LayerKind::Conv: return static_cast<size_t>(images[l + 1].c) * static_cast<size_t>(init_fan_in(l));
-    case LayerKind::Pool: return 0;
+    case LayerKind::Embedding: return static_cast<size_t>(classes()) * static_cast<size_t>(fan_out(l));  // wte (V, C)
+    case LayerKind::Norm: return static_cast<size_t>(fan_out(l));  // the gain
+    case LayerKind::Pool:
+    case LayerKind::Attention:
+    case LayerKind::Residual: return 0;
   }
   return 0;
 }
 
 size_t ModelShape::bias_count(int l) const {
-  return kind(l) == LayerKind::Pool ? 0 : static_cast<size_t>(images[l + 1].c);
+  switch (kind(l)) {
+    case LayerKind::Dense:  // a transformer's output projection has none
+      return is_transformer() && l == layers() - 1 ? 0 : static_cast<size_t>(images[l + 1].c);
+    case LayerKind::Conv:
+    case LayerKind::Norm: return static_cast<size_t>(images[l + 1].c);
+    case LayerKind::Embedding: return static_cast<size_t>(positions) * static_cast<size_t>(fan_out(l));  // wpe (T, C)
+    case LayerKind::Pool:
+    case LayerKind::Attention:
+    case LayerKind::Residual: return 0;
+  }
+  return 0;
 }
 
 int ModelShape::init_fan_in(int l) const {
@@ -150,6 +184,9 @@ std::vector<int> ModelShape::conv_channels() const {
 }
 
 std::string ModelShape::describe() const {
+  if (is_transformer())
+    return fmt::format("transformer {} blocks, embed {}, {} heads, context {}, vocab {}", blocks(), embed(), heads,
+                       positions, classes());
   std::string s;
   if (is_cnn()) s = fmt::format("{}x{}x{}", images[0].h, images[0].w, images[0].c);
   else s = std::to_string(dims[0]);
@@ -163,6 +200,7 @@ std::string ModelShape::describe() const {
 }
 
 std::vector<float> init_parameters(const ModelShape& shape, uint64_t seed) {
+  if (shape.is_transformer()) return init_transformer(shape, seed);
   std::vector<float> params(shape.param_count, 0.0f);
   Pcg32 rng(seed);
   for (int l = 0; l < shape.layers(); ++l) {

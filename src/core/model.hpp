@@ -40,8 +40,13 @@ constexpr size_t storage_bytes(Precision p) { return p == Precision::FP32 ? 4 : 
 //   Pool   2x2 max pooling, stride 2 (torch.nn.MaxPool2d(2)): (B,H,W,C) -> (B,H/2,W/2,C), no parameters.
 // Every layer but the last and the pools is followed by the activation. A dense layer after an image reads it
 // flattened as stored (B, H*W*C).
-enum class LayerKind : uint8_t { Dense, Conv, Pool };
-const char* to_string(LayerKind k);  // "dense", "conv", "pool"
+// A transformer's layers (ModelShape::transformer) act on each of a sequence's T positions (its rows: B x T):
+//   Embedding  out (B*T, C) = wte[token] + wpe[t]: the weight wte (V, C), the "bias" wpe (T, C);
+//   Norm       LayerNorm of each row (torch.nn.LayerNorm): the weight its gain (C), the bias its shift (C);
+//   Attention  causal multi-head self-attention of the (B*T, 3C) q, k, v side by side -> (B*T, C), no parameters;
+//   Residual   out = the branch's output (its input) + the residual stream (ModelShape::skip), no parameters.
+enum class LayerKind : uint8_t { Dense, Conv, Pool, Embedding, Norm, Attention, Residual };
+const char* to_string(LayerKind k);  // "dense", "conv", "pool", "embedding", "norm", "attention", "residual"
 
 // A tensor between layers, per sample: c channels of h x w pixels (a dense layer's: c features, 1 x 1).
 struct Image {
@@ -67,6 +72,20 @@ struct ModelShape {
   std::vector<size_t> bias_offset;    // per layer, in elements
   size_t param_count = 0;             // padded total, in elements (size of the flat buffer)
   size_t real_param_count = 0;        // weights + biases, without padding
+  // The data flow between layers. input[l]: the layer whose output layer l reads (-1: the batch); l - 1 for an MLP
+  // and a CNN. skip[l]: a Residual's stream (the output it adds its input to), -1 elsewhere. grad[l]: the layer whose
+  // gradient tensor holds the gradient of l's output: l itself, or, along a transformer's residual stream, the
+  // embedding's (one tensor for the whole stream, as llm.c keeps it: each branch's LayerNorm backward adds its share).
+  std::vector<int> input, skip, grad;
+  std::vector<uint8_t> activated;     // per layer: followed by the activation (keeps its pre-activation)
+  // A transformer's sequences: the positions per sample (T, the context; 1 for an MLP and a CNN, whose rows are the
+  // samples), the heads of its attention layers, whether the output projection is the token embedding (GPT-2's tied
+  // weights: the head's weight is the embedding's, and it has no bias), and the positions per sample whose targets
+  // count in the loss (T for text; the answer's for a task).
+  int positions = 1;
+  int heads = 0;
+  bool tied = false;
+  int counted = 0;
 
   // An MLP: dims = {inputs, hidden..., classes}, every layer dense.
   explicit ModelShape(std::vector<int> dims);
@@ -75,6 +94,20 @@ struct ModelShape {
   // dense layers `hidden` and the classifier of `classes`. Throws core::Error(InvalidArgument) when the image is too
   // small for that many pools (each halves it, rounded down; at least 1x1 must remain).
   static ModelShape cnn(Image input, const std::vector<int>& conv, const std::vector<int>& hidden, int classes);
+  // A decoder-only transformer (GPT-2's shape; cpu/transformer_reference.hpp is its reference in double) over a
+  // vocabulary of `vocab` tokens and sequences of `context` positions: an Embedding; per block Norm, Dense (C -> 3C:
+  // q, k, v), Attention, Dense (C -> C), Residual, Norm, Dense (C -> 4C, GELU), Dense (4C -> C), Residual; a final Norm
+  // and the output projection Dense (C -> V, no bias; tied: the embedding's weight). `counted`: the positions per
+  // sequence whose targets count. Throws core::Error(InvalidArgument) for sizes below 1 or an embedding that is not
+  // a multiple of the heads.
+  struct TransformerSizes {
+    int vocab = 0, context = 0, embed = 0, heads = 0, layers = 0;
+    bool tied = true;
+    int counted = 0;
+  };
+  static ModelShape transformer(const TransformerSizes& s);
+  bool is_transformer() const { return !kinds.empty() && kinds.front() == LayerKind::Embedding; }
+  int embed() const { return is_transformer() ? dims[1] : 0; }  // C, the residual stream's width
 
   int layers() const { return static_cast<int>(dims.size()) - 1; }
   int inputs() const { return dims.front(); }
@@ -83,12 +116,16 @@ struct ModelShape {
   int fan_out(int layer) const { return dims[layer + 1]; }
   LayerKind kind(int layer) const { return kinds[static_cast<size_t>(layer)]; }
   bool is_cnn() const;
-  // Followed by the activation (and so keeps its pre-activation): every layer but the last and the pools.
-  bool has_activation(int layer) const { return layer < layers() - 1 && kind(layer) != LayerKind::Pool; }
+  // Followed by the activation (and so keeps its pre-activation): every layer but the last and the pools of an MLP
+  // and a CNN; a transformer's MLP expansions.
+  bool has_activation(int layer) const { return activated[static_cast<size_t>(layer)] != 0; }
   size_t weight_count(int layer) const;  // dense OC x C, conv OC x 3 x 3 x C, pool 0
   size_t bias_count(int layer) const;    // the output channels (features), pool 0
   // The inputs one output of layer l sums over (the initialisation's fan_in): dense C, conv 3 x 3 x C.
   int init_fan_in(int layer) const;
+  // Transformer: the layers of one block (ModelShape::transformer), and the block count.
+  static constexpr int kBlockLayers = 9;
+  int blocks() const { return is_transformer() ? (layers() - 3) / kBlockLayers : 0; }
   // The dense hidden sizes (--hidden) and the convolutions' channels (--conv) this shape was made from.
   std::vector<int> hidden() const;
   std::vector<int> conv_channels() const;
@@ -96,12 +133,16 @@ struct ModelShape {
 
  private:
   void lay_out_parameters();
+  void connect_chain();  // an MLP's and a CNN's data flow: each layer reads the one before
 };
 
 // torch's default initialisation of nn.Linear and nn.Conv2d: W and b ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with
 // fan_in = init_fan_in(l) (the kaiming_uniform with a=sqrt(5) that reset_parameters() uses reduces to this bound).
 // Drawn from one core::Pcg32(seed), layer by layer, W in its stored order then b. Padding is zero. Returns
-// param_count floats.
+// param_count floats. A transformer: GPT-2's (Radford et al. 2019; the reference's transformer_init): weights
+// N(0, 0.02^2), the two projections back into the residual stream N(0, (0.02 / sqrt(2 x blocks))^2), biases 0,
+// LayerNorm gains 1 and shifts 0.
 std::vector<float> init_parameters(const ModelShape& shape, uint64_t seed);
+std::vector<float> init_transformer(const ModelShape& shape, uint64_t seed);  // its transformer case
 
 }  // namespace core

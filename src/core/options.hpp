@@ -39,6 +39,10 @@ inline constexpr RealRule spiral_noise{"--spiral-noise", "the spiral's noise", 0
 // Model
 inline constexpr IntRule hidden{"--hidden", "each hidden layer size", 1, 65536};
 inline constexpr IntRule conv{"--conv", "each convolution's output channels", 1, 1024};
+inline constexpr IntRule layers{"--layers", "the transformer's blocks", 1, 64};
+inline constexpr IntRule heads{"--heads", "the attention heads", 1, 256};
+inline constexpr IntRule embed{"--embed", "the transformer's width", 1, 16384};
+inline constexpr IntRule context{"--context", "the sequence length", 2, 4096};
 // Optimisation
 inline constexpr RealRule lr{"--lr", "the learning rate", 0, 10, true, false};
 inline constexpr RealRule momentum{"--momentum", "SGD momentum", 0, 1, false, true};

@@ -13,8 +13,10 @@ namespace {
 
 [[noreturn]] void bad(const std::string& message) { throw Error(ErrorKind::InvalidArgument, message); }
 
-std::vector<std::string> datasets() { return {"fashion-mnist", "spiral"}; }
-std::vector<std::string> models() { return {to_string(ModelKind::MLP), to_string(ModelKind::CNN)}; }
+std::vector<std::string> datasets() { return {"fashion-mnist", "spiral", "reverse", "fortunes"}; }
+std::vector<std::string> models() {
+  return {to_string(ModelKind::MLP), to_string(ModelKind::CNN), to_string(ModelKind::Transformer)};
+}
 std::vector<std::string> optimizers() { return {to_string(Optimizer::SGD), to_string(Optimizer::AdamW)}; }
 std::vector<std::string> precisions() {
   return {to_string(Precision::FP32), to_string(Precision::FP16), to_string(Precision::BF16)};
@@ -49,7 +51,10 @@ using C = SettingChange;
 
 const std::array kRows = {
     // Data
-    Setting{"dataset", "--dataset", "Data", "Dataset", T::Choice, C::Reset, nullptr, nullptr, datasets, {}, {},
+    Setting{"dataset", "--dataset", "Data",
+            "Dataset: fashion-mnist, spiral; for --model transformer: reverse (reverse a string of digits) or "
+            "fortunes (text of Debian's fortunes package, a byte per token)",
+            T::Choice, C::Reset, nullptr, nullptr, datasets, {}, {},
             [](const TrainConfig& c) { return SettingValue(c.dataset); },
             [](TrainConfig& c, const SettingValue& v) { c.dataset = std::get<std::string>(v); }},
     Setting{"data_dir", "--data", "Data", "Directory with the Fashion-MNIST (or MNIST) IDX files, .gz or plain",
@@ -67,9 +72,20 @@ const std::array kRows = {
             T::Real, C::Reset, nullptr, &rules::spiral_noise, nullptr, {}, {}, TS_REAL(spiral_noise)},
     // Model
     Setting{"model", "--model", "Model",
-            "The model: mlp (dense layers) or cnn (3x3 convolutions, each followed by the activation and a 2x2 max "
-            "pool, then the --hidden dense layers; needs image data: fashion-mnist)",
+            "The model: mlp (dense layers), cnn (3x3 convolutions, each followed by the activation and a 2x2 max "
+            "pool, then the --hidden dense layers; needs image data: fashion-mnist) or transformer (a decoder-only "
+            "transformer, GPT-2's shape: --layers, --heads, --embed; needs token data: reverse or fortunes)",
             T::Choice, C::Reset, nullptr, nullptr, models, {}, {}, TS_ENUM(model, ModelKind, models)},
+    Setting{"layers", "--layers", "Model", "Transformer: its blocks (attention and MLP), 1..64", T::Int, C::Reset,
+            &rules::layers, nullptr, nullptr, {}, {}, TS_INT(layers)},
+    Setting{"heads", "--heads", "Model",
+            "Transformer: the attention heads; --embed / --heads is the head size, at most 64", T::Int, C::Reset,
+            &rules::heads, nullptr, nullptr, {}, {}, TS_INT(heads)},
+    Setting{"embed", "--embed", "Model", "Transformer: the residual stream's width, a multiple of --heads", T::Int,
+            C::Reset, &rules::embed, nullptr, nullptr, {}, {}, TS_INT(embed)},
+    Setting{"context", "--context", "Data",
+            "Token data: the positions of each sequence (reverse: --context / 2 digits, then their reverse)", T::Int,
+            C::Reset, &rules::context, nullptr, nullptr, {}, {}, TS_INT(context)},
     Setting{"conv", "--conv", "Model",
             "CNN (--model cnn only): each convolution's output channels, comma-separated, each 1..1024", T::Sizes,
             C::Reset, &rules::conv, nullptr, nullptr, {}, "N[,N...]",

@@ -147,6 +147,18 @@ double StepPlan::total_bytes() const {
   return s;
 }
 
+namespace {
+
+// The optimizer's update over the flat parameters, and fp16's loss-scaling entries around it.
+void add_update(const StepPlan& plan, const std::function<void(PlanEntry)>& add) {
+  const size_t P = plan.shape.param_count;
+  if (plan.loss_scaling()) add({.op = Op::check_finite_grads, .N = P});
+  add({.op = plan.optimizer == Optimizer::AdamW ? Op::adamw_update : Op::sgd_update, .N = P});
+  if (plan.loss_scaling()) add({.op = Op::update_loss_scale});
+}
+
+}  // namespace
+
 StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt, Precision precision,
                          bool unfused) {
   StepPlan plan;
@@ -164,6 +176,11 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
     set_figures(e, precision);
     plan.entries.push_back(e);
   };
+  if (shape.is_transformer()) {
+    add_transformer_steps(plan, add);
+    add_update(plan, add);
+    return plan;
+  }
 
   // gather the batch's rows of the training set (kept on the device) into the layer-1 input
   add({.op = Op::gather_batch, .B = B, .C = shape.inputs()});
@@ -220,9 +237,7 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
     add({.op = Op::bias_backward, .layer = l, .B = B, .OC = OC});
     if (l > 0) add({.op = Op::matmul_backward_data, .layer = l, .B = B, .C = C, .OC = OC});
   }
-  if (plan.loss_scaling()) add({.op = Op::check_finite_grads, .N = shape.param_count});
-  add({.op = opt == Optimizer::AdamW ? Op::adamw_update : Op::sgd_update, .N = shape.param_count});
-  if (plan.loss_scaling()) add({.op = Op::update_loss_scale});
+  add_update(plan, add);
   return plan;
 }
 
@@ -232,11 +247,17 @@ std::vector<PlanEntry> forward_pass(const StepPlan& plan, long rows, Pass pass) 
     set_figures(e, plan.precision);
     out.push_back(e);
   };
-  add({.op = Op::gather_batch, .B = rows, .C = plan.shape.inputs()});
-  for (const PlanEntry& e : plan.entries)
-    if (e.layer_forward()) add(e.with_rows(rows));
-  if (pass == Pass::Evaluation) add({.op = Op::softmax_xent_forward_backward, .B = rows, .C = plan.shape.classes()});
-  if (pass == Pass::Prediction) add({.op = Op::argmax, .B = rows, .C = plan.shape.classes()});
+  const long positions = rows * plan.shape.positions;  // a transformer's: every position of each sequence
+  if (plan.shape.is_transformer()) {
+    for (const PlanEntry& e : transformer_forward(plan.shape, rows)) add(e);
+  } else {
+    add({.op = Op::gather_batch, .B = rows, .C = plan.shape.inputs()});
+    for (const PlanEntry& e : plan.entries)
+      if (e.layer_forward()) add(e.with_rows(rows));
+  }
+  if (pass == Pass::Evaluation)
+    add({.op = Op::softmax_xent_forward_backward, .B = positions, .C = plan.shape.classes()});
+  if (pass == Pass::Prediction) add({.op = Op::argmax, .B = positions, .C = plan.shape.classes()});
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ struct PlanEntry {
   long B = 0;          // rows (batch size)
   long C = 0;          // input features / K classes for softmax
   long OC = 0;         // output features
-  size_t N = 0;        // elements, for element-wise kernels (act_backward, updates)
+  size_t N = 0;        // elements, for element-wise kernels (act_backward, updates); softmax_xent_forward_backward
+                       // and loss_reduce: the rows whose targets count (0: all B)
   // Convolutions and pooling (NHWC activations, shaders/common/kernel_params.h): B images of H x W pixels, C input
   // channels, OC output channels (pooling: OC = C); conv2d: a KS x KS kernel, stride 1, zero padding `pad`.
   long H = 0, W = 0;
@@ -148,5 +150,15 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
 // step's settings give the rows' position (StepArgs::first) and evaluation = true.
 enum class Pass { Evaluation, Prediction };
 std::vector<PlanEntry> forward_pass(const StepPlan& plan, long rows, Pass pass);
+
+// A transformer's (ModelShape::transformer): the forward pass of B sequences (gather_tokens, then each layer's
+// kernel: embedding_forward, per block layernorm_forward, matmul_forward (q, k, v), attention_forward_fused,
+// matmul_forward, residual_forward, layernorm_forward, matmul_forward (GELU), matmul_forward, residual_forward; then
+// layernorm_forward and the output projection's matmul_forward without bias); and the rest of its training step
+// after it: softmax_xent_forward_backward over every position (its mean over the positions that count: N), loss_reduce,
+// each layer's backward from the last (the LayerNorms' adding into the residual stream's gradient), and
+// embedding_backward. build_step_plan adds the optimizer's update.
+std::vector<PlanEntry> transformer_forward(const ModelShape& shape, long B);
+void add_transformer_steps(StepPlan& plan, const std::function<void(PlanEntry)>& add);
 
 }  // namespace core

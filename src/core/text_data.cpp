@@ -229,4 +229,31 @@ double sequence_accuracy(const TokenBatch& batch, std::span<const int32_t> predi
   return static_cast<double>(right) / batch.B;
 }
 
+Dataset token_dataset(const TokenBatch& batch, int vocab, std::string name) {
+  auto bad = [&](const std::string& what) { throw Error(ErrorKind::InvalidArgument, name + ": " + what); };
+  Dataset d;
+  d.name = std::move(name);
+  d.count = batch.B;
+  d.features = batch.T;
+  d.classes = vocab;
+  const size_t n = size_t(batch.B) * size_t(batch.T);
+  if (batch.x.size() != n || batch.y.size() != n || batch.mask.size() != n) bad("sequences of unequal sizes");
+  d.x.resize(n);
+  d.y.resize(n);
+  for (int b = 0; b < batch.B; ++b) {
+    int counted = 0;
+    for (int t = 0; t < batch.T; ++t) {
+      const size_t i = size_t(b) * size_t(batch.T) + size_t(t);
+      if (batch.x[i] < 0 || batch.x[i] >= vocab || batch.y[i] < 0 || batch.y[i] >= vocab)
+        bad("a token outside the vocabulary of " + std::to_string(vocab));
+      d.x[i] = static_cast<float>(batch.x[i]);
+      d.y[i] = batch.mask[i] ? batch.y[i] : -1;
+      counted += batch.mask[i] ? 1 : 0;
+    }
+    if (counted == 0 || (b > 0 && counted != d.counted)) bad("every sequence must count the same positions, at least one");
+    d.counted = counted;
+  }
+  return d;
+}
+
 }  // namespace core

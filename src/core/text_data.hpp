@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/dataset.hpp"
+
 namespace core {
 
 // Where Debian's `fortunes` and `fortunes-min` packages put their files.
@@ -83,5 +85,11 @@ TokenBatch reverse_task_batch(int digits, uint64_t seed, uint64_t first, int cou
 // The share of the batch's sequences whose every masked target equals its prediction (`predicted`: B * T token ids,
 // the argmax of the logits at each position): the task's sequence accuracy, all of an answer or nothing.
 double sequence_accuracy(const TokenBatch& batch, std::span<const int32_t> predicted);
+
+// The sequences of `batch` as a token dataset (core::Dataset::tokens(): what gather_tokens reads): count = B,
+// features = T, classes = vocab, x the ids as floats, y the targets with -1 where the mask is 0, counted = the masked
+// positions per sequence. Throws core::Error(InvalidArgument) when the sequences count different numbers of
+// positions (the loss's divisor is one per batch) or none, or a token or target lies outside 0..vocab-1.
+Dataset token_dataset(const TokenBatch& batch, int vocab, std::string name);
 
 }  // namespace core

@@ -1,4 +1,4 @@
-// The names of the host phases of the step timeline.
+// The names of the host phases of the step timeline, and the evaluation's result from its per-row outputs.
 #include "core/trainer.hpp"
 
 namespace core {
@@ -13,6 +13,28 @@ const char* to_string(HostPhase phase) {
     case HostPhase::Upload: return "upload";
   }
   return "?";
+}
+
+EvalResult evaluation_result(const Dataset& test, std::span<const float> losses, std::span<const int32_t> correct) {
+  const size_t N = static_cast<size_t>(test.count);
+  if (N == 0) return {};
+  const size_t T = test.tokens() ? static_cast<size_t>(test.features) : 1;
+  // A task that counts a part of each sequence (the answer) is right when all of that part is; text, whose every
+  // position counts, position by position.
+  const bool whole_answers = test.tokens() && size_t(test.counted) < T;
+  double loss = 0, right = 0, counted = 0;
+  for (size_t i = 0; i < N; ++i) {
+    bool all = true;
+    for (size_t t = i * T; t < (i + 1) * T; ++t) {
+      if (test.tokens() && test.y[t] < 0) continue;  // a position whose target does not count
+      loss += losses[t];
+      counted += 1;
+      all = all && correct[t] != 0;
+      if (!whole_answers) right += correct[t];
+    }
+    if (whole_answers) right += all ? 1 : 0;
+  }
+  return {counted > 0 ? loss / counted : 0.0, right / (whole_answers ? static_cast<double>(N) : counted)};
 }
 
 }  // namespace core

@@ -10,6 +10,7 @@
 
 #include <optional>
 
+#include "core/dataset.hpp"
 #include "core/error.hpp"
 #include "core/input.hpp"
 #include "core/loss_scaler.hpp"
@@ -78,9 +79,15 @@ struct ExecutionCounts {
 };
 
 struct EvalResult {
-  double loss = 0;      // mean cross-entropy over the test set
-  double accuracy = 0;  // fraction of argmax(logits) == label
+  double loss = 0;      // mean cross-entropy over the test set (a token dataset's: over the positions that count)
+  double accuracy = 0;  // fraction of argmax(logits) == label (a task's token dataset: of the sequences whose every
+                        // position that counts is predicted right, the sequence accuracy; text: of the positions)
 };
+
+// The evaluation's result from the per-row losses and correct flags that softmax_xent_forward_backward wrote for the
+// whole test set (test.count rows, or test.count x T positions of a token dataset, whose rows that do not count hold
+// 0 loss and 0 correct). Both trainers call it.
+EvalResult evaluation_result(const Dataset& test, std::span<const float> losses, std::span<const int32_t> correct);
 
 // Everything a training run needs to continue in another trainer (another batch size, thread count, backend):
 // the flat parameters, the optimizer state in the same layout, and the step counters.

@@ -31,7 +31,7 @@ void layer_norm_forward(long rows, int C, float eps, const float* x, const float
 }
 
 void layer_norm_backward_data(long rows, int C, const float* x, const float* g, const float* mean, const float* rstd,
-                              const float* dout, float* dx, ThreadPool& pool) {
+                              const float* dout, float* dx, bool accumulate, ThreadPool& pool) {
   pool.parallel_for(size_t(rows), 16, [&](size_t r0, size_t r1) {
     for (size_t r = r0; r < r1; ++r) {
       const float* xr = x + r * size_t(C);
@@ -46,7 +46,10 @@ void layer_norm_backward_data(long rows, int C, const float* x, const float* g, 
       mean_d /= float(C);
       mean_dx /= float(C);
       float* o = dx + r * size_t(C);
-      for (int c = 0; c < C; ++c) o[c] = s * (d[c] * g[c] - mean_d - (xr[c] - m) * s * mean_dx);
+      for (int c = 0; c < C; ++c) {
+        const float v = s * (d[c] * g[c] - mean_d - (xr[c] - m) * s * mean_dx);
+        o[c] = accumulate ? o[c] + v : v;
+      }
     }
   });
 }

@@ -13,10 +13,11 @@ inline constexpr double kLayerNormEps = 1e-5;
 // out (rows, C) = (x - mean) rstd g + b with rstd = 1 / sqrt(var + eps); mean and rstd (rows) kept for the backward.
 void layer_norm_forward(long rows, int C, float eps, const float* x, const float* g, const float* b, float* out,
                         float* mean, float* rstd, ThreadPool& pool);
-// dx (rows, C, overwritten) from dout and the forward's mean and rstd: with xhat = (x - mean) rstd and dxhat =
-// dout g, dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)), each row on its own.
+// dx (rows, C) from dout and the forward's mean and rstd: with xhat = (x - mean) rstd and dxhat = dout g,
+// dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)), each row on its own; overwritten, or added to what dx
+// holds (`accumulate`: a transformer's residual stream, which carries the gradient of the branch around it).
 void layer_norm_backward_data(long rows, int C, const float* x, const float* g, const float* mean, const float* rstd,
-                              const float* dout, float* dx, ThreadPool& pool);
+                              const float* dout, float* dx, bool accumulate, ThreadPool& pool);
 // dg (C) = the sum over rows of dout xhat, db (C) = the sum of dout, both overwritten.
 void layer_norm_backward_params(long rows, int C, const float* x, const float* mean, const float* rstd,
                                 const float* dout, float* dg, float* db, ThreadPool& pool);

@@ -265,7 +265,7 @@ void CpuTrainer::step(size_t first) {
 void CpuTrainer::forward_rows(long start, long count, bool loss) {
   core::StepArgs args = core::step_args(cfg_, t_ + 1, static_cast<size_t>(start));
   args.evaluation = true;
-  args.out_offset = static_cast<uint32_t>(start);
+  args.out_offset = static_cast<uint32_t>(start * shape_.positions);  // a transformer's: every position
   for (const core::PlanEntry& e :
        core::forward_pass(plan_, count, loss ? core::Pass::Evaluation : core::Pass::Prediction))
     run(e, args, true);
@@ -276,13 +276,9 @@ core::EvalResult CpuTrainer::evaluate() {
   // precision, with the per-sample results into the layout's test-set arrays: as the GPU evaluates.
   const long N = data_.test.count, B = plan_.batch;
   for (long start = 0; start < N; start += B) forward_rows(start, std::min(B, N - start), true);
-  const float* losses = tensor<float>(Role::Losses, -1, true);
-  const int32_t* correct = tensor<int32_t>(Role::Correct, -1, true);
-  double loss = 0;
-  long right = 0;
-  for (long i = 0; i < N; ++i) loss += losses[i], right += correct[i];
-  if (N == 0) return {};
-  return {loss / static_cast<double>(N), static_cast<double>(right) / static_cast<double>(N)};
+  const size_t rows = size_t(N) * size_t(shape_.positions);
+  return core::evaluation_result(data_.test, {tensor<float>(Role::Losses, -1, true), rows},
+                                 {tensor<int32_t>(Role::Correct, -1, true), rows});
 }
 
 std::vector<int32_t> CpuTrainer::predict(std::span<const float> x, size_t count) {

@@ -93,10 +93,11 @@ DeviceDataset::DeviceDataset(vk::Context& ctx, const core::DataSplit& data) : co
   auto make = [&](VkDeviceSize bytes, const char* name) {
     return vk::Buffer(ctx, std::max<VkDeviceSize>(bytes, 16), vk::MemoryKind::DeviceLocal, name);
   };
-  x_train = make(VkDeviceSize(tr.count) * tr.features * 4, "x_train");
-  y_train = make(VkDeviceSize(tr.count) * 4, "y_train");
-  x_test = make(VkDeviceSize(te.count) * te.features * 4, "x_test");
-  y_test = make(VkDeviceSize(te.count) * 4, "y_test");
+  // As many values as the dataset holds: a token dataset's y has a target per position (count x T).
+  x_train = make(VkDeviceSize(tr.x.size()) * 4, "x_train");
+  y_train = make(VkDeviceSize(tr.y.size()) * 4, "y_train");
+  x_test = make(VkDeviceSize(te.x.size()) * 4, "x_test");
+  y_test = make(VkDeviceSize(te.y.size()) * 4, "y_test");
   test_order = make(VkDeviceSize(te.count) * 4, "test_order");
   x_train.upload(ctx, tr.x.data(), tr.x.size() * 4);
   y_train.upload(ctx, tr.y.data(), tr.y.size() * 4);

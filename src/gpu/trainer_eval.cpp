@@ -41,20 +41,17 @@ core::EvalResult VulkanTrainer::evaluate() {
   ctx_.run_one_shot([&](VkCommandBuffer cmd) {
     vk::compute_barrier(cmd);  // RAW: the last training step's update wrote the params the forward pass reads
     for (long start = 0; start < N; start += B) {  // the last batch may be partial
-      args.first = args.out_offset = static_cast<uint32_t>(start);
+      args.first = static_cast<uint32_t>(start);
+      args.out_offset = static_cast<uint32_t>(start * shape_.positions);  // a transformer's: every position
       record_pass(cmd, core::forward_pass(plan_, std::min(B, N - start), core::Pass::Evaluation), eval_sets_, args);
     }
   });
-  std::vector<float> losses(static_cast<size_t>(N));
-  std::vector<int32_t> correct(static_cast<size_t>(N));
+  const size_t rows = static_cast<size_t>(N) * static_cast<size_t>(shape_.positions);
+  std::vector<float> losses(rows);
+  std::vector<int32_t> correct(rows);
   buffer(core::Role::Losses, -1, true).download(ctx_, losses.data(), losses.size() * kF);
   buffer(core::Role::Correct, -1, true).download(ctx_, correct.data(), correct.size() * 4);
-  double loss = 0, right = 0;
-  for (long i = 0; i < N; ++i) {
-    loss += losses[i];
-    right += correct[i];
-  }
-  return {N ? loss / N : 0.0, N ? right / N : 0.0};
+  return core::evaluation_result(data_.test, losses, correct);
 }
 
 std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t count) {

@@ -47,8 +47,20 @@ Buffer::Buffer(Context& ctx, VkDeviceSize bytes, MemoryKind kind, std::string na
   if (kind == MemoryKind::HostVisible) check(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory");
 }
 
+namespace {
+
+// A copy past a buffer's end would write into whatever lies beyond it: a mistake of the caller, refused.
+void check_range(const std::string& name, VkDeviceSize size, VkDeviceSize bytes, VkDeviceSize offset) {
+  if (offset > size || bytes > size - offset)
+    throw core::Error(core::ErrorKind::Internal, fmt::format("buffer {}: a copy of {} bytes at offset {} does not fit "
+                                                             "in its {} bytes", name, bytes, offset, size));
+}
+
+}  // namespace
+
 void Buffer::upload(Context& ctx, const void* data, VkDeviceSize bytes, VkDeviceSize offset) {
   if (bytes == 0) return;
+  check_range(name_, size_, bytes, offset);
   if (mapped_) {
     std::memcpy(static_cast<char*>(mapped_) + offset, data, bytes);
     return;
@@ -74,6 +86,7 @@ void host_read_barrier(VkCommandBuffer cmd) {
 
 void Buffer::download(Context& ctx, void* data, VkDeviceSize bytes, VkDeviceSize offset) const {
   if (bytes == 0) return;
+  check_range(name_, size_, bytes, offset);
   if (mapped_) {
     // RAW (device -> host): whatever earlier submissions wrote here, visible to the memcpy below.
     ctx.run_one_shot(host_read_barrier);

@@ -1,5 +1,5 @@
 // loss_reduce: the step's mean loss into its slot of the read-back ring.
-//   loss_history[slot] = mean(losses (B))
+//   loss_history[slot] = sum(losses (B)) / count  (count = B, or the positions whose targets count)
 // The CPU twin accumulates in double (the GPU in fp32, by a tree reduction in one workgroup).
 #include "cpu/ops/op.hpp"
 
@@ -11,14 +11,14 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool&) {
   const float* losses = b.f32(1);
   double sum = 0;
   for (uint32_t r = 0; r < p.B; ++r) sum += static_cast<double>(losses[r]);
-  b.f32(0)[p.slot] = static_cast<float>(p.B > 0 ? sum / static_cast<double>(p.B) : 0.0);
+  b.f32(0)[p.slot] = static_cast<float>(p.count > 0 ? sum / static_cast<double>(p.count) : 0.0);
 }
 
 void reference(RefBindings b, const KernelArgs& a) {
   const auto p = a.as<core::LossReduceParams>();
   double sum = 0;
   for (uint32_t r = 0; r < p.B; ++r) sum += b[1][r];
-  b[0][p.slot] = p.B > 0 ? sum / p.B : 0;
+  b[0][p.slot] = p.count > 0 ? sum / p.count : 0;
 }
 
 }  // namespace
@@ -31,7 +31,7 @@ const Kernel loss_reduce{
             .local_size = 256,
             .grid_size = [](const PlanEntry&) { return std::array<uint64_t, 2>{1, 1}; },
             .args = [](const PlanEntry& e,
-                       const StepArgs& s) { return KernelArgs::of(core::LossReduceParams{u32(e.B), s.slot}); },
+                       const StepArgs& s) { return KernelArgs::of(core::LossReduceParams{u32(e.B), s.slot, u32(counted(e))}); },
             .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B); },
             .bytes_read = [](const PlanEntry& e, Precision) { return e.B * 4.0; },  // fp32 per-sample losses
             .bytes_written = [](const PlanEntry&, Precision) { return 4.0; }},

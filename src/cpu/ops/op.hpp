@@ -86,6 +86,11 @@ inline size_t OC(const PlanEntry& e, const StepArgs&) { return static_cast<size_
 inline size_t B(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B); }  // a value per row
 inline size_t C(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.C); }  // a value per feature
 inline size_t N(const PlanEntry& e, const StepArgs&) { return e.N; }
+}  // namespace shape
+// The rows of softmax_xent_forward_backward and loss_reduce whose targets count: the entry's N where set (a
+// transformer's masked positions), else all B.
+inline long counted(const PlanEntry& e) { return e.N > 0 ? static_cast<long>(e.N) : e.B; }
+namespace shape {
 // Convolutions and pooling (NHWC): the input (B,H,W,C), the output (B,OH,OW,OC; pooling: OC = C), the weight
 // (OC,KS,KS,C).
 inline size_t image_in(const PlanEntry& e, const StepArgs&) { return static_cast<size_t>(e.B * e.H * e.W * e.C); }
@@ -131,9 +136,10 @@ inline std::array<uint64_t, 2> quads(long n) { return {static_cast<uint64_t>(n +
 inline core::Conv2dBackwardParams conv_backward_params(const PlanEntry& e) {
   return {u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC), u32(e.OH()), u32(e.OW()), u32(e.KS), u32(e.pad)};
 }
-// The LayerNorm kernels' push constants from a plan entry: B rows of C features, torch's eps.
+// The LayerNorm kernels' push constants from a plan entry: B rows of C features, torch's eps; layernorm_backward adds
+// into din where the entry accumulates (a transformer's residual stream).
 inline core::LayerNormParams layernorm_params(const PlanEntry& e) {
-  return {u32(e.B), u32(e.C), static_cast<float>(kLayerNormEps)};
+  return {u32(e.B), u32(e.C), static_cast<float>(kLayerNormEps), e.accumulate ? 1u : 0u};
 }
 // The attention kernels (issue 35): B sequences of T positions, `heads` heads of D = C / heads features. Their push
 // constants (the scores scaled by 1 / sqrt(D)); their geometry: one invocation per query (or key) row, each head's

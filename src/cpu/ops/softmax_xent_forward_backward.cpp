@@ -5,6 +5,9 @@
 //                   times the loss scale)
 //   correct (B) = 1 where the first maximum of the row is the label, else 0
 // Evaluation (write_grad 0): no dlogits; losses and correct at out_offset + b (one array for the whole test set).
+// A label below 0 marks a row whose target does not count (a transformer's position outside the task's answer):
+// loss 0, correct 0, a zero gradient row. The plan entry's N, where set, is the rows that count: the mean's divisor.
+#include <algorithm>
 #include <cmath>
 
 #include "cpu/ops/op.hpp"
@@ -24,6 +27,12 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const size_t K = p.K;
   pool.parallel_for(p.B, grain_for(20.0 * static_cast<double>(K)), [=](size_t b0, size_t b1) {
     for (size_t r = b0; r < b1; ++r) {
+      if (labels[r] < 0) {  // a position that does not count
+        losses[r] = 0;
+        if (correct) correct[r] = 0;
+        if (dlogits) std::fill(dlogits + r * K, dlogits + (r + 1) * K, 0.0f);
+        continue;
+      }
       const float* z = logits + r * K;
       size_t argmax = 0;
       for (size_t k = 1; k < K; ++k)
@@ -55,6 +64,13 @@ void reference(RefBindings b, const KernelArgs& a) {
   const double dloss_scale = double(p.dloss_scale) * (ref(b, 5) ? b[5][0] : 1.0);  // fp16: times the loss scale
   const long K = p.K;
   for (long r = 0; r < long(p.B); ++r) {
+    if (b[4][r] < 0) {  // a position that does not count
+      b[0][p.out_offset + r] = 0;
+      if (ref(b, 2)) b[2][p.out_offset + r] = 0;
+      if (p.write_grad)
+        for (long k = 0; k < K; ++k) b[1][r * K + k] = 0;
+      continue;
+    }
     const double* z = ref(b, 3) + r * K;
     long argmax = 0;
     for (long k = 1; k < K; ++k)
@@ -92,8 +108,9 @@ const Kernel softmax_xent_forward_backward{
             .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), 1}; },
             .args =
                 [](const PlanEntry& e, const StepArgs& s) {
-                  // Training: the gradient of the mean loss (1/B); evaluation writes no gradient.
-                  const float dloss_scale = s.evaluation ? 1.0f : 1.0f / static_cast<float>(e.B);
+                  // Training: the gradient of the mean loss (1/B, or 1/the rows that count); evaluation writes no
+                  // gradient.
+                  const float dloss_scale = s.evaluation ? 1.0f : 1.0f / static_cast<float>(counted(e));
                   return KernelArgs::of(core::SoftmaxXentParams{u32(e.B), u32(e.C), dloss_scale,
                                                                 s.evaluation ? 0u : 1u, s.out_offset});
                 },

@@ -1,0 +1,164 @@
+// The transformer's whole-step test: both backends train a small transformer (two blocks, odd sizes where the kernels
+// have edges) on the synthetic reversal task for a few steps from the same weights and batches, and every step's loss
+// and the weights after it are compared with the double reference (cpu/transformer_reference.hpp) stepping with the
+// same SGD update. The reference is written apart from the kernels (plain loops per sequence), so a binding, a
+// residual connection, the tied output projection or a LayerNorm's accumulation that goes wrong in the plan or the
+// layout moves these figures by orders of magnitude more than fp32's rounding (~1e-6 relative).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/batches.hpp"
+#include "core/config.hpp"
+#include "core/text_data.hpp"
+#include "cpu/trainer.hpp"
+#include "cpu/transformer_reference.hpp"
+#include "gpu/trainer.hpp"
+#include "gpu_test_util.hpp"
+
+namespace {
+
+constexpr int kBatch = 6, kSteps = 3, kDigits = 5;  // T = 10: not a multiple of the attention's tiles
+constexpr float kLr = 0.05f;
+
+const core::DataSplit& data() {
+  static const core::DataSplit d = [] {
+    core::DataSplit s;
+    s.train = core::token_dataset(core::reverse_task_batch(kDigits, 11, 0, kBatch * kSteps), core::kReverseVocab,
+                                  "reverse");
+    s.test = core::token_dataset(core::reverse_task_batch(kDigits, 12, 0, 7), core::kReverseVocab, "reverse");
+    return s;
+  }();
+  return d;
+}
+
+core::TrainConfig config(const std::string& backend, core::Precision precision) {
+  core::TrainConfig c;
+  c.model = core::ModelKind::Transformer;
+  c.embed = 12;  // 3 heads of 4 features: a width not a multiple of the GEMMs' tiles
+  c.heads = 3;
+  c.layers = 2;
+  c.activation = core::Activation::GELU;
+  c.optimizer = core::Optimizer::SGD;  // its first steps: w -= lr (grad + momentum's sum), linear in the gradients
+  c.momentum = 0;
+  c.weight_decay = 0;
+  c.lr = kLr;
+  c.batch = kBatch;
+  c.precision = precision;
+  c.backends = {backend};
+  c.threads = 2;
+  c.seed = 5;
+  return c;
+}
+
+// The reference's flat parameters (cpu::TransformerParams) from the trainers' (ModelShape layout), and back.
+struct Mapping {
+  std::vector<std::pair<size_t, size_t>> ranges;  // (shape offset, reference offset) per tensor
+  std::vector<size_t> counts;
+};
+Mapping mapping(const core::ModelShape& s, const cpu::TransformerParams& p) {
+  Mapping m;
+  auto map = [&](size_t from, size_t to, size_t n) {
+    m.ranges.push_back({from, to});
+    m.counts.push_back(n);
+  };
+  map(s.weight_offset[0], p.wte, s.weight_count(0));
+  map(s.bias_offset[0], p.wpe, s.bias_count(0));
+  for (int b = 0; b < s.blocks(); ++b) {
+    const int l = 1 + b * core::ModelShape::kBlockLayers;
+    const auto& k = p.blocks[size_t(b)];
+    const std::pair<int, std::pair<size_t, size_t>> layers[] = {
+        {l, {k.ln1_g, k.ln1_b}}, {l + 1, {k.qkv_w, k.qkv_b}}, {l + 3, {k.proj_w, k.proj_b}},
+        {l + 5, {k.ln2_g, k.ln2_b}}, {l + 6, {k.fc_w, k.fc_b}}, {l + 7, {k.out_w, k.out_b}}};
+    for (const auto& [layer, at] : layers) {
+      map(s.weight_offset[size_t(layer)], at.first, s.weight_count(layer));
+      map(s.bias_offset[size_t(layer)], at.second, s.bias_count(layer));
+    }
+  }
+  const int lnf = s.layers() - 2;
+  map(s.weight_offset[size_t(lnf)], p.lnf_g, s.weight_count(lnf));
+  map(s.bias_offset[size_t(lnf)], p.lnf_b, s.bias_count(lnf));
+  return m;
+}
+
+struct Reference {
+  std::vector<double> losses;
+  std::vector<double> params;  // after the steps, the reference's layout
+};
+
+Reference reference(const core::ModelShape& shape, const cpu::TransformerShape& ts, const std::vector<double>& init) {
+  Reference r{{}, init};
+  const std::vector<uint32_t> order = core::epoch_order(data().train.count, 5, 0);
+  for (int step = 0; step < kSteps; ++step) {
+    core::TokenBatch batch{kBatch, shape.positions, {}, {}, {}};
+    for (int b = 0; b < kBatch; ++b)
+      for (int t = 0; t < shape.positions; ++t) {
+        const size_t at = size_t(order[size_t(step * kBatch + b)]) * size_t(shape.positions) + size_t(t);
+        batch.x.push_back(int32_t(data().train.x[at]));
+        const int32_t y = data().train.y[at];
+        batch.y.push_back(y < 0 ? 0 : y);
+        batch.mask.push_back(y < 0 ? 0 : 1);
+      }
+    const cpu::TransformerResult res = cpu::transformer_step_reference(ts, r.params, batch, true);
+    r.losses.push_back(res.loss);
+    for (size_t i = 0; i < r.params.size(); ++i) r.params[i] -= double(kLr) * res.grads[i];
+  }
+  return r;
+}
+
+void check_backend(core::Trainer& trainer, const core::TrainConfig& cfg) {
+  const core::ModelShape shape = core::model_shape(cfg, data());
+  const cpu::TransformerShape ts{core::kReverseVocab, shape.positions, cfg.embed, cfg.heads, cfg.layers, true};
+  const cpu::TransformerParams layout = cpu::transformer_params(ts);
+  const Mapping m = mapping(shape, layout);
+  const std::vector<float> init = core::init_parameters(shape, cfg.seed);
+  std::vector<double> init_ref(layout.count);
+  for (size_t i = 0; i < m.ranges.size(); ++i)
+    for (size_t j = 0; j < m.counts[i]; ++j) init_ref[m.ranges[i].second + j] = init[m.ranges[i].first + j];
+  const Reference ref = reference(shape, ts, init_ref);
+
+  trainer.begin_epoch(core::epoch_order(data().train.count, cfg.seed, 0));
+  for (int s = 0; s < kSteps; ++s) trainer.step(size_t(s) * kBatch);
+  const std::vector<core::StepRecord> records = trainer.flush();
+  REQUIRE(records.size() == size_t(kSteps));
+  for (int s = 0; s < kSteps; ++s) {
+    CAPTURE(s);
+    CHECK(std::fabs(records[size_t(s)].loss - ref.losses[size_t(s)]) <= 1e-5 * ref.losses[size_t(s)]);
+  }
+  // Every tensor's change over the steps: its squared error against the reference's, relative to that change.
+  const std::vector<float> after = trainer.parameters();
+  for (size_t i = 0; i < m.ranges.size(); ++i) {
+    double num = 0, den = 0, stored = 0;
+    for (size_t j = 0; j < m.counts[i]; ++j) {
+      const double got = double(after[m.ranges[i].first + j]) - init[m.ranges[i].first + j];
+      const double want = ref.params[m.ranges[i].second + j] - init_ref[m.ranges[i].second + j];
+      num += (got - want) * (got - want);
+      den += want * want;
+      // The fp32 weights round each step's update to their precision: half an ulp of the weight per step (a
+      // LayerNorm's gain of 1 cannot move by less than 6e-8).
+      const double ulp = std::ldexp(std::fabs(double(init[m.ranges[i].first + j])) + 1e-30, -23);
+      stored += (kSteps * ulp / 2) * (kSteps * ulp / 2);
+    }
+    CAPTURE(i);
+    CHECK(den > 0);  // every tensor learns (a gradient that never arrives would leave it 0)
+    CHECK(num <= 1e-8 * den + stored);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("transformer: the CPU's steps match the double reference") {
+  const core::TrainConfig cfg = config("cpu", core::Precision::FP32);
+  auto trainer = cpu::make_trainer(cfg, data(), core::init_parameters(core::model_shape(cfg, data()), cfg.seed));
+  check_backend(*trainer, cfg);
+}
+
+TEST_CASE("transformer: the GPU's steps match the double reference") {
+  if (!test::vulkan_device_or_skip("transformer on the GPU")) return;
+  const core::TrainConfig cfg = config("gpu", core::Precision::FP32);
+  auto trainer = gpu::make_trainer(cfg, data(), core::init_parameters(core::model_shape(cfg, data()), cfg.seed));
+  check_backend(*trainer, cfg);
+}
