@@ -271,7 +271,9 @@ TEST_CASE("every setting of the schema given on the command line reaches the rep
       {"sequential", "true"}, {"threads", "1"}, {"device", "0"}, {"readback_interval", "5"}, {"input", "host"},
       {"loader_threads", "2"}, {"prefetch", "1"}, {"pageable", "true"}, {"unfused", "true"},
       {"sync_every_step", "true"}, {"submit_per_kernel", "true"}};
-  const std::set<std::string> not_here = {"model", "conv", "augment", "validation"};  // need images / a GPU
+  // Need images, a GPU, or a transformer (test_cli_transformer checks those).
+  const std::set<std::string> not_here = {"model",  "conv",  "augment", "validation",
+                                          "layers", "heads", "embed",   "context"};
   const std::string report = (scratch_dir() / "schema-report.json").string();
   std::vector<std::string> args{"train", "--report", report};
   for (const core::Setting& s : core::settings()) {

@@ -153,3 +153,40 @@ TEST_CASE("read_fortunes: a folder of fortune files; a missing one says which pa
                         << debian.vocab_size() << "-byte vocabulary");
   }
 }
+
+TEST_CASE("token_dataset: ids as floats, targets -1 outside the answer; take_first keeps whole sequences") {
+  const core::TokenBatch b = core::reverse_task_batch(3, 9, 0, 5);  // d1 d2 d3 | d3 d2: x 6 tokens, answer 3
+  const core::Dataset d = core::token_dataset(b, core::kReverseVocab, "reverse");
+  CHECK(d.tokens());
+  CHECK(d.count == 5);
+  CHECK(d.features == 6);
+  CHECK(d.classes == core::kReverseVocab);
+  CHECK(d.counted == 3);
+  REQUIRE(d.x.size() == 30);
+  REQUIRE(d.y.size() == 30);
+  for (size_t i = 0; i < d.x.size(); ++i) {
+    CHECK(d.x[i] == float(b.x[i]));
+    CHECK(d.y[i] == (b.mask[i] ? b.y[i] : -1));
+  }
+  const core::Dataset first = core::take_first(d, 2);
+  CHECK(first.count == 2);
+  CHECK(first.counted == 3);
+  CHECK(first.x == std::vector<float>(d.x.begin(), d.x.begin() + 12));
+  CHECK(first.y == std::vector<int32_t>(d.y.begin(), d.y.begin() + 12));
+  // Refused: a token outside the vocabulary, and sequences that count different numbers of positions.
+  auto refused = [](const core::TokenBatch& batch) -> std::string {
+    try {
+      core::token_dataset(batch, core::kReverseVocab, "reverse");
+    } catch (const core::Error& e) {
+      CHECK(e.kind() == core::ErrorKind::InvalidArgument);
+      return e.what();
+    }
+    return "no error";
+  };
+  core::TokenBatch bad = b;
+  bad.x[4] = core::kReverseVocab;
+  CHECK(refused(bad).find("outside the vocabulary") != std::string::npos);
+  bad = b;
+  bad.mask[0] = 1;
+  CHECK(refused(bad).find("the same positions") != std::string::npos);
+}

@@ -6,6 +6,7 @@
 // layout moves these figures by orders of magnitude more than fp32's rounding (~1e-6 relative).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -89,6 +90,18 @@ struct Reference {
   std::vector<double> params;  // after the steps, the reference's layout
 };
 
+// The test set's sequences as the reference reads them (targets outside the answer masked).
+core::TokenBatch test_batch(int T) {
+  const core::Dataset& d = data().test;
+  core::TokenBatch b{d.count, T, {}, {}, {}};
+  for (size_t i = 0; i < d.x.size(); ++i) {
+    b.x.push_back(int32_t(d.x[i]));
+    b.y.push_back(d.y[i] < 0 ? 0 : d.y[i]);
+    b.mask.push_back(d.y[i] < 0 ? 0 : 1);
+  }
+  return b;
+}
+
 Reference reference(const core::ModelShape& shape, const cpu::TransformerShape& ts, const std::vector<double>& init) {
   Reference r{{}, init};
   const std::vector<uint32_t> order = core::epoch_order(data().train.count, 5, 0);
@@ -146,6 +159,28 @@ void check_backend(core::Trainer& trainer, const core::TrainConfig& cfg) {
     CHECK(den > 0);  // every tensor learns (a gradient that never arrives would leave it 0)
     CHECK(num <= 1e-8 * den + stored);
   }
+  // The next token each test position predicts (predict(): the forward kernels and argmax), against the reference's
+  // logits with the trained weights; a position whose two best logits lie within fp32's error may go either way.
+  const core::TokenBatch test = test_batch(shape.positions);
+  const std::vector<int32_t> predicted = trainer.predict(data().test.x, size_t(data().test.count));
+  const cpu::TransformerResult logits = cpu::transformer_step_reference(ts, ref.params, test, false);
+  REQUIRE(predicted.size() == test.x.size());
+  const size_t V = size_t(core::kReverseVocab);
+  int checked = 0;
+  for (size_t r = 0; r < predicted.size(); ++r) {
+    const double* z = &logits.logits[r * V];
+    size_t best = 0;
+    for (size_t v = 1; v < V; ++v)
+      if (z[v] > z[best]) best = v;
+    double second = -1e300;
+    for (size_t v = 0; v < V; ++v)
+      if (v != best) second = std::max(second, z[v]);
+    if (z[best] - second < 1e-4) continue;
+    CAPTURE(r);
+    CHECK(predicted[r] == int32_t(best));
+    ++checked;
+  }
+  CHECK(checked > int(predicted.size()) / 2);
 }
 
 }  // namespace
@@ -154,6 +189,39 @@ TEST_CASE("transformer: the CPU's steps match the double reference") {
   const core::TrainConfig cfg = config("cpu", core::Precision::FP32);
   auto trainer = cpu::make_trainer(cfg, data(), core::init_parameters(core::model_shape(cfg, data()), cfg.seed));
   check_backend(*trainer, cfg);
+}
+
+// 16-bit storage rounds every activation, weight and gradient to 8 (bf16) or 11 (fp16) bits: the same steps stay
+// within a few percent of the fp32 reference (a binding that read fp32 bits as 16-bit ones, or the other way round,
+// would be off by orders of magnitude), and fp16's loss scaling keeps its gradients finite.
+TEST_CASE("transformer: 16-bit storage stays near the reference on both backends") {
+  const bool gpu = test::vulkan_device_or_skip("transformer in 16-bit on the GPU");
+  for (const core::Precision p : {core::Precision::FP16, core::Precision::BF16})
+    for (const std::string backend : {"cpu", "gpu"}) {
+      if (backend == "gpu" && !gpu) continue;
+      CAPTURE(backend);
+      CAPTURE(core::to_string(p));
+      const core::TrainConfig cfg = config(backend, p);
+      const core::ModelShape shape = core::model_shape(cfg, data());
+      const std::vector<float> init = core::init_parameters(shape, cfg.seed);
+      auto trainer = backend == "cpu" ? cpu::make_trainer(cfg, data(), init) : gpu::make_trainer(cfg, data(), init);
+      const cpu::TransformerShape ts{core::kReverseVocab, shape.positions, cfg.embed, cfg.heads, cfg.layers, true};
+      const cpu::TransformerParams layout = cpu::transformer_params(ts);
+      const Mapping m = mapping(shape, layout);
+      std::vector<double> init_ref(layout.count);
+      for (size_t i = 0; i < m.ranges.size(); ++i)
+        for (size_t j = 0; j < m.counts[i]; ++j) init_ref[m.ranges[i].second + j] = init[m.ranges[i].first + j];
+      const Reference ref = reference(shape, ts, init_ref);
+      trainer->begin_epoch(core::epoch_order(data().train.count, cfg.seed, 0));
+      for (int s = 0; s < kSteps; ++s) trainer->step(size_t(s) * kBatch);
+      const std::vector<core::StepRecord> records = trainer->flush();
+      REQUIRE(records.size() == size_t(kSteps));
+      for (int s = 0; s < kSteps; ++s) {
+        CAPTURE(s);
+        CHECK_FALSE(records[size_t(s)].skipped);
+        CHECK(std::fabs(records[size_t(s)].loss - ref.losses[size_t(s)]) <= 0.03 * ref.losses[size_t(s)]);
+      }
+    }
 }
 
 TEST_CASE("transformer: the GPU's steps match the double reference") {

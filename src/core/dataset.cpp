@@ -237,8 +237,10 @@ Dataset take_first(const Dataset& d, int n) {
   out.width = d.width;
   out.channels = d.channels;
   out.classes = d.classes;
+  out.counted = d.counted;
   out.x.assign(d.x.begin(), d.x.begin() + static_cast<ptrdiff_t>(n) * d.features);
-  out.y.assign(d.y.begin(), d.y.begin() + n);
+  // A token dataset has a target per position (features of them per sample), other data one label per sample.
+  out.y.assign(d.y.begin(), d.y.begin() + static_cast<ptrdiff_t>(n) * (d.tokens() ? d.features : 1));
   return out;
 }
 

@@ -156,6 +156,8 @@ class Trainer {
   // The class the current weights predict for each of `count` inputs (x: count x features, row-major): the forward
   // kernels of the plan on this backend's device, batch by batch, then the argmax kernel (the first maximum).
   // For the decision boundary (core/boundary.hpp); flushes first. A trainer that cannot returns an empty vector.
+  // A transformer: x holds count sequences of T token ids (as floats), and the result a class per position
+  // (count x T): the token each position predicts next.
   // Throws core::Error(Internal) when x.size() != count x features.
   virtual std::vector<int32_t> predict(std::span<const float> x, size_t count) {
     (void)x, (void)count;

@@ -282,20 +282,22 @@ core::EvalResult CpuTrainer::evaluate() {
 }
 
 std::vector<int32_t> CpuTrainer::predict(std::span<const float> x, size_t count) {
-  const long F = shape_.inputs(), B = plan_.batch;
+  // A transformer's: count sequences of T token ids in, a class (the next token) per position out.
+  const size_t P = static_cast<size_t>(shape_.positions);
+  const long F = shape_.inputs() * long(P), B = plan_.batch;
   if (x.size() != count * static_cast<size_t>(F))
     throw core::Error(core::ErrorKind::Internal, "cpu trainer: predict() needs count x features inputs");
   // The points as the dataset evaluation reads (gather_batch then the forward kernels), batch by batch.
-  const std::vector<int32_t> labels(count, 0);
+  const std::vector<int32_t> labels(count * P, 0);
   std::vector<uint32_t> order(count);
   std::iota(order.begin(), order.end(), 0u);
   predict_x_ = x.data(), predict_y_ = labels.data(), predict_order_ = order.data();
-  std::vector<int32_t> classes(count);
+  std::vector<int32_t> classes(count * P);
   try {
     for (size_t start = 0; start < count; start += static_cast<size_t>(B)) {
       const long n = static_cast<long>(std::min<size_t>(static_cast<size_t>(B), count - start));
       forward_rows(static_cast<long>(start), n, false);
-      std::copy_n(tensor<int32_t>(Role::Predictions), n, classes.data() + start);
+      std::copy_n(tensor<int32_t>(Role::Predictions), size_t(n) * P, classes.data() + start * P);
     }
   } catch (...) {
     predict_x_ = predict_y_ = predict_order_ = nullptr;

@@ -56,7 +56,9 @@ core::EvalResult VulkanTrainer::evaluate() {
 
 std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t count) {
   flush_into_ready();
-  const long F = shape_.inputs(), B = plan_.batch;
+  // A transformer's: count sequences of T token ids in, a class (the next token) per position out.
+  const size_t P = static_cast<size_t>(shape_.positions);
+  const long F = shape_.inputs() * long(P), B = plan_.batch;
   if (x.size() != count * static_cast<size_t>(F))
     throw core::Error(core::ErrorKind::Internal, "gpu trainer: predict() needs count x features inputs");
   if (count == 0) return {};
@@ -68,9 +70,9 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
   for (size_t i = 0; i < count; ++i) iota[i] = static_cast<uint32_t>(i);
   Buffer order(ctx_, count * 4, MemoryKind::DeviceLocal, "predict_order");
   order.upload(ctx_, iota.data(), count * 4);
-  Buffer labels(ctx_, count * 4, MemoryKind::DeviceLocal, "predict_labels");
+  Buffer labels(ctx_, count * P * 4, MemoryKind::DeviceLocal, "predict_labels");
   labels.zero(ctx_);
-  Buffer classes(ctx_, count * 4, MemoryKind::HostVisible, "predict_classes");
+  Buffer classes(ctx_, count * P * 4, MemoryKind::HostVisible, "predict_classes");
   const std::vector<core::PlanEntry> full = core::forward_pass(plan_, B, core::Pass::Prediction);
   // One set per entry, the gather one per chunk of points past maxStorageBufferRange (Kernels::allocate_sets).
   const uint32_t chunks = data_chunks(count, uint64_t(F) * kF, ctx_.limits());
@@ -93,7 +95,7 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
       to_copy.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
       vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &to_copy, 0,
                            nullptr, 0, nullptr);
-      const VkBufferCopy region{out.offset, start * 4, VkDeviceSize(n) * 4};
+      const VkBufferCopy region{out.offset, start * P * 4, VkDeviceSize(n) * P * 4};
       vkCmdCopyBuffer(cmd, out.buffer->handle(), classes.handle(), 1, &region);
       vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, nullptr, 0,
                            nullptr, 0, nullptr);
@@ -105,7 +107,7 @@ std::vector<int32_t> VulkanTrainer::predict(std::span<const float> x, size_t cou
                          nullptr);
   });
   const auto* first = static_cast<const int32_t*>(classes.mapped());
-  return std::vector<int32_t>(first, first + count);
+  return std::vector<int32_t>(first, first + count * P);
 }
 
 }  // namespace gpu::detail

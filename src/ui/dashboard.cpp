@@ -70,6 +70,9 @@ std::string Dashboard::footer(const DashboardView& view) {
   }
   info.model = fmt::format("{} {} on {}, {} {}", cfg.model == core::ModelKind::CNN ? "CNN" : "MLP", dims, cfg.dataset,
                            core::to_string(cfg.activation), core::to_string(cfg.optimizer));
+  if (cfg.model == core::ModelKind::Transformer)
+    info.model = fmt::format("transformer {} blocks, embed {}, {} heads, context {} on {}, {}", cfg.layers, cfg.embed,
+                             cfg.heads, cfg.context, cfg.dataset, core::to_string(cfg.optimizer));
   // The batch size and precision in force: one value when every backend runs the same, else each backend's.
   // (The skipped fp16 steps are in the header and the plots' red markers: the footer keeps to what ran.)
   std::string batch, per_batch, precision, per_backend;

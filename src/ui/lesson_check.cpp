@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "core/text_data.hpp"
 #include "core/files.hpp"
 #include "run/validate.hpp"
 #include "ui/lesson.hpp"
@@ -30,6 +31,15 @@ core::DataSplit shape_of(const core::TrainConfig& cfg, const core::DataSplit& da
     for (core::Dataset* set : {&d.train, &d.test}) {  // the images' shape, for a CNN
       const core::Dataset& from = set == &d.train ? data.train : data.test;
       set->height = from.height, set->width = from.width, set->channels = from.channels;
+      set->counted = from.counted;  // token data: the positions that count
+    }
+  } else if (cfg.dataset == "reverse" || cfg.dataset == "fortunes") {  // sequences of --context tokens
+    const bool task = cfg.dataset == "reverse";
+    for (core::Dataset* set : {&d.train, &d.test}) {
+      set->count = task ? cfg.reverse_samples : 10000;  // fortunes: about 12,000 windows of 64 tokens (a bound)
+      set->features = cfg.context;
+      set->classes = task ? core::kReverseVocab : 256;  // fortunes: at most a token per byte value
+      set->counted = task ? cfg.context / 2 : cfg.context;
     }
   } else if (cfg.dataset == "spiral") {
     d.train.count = cfg.spiral_points * cfg.spiral_classes, d.train.features = 2, d.train.classes = cfg.spiral_classes;

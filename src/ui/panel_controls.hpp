@@ -28,15 +28,17 @@ struct Controls {
   void draw_precision_combo(const DashboardView& view, Controller& c, float width);
   void draw_backends(const DashboardView& view);
   void draw_model(const DashboardView& view, Controller& c);
+  void draw_transformer_sizes(float w);
   void draw_display(Controller& c);
 
   // The model being edited (applied with a reset), synced from the settings whenever their model changes.
   void sync_model(const core::TrainConfig& cfg);
   std::string synced_model_;  // the settings' model as text, when last synced
-  int dataset_ = 0;           // 0 fashion-mnist, 1 spiral
-  int model_ = 0;             // 0 mlp, 1 cnn
+  int dataset_ = 0;           // the dataset's place in its row's spellings: fashion-mnist, spiral, reverse, fortunes
+  int model_ = 0;             // 0 mlp, 1 cnn, 2 transformer
   char conv_[64] = "32,64";   // a CNN's convolutions' channels
   char hidden_[64] = "256,128";
+  int layers_ = 2, embed_ = 64, heads_ = 4;  // a transformer's blocks, width and heads
   int activation_ = 0;
   bool quick_bar_shown_ = false;
   float font_size_ = 0;  // the slider's value while dragging

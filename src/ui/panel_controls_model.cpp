@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/settings_schema.hpp"
@@ -17,8 +18,8 @@ using namespace controls;
 
 void Controls::sync_model(const core::TrainConfig& cfg) {
   const std::string model =
-      fmt::format("{}|{}|{}|{}|{}", cfg.dataset, core::to_string(cfg.model), core::hidden_text(cfg.conv),
-                  core::hidden_text(cfg.hidden), core::to_string(cfg.activation));
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", cfg.dataset, core::to_string(cfg.model), core::hidden_text(cfg.conv),
+                  core::hidden_text(cfg.hidden), core::to_string(cfg.activation), cfg.layers, cfg.embed, cfg.heads);
   if (model == synced_model_) return;
   synced_model_ = model;
   dataset_ = choice_index(core::setting("dataset"), cfg.dataset);
@@ -26,6 +27,21 @@ void Controls::sync_model(const core::TrainConfig& cfg) {
   std::snprintf(conv_, sizeof conv_, "%s", core::hidden_text(cfg.conv).c_str());
   activation_ = choice_index(core::setting("activation"), core::to_string(cfg.activation));
   std::snprintf(hidden_, sizeof hidden_, "%s", core::hidden_text(cfg.hidden).c_str());
+  layers_ = cfg.layers, embed_ = cfg.embed, heads_ = cfg.heads;
+}
+
+// A transformer's sizes in place of the hidden layers: its blocks, width and heads (their schema rows' help).
+void Controls::draw_transformer_sizes(float w) {
+  for (auto [id, value, key, label] : {std::tuple{"##layers", &layers_, "layers", "blocks"},
+                                       std::tuple{"##embed", &embed_, "embed", "embed"},
+                                       std::tuple{"##heads", &heads_, "heads", "heads"}}) {
+    same_line_if_fits(w * 0.6f + ImGui::CalcTextSize(label).x);
+    ImGui::SetNextItemWidth(w * 0.6f);
+    ImGui::InputInt(id, value, 0, 0);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", std::string(core::setting(key).help).c_str());
+    ImGui::SameLine();
+    ImGui::TextUnformatted(label);
+  }
 }
 
 void Controls::draw_model(const DashboardView& view, Controller& c) {
@@ -33,22 +49,31 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("fashion-mnist").x + ImGui::GetFrameHeight() +
                           2 * ImGui::GetStyle().FramePadding.x);
   choice_combo("##dataset", core::setting("dataset"), dataset_);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Dataset: Fashion-MNIST (28x28 images, 10 classes) or the 2-D spiral");
-  same_line_if_fits(w * 1.2f);
-  ImGui::SetNextItemWidth(w * 1.2f);
-  ImGui::InputText("##hidden", hidden_, sizeof hidden_);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Hidden layer sizes, comma-separated, e.g. 256,128 (each 1..65536)");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Dataset: Fashion-MNIST (28x28 images, 10 classes), the 2-D spiral, or for the transformer the\n"
+                      "digit reversal task or the fortunes text");
+  const bool transformer =
+      with_choice(view.config, core::setting("model"), model_).model == core::ModelKind::Transformer;
+  if (transformer) {
+    draw_transformer_sizes(w);
+  } else {
+    same_line_if_fits(w * 1.2f);
+    ImGui::SetNextItemWidth(w * 1.2f);
+    ImGui::InputText("##hidden", hidden_, sizeof hidden_);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Hidden layer sizes, comma-separated, e.g. 256,128 (each 1..65536)");
+  }
   same_line_if_fits(w * 0.8f);
   ImGui::SetNextItemWidth(w * 0.8f);
   const core::Setting& activation_row = core::setting("activation");
   choice_combo("##activation", activation_row, activation_);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", std::string(activation_row.help).c_str());
   // The model on the row of the button that applies it: mlp, or cnn with its convolutions' channels.
-  ImGui::SetNextItemWidth(w * 0.8f);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("transformer").x + ImGui::GetFrameHeight() +
+                          2 * ImGui::GetStyle().FramePadding.x);
   choice_combo("##model", core::setting("model"), model_);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Model: mlp (dense layers) or cnn (3x3 convolutions, each with the activation and a 2x2 max pool,\n"
-                      "then the dense hidden layers; Fashion-MNIST only)");
+    ImGui::SetTooltip("Model: mlp (dense layers), cnn (3x3 convolutions, each with the activation and a 2x2 max pool,\n"
+                      "then the dense hidden layers; Fashion-MNIST only) or transformer (reverse or fortunes)");
   const bool cnn = with_choice(view.config, core::setting("model"), model_).model == core::ModelKind::CNN;
   if (cnn) {
     same_line_if_fits(w);
@@ -67,7 +92,13 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
       if (pending_.model == core::ModelKind::CNN && pending_.dataset == "spiral")
         throw core::Error(core::ErrorKind::InvalidArgument,
                           "a CNN needs images: choose fashion-mnist, or the mlp model");
-      pending_.hidden = core::parse_hidden(hidden_);
+      const bool tokens = pending_.dataset == "reverse" || pending_.dataset == "fortunes";
+      if (tokens != (pending_.model == core::ModelKind::Transformer))
+        throw core::Error(core::ErrorKind::InvalidArgument,
+                          tokens ? "reverse and fortunes are token data: choose the transformer"
+                                 : "a transformer reads tokens: choose reverse or fortunes");
+      if (!transformer) pending_.hidden = core::parse_hidden(hidden_);
+      pending_.layers = layers_, pending_.embed = embed_, pending_.heads = heads_;
       pending_ = with_choice(pending_, activation_row, activation_);
       core::validate(pending_);
       ImGui::OpenPopup("Reset training?");
@@ -89,6 +120,9 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
     if (pending_.model == core::ModelKind::CNN)
       ImGui::Text("Train a CNN (conv %s, dense %s) on %s from new initial weights?", conv_, hidden_,
                   pending_.dataset.c_str());
+    else if (pending_.model == core::ModelKind::Transformer)
+      ImGui::Text("Train a transformer (%d blocks, embed %d, %d heads) on %s from new initial weights?",
+                  pending_.layers, pending_.embed, pending_.heads, pending_.dataset.c_str());
     else
       ImGui::Text("Train %s with hidden layers %s from new initial weights?", pending_.dataset.c_str(), hidden_);
     ImGui::Text("Both loss curves start again.");
