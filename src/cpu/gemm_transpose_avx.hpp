@@ -4,7 +4,7 @@
 //
 // d[k * ldd + j] = s[j * lds + k] for j < rows, k < cols (rows <= ldd). The 8x8 transpose is the usual
 // unpack / shuffle / permute2f128 sequence (Intel 64 and IA-32 Optimization Reference Manual, "8x8 matrix
-// transpose"); partial blocks load the missing rows as zeros and store only `rows` lanes.
+// transpose"); partial blocks load the missing rows as zeros and store only `rows` lanes (see `dense` below).
 // Needs <immintrin.h>, included by the including file before its namespace.
 #pragma once
 
@@ -29,6 +29,11 @@ inline void transpose_8x8(__m256 r[8]) {
 
 inline void transpose_avx(float* d, long ldd, const float* s, long lds, long rows, long cols) {
   const long full_k = cols / 8 * 8;
+  // A panel narrower than a vector and stored densely (A's 6-row micro-panels: rows = ldd = 6): a whole-vector store
+  // of row k writes its lanes past `rows` over the start of row k + 1, which a later store (k ascending, or the tail
+  // loop) writes again, so only a store that would pass the end of d needs the mask. A masked store
+  // (vmaskmovps) is many times slower than a plain one on AMD's cores: it made A's packing about 6% of a 512 GEMM.
+  const bool dense = rows == ldd && rows < 8;
   for (long j0 = 0; j0 < rows; j0 += 8) {
     const long nj = rows - j0 < 8 ? rows - j0 : 8;
     // Lanes [0, nj) of a store: all-ones in the sign bit selects a lane of _mm256_maskstore_ps.
@@ -40,7 +45,7 @@ inline void transpose_avx(float* d, long ldd, const float* s, long lds, long row
       transpose_8x8(r);
       for (int k = 0; k < 8; ++k) {
         float* out = d + (k0 + k) * ldd + j0;
-        if (nj == 8) _mm256_storeu_ps(out, r[k]);
+        if (nj == 8 || (dense && (k0 + k) * ldd + 8 <= cols * ldd)) _mm256_storeu_ps(out, r[k]);
         else _mm256_maskstore_ps(out, store_mask, r[k]);
       }
     }
