@@ -41,7 +41,12 @@ void pack_rows_w(float* dst, const float* src, long ld, long kc, long width, lon
   for (long kb0 = 0; kb0 < kc; kb0 += kPackRowBlock) {
     const long kb1 = std::min(kc, kb0 + kPackRowBlock);
     for (long j0 = 0; j0 < whole; j0 += w)
-      for (long k = kb0; k < kb1; ++k) std::copy_n(src + k * ld + j0, w, dst + j0 * kc + k * w);
+      for (long k = kb0; k < kb1; ++k) {
+        const float* s = src + k * ld + j0;
+        float* d = dst + j0 * kc + k * w;
+        if constexpr (W > 0) __builtin_memcpy(d, s, W * sizeof(float));  // a constant size: inlined moves
+        else std::copy_n(s, w, d);
+      }
     for (long k = kb0; whole < width && k < kb1; ++k)  // the last, partial micro-panel
       for (long j = 0; j < w; ++j) dst[whole * kc + k * w + j] = whole + j < width ? src[k * ld + whole + j] : 0.0f;
   }
