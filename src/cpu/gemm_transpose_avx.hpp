@@ -5,7 +5,7 @@
 // d[k * ldd + j] = s[j * lds + k] for j < rows, k < cols (rows <= ldd). The 8x8 transpose is the unpack / shuffle
 // sequence with the 128-bit lane crossing done by the loads (Intel 64 and IA-32 Optimization Reference Manual, "8x8
 // matrix transpose", its variant with vinsertf128 from memory); partial blocks load the missing rows as zeros and
-// store only `rows` lanes (but see `dense6` below).
+// store only `rows` lanes (but see `dense` below).
 // Needs <immintrin.h>, included by the including file before its namespace.
 #pragma once
 
@@ -49,21 +49,26 @@ inline void transpose_blocks(float* d, long ldd, const float* s, long lds, long 
 
 inline void transpose_avx(float* d, long ldd, const float* s, long lds, long rows, long cols) {
   const long full_k = cols / 8 * 8;
-  // A panel narrower than a vector and stored densely (A's 6-row micro-panels: rows = ldd = 6): a whole-vector store
-  // of row k writes its 2 lanes past the 6 rows over the start of row k + 1, which a later store (k ascending, or the
-  // tail loop) writes again; so every block but one whose last row is the panel's last can store whole vectors. A
-  // masked store (vmaskmovps) is many times slower than a plain one on AMD's cores: with it, A's packing was about 6%
-  // of a 512 GEMM.
-  const bool dense6 = rows == 6 && ldd == 6;
+  // A panel narrower than a vector and stored densely (A's 6-row micro-panels, B's 5-column panels of the column
+  // tile: rows = ldd, 4 to 7): a whole-vector store of row k writes its lanes past `rows` over the start of row k + 1,
+  // which a later store (k ascending, or the tail loop) writes again; so every block but one whose last row is the
+  // panel's last can store whole vectors. A masked store (vmaskmovps) is many times slower than a plain one on AMD's
+  // cores: with it, A's packing was about 6% of a 512 GEMM, B's a third of the output layer's forward.
+  const bool dense = rows == ldd && rows >= 4 && rows < 8;
   for (long j0 = 0; j0 < rows; j0 += 8) {
     const long nj = rows - j0 < 8 ? rows - j0 : 8;
     long k0 = 0;
     if (nj == 8) {
       transpose_blocks<8>(d + j0, ldd, s + j0 * lds, lds, 0, full_k);
       k0 = full_k;
-    } else if (dense6) {
+    } else if (dense) {
       k0 = full_k < cols || full_k == 0 ? full_k : full_k - 8;  // the blocks whose stores stay inside d
-      transpose_blocks<6>(d, ldd, s, lds, 0, k0);
+      switch (nj) {
+        case 4: transpose_blocks<4>(d, ldd, s, lds, 0, k0); break;
+        case 5: transpose_blocks<5>(d, ldd, s, lds, 0, k0); break;
+        case 6: transpose_blocks<6>(d, ldd, s, lds, 0, k0); break;
+        default: transpose_blocks<7>(d, ldd, s, lds, 0, k0); break;
+      }
     }
     // Lanes [0, nj) of a store: all-ones in the sign bit selects a lane of _mm256_maskstore_ps.
     const __m256i store_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(nj)),
