@@ -5,7 +5,10 @@
 // tables at the end are visible outside this file.
 //
 // Register budget (16 ymm): 6 x 2 accumulators + 2 vectors of B + 1 broadcast of A = 15 (12x8: 12 + 1 + 1; the
-// column tile 16x5c: 10 + 2 vectors of A + 1 broadcast of B).
+// column tile 16x5c: 10 + 2 vectors of A + 1 broadcast of B). 6x16 is also BLIS's Haswell sgemm shape (its
+// bli_cntx_init_haswell: MR 6, NR 16). Alone in L1 (thread CPU time, Zen 4 core, 2026-11-29) it runs at the FMA
+// peak; 5x16, 14x8, 12x8 and 4x24 were measured at 100%, 89%, 81% and 71% of it: what the GEMMs lose is in the
+// packing and the memory hierarchy, not in this loop (docs/benchmarks.md, "The AVX2 level").
 #include "cpu/gemm_micro.hpp"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
