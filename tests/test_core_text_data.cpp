@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/model_view.hpp"
 #include "core/text_data.hpp"
 
 namespace fs = std::filesystem;
@@ -189,4 +190,26 @@ TEST_CASE("token_dataset: ids as floats, targets -1 outside the answer; take_fir
   bad = b;
   bad.mask[0] = 1;
   CHECK(refused(bad).find("the same positions") != std::string::npos);
+}
+
+TEST_CASE("the Model tab's view of token data: the first sequences, their targets, answers right or not") {
+  const core::Dataset d = core::token_dataset(core::reverse_task_batch(2, 4, 0, 12), core::kReverseVocab, "reverse");
+  const std::vector<int> rows = core::model_view_rows(d);
+  REQUIRE(rows.size() == size_t(core::kModelViewSequences));
+  CHECK(rows.front() == 0);
+  core::ModelView v = core::make_model_view(d, rows);
+  CHECK(v.positions == 4);
+  REQUIRE(v.targets.size() == rows.size() * 4);
+  CHECK(v.class_names.back() == "|");
+  CHECK(v.class_names.front() == "0");
+  CHECK_FALSE(v.tokens_predicted());
+  CHECK(v.correct() == 0);
+  // Predicting every target gives every answer right; the positions that do not count may hold anything.
+  v.predicted.assign(v.targets.size(), 3);
+  for (size_t i = 0; i < v.targets.size(); ++i)
+    if (v.targets[i] >= 0) v.predicted[i] = v.targets[i];
+  CHECK(v.tokens_predicted());
+  CHECK(v.correct() == core::kModelViewSequences);
+  v.predicted[v.targets.size() - 1] = (v.targets.back() + 1) % 10;  // the last answer's last digit wrong
+  CHECK(v.correct() == core::kModelViewSequences - 1);
 }

@@ -238,6 +238,7 @@ Dataset take_first(const Dataset& d, int n) {
   out.channels = d.channels;
   out.classes = d.classes;
   out.counted = d.counted;
+  out.vocab = d.vocab;
   out.x.assign(d.x.begin(), d.x.begin() + static_cast<ptrdiff_t>(n) * d.features);
   // A token dataset has a target per position (features of them per sample), other data one label per sample.
   out.y.assign(d.y.begin(), d.y.begin() + static_cast<ptrdiff_t>(n) * (d.tokens() ? d.features : 1));

@@ -20,6 +20,7 @@ struct Dataset {
   // ids (exact in fp32), classes the vocabulary, y (count, T) each position's target (the next token; -1 where it does
   // not count) and `counted` the positions per sample whose targets count. 0 for other data.
   int counted = 0;
+  std::string vocab;  // text: the byte each token id stands for (TextCorpus::vocab); empty for other data
   std::vector<float> x;
   std::vector<int32_t> y;
   bool tokens() const { return counted > 0; }

@@ -3,9 +3,22 @@
 
 #include <algorithm>
 
+#include "core/text_data.hpp"
+
 namespace core {
 
 int ModelView::correct() const {
+  if (positions > 0) {
+    if (!tokens_predicted()) return 0;
+    int n = 0;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      bool all = true;
+      for (size_t t = r * size_t(positions); t < (r + 1) * size_t(positions); ++t)
+        if (targets[t] >= 0 && predicted[t] != targets[t]) all = false;
+      n += all ? 1 : 0;
+    }
+    return n;
+  }
   int n = 0;
   for (size_t i = 0; i < predicted.size() && i < labels.size(); ++i) n += predicted[i] == labels[i];
   return n;
@@ -15,12 +28,21 @@ std::vector<std::string> class_names(const Dataset& data) {
   if (data.name == "fashion-mnist" && data.classes == 10)
     return {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
   std::vector<std::string> names;
+  if (!data.vocab.empty()) {  // text: its characters
+    for (char c : data.vocab) names.push_back(c == '\n' ? std::string(" ") : std::string(1, c));
+    return names;
+  }
   for (int c = 0; c < data.classes; ++c) names.push_back(std::to_string(c));
+  if (data.name == "reverse" && data.classes == kReverseVocab) names.back() = "|";  // the digits and the separator
   return names;
 }
 
 std::vector<int> model_view_rows(const Dataset& test, int count) {
   std::vector<int> rows;
+  if (test.tokens()) {
+    for (int i = 0; i < std::min(test.count, kModelViewSequences); ++i) rows.push_back(i);
+    return rows;
+  }
   if (test.height <= 0 || test.width <= 0 || test.classes <= 0 || count <= 0) return rows;
   // The samples of each class in order, then round by round one of each class.
   std::vector<std::vector<int>> by_class(static_cast<size_t>(test.classes));
@@ -47,9 +69,14 @@ ModelView make_model_view(const Dataset& test, const std::vector<int>& rows) {
   v.height = test.height, v.width = test.width, v.channels = test.channels;
   v.rows = rows;
   v.class_names = class_names(test);
+  v.positions = test.tokens() ? test.features : 0;
   for (int r : rows) {
     v.images.insert(v.images.end(), test.row(r), test.row(r) + test.features);
-    v.labels.push_back(test.y[static_cast<size_t>(r)]);
+    if (test.tokens())
+      v.targets.insert(v.targets.end(), test.y.begin() + long(r) * test.features,
+                       test.y.begin() + long(r + 1) * test.features);
+    else
+      v.labels.push_back(test.y[static_cast<size_t>(r)]);
   }
   return v;
 }

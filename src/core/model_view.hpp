@@ -13,6 +13,7 @@
 namespace core {
 
 inline constexpr int kModelViewImages = 16;        // the test images shown
+inline constexpr int kModelViewSequences = 8;      // the test sequences shown (token data)
 inline constexpr double kModelViewSeconds = 1.0;   // how often a worker refreshes its view while training
 
 struct ModelView {
@@ -33,16 +34,28 @@ struct ModelView {
   int filters = 0, filter_channels = 0;
   std::vector<float> filter_weights;
 
+  // Token data (a transformer's): `images` holds the sequences shown (rows x positions token ids), `targets` each
+  // position's target (-1 where it does not count), `class_names` the text of each token, and `predicted` the token
+  // each position predicts next (rows x positions). 0 positions for images.
+  int positions = 0;
+  std::vector<int32_t> targets;
+
   int count() const { return static_cast<int>(rows.size()); }
-  int correct() const;  // how many of the predicted classes equal the true ones
+  // How many of the predicted classes equal the true ones; token data: how many sequences have every position that
+  // counts right.
+  int correct() const;
+  // Token data: whether `predicted` holds a token per position of every sequence shown.
+  bool tokens_predicted() const { return positions > 0 && predicted.size() == targets.size(); }
 };
 
 // The names of `data`'s classes: Fashion-MNIST's ten (T-shirt/top, Trouser, ... as its authors name them:
-// Xiao, Rasul & Vollgraf 2017); for other data the class numbers ("0", "1", ...).
+// Xiao, Rasul & Vollgraf 2017); the reversal task's digits and "|"; text's characters (a newline as a space); for
+// other data the class numbers ("0", "1", ...).
 std::vector<std::string> class_names(const Dataset& data);
 
 // `count` test samples to show, spread over the classes: the first sample of class 0, of class 1, ... then the second
-// of each, in that order (fewer when the test set has fewer). Empty for data that are not images.
+// of each, in that order (fewer when the test set has fewer). Token data: its first kModelViewSequences sequences.
+// Empty for other data that are not images.
 std::vector<int> model_view_rows(const Dataset& test, int count = kModelViewImages);
 
 // A view of `test`'s `rows` (images, labels, names), not yet predicted.

@@ -28,8 +28,10 @@ core::DataSplit fortunes_text(const core::TrainConfig& cfg) {
   auto windows = [&](bool validation) {
     std::vector<uint32_t> all(core::text_windows(corpus, cfg.context, validation));
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
-    return core::token_dataset(core::text_batch(corpus, cfg.context, validation, all), corpus.vocab_size(),
-                               "fortunes");
+    core::Dataset d = core::token_dataset(core::text_batch(corpus, cfg.context, validation, all),
+                                          corpus.vocab_size(), "fortunes");
+    d.vocab.assign(corpus.vocab.begin(), corpus.vocab.end());  // for showing its text
+    return d;
   };
   return {windows(false), windows(true), 0};
 }

@@ -203,6 +203,66 @@ void draw_filters(const core::ModelView& v, const FilterStrip& strip, float widt
   ImGui::Dummy(ImVec2(width, std::round(1.15f * small) + static_cast<float>(strip.rows) * step));
 }
 
+// The text of token ids [from, to) of sequence r of `tokens` (a row of `positions`); `sep` between tokens.
+std::string token_text(const core::ModelView& v, const std::vector<int32_t>& tokens, size_t r, int from, int to,
+                       const char* sep) {
+  std::string s;
+  for (int t = from; t < to; ++t) {
+    if (!s.empty()) s += sep;
+    s += class_name(v, tokens[r * size_t(v.positions) + size_t(t)]);
+  }
+  return s;
+}
+
+// Token data: each sequence shown, one or two lines. A task (some positions count): its prompt, the model's answer
+// at the positions that count, green when all of it is right, else red with the right answer after it. Text (every
+// position counts): the text, and under it the character the model predicts after each one, green where right.
+void draw_sequences(const core::ModelView& v, ModelPanel::Drawn& drawn) {
+  const ImU32 right = IM_COL32(90, 200, 90, 255), wrong = IM_COL32(230, 80, 80, 255);
+  const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  std::vector<int32_t> ids(v.images.begin(), v.images.end());
+  for (size_t r = 0; r < v.rows.size(); ++r) {
+    const int T = v.positions;
+    int first = T;  // the first position that counts
+    for (int t = T - 1; t >= 0; --t)
+      if (v.targets[r * size_t(T) + size_t(t)] >= 0) first = t;
+    std::string answer, truth;
+    bool all = true;
+    std::vector<bool> hit;
+    for (int t = first; t < T; ++t) {
+      const size_t i = r * size_t(T) + size_t(t);
+      if (v.targets[i] < 0) continue;
+      const bool ok = v.predicted[i] == v.targets[i];
+      all = all && ok;
+      hit.push_back(ok);
+      answer += class_name(v, v.predicted[i]);
+      truth += class_name(v, v.targets[i]);
+    }
+    drawn.predicted.push_back(answer);
+    drawn.truth.push_back(truth);
+    if (first > 0) {  // a task: the prompt, then the answer
+      text_line(token_text(v, ids, r, 0, first + 1, "") + " ", ImGui::GetColorU32(ImGuiCol_Text));
+      ImGui::SameLine();
+      text_line(answer, all ? right : wrong);
+      if (!all) {
+        ImGui::SameLine();
+        text_line("(" + truth + ")", grey);
+      }
+      continue;
+    }
+    // Text: the window as it reads, then the predictions character by character, coloured one by one.
+    text_line(token_text(v, ids, r, 0, T, ""), ImGui::GetColorU32(ImGuiCol_Text));
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 at = ImGui::GetCursorScreenPos();
+    for (size_t k = 0; k < answer.size(); ++k) {
+      const char c[2] = {answer[k], 0};
+      dl->AddText(at, hit[k] ? right : wrong, c);
+      at.x += ImGui::CalcTextSize(c).x;
+    }
+    ImGui::Dummy(ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 1.3f));
+  }
+}
+
 }  // namespace
 
 void ModelPanel::draw_caption(const DashboardView& view, const core::BackendRun& shown) {
@@ -215,6 +275,20 @@ void ModelPanel::draw_caption(const DashboardView& view, const core::BackendRun&
     if (ImGui::SmallButton(backend_title(r.name))) backend_ = r.name;
     if (on) ImGui::PopStyleColor();
     ImGui::SameLine();
+  }
+  if (v.positions > 0) {
+    const bool task = !v.targets.empty() && v.targets.front() < 0;  // a prompt before the answer
+    text_line(!v.tokens_predicted() ? std::string("this backend cannot predict")
+              : task ? fmt::format("{}/{} answers right · grey: the right answer", v.correct(), v.count())
+                     : std::string("each line: the text, then the character the model predicts after each one"),
+              ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    if (ImGui::IsItemHovered())
+      wrapped_tooltip("Test sequences the model never trained on. The reversal task: the digits, the separator, and "
+                      "the model's answer (the token it predicts at each position of the answer, given the right ones "
+                      "before it): green when all of it is right. Text: under each character the one the model "
+                      "predicts next, green where it is the text's. The backend's own forward kernels, the weights of "
+                      "step " + std::to_string(v.step) + ".");
+    return;
   }
   const bool predicted = v.predicted.size() == static_cast<size_t>(v.count());
   text_line(predicted ? fmt::format("{}/{} right · grey: true class", v.correct(), v.count())
@@ -241,7 +315,8 @@ void ModelPanel::draw(const DashboardView& view) {
     ImGui::TextUnformatted(view.config.dataset == "spiral"
                                ? "What the model sees is drawn for image data (Fashion-MNIST, or --data): the "
                                  "spiral's is the Boundary tab."
-                               : "The test images and what the model predicts for them appear after the first steps.");
+                               : "The test images (or sequences) and what the model predicts for them appear after "
+                                 "the first steps.");
     ImGui::PopTextWrapPos();
     return;
   }
@@ -249,6 +324,10 @@ void ModelPanel::draw(const DashboardView& view) {
   drawn_.backend = shown->name;
   drawn_.step = v.step;
   draw_caption(view, *shown);
+  if (v.positions > 0) {
+    if (v.tokens_predicted()) draw_sequences(v, drawn_);
+    return;
+  }
   const bool predicted = v.predicted.size() == static_cast<size_t>(v.count());
 
   // The filters' strip (a CNN) at the bottom; the images take the rest.
