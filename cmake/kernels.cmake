@@ -2,7 +2,9 @@
 # twin, its plain reference in double and its kernel-table entry). Adding such a file adds the kernel everywhere the
 # list is read, with no list edited by hand:
 #   - build/generated/kernel_list.inc, one TRAINSCOPE_KERNEL(<kernel>) line per kernel in name order: the values of
-#     core::Op (core/op.hpp) and the kernel table cpu/kernel_registry.cpp assembles;
+#     core::Op (core/op.hpp), the kernel table core/kernel_table.cpp assembles and the CPU code cpu::kernel() finds
+#     (cpu/kernel_registry.cpp);
+#   - TRAINSCOPE_OP_SOURCES, the files, which src/CMakeLists.txt compiles twice (the entries, the CPU code);
 #   - TRAINSCOPE_KERNELS, the names, for tests/CMakeLists.txt (one ctest entry of the parity test per kernel).
 # Its shader, shaders/<kernel>.comp, is found the same way by shaders/shaders.cmake.
 file(GLOB TRAINSCOPE_OP_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cpu/ops/*.cpp)

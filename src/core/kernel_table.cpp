@@ -1,13 +1,70 @@
 // The kernel table's vocabulary (see kernel_table.hpp): element types, roles, variants, push-constant words, the step's
-// settings and the tests' tolerances. The entries themselves are in src/cpu/ops/<kernel>.cpp, assembled into the table
-// by cpu/kernel_registry.cpp.
+// settings and the tests' tolerances; and the table itself, assembled from the entries kernels::<kernel> through the
+// generated kernel list (cmake/kernels.cmake). The entries are written in src/cpu/ops/<kernel>.cpp and compiled into
+// trainscope_kernels, whose objects are archived with these (src/CMakeLists.txt): the table needs no CPU code. Each
+// entry gets its Op and name from the list, so an entry cannot be filed under another kernel's name; the invariants the
+// backends rely on are checked once, on first use (the CPU's own, a reference and a twin for each, by cpu::kernel()).
 #include "core/kernel_table.hpp"
 
 #include <string>
 
 #include "core/error.hpp"
 
+namespace kernels {
+#define TRAINSCOPE_KERNEL(name) extern const core::KernelDef name;
+#include "kernel_list.inc"
+#undef TRAINSCOPE_KERNEL
+}  // namespace kernels
+
 namespace core {
+namespace {
+
+struct Listed {
+  const KernelDef* def;
+  const char* name;
+};
+
+// In core::Op order: the same list, in the same order, as the enum.
+const Listed kListed[] = {
+#define TRAINSCOPE_KERNEL(name) {&kernels::name, #name},
+#include "kernel_list.inc"
+#undef TRAINSCOPE_KERNEL
+};
+static_assert(std::size(kListed) == kOpCount);
+
+void check(const KernelDef& d) {
+  auto fail = [&](const std::string& what) {
+    throw Error(ErrorKind::Internal, std::string("kernel table: ") + d.name + " " + what);
+  };
+  for (size_t b = 1; b < d.bindings.size(); ++b)
+    if (d.bindings[b].when < d.bindings[b - 1].when) fail("has an optional binding before a binding it always has");
+  if (d.params_bytes == 0 || d.params_bytes > 128) fail("has a params struct of 0 or more than 128 bytes");
+  if (!d.grid_size || !d.args || !d.flops || !d.bytes_read || !d.bytes_written) fail("lacks a formula");
+}
+
+struct Table {
+  std::vector<KernelDef> defs;
+  Table() {
+    for (size_t i = 0; i < std::size(kListed); ++i) {
+      KernelDef d = *kListed[i].def;
+      d.op = static_cast<Op>(i);
+      d.name = kListed[i].name;
+      check(d);
+      defs.push_back(std::move(d));
+    }
+  }
+};
+
+const Table& table() {
+  static const Table t;
+  return t;
+}
+
+}  // namespace
+
+std::span<const KernelDef> kernel_table() { return table().defs; }
+
+const KernelDef& kernel_def(Op op) { return table().defs.at(static_cast<size_t>(op)); }
 
 size_t elem_bytes(Elem elem, Precision precision) {
   switch (elem) {

@@ -8,11 +8,12 @@
 //   - its workgroup geometry (what one invocation covers, the shader's local_size_x),
 //   - its plan entry's analytic FLOP and byte formulas.
 // Each entry is written with designated initializers in its kernel's file src/cpu/ops/<name>.cpp, beside the CPU twin
-// and the plain reference in double, and the table is assembled from those files (cpu/kernel_registry.cpp, from the
-// generated kernel list): core declares it, the kernel files define it. gpu::Kernels makes the pipelines and dispatches
+// and the plain reference in double, compiled into trainscope_kernels (archived into core) without them, and the table
+// is assembled from those entries (core/kernel_table.cpp, from the generated kernel list): core has the table, no CPU
+// code. gpu::Kernels makes the pipelines and dispatches
 // from it, both trainers bind roles to their tensors and run any entry the same way, cpu::run_kernel / run_reference
 // call the CPU twin and the reference found through it, and tests/test_kernel_parity.cpp runs every entry on every
-// backend. How to add a kernel: README, "Adding a kernel".
+// backend. How to add a kernel: docs/architecture.md, "Adding a kernel".
 #pragma once
 #include <array>
 #include <cstddef>
@@ -213,8 +214,8 @@ struct KernelDef {
   uint32_t binding_count(Precision precision) const;
 };
 
-// Every kernel, in core::Op order (defined by cpu/kernel_registry.cpp from the kernel files; checked once on first use:
-// optional bindings last, params within 128 bytes, element counts where the CPU needs them).
+// Every kernel, in core::Op order (core/kernel_table.cpp, from the kernel files' entries; checked once on first use:
+// optional bindings last, params within 128 bytes, every formula present; cpu::kernel() checks what the CPU needs).
 std::span<const KernelDef> kernel_table();
 const KernelDef& kernel_def(Op op);
 

@@ -1,9 +1,9 @@
-// The kernel table, assembled from the kernel files src/cpu/ops/<kernel>.cpp through the generated kernel list
-// (cmake/kernels.cmake): core::kernel_table() for everyone, cpu::kernel() for the CPU code of the same entries. Each
-// entry gets its Op and name from the list, so an entry cannot be filed under another kernel's name. The invariants
-// the backends rely on are checked once, on first use.
+// cpu::kernel(): the CPU code of each kernel of the table (the twin and the reference of src/cpu/ops/<kernel>.cpp,
+// compiled into trainscope_cpu), found through the generated kernel list (cmake/kernels.cmake) in core::Op order. The
+// table's entries are core's (core/kernel_table.cpp); what the CPU relies on besides is checked here, once, on first
+// use: every kernel has a reference and a CPU twin for each of its precisions, and a kernel without 16-bit code of its
+// own gives the element count of each 16-bit binding (the CPU widens and narrows it, cpu/kernel_calls.hpp).
 #include <string>
-#include <vector>
 
 #include "core/error.hpp"
 #include "cpu/ops/op.hpp"
@@ -11,14 +11,9 @@
 namespace cpu {
 namespace {
 
-struct Listed {
-  const Kernel* kernel;
-  const char* name;
-};
-
 // In core::Op order: the same list, in the same order, as the enum.
-const Listed kListed[] = {
-#define TRAINSCOPE_KERNEL(name) {&ops::name, #name},
+const Kernel* const kListed[] = {
+#define TRAINSCOPE_KERNEL(name) &ops::name,
 #include "kernel_list.inc"
 #undef TRAINSCOPE_KERNEL
 };
@@ -28,10 +23,6 @@ void check(const core::KernelDef& d, const Kernel& k) {
   auto fail = [&](const std::string& what) {
     throw core::Error(core::ErrorKind::Internal, std::string("kernel table: ") + d.name + " " + what);
   };
-  for (size_t b = 1; b < d.bindings.size(); ++b)
-    if (d.bindings[b].when < d.bindings[b - 1].when) fail("has an optional binding before a binding it always has");
-  if (d.params_bytes == 0 || d.params_bytes > 128) fail("has a params struct of 0 or more than 128 bytes");
-  if (!d.grid_size || !d.args || !d.flops || !d.bytes_read || !d.bytes_written) fail("lacks a formula");
   if (!k.reference) fail("has no reference");
   if ((!d.fp16_only && !k.tuned) || (!k.tuned && !k.tuned16)) fail("has no CPU twin for one of its precisions");
   if (!k.tuned16)  // its 16-bit variant widens: every 16-bit binding needs its element count
@@ -39,39 +30,19 @@ void check(const core::KernelDef& d, const Kernel& k) {
       if (b.elem == core::Elem::Storage && !b.elements) fail(std::string("binding ") + b.name + " has no element count");
 }
 
-struct Table {
-  std::vector<core::KernelDef> defs;
-  Table() {
-    for (size_t i = 0; i < std::size(kListed); ++i) {
-      core::KernelDef d = kListed[i].kernel->def;
-      d.op = static_cast<core::Op>(i);
-      d.name = kListed[i].name;
-      check(d, *kListed[i].kernel);
-      defs.push_back(std::move(d));
-    }
-  }
-};
-
-const Table& table() {
-  static const Table t;
-  return t;
+bool check_all() {
+  for (size_t i = 0; i < std::size(kListed); ++i) check(core::kernel_def(static_cast<core::Op>(i)), *kListed[i]);
+  return true;
 }
 
 }  // namespace
 
 const Kernel& kernel(core::Op op) {
+  static const bool checked = check_all();  // before first use
+  (void)checked;
   const size_t i = static_cast<size_t>(op);
   if (i >= std::size(kListed)) throw core::Error(core::ErrorKind::Internal, "cpu::kernel: no such kernel");
-  table();  // checked before first use
-  return *kListed[i].kernel;
+  return *kListed[i];
 }
 
 }  // namespace cpu
-
-namespace core {
-
-std::span<const KernelDef> kernel_table() { return cpu::table().defs; }
-
-const KernelDef& kernel_def(Op op) { return cpu::table().defs.at(static_cast<size_t>(op)); }
-
-}  // namespace core

@@ -7,9 +7,6 @@
 
 namespace cpu {
 
-// LayerNorm's eps, added to the variance (torch.nn.LayerNorm's default): the transformer's and the kernels'.
-inline constexpr double kLayerNormEps = 1e-5;
-
 // out (rows, C) = (x - mean) rstd g + b with rstd = 1 / sqrt(var + eps); mean and rstd (rows) kept for the backward.
 void layer_norm_forward(long rows, int C, float eps, const float* x, const float* g, const float* b, float* out,
                         float* mean, float* rstd, ThreadPool& pool);

@@ -4,6 +4,7 @@
 //   SiLU: their derivatives (cpu/fast_math.hpp)
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -38,25 +39,30 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel act_backward{
-    .def = {.bindings = {{.name = "dpreact", .access = Access::Write, .elem = Elem::Storage, .role = Role::DPreact,
-                          .elements = shape::N},
-                         {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct,
-                          .elements = shape::N},
-                         {.name = "preact", .access = Access::Read, .elem = Elem::Storage, .role = Role::Preact,
-                          .elements = shape::N}},
-            .params_bytes = sizeof(core::ActBackwardParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
-            .args =
-                [](const PlanEntry& e, const StepArgs& s) {
-                  return KernelArgs::of(core::ActBackwardParams{static_cast<uint32_t>(e.N), act_code(s.activation)});
-                },
-            .flops = [](const PlanEntry& e, Precision) { return n_of(e); },
-            .bytes_read = [](const PlanEntry& e, Precision p) { return 2.0 * n_of(e) * e_of(p); },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel act_backward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef act_backward{
+    .bindings = {{.name = "dpreact", .access = Access::Write, .elem = Elem::Storage, .role = Role::DPreact,
+                  .elements = shape::N},
+                 {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct,
+                  .elements = shape::N},
+                 {.name = "preact", .access = Access::Read, .elem = Elem::Storage, .role = Role::Preact,
+                  .elements = shape::N}},
+    .params_bytes = sizeof(core::ActBackwardParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
+    .args =
+        [](const PlanEntry& e, const StepArgs& s) {
+          return KernelArgs::of(core::ActBackwardParams{static_cast<uint32_t>(e.N), act_code(s.activation)});
+        },
+    .flops = [](const PlanEntry& e, Precision) { return n_of(e); },
+    .bytes_read = [](const PlanEntry& e, Precision p) { return 2.0 * n_of(e) * e_of(p); },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); }};
+
+}  // namespace kernels
+#endif

@@ -3,6 +3,7 @@
 //   gelu or silu, cpu/fast_math.hpp)
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -49,23 +50,28 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel act_forward{
-    .def = {.bindings = {{.name = "preact", .access = Access::Write, .elem = Elem::Storage, .role = Role::Preact,
-                          .elements = shape::N},
-                         {.name = "out", .access = Access::ReadWrite, .elem = Elem::Storage, .role = Role::Act,
-                          .elements = shape::N}},
-            .params_bytes = sizeof(core::ActForwardParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
-            .args =
-                [](const PlanEntry& e, const StepArgs& s) {
-                  return KernelArgs::of(core::ActForwardParams{static_cast<uint32_t>(e.N), act_code(s.activation)});
-                },
-            .flops = [](const PlanEntry&, Precision) { return 0.0; },  // the activation is not counted (as matmul_forward)
-            .bytes_read = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return 2.0 * n_of(e) * e_of(p); }},  // preact, out
-    .tuned = tuned,
-    .reference = reference};
+const Kernel act_forward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef act_forward{
+    .bindings = {{.name = "preact", .access = Access::Write, .elem = Elem::Storage, .role = Role::Preact,
+                  .elements = shape::N},
+                 {.name = "out", .access = Access::ReadWrite, .elem = Elem::Storage, .role = Role::Act,
+                  .elements = shape::N}},
+    .params_bytes = sizeof(core::ActForwardParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
+    .args =
+        [](const PlanEntry& e, const StepArgs& s) {
+          return KernelArgs::of(core::ActForwardParams{static_cast<uint32_t>(e.N), act_code(s.activation)});
+        },
+    .flops = [](const PlanEntry&, Precision) { return 0.0; },  // the activation is not counted (as matmul_forward)
+    .bytes_read = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return 2.0 * n_of(e) * e_of(p); }};
+
+}  // namespace kernels
+#endif

@@ -10,6 +10,7 @@
 #include "cpu/ops/op.hpp"
 #include "core/power.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -81,6 +82,16 @@ void reference(RefBindings b, const KernelArgs& a) {
   }
 }
 
+}  // namespace
+
+const Kernel adamw_update{.tuned = tuned, .tuned16 = tuned16, .reference = reference};
+
+}  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+namespace {
+
 // params, m, v read and written (fp32); grads read in the storage type (with loss scaling also the scaler's scale and
 // found_inf, 16 bytes); in 16-bit the weights copy written.
 double bytes_read(const PlanEntry& e, Precision p) { return 3 * n_of(e) * 4 + n_of(e) * e_of(p) + (loss_scaled(p) ? 16 : 0); }
@@ -88,34 +99,32 @@ double bytes_written(const PlanEntry& e, Precision p) { return 3 * n_of(e) * 4 +
 
 }  // namespace
 
-const Kernel adamw_update{
-    .def = {.bindings = {{.name = "params", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::Params},
-                         {.name = "m", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::State1},
-                         {.name = "v", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::State2},
-                         {.name = "grads", .access = Access::Read, .elem = Elem::Storage, .role = Role::Grads,
-                          .elements = shape::N},
-                         {.name = "weights16", .access = Access::Write, .elem = Elem::Storage, .role = Role::Weights16,
-                          .when = When::SixteenBit, .elements = shape::N},
-                         {.name = "scaler", .access = Access::Read, .elem = Elem::LossScaler, .role = Role::Scaler,
-                          .when = When::LossScaling}},
-            .params_bytes = sizeof(core::AdamWParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
-            .args =
-                [](const PlanEntry& e, const StepArgs& s) {
-                  // torch.optim.AdamW's bias corrections for step t, in double as torch computes them in Python floats.
-                  const float bc1 = static_cast<float>(1.0 - core::integer_power(double(s.beta1), static_cast<uint64_t>(s.t)));
-                  const float bc2 = static_cast<float>(1.0 - core::integer_power(double(s.beta2), static_cast<uint64_t>(s.t)));
-                  return KernelArgs::of(core::AdamWParams{static_cast<uint32_t>(e.N), s.lr, s.beta1, s.beta2, s.eps,
-                                                          s.weight_decay, bc1, bc2, static_cast<uint32_t>(s.t)});
-                },
-            // decay 2, m 3, v 4, bias corrections 2, sqrt/divide/update 4; with loss scaling the unscaling multiply
-            .flops = [](const PlanEntry& e, Precision p) { return 15 * n_of(e) + (loss_scaled(p) ? n_of(e) : 0); },
-            .bytes_read = bytes_read,
-            .bytes_written = bytes_written},
-    .tuned = tuned,
-    .tuned16 = tuned16,
-    .reference = reference};
+const core::KernelDef adamw_update{
+    .bindings = {{.name = "params", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::Params},
+                 {.name = "m", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::State1},
+                 {.name = "v", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::State2},
+                 {.name = "grads", .access = Access::Read, .elem = Elem::Storage, .role = Role::Grads,
+                  .elements = shape::N},
+                 {.name = "weights16", .access = Access::Write, .elem = Elem::Storage, .role = Role::Weights16,
+                  .when = When::SixteenBit, .elements = shape::N},
+                 {.name = "scaler", .access = Access::Read, .elem = Elem::LossScaler, .role = Role::Scaler,
+                  .when = When::LossScaling}},
+    .params_bytes = sizeof(core::AdamWParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
+    .args =
+        [](const PlanEntry& e, const StepArgs& s) {
+          // torch.optim.AdamW's bias corrections for step t, in double as torch computes them in Python floats.
+          const float bc1 = static_cast<float>(1.0 - core::integer_power(double(s.beta1), static_cast<uint64_t>(s.t)));
+          const float bc2 = static_cast<float>(1.0 - core::integer_power(double(s.beta2), static_cast<uint64_t>(s.t)));
+          return KernelArgs::of(core::AdamWParams{static_cast<uint32_t>(e.N), s.lr, s.beta1, s.beta2, s.eps,
+                                                  s.weight_decay, bc1, bc2, static_cast<uint32_t>(s.t)});
+        },
+    // decay 2, m 3, v 4, bias corrections 2, sqrt/divide/update 4; with loss scaling the unscaling multiply
+    .flops = [](const PlanEntry& e, Precision p) { return 15 * n_of(e) + (loss_scaled(p) ? n_of(e) : 0); },
+    .bytes_read = bytes_read,
+    .bytes_written = bytes_written};
 
-}  // namespace cpu::ops
+}  // namespace kernels
+#endif

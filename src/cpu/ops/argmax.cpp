@@ -4,6 +4,7 @@
 // instead of its K logits.
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -36,20 +37,25 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel argmax{
-    .def = {.bindings = {{.name = "predictions", .access = Access::Write, .elem = Elem::I32, .role = Role::Predictions},
-                         {.name = "logits", .access = Access::Read, .elem = Elem::Storage, .role = Role::Logits,
-                          .elements = shape::B_x_C}},
-            .params_bytes = sizeof(core::ArgmaxParams),
-            .grid = Grid::Rows,
-            .local_size = 64,
-            .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), 1}; },
-            .args = [](const PlanEntry& e,
-                       const StepArgs&) { return KernelArgs::of(core::ArgmaxParams{u32(e.B), u32(e.C)}); },
-            .flops = [](const PlanEntry&, Precision) { return 0.0; },  // comparisons, no arithmetic
-            .bytes_read = [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p); },
-            .bytes_written = [](const PlanEntry& e, Precision) { return e.B * kIdx; }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel argmax{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef argmax{
+    .bindings = {{.name = "predictions", .access = Access::Write, .elem = Elem::I32, .role = Role::Predictions},
+                 {.name = "logits", .access = Access::Read, .elem = Elem::Storage, .role = Role::Logits,
+                  .elements = shape::B_x_C}},
+    .params_bytes = sizeof(core::ArgmaxParams),
+    .grid = Grid::Rows,
+    .local_size = 64,
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), 1}; },
+    .args = [](const PlanEntry& e,
+               const StepArgs&) { return KernelArgs::of(core::ArgmaxParams{u32(e.B), u32(e.C)}); },
+    .flops = [](const PlanEntry&, Precision) { return 0.0; },  // comparisons, no arithmetic
+    .bytes_read = [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p); },
+    .bytes_written = [](const PlanEntry& e, Precision) { return e.B * kIdx; }};
+
+}  // namespace kernels
+#endif

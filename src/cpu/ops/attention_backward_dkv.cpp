@@ -11,6 +11,7 @@
 #include "cpu/ops/op.hpp"
 #include "cpu/transformer_reference.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -27,51 +28,55 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-// dqkv is read-write: each of the two kernels writes its own columns and keeps the other's (a 16-bit CPU run
-// widens it whole and rounds it back whole).
-const Kernel attention_backward_dkv{
-    .def = {
-        .bindings = {{.name = "dqkv",
-                      .access = Access::ReadWrite,
-                      .elem = Elem::Storage,
-                      .role = Role::DLayerIn,
-                      .sum = true,
-                      .elements = shape::qkv},
-                     {.name = "qkv",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::LayerIn,
-                      .elements = shape::qkv},
-                     {.name = "lse",
-                      .access = Access::Read,
-                      .elem = Elem::F32,
-                      .role = Role::AttnLse,
-                      .elements = shape::attn_stats},
-                     {.name = "delta",
-                      .access = Access::Read,
-                      .elem = Elem::F32,
-                      .role = Role::AttnDelta,
-                      .elements = shape::attn_stats},
-                     {.name = "dy",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::DAct,
-                      .elements = shape::seq_x_C}},
-        .params_bytes = sizeof(core::AttentionParams),
-        .grid = Grid::Rows,
-        .local_size = kAttentionTile,
-        // One invocation per key row, each head's rows rounded up to whole workgroups of 32.
-        .grid_size = attention_rows,
-        .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(attention_params(e)); },
-        // per (query, key at or before it) pair: the score's, dP's, dk's and dv's D multiply-adds, the exp, dS
-        .flops = [](const PlanEntry& e, Precision) { return attention_pairs(e) * (8.0 * double(e.C) / e.heads + 5); },
-        // compulsory: q, k, v and dy once each, the log-sum-exp and delta; never the probabilities
-        .bytes_read =
-            [](const PlanEntry& e, Precision p) {
-              return double(4 * shape::seq_x_C(e, {})) * e_of(p) + 8.0 * shape::attn_stats(e, {});
-            },
-        .bytes_written = [](const PlanEntry& e, Precision p) { return double(2 * shape::seq_x_C(e, {})) * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel attention_backward_dkv{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+// dqkv is read-write: each of the two kernels writes its own columns and keeps the other's (a 16-bit CPU run
+// widens it whole and rounds it back whole).
+const core::KernelDef attention_backward_dkv{
+    .bindings = {{.name = "dqkv",
+                  .access = Access::ReadWrite,
+                  .elem = Elem::Storage,
+                  .role = Role::DLayerIn,
+                  .sum = true,
+                  .elements = shape::qkv},
+                 {.name = "qkv",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::LayerIn,
+                  .elements = shape::qkv},
+                 {.name = "lse",
+                  .access = Access::Read,
+                  .elem = Elem::F32,
+                  .role = Role::AttnLse,
+                  .elements = shape::attn_stats},
+                 {.name = "delta",
+                  .access = Access::Read,
+                  .elem = Elem::F32,
+                  .role = Role::AttnDelta,
+                  .elements = shape::attn_stats},
+                 {.name = "dy",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::DAct,
+                  .elements = shape::seq_x_C}},
+    .params_bytes = sizeof(core::AttentionParams),
+    .grid = Grid::Rows,
+    .local_size = kAttentionTile,
+    // One invocation per key row, each head's rows rounded up to whole workgroups of 32.
+    .grid_size = attention_rows,
+    .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(attention_params(e)); },
+    // per (query, key at or before it) pair: the score's, dP's, dk's and dv's D multiply-adds, the exp, dS
+    .flops = [](const PlanEntry& e, Precision) { return attention_pairs(e) * (8.0 * double(e.C) / e.heads + 5); },
+    // compulsory: q, k, v and dy once each, the log-sum-exp and delta; never the probabilities
+    .bytes_read =
+        [](const PlanEntry& e, Precision p) {
+          return double(4 * shape::seq_x_C(e, {})) * e_of(p) + 8.0 * shape::attn_stats(e, {});
+        },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return double(2 * shape::seq_x_C(e, {})) * e_of(p); }};
+
+}  // namespace kernels
+#endif

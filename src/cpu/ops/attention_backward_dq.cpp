@@ -11,6 +11,7 @@
 #include "cpu/ops/op.hpp"
 #include "cpu/transformer_reference.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -27,63 +28,68 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-// dqkv is read-write: each of the two kernels writes its own columns and keeps the other's (a 16-bit CPU run
-// widens it whole and rounds it back whole).
-const Kernel attention_backward_dq{
-    .def = {.bindings = {{.name = "dqkv",
-                          .access = Access::ReadWrite,
-                          .elem = Elem::Storage,
-                          .role = Role::DLayerIn,
-                          .sum = true,
-                          .elements = shape::qkv},
-                         {.name = "delta",
-                          .access = Access::Write,
-                          .elem = Elem::F32,
-                          .role = Role::AttnDelta,
-                          .sum = true,
-                          .elements = shape::attn_stats},
-                         {.name = "qkv",
-                          .access = Access::Read,
-                          .elem = Elem::Storage,
-                          .role = Role::LayerIn,
-                          .elements = shape::qkv},
-                         {.name = "y",
-                          .access = Access::Read,
-                          .elem = Elem::Storage,
-                          .role = Role::Act,
-                          .elements = shape::seq_x_C},
-                         {.name = "lse",
-                          .access = Access::Read,
-                          .elem = Elem::F32,
-                          .role = Role::AttnLse,
-                          .elements = shape::attn_stats},
-                         {.name = "dy",
-                          .access = Access::Read,
-                          .elem = Elem::Storage,
-                          .role = Role::DAct,
-                          .elements = shape::seq_x_C}},
-            .params_bytes = sizeof(core::AttentionParams),
-            .grid = Grid::Rows,
-            .local_size = kAttentionTile,
-            // One invocation per query row, each head's rows rounded up to whole workgroups of 32.
-            .grid_size = attention_rows,
-            .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(attention_params(e)); },
-            // per (query, key at or before it) pair: the score's and dP's D multiply-adds each, dq's D, the exp and
-            // dS; per query row delta's D
-            .flops =
-                [](const PlanEntry& e, Precision) {
-                  return attention_pairs(e) * (6.0 * double(e.C) / e.heads + 5) + 2.0 * shape::seq_x_C(e, {});
-                },
-            // compulsory: q, k, v, y and dy once each, the log-sum-exp; never the probabilities
-            .bytes_read =
-                [](const PlanEntry& e, Precision p) {
-                  return double(5 * shape::seq_x_C(e, {})) * e_of(p) + 4.0 * shape::attn_stats(e, {});
-                },
-            .bytes_written =
-                [](const PlanEntry& e, Precision p) {
-                  return double(shape::seq_x_C(e, {})) * e_of(p) + 4.0 * shape::attn_stats(e, {});
-                }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel attention_backward_dq{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+// dqkv is read-write: each of the two kernels writes its own columns and keeps the other's (a 16-bit CPU run
+// widens it whole and rounds it back whole).
+const core::KernelDef attention_backward_dq{
+    .bindings = {{.name = "dqkv",
+                  .access = Access::ReadWrite,
+                  .elem = Elem::Storage,
+                  .role = Role::DLayerIn,
+                  .sum = true,
+                  .elements = shape::qkv},
+                 {.name = "delta",
+                  .access = Access::Write,
+                  .elem = Elem::F32,
+                  .role = Role::AttnDelta,
+                  .sum = true,
+                  .elements = shape::attn_stats},
+                 {.name = "qkv",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::LayerIn,
+                  .elements = shape::qkv},
+                 {.name = "y",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::Act,
+                  .elements = shape::seq_x_C},
+                 {.name = "lse",
+                  .access = Access::Read,
+                  .elem = Elem::F32,
+                  .role = Role::AttnLse,
+                  .elements = shape::attn_stats},
+                 {.name = "dy",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::DAct,
+                  .elements = shape::seq_x_C}},
+    .params_bytes = sizeof(core::AttentionParams),
+    .grid = Grid::Rows,
+    .local_size = kAttentionTile,
+    // One invocation per query row, each head's rows rounded up to whole workgroups of 32.
+    .grid_size = attention_rows,
+    .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(attention_params(e)); },
+    // per (query, key at or before it) pair: the score's and dP's D multiply-adds each, dq's D, the exp and
+    // dS; per query row delta's D
+    .flops =
+        [](const PlanEntry& e, Precision) {
+          return attention_pairs(e) * (6.0 * double(e.C) / e.heads + 5) + 2.0 * shape::seq_x_C(e, {});
+        },
+    // compulsory: q, k, v, y and dy once each, the log-sum-exp; never the probabilities
+    .bytes_read =
+        [](const PlanEntry& e, Precision p) {
+          return double(5 * shape::seq_x_C(e, {})) * e_of(p) + 4.0 * shape::attn_stats(e, {});
+        },
+    .bytes_written =
+        [](const PlanEntry& e, Precision p) {
+          return double(shape::seq_x_C(e, {})) * e_of(p) + 4.0 * shape::attn_stats(e, {});
+        }};
+
+}  // namespace kernels
+#endif

@@ -10,6 +10,7 @@
 #include "cpu/ops/op.hpp"
 #include "cpu/transformer_reference.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -27,38 +28,42 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel attention_forward_fused{
-    .def = {
-        .bindings = {{.name = "y",
-                      .access = Access::Write,
-                      .elem = Elem::Storage,
-                      .role = Role::Act,
-                      .elements = shape::seq_x_C},
-                     {.name = "lse",
-                      .access = Access::Write,
-                      .elem = Elem::F32,
-                      .role = Role::AttnLse,
-                      .elements = shape::attn_stats},
-                     {.name = "qkv",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::LayerIn,
-                      .elements = shape::qkv}},
-        .params_bytes = sizeof(core::AttentionParams),
-        .grid = Grid::Rows,
-        .local_size = kAttentionTile,
-        // One invocation per query row, each head's rows rounded up to whole workgroups of 32.
-        .grid_size = attention_rows,
-        .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(attention_params(e)); },
-        // per (query, key at or before it) pair: the score's D multiply-adds, the exp and sum, the output's D
-        .flops = [](const PlanEntry& e, Precision) { return attention_pairs(e) * (4.0 * double(e.C) / e.heads + 4); },
-        // compulsory: q, k and v once, y once, and the log-sum-exp; never the scores
-        .bytes_read = [](const PlanEntry& e, Precision p) { return double(e.B * e.T * 3 * e.C) * e_of(p); },
-        .bytes_written =
-            [](const PlanEntry& e, Precision p) {
-              return double(e.B * e.T * e.C) * e_of(p) + 4.0 * double(e.B) * e.heads * double(e.T);
-            }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel attention_forward_fused{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef attention_forward_fused{
+    .bindings = {{.name = "y",
+                  .access = Access::Write,
+                  .elem = Elem::Storage,
+                  .role = Role::Act,
+                  .elements = shape::seq_x_C},
+                 {.name = "lse",
+                  .access = Access::Write,
+                  .elem = Elem::F32,
+                  .role = Role::AttnLse,
+                  .elements = shape::attn_stats},
+                 {.name = "qkv",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::LayerIn,
+                  .elements = shape::qkv}},
+    .params_bytes = sizeof(core::AttentionParams),
+    .grid = Grid::Rows,
+    .local_size = kAttentionTile,
+    // One invocation per query row, each head's rows rounded up to whole workgroups of 32.
+    .grid_size = attention_rows,
+    .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(attention_params(e)); },
+    // per (query, key at or before it) pair: the score's D multiply-adds, the exp and sum, the output's D
+    .flops = [](const PlanEntry& e, Precision) { return attention_pairs(e) * (4.0 * double(e.C) / e.heads + 4); },
+    // compulsory: q, k and v once, y once, and the log-sum-exp; never the scores
+    .bytes_read = [](const PlanEntry& e, Precision p) { return double(e.B * e.T * 3 * e.C) * e_of(p); },
+    .bytes_written =
+        [](const PlanEntry& e, Precision p) {
+          return double(e.B * e.T * e.C) * e_of(p) + 4.0 * double(e.B) * e.heads * double(e.T);
+        }};
+
+}  // namespace kernels
+#endif

@@ -3,6 +3,7 @@
 //   out (B,OC) += bias (OC), in place (the same fp32 addition as matmul_forward's epilogue)
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -27,21 +28,26 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel bias_add{
-    .def = {.bindings = {{.name = "out", .access = Access::ReadWrite, .elem = Elem::Storage, .role = Role::Act,
-                          .elements = shape::B_x_OC},
-                         {.name = "bias", .access = Access::Read, .elem = Elem::Storage, .role = Role::Bias,
-                          .elements = shape::OC}},
-            .params_bytes = sizeof(core::BiasAddParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry& e) { return quads(e.B * e.OC); },
-            .args = [](const PlanEntry& e,
-                       const StepArgs&) { return KernelArgs::of(core::BiasAddParams{u32(e.B), u32(e.OC)}); },
-            .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
-            .bytes_read = [](const PlanEntry& e, Precision p) { return (e.B * e.OC + e.OC) * e_of(p); },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.OC * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel bias_add{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef bias_add{
+    .bindings = {{.name = "out", .access = Access::ReadWrite, .elem = Elem::Storage, .role = Role::Act,
+                  .elements = shape::B_x_OC},
+                 {.name = "bias", .access = Access::Read, .elem = Elem::Storage, .role = Role::Bias,
+                  .elements = shape::OC}},
+    .params_bytes = sizeof(core::BiasAddParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry& e) { return quads(e.B * e.OC); },
+    .args = [](const PlanEntry& e,
+               const StepArgs&) { return KernelArgs::of(core::BiasAddParams{u32(e.B), u32(e.OC)}); },
+    .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
+    .bytes_read = [](const PlanEntry& e, Precision p) { return (e.B * e.OC + e.OC) * e_of(p); },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.OC * e_of(p); }};
+
+}  // namespace kernels
+#endif

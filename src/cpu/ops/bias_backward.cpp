@@ -5,6 +5,7 @@
 
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -50,21 +51,26 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel bias_backward{
-    .def = {.bindings = {{.name = "dbias", .access = Access::Write, .elem = Elem::Storage, .role = Role::DBias,
-                          .sum = true, .elements = shape::OC},
-                         {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DPreact,
-                          .elements = shape::B_x_OC}},
-            .params_bytes = sizeof(core::BiasBackwardParams),
-            .grid = Grid::Rows,
-            .local_size = 64,
-            .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.OC), 1}; },
-            .args = [](const PlanEntry& e,
-                       const StepArgs&) { return KernelArgs::of(core::BiasBackwardParams{u32(e.B), u32(e.OC)}); },
-            .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
-            .bytes_read = [](const PlanEntry& e, Precision p) { return e.B * e.OC * e_of(p); },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return e.OC * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel bias_backward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef bias_backward{
+    .bindings = {{.name = "dbias", .access = Access::Write, .elem = Elem::Storage, .role = Role::DBias,
+                  .sum = true, .elements = shape::OC},
+                 {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DPreact,
+                  .elements = shape::B_x_OC}},
+    .params_bytes = sizeof(core::BiasBackwardParams),
+    .grid = Grid::Rows,
+    .local_size = 64,
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.OC), 1}; },
+    .args = [](const PlanEntry& e,
+               const StepArgs&) { return KernelArgs::of(core::BiasBackwardParams{u32(e.B), u32(e.OC)}); },
+    .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
+    .bytes_read = [](const PlanEntry& e, Precision p) { return e.B * e.OC * e_of(p); },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return e.OC * e_of(p); }};
+
+}  // namespace kernels
+#endif

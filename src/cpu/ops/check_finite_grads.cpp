@@ -7,6 +7,7 @@
 
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -31,21 +32,26 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel check_finite_grads{
-    .def = {.bindings = {{.name = "scaler", .access = Access::ReadWrite, .elem = Elem::LossScaler, .role = Role::Scaler},
-                         {.name = "grads", .access = Access::Read, .elem = Elem::Storage, .role = Role::Grads,
-                          .elements = shape::N}},
-            .params_bytes = sizeof(core::CheckFiniteParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .fp16_only = true,
-            .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
-            .args = [](const PlanEntry& e,
-                       const StepArgs&) { return KernelArgs::of(core::CheckFiniteParams{static_cast<uint32_t>(e.N)}); },
-            .flops = [](const PlanEntry&, Precision) { return 0.0; },  // a comparison per element, no arithmetic
-            .bytes_read = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); },
-            .bytes_written = [](const PlanEntry&, Precision) { return 4.0; }},  // the found_inf flag
-    .tuned16 = tuned16,
-    .reference = reference};
+const Kernel check_finite_grads{.tuned16 = tuned16, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef check_finite_grads{
+    .bindings = {{.name = "scaler", .access = Access::ReadWrite, .elem = Elem::LossScaler, .role = Role::Scaler},
+                 {.name = "grads", .access = Access::Read, .elem = Elem::Storage, .role = Role::Grads,
+                  .elements = shape::N}},
+    .params_bytes = sizeof(core::CheckFiniteParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .fp16_only = true,
+    .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
+    .args = [](const PlanEntry& e,
+               const StepArgs&) { return KernelArgs::of(core::CheckFiniteParams{static_cast<uint32_t>(e.N)}); },
+    .flops = [](const PlanEntry&, Precision) { return 0.0; },  // a comparison per element, no arithmetic
+    .bytes_read = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); },
+    .bytes_written = [](const PlanEntry&, Precision) { return 4.0; }};
+
+}  // namespace kernels
+#endif

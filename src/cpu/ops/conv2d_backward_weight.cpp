@@ -5,6 +5,7 @@
 #include "cpu/conv.hpp"
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -34,43 +35,48 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel conv2d_backward_weight{
-    .def = {.bindings = {{.name = "dweight",
-                          .access = Access::Write,
-                          .elem = Elem::Storage,
-                          .role = Role::DWeight,
-                          .sum = true,
-                          .elements = shape::conv_weight},
-                         {.name = "dout",
-                          .access = Access::Read,
-                          .elem = Elem::Storage,
-                          .role = Role::DPreact,
-                          .elements = shape::image_out},
-                         {.name = "inp",
-                          .access = Access::Read,
-                          .elem = Elem::Storage,
-                          .role = Role::LayerIn,
-                          .elements = shape::image_in}},
-            .params_bytes = sizeof(core::Conv2dBackwardParams),
-            .grid = Grid::Conv,
-            .local_size = 0,
-            // the implicit GEMM's output: {M = OC, N = KS*KS*C}, summed over K = B*OH*OW pixels
-            .grid_size =
-                [](const PlanEntry& e) {
-                  return std::array<uint64_t, 2>{uint64_t(e.OC), uint64_t(conv_taps(e))};
-                },
-            .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(conv_backward_params(e)); },
-            .flops = [](const PlanEntry& e, Precision) { return 2.0 * conv_pixels(e) * e.OC * conv_taps(e); },
-            .bytes_read = [](const PlanEntry& e,
-                             Precision p) { return (conv_pixels(e) * e.OC + double(e.B) * e.H * e.W * e.C) * e_of(p); },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return e.OC * conv_taps(e) * e_of(p); },
-            // operands: dout, inp
-            .gemm = {.split_k = core::SplitK::Images,
-                     .operands = {1, 2},
-                     .vec4_ok = vec4_c_oc,
-                     .largest_operand = conv_largest,
-                     .texel_lanes_along_m = true}},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel conv2d_backward_weight{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef conv2d_backward_weight{
+    .bindings = {{.name = "dweight",
+                  .access = Access::Write,
+                  .elem = Elem::Storage,
+                  .role = Role::DWeight,
+                  .sum = true,
+                  .elements = shape::conv_weight},
+                 {.name = "dout",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::DPreact,
+                  .elements = shape::image_out},
+                 {.name = "inp",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::LayerIn,
+                  .elements = shape::image_in}},
+    .params_bytes = sizeof(core::Conv2dBackwardParams),
+    .grid = Grid::Conv,
+    .local_size = 0,
+    // the implicit GEMM's output: {M = OC, N = KS*KS*C}, summed over K = B*OH*OW pixels
+    .grid_size =
+        [](const PlanEntry& e) {
+          return std::array<uint64_t, 2>{uint64_t(e.OC), uint64_t(conv_taps(e))};
+        },
+    .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(conv_backward_params(e)); },
+    .flops = [](const PlanEntry& e, Precision) { return 2.0 * conv_pixels(e) * e.OC * conv_taps(e); },
+    .bytes_read = [](const PlanEntry& e,
+                     Precision p) { return (conv_pixels(e) * e.OC + double(e.B) * e.H * e.W * e.C) * e_of(p); },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return e.OC * conv_taps(e) * e_of(p); },
+    // operands: dout, inp
+    .gemm = {.split_k = core::SplitK::Images,
+             .operands = {1, 2},
+             .vec4_ok = vec4_c_oc,
+             .largest_operand = conv_largest,
+             .texel_lanes_along_m = true}};
+
+}  // namespace kernels
+#endif

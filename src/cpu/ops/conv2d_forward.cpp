@@ -6,6 +6,7 @@
 #include "cpu/conv.hpp"
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -58,70 +59,75 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel conv2d_forward{
-    .def = {.bindings = {{.name = "out",
-                          .access = Access::Write,
-                          .elem = Elem::Storage,
-                          .role = Role::Act,
-                          .sum = true,
-                          .elements = shape::image_out},
-                         {.name = "preact",
-                          .access = Access::Write,
-                          .elem = Elem::Storage,
-                          .role = Role::Preact,
-                          .sum = true,
-                          .elements = [](const PlanEntry& e, const StepArgs& s) -> size_t {
-                            return e.activation && e.epilogue ? shape::image_out(e, s) : 0;
-                          }},
-                         {.name = "inp",
-                          .access = Access::Read,
-                          .elem = Elem::Storage,
-                          .role = Role::LayerIn,
-                          .elements = shape::image_in},
-                         {.name = "weight",
-                          .access = Access::Read,
-                          .elem = Elem::Storage,
-                          .role = Role::Weight,
-                          .elements = shape::conv_weight},
-                         {.name = "bias",
-                          .access = Access::Read,
-                          .elem = Elem::Storage,
-                          .role = Role::Bias,
-                          .elements = [](const PlanEntry& e, const StepArgs&) -> size_t {
-                            return e.epilogue ? static_cast<size_t>(e.OC) : 0;
-                          }}},
-            .params_bytes = sizeof(core::Conv2dForwardParams),
-            .grid = Grid::Conv,
-            .local_size = 0,
-            // the implicit GEMM's output: {M = B*OH*OW pixels, N = OC channels}
-            .grid_size =
-                [](const PlanEntry& e) {
-                  return std::array<uint64_t, 2>{uint64_t(conv_pixels(e)), uint64_t(e.OC)};
-                },
-            .args =
-                [](const PlanEntry& e, const StepArgs& s) {
-                  const uint32_t apply_act = e.epilogue && e.activation ? 1u : 0u;
-                  return KernelArgs::of(core::Conv2dForwardParams{
-                      u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC), u32(e.OH()), u32(e.OW()), u32(e.KS),
-                      u32(e.pad), apply_act, act_code(s.activation), e.epilogue ? 1u : 0u});
-                },
-            // every tap of the kernel counted, padding included (as profilers count a convolution), plus the bias
-            .flops = [](const PlanEntry& e,
-                        Precision) { return conv_pixels(e) * e.OC * (2.0 * conv_taps(e) + (e.epilogue ? 1 : 0)); },
-            .bytes_read =
-                [](const PlanEntry& e, Precision p) {
-                  return (double(e.B) * e.H * e.W * e.C + e.OC * conv_taps(e) + (e.epilogue ? e.OC : 0)) * e_of(p);
-                },
-            .bytes_written =
-                [](const PlanEntry& e, Precision p) {
-                  return conv_pixels(e) * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1);
-                },
-            // operands: inp, weight
-            .gemm = {.operands = {2, 3},
-                     .vec4_ok = vec4_c_oc,
-                     .largest_operand = conv_largest,
-                     .texel_lanes_along_m = true}},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel conv2d_forward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef conv2d_forward{
+    .bindings = {{.name = "out",
+                  .access = Access::Write,
+                  .elem = Elem::Storage,
+                  .role = Role::Act,
+                  .sum = true,
+                  .elements = shape::image_out},
+                 {.name = "preact",
+                  .access = Access::Write,
+                  .elem = Elem::Storage,
+                  .role = Role::Preact,
+                  .sum = true,
+                  .elements = [](const PlanEntry& e, const StepArgs& s) -> size_t {
+                    return e.activation && e.epilogue ? shape::image_out(e, s) : 0;
+                  }},
+                 {.name = "inp",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::LayerIn,
+                  .elements = shape::image_in},
+                 {.name = "weight",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::Weight,
+                  .elements = shape::conv_weight},
+                 {.name = "bias",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::Bias,
+                  .elements = [](const PlanEntry& e, const StepArgs&) -> size_t {
+                    return e.epilogue ? static_cast<size_t>(e.OC) : 0;
+                  }}},
+    .params_bytes = sizeof(core::Conv2dForwardParams),
+    .grid = Grid::Conv,
+    .local_size = 0,
+    // the implicit GEMM's output: {M = B*OH*OW pixels, N = OC channels}
+    .grid_size =
+        [](const PlanEntry& e) {
+          return std::array<uint64_t, 2>{uint64_t(conv_pixels(e)), uint64_t(e.OC)};
+        },
+    .args =
+        [](const PlanEntry& e, const StepArgs& s) {
+          const uint32_t apply_act = e.epilogue && e.activation ? 1u : 0u;
+          return KernelArgs::of(core::Conv2dForwardParams{
+              u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC), u32(e.OH()), u32(e.OW()), u32(e.KS),
+              u32(e.pad), apply_act, act_code(s.activation), e.epilogue ? 1u : 0u});
+        },
+    // every tap of the kernel counted, padding included (as profilers count a convolution), plus the bias
+    .flops = [](const PlanEntry& e,
+                Precision) { return conv_pixels(e) * e.OC * (2.0 * conv_taps(e) + (e.epilogue ? 1 : 0)); },
+    .bytes_read =
+        [](const PlanEntry& e, Precision p) {
+          return (double(e.B) * e.H * e.W * e.C + e.OC * conv_taps(e) + (e.epilogue ? e.OC : 0)) * e_of(p);
+        },
+    .bytes_written =
+        [](const PlanEntry& e, Precision p) {
+          return conv_pixels(e) * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1);
+        },
+    // operands: inp, weight
+    .gemm = {.operands = {2, 3},
+             .vec4_ok = vec4_c_oc,
+             .largest_operand = conv_largest,
+             .texel_lanes_along_m = true}};
+
+}  // namespace kernels
+#endif

@@ -6,6 +6,7 @@
 // any number of threads (split by features), as on the GPU: no atomics.
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -54,53 +55,62 @@ void reference(RefBindings b, const KernelArgs& a) {
     }
 }
 
+}  // namespace
+
+const Kernel embedding_backward{.tuned = tuned, .reference = reference};
+
+}  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+namespace {
+
 size_t positions(const PlanEntry& e) { return size_t(e.B) * size_t(e.T); }
 
 }  // namespace
 
 // dwte is read-write: with `accumulate` it adds to what the output projection's backward wrote (a 16-bit CPU run
 // widens it whole and rounds it back whole).
-const Kernel embedding_backward{
-    .def = {.bindings = {{.name = "dwte",
-                          .access = Access::ReadWrite,
-                          .elem = Elem::Storage,
-                          .role = Role::DTokenEmb,
-                          .sum = true,
-                          .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.OC) * size_t(e.C); }},
-                         {.name = "dwpe",
-                          .access = Access::Write,
-                          .elem = Elem::Storage,
-                          .role = Role::DPosEmb,
-                          .sum = true,
-                          .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.T) * size_t(e.C); }},
-                         {.name = "tokens", .access = Access::Read, .elem = Elem::I32, .role = Role::Tokens},
-                         {.name = "dx",
-                          .access = Access::Read,
-                          .elem = Elem::Storage,
-                          .role = Role::DAct,
-                          .elements = [](const PlanEntry& e, const StepArgs&) { return positions(e) * size_t(e.C); }}},
-            .params_bytes = sizeof(core::EmbeddingParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size =
-                [](const PlanEntry& e) {
-                  return std::array<uint64_t, 2>{uint64_t(e.OC + e.T) * uint64_t(e.C), 1};
-                },
-            .args =
-                [](const PlanEntry& e, const StepArgs&) {
-                  return KernelArgs::of(
-                      core::EmbeddingParams{u32(e.B), u32(e.T), u32(e.C), u32(e.OC), e.accumulate ? 1u : 0u});
-                },
-            // two additions per element of dx: into its token's row and into its position's
-            .flops = [](const PlanEntry& e, Precision) { return 2.0 * double(positions(e)) * double(e.C); },
-            // compulsory: dx and the tokens once (and dwte with accumulate); dwte and dwpe written once
-            .bytes_read =
-                [](const PlanEntry& e, Precision p) {
-                  return double(positions(e)) * (kIdx + double(e.C) * e_of(p)) +
-                         (e.accumulate ? double(e.OC * e.C) * e_of(p) : 0.0);
-                },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return double((e.OC + e.T) * e.C) * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const core::KernelDef embedding_backward{
+    .bindings = {{.name = "dwte",
+                  .access = Access::ReadWrite,
+                  .elem = Elem::Storage,
+                  .role = Role::DTokenEmb,
+                  .sum = true,
+                  .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.OC) * size_t(e.C); }},
+                 {.name = "dwpe",
+                  .access = Access::Write,
+                  .elem = Elem::Storage,
+                  .role = Role::DPosEmb,
+                  .sum = true,
+                  .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.T) * size_t(e.C); }},
+                 {.name = "tokens", .access = Access::Read, .elem = Elem::I32, .role = Role::Tokens},
+                 {.name = "dx",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::DAct,
+                  .elements = [](const PlanEntry& e, const StepArgs&) { return positions(e) * size_t(e.C); }}},
+    .params_bytes = sizeof(core::EmbeddingParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size =
+        [](const PlanEntry& e) {
+          return std::array<uint64_t, 2>{uint64_t(e.OC + e.T) * uint64_t(e.C), 1};
+        },
+    .args =
+        [](const PlanEntry& e, const StepArgs&) {
+          return KernelArgs::of(
+              core::EmbeddingParams{u32(e.B), u32(e.T), u32(e.C), u32(e.OC), e.accumulate ? 1u : 0u});
+        },
+    // two additions per element of dx: into its token's row and into its position's
+    .flops = [](const PlanEntry& e, Precision) { return 2.0 * double(positions(e)) * double(e.C); },
+    // compulsory: dx and the tokens once (and dwte with accumulate); dwte and dwpe written once
+    .bytes_read =
+        [](const PlanEntry& e, Precision p) {
+          return double(positions(e)) * (kIdx + double(e.C) * e_of(p)) +
+                 (e.accumulate ? double(e.OC * e.C) * e_of(p) : 0.0);
+        },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return double((e.OC + e.T) * e.C) * e_of(p); }};
 
-}  // namespace cpu::ops
+}  // namespace kernels
+#endif

@@ -4,6 +4,7 @@
 // position's embedding is added. A plan entry's B is the sequences, T their length, C the width, OC the vocabulary.
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -38,47 +39,55 @@ void reference(RefBindings b, const KernelArgs& a) {
   }
 }
 
+}  // namespace
+
+const Kernel embedding_forward{.tuned = tuned, .reference = reference};
+
+}  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+namespace {
+
 size_t positions(const PlanEntry& e) { return size_t(e.B) * size_t(e.T); }
 
 }  // namespace
 
-const Kernel embedding_forward{
-    .def = {
-        .bindings = {{.name = "x",
-                      .access = Access::Write,
-                      .elem = Elem::Storage,
-                      .role = Role::Act,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return positions(e) * size_t(e.C); }},
-                     {.name = "tokens", .access = Access::Read, .elem = Elem::I32, .role = Role::Tokens},
-                     {.name = "wte",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::TokenEmb,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.OC) * size_t(e.C); }},
-                     {.name = "wpe",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::PosEmb,
-                      .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.T) * size_t(e.C); }}},
-        .params_bytes = sizeof(core::EmbeddingParams),
-        .grid = Grid::Elements,
-        .local_size = 256,
-        .grid_size =
-            [](const PlanEntry& e) {
-              return std::array<uint64_t, 2>{positions(e) * uint64_t(e.C), 1};
-            },
-        .args =
-            [](const PlanEntry& e, const StepArgs&) {
-              return KernelArgs::of(core::EmbeddingParams{u32(e.B), u32(e.T), u32(e.C), u32(e.OC), 0});
-            },
-        .flops = [](const PlanEntry& e, Precision) { return double(positions(e)) * double(e.C); },
-        // compulsory: the tokens, each position's row of wte and its row of wpe (once per position index)
-        .bytes_read =
-            [](const PlanEntry& e, Precision p) {
-              return double(positions(e)) * (kIdx + double(e.C) * e_of(p)) + double(e.T * e.C) * e_of(p);
-            },
-        .bytes_written = [](const PlanEntry& e, Precision p) { return double(positions(e)) * double(e.C) * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const core::KernelDef embedding_forward{
+    .bindings = {{.name = "x",
+                  .access = Access::Write,
+                  .elem = Elem::Storage,
+                  .role = Role::Act,
+                  .elements = [](const PlanEntry& e, const StepArgs&) { return positions(e) * size_t(e.C); }},
+                 {.name = "tokens", .access = Access::Read, .elem = Elem::I32, .role = Role::Tokens},
+                 {.name = "wte",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::TokenEmb,
+                  .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.OC) * size_t(e.C); }},
+                 {.name = "wpe",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::PosEmb,
+                  .elements = [](const PlanEntry& e, const StepArgs&) { return size_t(e.T) * size_t(e.C); }}},
+    .params_bytes = sizeof(core::EmbeddingParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size =
+        [](const PlanEntry& e) {
+          return std::array<uint64_t, 2>{positions(e) * uint64_t(e.C), 1};
+        },
+    .args =
+        [](const PlanEntry& e, const StepArgs&) {
+          return KernelArgs::of(core::EmbeddingParams{u32(e.B), u32(e.T), u32(e.C), u32(e.OC), 0});
+        },
+    .flops = [](const PlanEntry& e, Precision) { return double(positions(e)) * double(e.C); },
+    // compulsory: the tokens, each position's row of wte and its row of wpe (once per position index)
+    .bytes_read =
+        [](const PlanEntry& e, Precision p) {
+          return double(positions(e)) * (kIdx + double(e.C) * e_of(p)) + double(e.T * e.C) * e_of(p);
+        },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return double(positions(e)) * double(e.C) * e_of(p); }};
 
-}  // namespace cpu::ops
+}  // namespace kernels
+#endif

@@ -3,6 +3,7 @@
 // In 16-bit storage x_out holds the rounding of the fp32 dataset's values (a copy: bit for bit the nearest value).
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -35,24 +36,29 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel gather_batch{
-    .def = {.bindings = {{.name = "x_out", .access = Access::Write, .elem = Elem::Storage, .role = Role::XBatch,
-                          .exact = true, .elements = shape::B_x_C},
-                         {.name = "y_out", .access = Access::Write, .elem = Elem::I32, .role = Role::YBatch},
-                         {.name = "x", .access = Access::Read, .elem = Elem::F32, .role = Role::DataX},
-                         {.name = "y", .access = Access::Read, .elem = Elem::I32, .role = Role::DataY},
-                         {.name = "order", .access = Access::Read, .elem = Elem::U32, .role = Role::Order}},
-            .params_bytes = sizeof(core::GatherBatchParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry& e) { return quads(e.B * e.C); },
-            .args = [](const PlanEntry& e,
-                       const StepArgs& s) { return KernelArgs::of(core::GatherBatchParams{u32(e.B), u32(e.C), s.first, 0, 0xFFFFFFFFu}); },
-            .flops = [](const PlanEntry&, Precision) { return 0.0; },
-            // rows of the fp32 dataset, their indices and labels
-            .bytes_read = [](const PlanEntry& e, Precision) { return e.B * e.C * 4.0 + 2 * e.B * kIdx; },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p) + e.B * kIdx; }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel gather_batch{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef gather_batch{
+    .bindings = {{.name = "x_out", .access = Access::Write, .elem = Elem::Storage, .role = Role::XBatch,
+                  .exact = true, .elements = shape::B_x_C},
+                 {.name = "y_out", .access = Access::Write, .elem = Elem::I32, .role = Role::YBatch},
+                 {.name = "x", .access = Access::Read, .elem = Elem::F32, .role = Role::DataX},
+                 {.name = "y", .access = Access::Read, .elem = Elem::I32, .role = Role::DataY},
+                 {.name = "order", .access = Access::Read, .elem = Elem::U32, .role = Role::Order}},
+    .params_bytes = sizeof(core::GatherBatchParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry& e) { return quads(e.B * e.C); },
+    .args = [](const PlanEntry& e,
+               const StepArgs& s) { return KernelArgs::of(core::GatherBatchParams{u32(e.B), u32(e.C), s.first, 0, 0xFFFFFFFFu}); },
+    .flops = [](const PlanEntry&, Precision) { return 0.0; },
+    // rows of the fp32 dataset, their indices and labels
+    .bytes_read = [](const PlanEntry& e, Precision) { return e.B * e.C * 4.0 + 2 * e.B * kIdx; },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p) + e.B * kIdx; }};
+
+}  // namespace kernels
+#endif

@@ -5,6 +5,7 @@
 // 256) and its T targets, the next tokens, -1 where a target does not count (core::token_dataset).
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -39,23 +40,28 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel gather_tokens{
-    .def = {.bindings = {{.name = "tokens", .access = Access::Write, .elem = Elem::I32, .role = Role::Tokens},
-                         {.name = "targets", .access = Access::Write, .elem = Elem::I32, .role = Role::YBatch},
-                         {.name = "x", .access = Access::Read, .elem = Elem::F32, .role = Role::DataX},
-                         {.name = "y", .access = Access::Read, .elem = Elem::I32, .role = Role::DataY},
-                         {.name = "order", .access = Access::Read, .elem = Elem::U32, .role = Role::Order}},
-            .params_bytes = sizeof(core::GatherTokensParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B * e.T), 1}; },
-            .args = [](const PlanEntry& e,
-                       const StepArgs& s) { return KernelArgs::of(core::GatherTokensParams{u32(e.B), u32(e.T), s.first}); },
-            .flops = [](const PlanEntry&, Precision) { return 0.0; },
-            // the sequences' ids (fp32) and targets, and their indices
-            .bytes_read = [](const PlanEntry& e, Precision) { return e.B * e.T * (4.0 + kIdx) + e.B * kIdx; },
-            .bytes_written = [](const PlanEntry& e, Precision) { return 2.0 * e.B * e.T * kIdx; }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel gather_tokens{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef gather_tokens{
+    .bindings = {{.name = "tokens", .access = Access::Write, .elem = Elem::I32, .role = Role::Tokens},
+                 {.name = "targets", .access = Access::Write, .elem = Elem::I32, .role = Role::YBatch},
+                 {.name = "x", .access = Access::Read, .elem = Elem::F32, .role = Role::DataX},
+                 {.name = "y", .access = Access::Read, .elem = Elem::I32, .role = Role::DataY},
+                 {.name = "order", .access = Access::Read, .elem = Elem::U32, .role = Role::Order}},
+    .params_bytes = sizeof(core::GatherTokensParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B * e.T), 1}; },
+    .args = [](const PlanEntry& e,
+               const StepArgs& s) { return KernelArgs::of(core::GatherTokensParams{u32(e.B), u32(e.T), s.first}); },
+    .flops = [](const PlanEntry&, Precision) { return 0.0; },
+    // the sequences' ids (fp32) and targets, and their indices
+    .bytes_read = [](const PlanEntry& e, Precision) { return e.B * e.T * (4.0 + kIdx) + e.B * kIdx; },
+    .bytes_written = [](const PlanEntry& e, Precision) { return 2.0 * e.B * e.T * kIdx; }};
+
+}  // namespace kernels
+#endif

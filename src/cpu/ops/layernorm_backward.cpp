@@ -9,6 +9,7 @@
 #include "cpu/ops/op.hpp"
 #include "cpu/transformer_reference.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -28,31 +29,36 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel layernorm_backward{
-    .def = {.bindings = {{.name = "din", .access = Access::ReadWrite, .elem = Elem::Storage, .role = Role::DLayerIn,
-                          .elements = shape::B_x_C},
-                         {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct,
-                          .elements = shape::B_x_C},
-                         {.name = "in_", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
-                          .elements = shape::B_x_C},
-                         {.name = "gamma", .access = Access::Read, .elem = Elem::Storage, .role = Role::Weight,
-                          .elements = shape::C},
-                         {.name = "mean_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormMean,
-                          .elements = shape::B},
-                         {.name = "rstd_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormRstd,
-                          .elements = shape::B}},
-            .params_bytes = sizeof(core::LayerNormParams),
-            .grid = Grid::Rows,
-            .local_size = 64,
-            .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), 1}; },
-            .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(layernorm_params(e)); },
-            // per element: dxhat, its two sums (xhat recomputed twice), then the gradient's four operations
-            .flops = [](const PlanEntry& e, Precision) { return 12.0 * e.B * e.C; },
-            .bytes_read = [](const PlanEntry& e, Precision p) {
-              return ((e.accumulate ? 3.0 : 2.0) * e.B * e.C + e.C) * e_of(p) + 8.0 * e.B;  // din too, accumulating
-            },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel layernorm_backward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef layernorm_backward{
+    .bindings = {{.name = "din", .access = Access::ReadWrite, .elem = Elem::Storage, .role = Role::DLayerIn,
+                  .elements = shape::B_x_C},
+                 {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct,
+                  .elements = shape::B_x_C},
+                 {.name = "in_", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
+                  .elements = shape::B_x_C},
+                 {.name = "gamma", .access = Access::Read, .elem = Elem::Storage, .role = Role::Weight,
+                  .elements = shape::C},
+                 {.name = "mean_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormMean,
+                  .elements = shape::B},
+                 {.name = "rstd_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormRstd,
+                  .elements = shape::B}},
+    .params_bytes = sizeof(core::LayerNormParams),
+    .grid = Grid::Rows,
+    .local_size = 64,
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), 1}; },
+    .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(layernorm_params(e)); },
+    // per element: dxhat, its two sums (xhat recomputed twice), then the gradient's four operations
+    .flops = [](const PlanEntry& e, Precision) { return 12.0 * e.B * e.C; },
+    .bytes_read = [](const PlanEntry& e, Precision p) {
+      return ((e.accumulate ? 3.0 : 2.0) * e.B * e.C + e.C) * e_of(p) + 8.0 * e.B;  // din too, accumulating
+    },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.C * e_of(p); }};
+
+}  // namespace kernels
+#endif

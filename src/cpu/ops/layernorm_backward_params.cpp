@@ -6,6 +6,7 @@
 #include "cpu/ops/op.hpp"
 #include "cpu/transformer_reference.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -24,29 +25,34 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel layernorm_backward_params{
-    .def = {.bindings = {{.name = "dgamma", .access = Access::Write, .elem = Elem::Storage, .role = Role::DWeight,
-                          .sum = true, .elements = shape::C},
-                         {.name = "dbeta", .access = Access::Write, .elem = Elem::Storage, .role = Role::DBias,
-                          .sum = true, .elements = shape::C},
-                         {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct,
-                          .elements = shape::B_x_C},
-                         {.name = "in_", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
-                          .elements = shape::B_x_C},
-                         {.name = "mean_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormMean,
-                          .elements = shape::B},
-                         {.name = "rstd_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormRstd,
-                          .elements = shape::B}},
-            .params_bytes = sizeof(core::LayerNormParams),
-            .grid = Grid::Rows,
-            .local_size = 64,
-            .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.C), 1}; },
-            .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(layernorm_params(e)); },
-            // per element: xhat (a subtract and a multiply), its product with dout and two sums
-            .flops = [](const PlanEntry& e, Precision) { return 5.0 * e.B * e.C; },
-            .bytes_read = [](const PlanEntry& e, Precision p) { return 2.0 * e.B * e.C * e_of(p) + 8.0 * e.B; },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return 2.0 * e.C * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel layernorm_backward_params{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef layernorm_backward_params{
+    .bindings = {{.name = "dgamma", .access = Access::Write, .elem = Elem::Storage, .role = Role::DWeight,
+                  .sum = true, .elements = shape::C},
+                 {.name = "dbeta", .access = Access::Write, .elem = Elem::Storage, .role = Role::DBias,
+                  .sum = true, .elements = shape::C},
+                 {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct,
+                  .elements = shape::B_x_C},
+                 {.name = "in_", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
+                  .elements = shape::B_x_C},
+                 {.name = "mean_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormMean,
+                  .elements = shape::B},
+                 {.name = "rstd_", .access = Access::Read, .elem = Elem::F32, .role = Role::NormRstd,
+                  .elements = shape::B}},
+    .params_bytes = sizeof(core::LayerNormParams),
+    .grid = Grid::Rows,
+    .local_size = 64,
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.C), 1}; },
+    .args = [](const PlanEntry& e, const StepArgs&) { return KernelArgs::of(layernorm_params(e)); },
+    // per element: xhat (a subtract and a multiply), its product with dout and two sums
+    .flops = [](const PlanEntry& e, Precision) { return 5.0 * e.B * e.C; },
+    .bytes_read = [](const PlanEntry& e, Precision p) { return 2.0 * e.B * e.C * e_of(p) + 8.0 * e.B; },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return 2.0 * e.C * e_of(p); }};
+
+}  // namespace kernels
+#endif

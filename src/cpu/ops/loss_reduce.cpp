@@ -3,6 +3,7 @@
 // The CPU twin accumulates in double (the GPU in fp32, by a tree reduction in one workgroup).
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -23,19 +24,24 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel loss_reduce{
-    .def = {.bindings = {{.name = "loss_history", .access = Access::Write, .elem = Elem::F32, .role = Role::LossHistory},
-                         {.name = "losses", .access = Access::Read, .elem = Elem::F32, .role = Role::Losses}},
-            .params_bytes = sizeof(core::LossReduceParams),
-            .grid = Grid::Single,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry&) { return std::array<uint64_t, 2>{1, 1}; },
-            .args = [](const PlanEntry& e,
-                       const StepArgs& s) { return KernelArgs::of(core::LossReduceParams{u32(e.B), s.slot, u32(counted(e))}); },
-            .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B); },
-            .bytes_read = [](const PlanEntry& e, Precision) { return e.B * 4.0; },  // fp32 per-sample losses
-            .bytes_written = [](const PlanEntry&, Precision) { return 4.0; }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel loss_reduce{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef loss_reduce{
+    .bindings = {{.name = "loss_history", .access = Access::Write, .elem = Elem::F32, .role = Role::LossHistory},
+                 {.name = "losses", .access = Access::Read, .elem = Elem::F32, .role = Role::Losses}},
+    .params_bytes = sizeof(core::LossReduceParams),
+    .grid = Grid::Single,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry&) { return std::array<uint64_t, 2>{1, 1}; },
+    .args = [](const PlanEntry& e,
+               const StepArgs& s) { return KernelArgs::of(core::LossReduceParams{u32(e.B), s.slot, u32(counted(e))}); },
+    .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B); },
+    .bytes_read = [](const PlanEntry& e, Precision) { return e.B * 4.0; },  // fp32 per-sample losses
+    .bytes_written = [](const PlanEntry&, Precision) { return 4.0; }};
+
+}  // namespace kernels
+#endif

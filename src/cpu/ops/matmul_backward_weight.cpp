@@ -5,6 +5,7 @@
 #include "cpu/gemm_portable.hpp"
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -30,42 +31,51 @@ void reference(RefBindings b, const KernelArgs& a) {
     }
 }
 
+}  // namespace
+
+const Kernel matmul_backward_weight{.tuned = tuned, .reference = reference};
+
+}  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+namespace {
+
 // split-K's fp32 partial products (split_k x OC x C), 0 when not split.
 double split_partials_bytes(const PlanEntry& e) { return e.split_k > 1 ? 4.0 * e.split_k * e.OC * e.C : 0.0; }
 
 }  // namespace
 
-const Kernel matmul_backward_weight{
-    .def = {.bindings = {{.name = "dweight", .access = Access::Write, .elem = Elem::Storage, .role = Role::DWeight,
-                          .sum = true, .elements = shape::OC_x_C},
-                         {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DPreact,
-                          .elements = shape::B_x_OC},
-                         {.name = "inp", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
-                          .elements = shape::B_x_C}},
-            .params_bytes = sizeof(core::MatmulBackwardParams),
-            .grid = Grid::Gemm,
-            .local_size = 0,
-            .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.OC), uint64_t(e.C)}; },
-            .args =
-                [](const PlanEntry& e, const StepArgs&) {
-                  return KernelArgs::of(core::MatmulBackwardParams{u32(e.B), u32(e.C), u32(e.OC), u32(e.k_slice())});
-                },
-            // split-K (PlanEntry::split_k > 1): the reduce adds split_k - 1 partials per output, and the fp32
-            // partials (split_k x OC x C) are written by the GEMM pass and read by the reduce
-            .flops =
-                [](const PlanEntry& e, Precision) {
-                  return 2.0 * e.B * e.C * e.OC + (e.split_k > 1 ? (e.split_k - 1.0) * e.C * e.OC : 0.0);
-                },
-            .bytes_read = [](const PlanEntry& e,
-                             Precision p) { return (e.B * e.OC + e.B * e.C) * e_of(p) + split_partials_bytes(e); },
-            .bytes_written = [](const PlanEntry& e,
-                                Precision p) { return e.OC * e.C * e_of(p) + split_partials_bytes(e); },
-            // operands: dout, inp
-            .gemm = {.split_k = core::SplitK::Rows,
-                     .operands = {1, 2},
-                     .vec4_ok = vec4_c_oc,
-                     .largest_operand = dense_largest}},
-    .tuned = tuned,
-    .reference = reference};
+const core::KernelDef matmul_backward_weight{
+    .bindings = {{.name = "dweight", .access = Access::Write, .elem = Elem::Storage, .role = Role::DWeight,
+                  .sum = true, .elements = shape::OC_x_C},
+                 {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DPreact,
+                  .elements = shape::B_x_OC},
+                 {.name = "inp", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
+                  .elements = shape::B_x_C}},
+    .params_bytes = sizeof(core::MatmulBackwardParams),
+    .grid = Grid::Gemm,
+    .local_size = 0,
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.OC), uint64_t(e.C)}; },
+    .args =
+        [](const PlanEntry& e, const StepArgs&) {
+          return KernelArgs::of(core::MatmulBackwardParams{u32(e.B), u32(e.C), u32(e.OC), u32(e.k_slice())});
+        },
+    // split-K (PlanEntry::split_k > 1): the reduce adds split_k - 1 partials per output, and the fp32
+    // partials (split_k x OC x C) are written by the GEMM pass and read by the reduce
+    .flops =
+        [](const PlanEntry& e, Precision) {
+          return 2.0 * e.B * e.C * e.OC + (e.split_k > 1 ? (e.split_k - 1.0) * e.C * e.OC : 0.0);
+        },
+    .bytes_read = [](const PlanEntry& e,
+                     Precision p) { return (e.B * e.OC + e.B * e.C) * e_of(p) + split_partials_bytes(e); },
+    .bytes_written = [](const PlanEntry& e,
+                        Precision p) { return e.OC * e.C * e_of(p) + split_partials_bytes(e); },
+    // operands: dout, inp
+    .gemm = {.split_k = core::SplitK::Rows,
+             .operands = {1, 2},
+             .vec4_ok = vec4_c_oc,
+             .largest_operand = dense_largest}};
 
-}  // namespace cpu::ops
+}  // namespace kernels
+#endif

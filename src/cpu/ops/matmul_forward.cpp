@@ -6,6 +6,7 @@
 #include "cpu/gemm_portable.hpp"
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -70,45 +71,50 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel matmul_forward{
-    .def = {.bindings = {{.name = "out", .access = Access::Write, .elem = Elem::Storage, .role = Role::Act,
-                          .sum = true, .elements = shape::B_x_OC},
-                         {.name = "preact", .access = Access::Write, .elem = Elem::Storage, .role = Role::Preact,
-                          .sum = true,
-                          .elements = [](const PlanEntry& e, const StepArgs&) -> size_t {
-                            return e.activation && e.epilogue ? static_cast<size_t>(e.B * e.OC) : 0;
-                          }},
-                         {.name = "inp", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
-                          .elements = shape::B_x_C},
-                         {.name = "weight", .access = Access::Read, .elem = Elem::Storage, .role = Role::Weight,
-                          .elements = shape::OC_x_C},
-                         {.name = "bias", .access = Access::Read, .elem = Elem::Storage, .role = Role::Bias,
-                          .elements = [](const PlanEntry& e, const StepArgs&) -> size_t {
-                            return e.epilogue ? static_cast<size_t>(e.OC) : 0;
-                          }}},
-            .params_bytes = sizeof(core::MatmulForwardParams),
-            .grid = Grid::Gemm,
-            .local_size = 0,
-            .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), uint64_t(e.OC)}; },
-            .args =
-                [](const PlanEntry& e, const StepArgs& s) {
-                  const uint32_t apply_act = e.epilogue && e.activation ? 1u : 0u;
-                  return KernelArgs::of(core::MatmulForwardParams{u32(e.B), u32(e.C), u32(e.OC), apply_act,
-                                                                  act_code(s.activation), e.epilogue ? 1u : 0u});
-                },
-            // multiply-adds plus the bias (without the epilogue: the multiply-adds); the activation is not counted
-            .flops = [](const PlanEntry& e,
-                        Precision) { return 2.0 * e.B * e.C * e.OC + (e.epilogue ? e.B * e.OC : 0); },
-            .bytes_read = [](const PlanEntry& e,
-                             Precision p) { return (e.B * e.C + e.OC * e.C + (e.epilogue ? e.OC : 0)) * e_of(p); },
-            // out, and preact for act_backward (fused hidden layers)
-            .bytes_written = [](const PlanEntry& e,
-                                Precision p) { return e.B * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1); },
-            // operands: inp, weight
-            .gemm = {.operands = {2, 3},
-                     .vec4_ok = vec4_c,
-                     .largest_operand = dense_largest}},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel matmul_forward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef matmul_forward{
+    .bindings = {{.name = "out", .access = Access::Write, .elem = Elem::Storage, .role = Role::Act,
+                  .sum = true, .elements = shape::B_x_OC},
+                 {.name = "preact", .access = Access::Write, .elem = Elem::Storage, .role = Role::Preact,
+                  .sum = true,
+                  .elements = [](const PlanEntry& e, const StepArgs&) -> size_t {
+                    return e.activation && e.epilogue ? static_cast<size_t>(e.B * e.OC) : 0;
+                  }},
+                 {.name = "inp", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
+                  .elements = shape::B_x_C},
+                 {.name = "weight", .access = Access::Read, .elem = Elem::Storage, .role = Role::Weight,
+                  .elements = shape::OC_x_C},
+                 {.name = "bias", .access = Access::Read, .elem = Elem::Storage, .role = Role::Bias,
+                  .elements = [](const PlanEntry& e, const StepArgs&) -> size_t {
+                    return e.epilogue ? static_cast<size_t>(e.OC) : 0;
+                  }}},
+    .params_bytes = sizeof(core::MatmulForwardParams),
+    .grid = Grid::Gemm,
+    .local_size = 0,
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), uint64_t(e.OC)}; },
+    .args =
+        [](const PlanEntry& e, const StepArgs& s) {
+          const uint32_t apply_act = e.epilogue && e.activation ? 1u : 0u;
+          return KernelArgs::of(core::MatmulForwardParams{u32(e.B), u32(e.C), u32(e.OC), apply_act,
+                                                          act_code(s.activation), e.epilogue ? 1u : 0u});
+        },
+    // multiply-adds plus the bias (without the epilogue: the multiply-adds); the activation is not counted
+    .flops = [](const PlanEntry& e,
+                Precision) { return 2.0 * e.B * e.C * e.OC + (e.epilogue ? e.B * e.OC : 0); },
+    .bytes_read = [](const PlanEntry& e,
+                     Precision p) { return (e.B * e.C + e.OC * e.C + (e.epilogue ? e.OC : 0)) * e_of(p); },
+    // out, and preact for act_backward (fused hidden layers)
+    .bytes_written = [](const PlanEntry& e,
+                        Precision p) { return e.B * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1); },
+    // operands: inp, weight
+    .gemm = {.operands = {2, 3},
+             .vec4_ok = vec4_c,
+             .largest_operand = dense_largest}};
+
+}  // namespace kernels
+#endif

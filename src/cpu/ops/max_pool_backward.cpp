@@ -5,6 +5,7 @@
 // A gradient is a copy of one dout value or 0: exact in every precision.
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -85,41 +86,45 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel max_pool_backward{
-    .def = {
-        .bindings = {{.name = "dinp",
-                      .access = Access::Write,
-                      .elem = Elem::Storage,
-                      .role = Role::DLayerIn,
-                      .exact = true,
-                      .elements = shape::image_in},
-                     {.name = "dout",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::DAct,
-                      .elements = shape::pool_out},
-                     {.name = "inp",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::LayerIn,
-                      .elements = shape::image_in}},
-        .params_bytes = sizeof(core::MaxPoolParams),
-        .grid = Grid::Elements,
-        .local_size = 256,
-        .grid_size =
-            [](const PlanEntry& e) {
-              return std::array<uint64_t, 2>{uint64_t(e.B * e.H * e.W * e.C), 1};
-            },
-        .args =
-            [](const PlanEntry& e, const StepArgs&) {
-              return KernelArgs::of(max_pool_params(e));
-            },
-        // the window's 3 comparisons, once per output
-        .flops = [](const PlanEntry& e, Precision) { return 3.0 * double(e.B * e.OH() * e.OW() * e.C); },
-        .bytes_read = [](const PlanEntry& e,
-                         Precision p) { return double(e.B * e.H * e.W * e.C + e.B * e.OH() * e.OW() * e.C) * e_of(p); },
-        .bytes_written = [](const PlanEntry& e, Precision p) { return double(e.B * e.H * e.W * e.C) * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel max_pool_backward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef max_pool_backward{
+    .bindings = {{.name = "dinp",
+                  .access = Access::Write,
+                  .elem = Elem::Storage,
+                  .role = Role::DLayerIn,
+                  .exact = true,
+                  .elements = shape::image_in},
+                 {.name = "dout",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::DAct,
+                  .elements = shape::pool_out},
+                 {.name = "inp",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::LayerIn,
+                  .elements = shape::image_in}},
+    .params_bytes = sizeof(core::MaxPoolParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size =
+        [](const PlanEntry& e) {
+          return std::array<uint64_t, 2>{uint64_t(e.B * e.H * e.W * e.C), 1};
+        },
+    .args =
+        [](const PlanEntry& e, const StepArgs&) {
+          return KernelArgs::of(max_pool_params(e));
+        },
+    // the window's 3 comparisons, once per output
+    .flops = [](const PlanEntry& e, Precision) { return 3.0 * double(e.B * e.OH() * e.OW() * e.C); },
+    .bytes_read = [](const PlanEntry& e,
+                     Precision p) { return double(e.B * e.H * e.W * e.C + e.B * e.OH() * e.OW() * e.C) * e_of(p); },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return double(e.B * e.H * e.W * e.C) * e_of(p); }};
+
+}  // namespace kernels
+#endif

@@ -3,6 +3,7 @@
 // (an odd last row or column is dropped). A maximum is a copy of one input, so it is exact in every precision.
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -47,35 +48,39 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel max_pool_forward{
-    .def = {
-        .bindings = {{.name = "out",
-                      .access = Access::Write,
-                      .elem = Elem::Storage,
-                      .role = Role::Act,
-                      .exact = true,
-                      .elements = shape::pool_out},
-                     {.name = "inp",
-                      .access = Access::Read,
-                      .elem = Elem::Storage,
-                      .role = Role::LayerIn,
-                      .elements = shape::image_in}},
-        .params_bytes = sizeof(core::MaxPoolParams),
-        .grid = Grid::Elements,
-        .local_size = 256,
-        .grid_size =
-            [](const PlanEntry& e) {
-              return std::array<uint64_t, 2>{uint64_t(e.B * e.OH() * e.OW() * e.C), 1};
-            },
-        .args =
-            [](const PlanEntry& e, const StepArgs&) {
-              return KernelArgs::of(max_pool_params(e));
-            },
-        // 3 comparisons per output
-        .flops = [](const PlanEntry& e, Precision) { return 3.0 * double(e.B * e.OH() * e.OW() * e.C); },
-        .bytes_read = [](const PlanEntry& e, Precision p) { return double(e.B * e.H * e.W * e.C) * e_of(p); },
-        .bytes_written = [](const PlanEntry& e, Precision p) { return double(e.B * e.OH() * e.OW() * e.C) * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel max_pool_forward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef max_pool_forward{
+    .bindings = {{.name = "out",
+                  .access = Access::Write,
+                  .elem = Elem::Storage,
+                  .role = Role::Act,
+                  .exact = true,
+                  .elements = shape::pool_out},
+                 {.name = "inp",
+                  .access = Access::Read,
+                  .elem = Elem::Storage,
+                  .role = Role::LayerIn,
+                  .elements = shape::image_in}},
+    .params_bytes = sizeof(core::MaxPoolParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size =
+        [](const PlanEntry& e) {
+          return std::array<uint64_t, 2>{uint64_t(e.B * e.OH() * e.OW() * e.C), 1};
+        },
+    .args =
+        [](const PlanEntry& e, const StepArgs&) {
+          return KernelArgs::of(max_pool_params(e));
+        },
+    // 3 comparisons per output
+    .flops = [](const PlanEntry& e, Precision) { return 3.0 * double(e.B * e.OH() * e.OW() * e.C); },
+    .bytes_read = [](const PlanEntry& e, Precision p) { return double(e.B * e.H * e.W * e.C) * e_of(p); },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return double(e.B * e.OH() * e.OW() * e.C) * e_of(p); }};
+
+}  // namespace kernels
+#endif

@@ -1,13 +1,21 @@
 // What a kernel's file src/cpu/ops/<kernel>.cpp is made of, and what it includes. A kernel is one such file (with its
-// shader shaders/<kernel>.comp and its params struct in shaders/common/kernel_params.h):
-//   - the tuned CPU twin, in fp32, its work split over the pool (Bindings: Storage bindings as floats);
-//   - the plain reference in double, the obvious loops read top to bottom (RefBindings);
-//   - its kernel-table entry, `const Kernel <kernel>{.def = {...}, .tuned = ..., .reference = ...}`, written with
-//     designated initializers: bindings, params, workgroup geometry, FLOP and byte formulas (core/kernel_table.hpp).
-// cmake/kernels.cmake lists the files, and the table (cpu/kernel_registry.cpp) and core::Op are made from that list,
-// so the file is all there is to register. The 16-bit variants need no code: cpu::run_kernel widens a kernel's 16-bit
-// bindings to fp32, runs the fp32 twin and rounds its 16-bit outputs back (only kernels whose 16-bit variant does
-// something else, the loss-scaled optimizers and check_finite_grads, have `tuned16`).
+// shader shaders/<kernel>.comp and its params struct in shaders/common/kernel_params.h), compiled twice
+// (src/CMakeLists.txt):
+//   - into trainscope_cpu: the tuned CPU twin, in fp32, its work split over the pool (Bindings: Storage bindings as
+//     floats); the plain reference in double, the obvious loops read top to bottom (RefBindings); and
+//     `const Kernel <kernel>{.tuned = ..., .reference = ...}` (namespace cpu::ops), through which cpu::kernel() finds
+//     them;
+//   - with TRAINSCOPE_KERNEL_TABLE defined, into trainscope_kernels (archived into trainscope_core, so that every
+//     layer has the table and none links the CPU code): its kernel-table entry only,
+//     `const core::KernelDef <kernel>{...}` (namespace kernels), written with designated initializers: bindings,
+//     params, workgroup geometry, FLOP and byte formulas (core/kernel_table.hpp).
+// So a kernel's file is `#ifndef TRAINSCOPE_KERNEL_TABLE` (the CPU code) `#else` (the entry) `#endif`, and what the
+// entry needs (the helpers below up to "The CPU code's part") includes only core.
+// cmake/kernels.cmake lists the files, and the table (core/kernel_table.cpp), cpu::kernel() (cpu/kernel_registry.cpp)
+// and core::Op are made from that list, so the file is all there is to register. The 16-bit variants need no code:
+// cpu::run_kernel widens a kernel's 16-bit bindings to fp32, runs the fp32 twin and rounds its 16-bit outputs back
+// (only kernels whose 16-bit variant does something else, the loss-scaled optimizers and check_finite_grads, have
+// `tuned16`).
 #pragma once
 #include <algorithm>
 #include <array>
@@ -19,53 +27,13 @@
 
 #include "core/error.hpp"
 #include "core/kernel_table.hpp"
-#include "cpu/fast_math.hpp"
-#include "cpu/storage16.hpp"
-#include "cpu/layernorm.hpp"
-#include "cpu/thread_pool.hpp"
 
-namespace cpu {
+// What the entries are written with (and the CPU code reads too): element counts, figures, push constants, geometry.
+namespace kernels {
 
-// The memory of a kernel's bindings in binding order, as its tuned twin sees it: Storage bindings hold floats (16-bit
-// ones widened by the caller); a binding is null where absent in the precision or not touched by this call.
-class Bindings {
- public:
-  explicit Bindings(std::span<void* const> pointers) : p_(pointers) {}
-  template <typename T>
-  T* at(size_t i) const {
-    return i < p_.size() ? static_cast<T*>(p_[i]) : nullptr;
-  }
-  float* f32(size_t i) const { return at<float>(i); }
-
- private:
-  std::span<void* const> p_;
-};
-
-// The reference's bindings: binding i's elements as doubles (Storage, F32, I32 and U32 values; a LossScalerBuffer or
-// ScaleHistoryEntry as its members in order, one group per element), empty where absent in the precision.
-using RefBindings = std::span<std::vector<double>>;
-
-// One kernel: its table entry and its CPU code.
-struct Kernel {
-  core::KernelDef def;
-  // The tuned CPU twin in fp32. Null for a kernel that exists only in 16-bit storage (check_finite_grads).
-  void (*tuned)(const Bindings& b, const core::KernelArgs& a, ThreadPool& pool) = nullptr;
-  // 16-bit code of its own, Storage bindings as 16-bit bits (fp16 or bf16: `precision`); null: the 16-bit variant is
-  // `tuned` on the widened bindings.
-  void (*tuned16)(const Bindings& b, const core::KernelArgs& a, core::Precision precision, ThreadPool& pool) = nullptr;
-  // The plain reference in double: reads and writes its bindings in place, never rounds.
-  void (*reference)(RefBindings b, const core::KernelArgs& a) = nullptr;
-};
-
-// The kernel of `op` (defined by cpu/kernel_registry.cpp from the kernel list).
-const Kernel& kernel(core::Op op);
-
-namespace ops {
-
-// Every kernel's entry, named as its file (so that its definition has external linkage and the registry finds it).
-#define TRAINSCOPE_KERNEL(name) extern const Kernel name;
-#include "kernel_list.inc"
-#undef TRAINSCOPE_KERNEL
+// LayerNorm's eps, added to the variance (torch.nn.LayerNorm's default): the kernels' (layernorm_params) and the
+// transformer reference's.
+inline constexpr double kLayerNormEps = 1e-5;
 
 using core::Access;
 using core::Elem;
@@ -178,6 +146,69 @@ inline uint64_t conv_largest(const PlanEntry& e) {
 inline double conv_pixels(const PlanEntry& e) { return double(e.B) * double(e.OH()) * double(e.OW()); }
 inline double conv_taps(const PlanEntry& e) { return double(e.KS) * double(e.KS) * double(e.C); }
 
+}  // namespace kernels
+
+#ifdef TRAINSCOPE_KERNEL_TABLE
+// The entries, named as their files (extern, so that each definition has external linkage and core/kernel_table.cpp
+// finds it).
+namespace kernels {
+#define TRAINSCOPE_KERNEL(name) extern const core::KernelDef name;
+#include "kernel_list.inc"
+#undef TRAINSCOPE_KERNEL
+}  // namespace kernels
+
+#else  // The CPU code's part: trainscope_cpu only.
+#include "cpu/fast_math.hpp"
+#include "cpu/storage16.hpp"
+#include "cpu/thread_pool.hpp"
+
+namespace cpu {
+
+using kernels::kLayerNormEps;  // the transformer reference's too
+
+// The memory of a kernel's bindings in binding order, as its tuned twin sees it: Storage bindings hold floats (16-bit
+// ones widened by the caller); a binding is null where absent in the precision or not touched by this call.
+class Bindings {
+ public:
+  explicit Bindings(std::span<void* const> pointers) : p_(pointers) {}
+  template <typename T>
+  T* at(size_t i) const {
+    return i < p_.size() ? static_cast<T*>(p_[i]) : nullptr;
+  }
+  float* f32(size_t i) const { return at<float>(i); }
+
+ private:
+  std::span<void* const> p_;
+};
+
+// The reference's bindings: binding i's elements as doubles (Storage, F32, I32 and U32 values; a LossScalerBuffer or
+// ScaleHistoryEntry as its members in order, one group per element), empty where absent in the precision.
+using RefBindings = std::span<std::vector<double>>;
+
+// One kernel's CPU code (its table entry: core::kernel_def(op)).
+struct Kernel {
+  // The tuned CPU twin in fp32. Null for a kernel that exists only in 16-bit storage (check_finite_grads).
+  void (*tuned)(const Bindings& b, const core::KernelArgs& a, ThreadPool& pool) = nullptr;
+  // 16-bit code of its own, Storage bindings as 16-bit bits (fp16 or bf16: `precision`); null: the 16-bit variant is
+  // `tuned` on the widened bindings.
+  void (*tuned16)(const Bindings& b, const core::KernelArgs& a, core::Precision precision, ThreadPool& pool) = nullptr;
+  // The plain reference in double: reads and writes its bindings in place, never rounds.
+  void (*reference)(RefBindings b, const core::KernelArgs& a) = nullptr;
+};
+
+// The CPU code of `op` (cpu/kernel_registry.cpp, from the kernel list; checked against the table on first use).
+const Kernel& kernel(core::Op op);
+
+namespace ops {
+
+using namespace kernels;  // the entries' helpers: the CPU code reads its push constants and shapes with them
+
+// Every kernel's CPU code, named as its file (extern, so that its definition has external linkage and the registry finds
+// it).
+#define TRAINSCOPE_KERNEL(name) extern const Kernel name;
+#include "kernel_list.inc"
+#undef TRAINSCOPE_KERNEL
+
 // ---- References: reading the bindings as the reference holds them ----
 inline double* ref(RefBindings b, size_t i) { return i < b.size() && !b[i].empty() ? b[i].data() : nullptr; }
 inline std::vector<int32_t> ints(const std::vector<double>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
@@ -223,3 +254,4 @@ void update16(const uint16_t* grads, uint16_t* weights16, const float* params, s
 
 }  // namespace ops
 }  // namespace cpu
+#endif  // TRAINSCOPE_KERNEL_TABLE

@@ -5,6 +5,7 @@
 // tensor that the branch's LayerNorm backward adds to (layernorm_backward's accumulate).
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -25,23 +26,28 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel residual_forward{
-    .def = {.bindings = {{.name = "out_", .access = Access::Write, .elem = Elem::Storage, .role = Role::Act,
-                          .elements = shape::B_x_OC},
-                         {.name = "a", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
-                          .elements = shape::B_x_OC},
-                         {.name = "b", .access = Access::Read, .elem = Elem::Storage, .role = Role::Skip,
-                          .elements = shape::B_x_OC}},
-            .params_bytes = sizeof(core::ResidualParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry& e) { return quads(e.B * e.OC); },
-            .args = [](const PlanEntry& e,
-                       const StepArgs&) { return KernelArgs::of(core::ResidualParams{u32(e.B * e.OC)}); },
-            .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
-            .bytes_read = [](const PlanEntry& e, Precision p) { return 2.0 * e.B * e.OC * e_of(p); },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.OC * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel residual_forward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef residual_forward{
+    .bindings = {{.name = "out_", .access = Access::Write, .elem = Elem::Storage, .role = Role::Act,
+                  .elements = shape::B_x_OC},
+                 {.name = "a", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
+                  .elements = shape::B_x_OC},
+                 {.name = "b", .access = Access::Read, .elem = Elem::Storage, .role = Role::Skip,
+                  .elements = shape::B_x_OC}},
+    .params_bytes = sizeof(core::ResidualParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry& e) { return quads(e.B * e.OC); },
+    .args = [](const PlanEntry& e,
+               const StepArgs&) { return KernelArgs::of(core::ResidualParams{u32(e.B * e.OC)}); },
+    .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
+    .bytes_read = [](const PlanEntry& e, Precision p) { return 2.0 * e.B * e.OC * e_of(p); },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return e.B * e.OC * e_of(p); }};
+
+}  // namespace kernels
+#endif

@@ -4,6 +4,7 @@
 // weights16 (N), the rounding of the new params; fp16 skips an overflowed step and unscales the others, as adamw_update.
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -54,6 +55,16 @@ void reference(RefBindings b, const KernelArgs& a) {
   }
 }
 
+}  // namespace
+
+const Kernel sgd_update{.tuned = tuned, .tuned16 = tuned16, .reference = reference};
+
+}  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+namespace {
+
 // params and the momentum buffer read and written (fp32); grads in the storage type (with loss scaling also the
 // scaler's 16 bytes); in 16-bit the weights copy written.
 double bytes_read(const PlanEntry& e, Precision p) { return 2 * n_of(e) * 4 + n_of(e) * e_of(p) + (loss_scaled(p) ? 16 : 0); }
@@ -61,30 +72,28 @@ double bytes_written(const PlanEntry& e, Precision p) { return 2 * n_of(e) * 4 +
 
 }  // namespace
 
-const Kernel sgd_update{
-    .def = {.bindings = {{.name = "params", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::Params},
-                         {.name = "momentum_buf", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::State1},
-                         {.name = "grads", .access = Access::Read, .elem = Elem::Storage, .role = Role::Grads,
-                          .elements = shape::N},
-                         {.name = "weights16", .access = Access::Write, .elem = Elem::Storage, .role = Role::Weights16,
-                          .when = When::SixteenBit, .elements = shape::N},
-                         {.name = "scaler", .access = Access::Read, .elem = Elem::LossScaler, .role = Role::Scaler,
-                          .when = When::LossScaling}},
-            .params_bytes = sizeof(core::SgdParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
-            .args =
-                [](const PlanEntry& e, const StepArgs& s) {
-                  return KernelArgs::of(core::SgdParams{static_cast<uint32_t>(e.N), s.lr, s.momentum, s.weight_decay,
-                                                        static_cast<uint32_t>(s.t)});
-                },
-            // decay 2, momentum 2, update 2; with loss scaling the unscaling multiply
-            .flops = [](const PlanEntry& e, Precision p) { return 6 * n_of(e) + (loss_scaled(p) ? n_of(e) : 0); },
-            .bytes_read = bytes_read,
-            .bytes_written = bytes_written},
-    .tuned = tuned,
-    .tuned16 = tuned16,
-    .reference = reference};
+const core::KernelDef sgd_update{
+    .bindings = {{.name = "params", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::Params},
+                 {.name = "momentum_buf", .access = Access::ReadWrite, .elem = Elem::F32, .role = Role::State1},
+                 {.name = "grads", .access = Access::Read, .elem = Elem::Storage, .role = Role::Grads,
+                  .elements = shape::N},
+                 {.name = "weights16", .access = Access::Write, .elem = Elem::Storage, .role = Role::Weights16,
+                  .when = When::SixteenBit, .elements = shape::N},
+                 {.name = "scaler", .access = Access::Read, .elem = Elem::LossScaler, .role = Role::Scaler,
+                  .when = When::LossScaling}},
+    .params_bytes = sizeof(core::SgdParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry& e) { return quads(static_cast<long>(e.N)); },
+    .args =
+        [](const PlanEntry& e, const StepArgs& s) {
+          return KernelArgs::of(core::SgdParams{static_cast<uint32_t>(e.N), s.lr, s.momentum, s.weight_decay,
+                                                static_cast<uint32_t>(s.t)});
+        },
+    // decay 2, momentum 2, update 2; with loss scaling the unscaling multiply
+    .flops = [](const PlanEntry& e, Precision p) { return 6 * n_of(e) + (loss_scaled(p) ? n_of(e) : 0); },
+    .bytes_read = bytes_read,
+    .bytes_written = bytes_written};
 
-}  // namespace cpu::ops
+}  // namespace kernels
+#endif

@@ -12,6 +12,7 @@
 
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -90,39 +91,44 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel softmax_xent_forward_backward{
-    .def = {.bindings = {{.name = "losses", .access = Access::Write, .elem = Elem::F32, .role = Role::Losses},
-                         {.name = "dlogits", .access = Access::Write, .elem = Elem::Storage, .role = Role::DLogits,
-                          .elements = [](const PlanEntry& e, const StepArgs& s) -> size_t {
-                            return s.evaluation ? 0 : static_cast<size_t>(e.B * e.C);
-                          }},
-                         {.name = "correct", .access = Access::Write, .elem = Elem::I32, .role = Role::Correct},
-                         {.name = "logits", .access = Access::Read, .elem = Elem::Storage, .role = Role::Logits,
-                          .elements = shape::B_x_C},
-                         {.name = "labels", .access = Access::Read, .elem = Elem::I32, .role = Role::YBatch},
-                         {.name = "scaler", .access = Access::Read, .elem = Elem::LossScaler, .role = Role::Scaler,
-                          .when = When::LossScaling}},
-            .params_bytes = sizeof(core::SoftmaxXentParams),
-            .grid = Grid::Rows,
-            .local_size = 64,
-            .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), 1}; },
-            .args =
-                [](const PlanEntry& e, const StepArgs& s) {
-                  // Training: the gradient of the mean loss (1/B, or 1/the rows that count); evaluation writes no
-                  // gradient.
-                  const float dloss_scale = s.evaluation ? 1.0f : 1.0f / static_cast<float>(counted(e));
-                  return KernelArgs::of(core::SoftmaxXentParams{u32(e.B), u32(e.C), dloss_scale,
-                                                                s.evaluation ? 0u : 1u, s.out_offset});
-                },
-            // max, exp, sum, divide, subtract per logit (an estimate of the element-wise work)
-            .flops = [](const PlanEntry& e, Precision) { return 5.0 * e.B * e.C; },
-            // logits once, labels; with loss scaling the scale
-            .bytes_read = [](const PlanEntry& e,
-                             Precision p) { return e.B * e.C * e_of(p) + e.B * kIdx + (loss_scaled(p) ? 4 : 0); },
-            // dlogits; per-sample losses (fp32 in every precision) and correct flags (int32)
-            .bytes_written = [](const PlanEntry& e,
-                                Precision p) { return e.B * e.C * e_of(p) + e.B * 4.0 + e.B * kIdx; }},
-    .tuned = tuned,
-    .reference = reference};
+const Kernel softmax_xent_forward_backward{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef softmax_xent_forward_backward{
+    .bindings = {{.name = "losses", .access = Access::Write, .elem = Elem::F32, .role = Role::Losses},
+                 {.name = "dlogits", .access = Access::Write, .elem = Elem::Storage, .role = Role::DLogits,
+                  .elements = [](const PlanEntry& e, const StepArgs& s) -> size_t {
+                    return s.evaluation ? 0 : static_cast<size_t>(e.B * e.C);
+                  }},
+                 {.name = "correct", .access = Access::Write, .elem = Elem::I32, .role = Role::Correct},
+                 {.name = "logits", .access = Access::Read, .elem = Elem::Storage, .role = Role::Logits,
+                  .elements = shape::B_x_C},
+                 {.name = "labels", .access = Access::Read, .elem = Elem::I32, .role = Role::YBatch},
+                 {.name = "scaler", .access = Access::Read, .elem = Elem::LossScaler, .role = Role::Scaler,
+                  .when = When::LossScaling}},
+    .params_bytes = sizeof(core::SoftmaxXentParams),
+    .grid = Grid::Rows,
+    .local_size = 64,
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), 1}; },
+    .args =
+        [](const PlanEntry& e, const StepArgs& s) {
+          // Training: the gradient of the mean loss (1/B, or 1/the rows that count); evaluation writes no
+          // gradient.
+          const float dloss_scale = s.evaluation ? 1.0f : 1.0f / static_cast<float>(counted(e));
+          return KernelArgs::of(core::SoftmaxXentParams{u32(e.B), u32(e.C), dloss_scale,
+                                                        s.evaluation ? 0u : 1u, s.out_offset});
+        },
+    // max, exp, sum, divide, subtract per logit (an estimate of the element-wise work)
+    .flops = [](const PlanEntry& e, Precision) { return 5.0 * e.B * e.C; },
+    // logits once, labels; with loss scaling the scale
+    .bytes_read = [](const PlanEntry& e,
+                     Precision p) { return e.B * e.C * e_of(p) + e.B * kIdx + (loss_scaled(p) ? 4 : 0); },
+    // dlogits; per-sample losses (fp32 in every precision) and correct flags (int32)
+    .bytes_written = [](const PlanEntry& e,
+                        Precision p) { return e.B * e.C * e_of(p) + e.B * 4.0 + e.B * kIdx; }};
+
+}  // namespace kernels
+#endif

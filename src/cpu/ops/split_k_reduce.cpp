@@ -8,6 +8,7 @@
 // for the parity test.
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -34,25 +35,34 @@ void reference(RefBindings b, const KernelArgs& a) {
   }
 }
 
+}  // namespace
+
+const Kernel split_k_reduce{.tuned = tuned, .reference = reference};
+
+}  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+namespace {
+
 size_t partial_elements(const PlanEntry& e, const StepArgs&) { return e.N * e.split_k; }
 
 }  // namespace
 
-const Kernel split_k_reduce{
-    .def = {.bindings = {{.name = "dweight", .access = Access::Write, .elem = Elem::Storage, .role = Role::DWeight,
-                          .sum = true, .elements = shape::N},
-                         {.name = "partials", .access = Access::Read, .elem = Elem::F32,
-                          .role = Role::SplitKPartials, .elements = partial_elements}},
-            .params_bytes = sizeof(core::SplitKReduceParams),
-            .grid = Grid::Elements,
-            .local_size = 256,
-            .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{e.N, 1}; },
-            .args = [](const PlanEntry& e,
-                       const StepArgs&) { return KernelArgs::of(core::SplitKReduceParams{u32(long(e.N)), e.split_k}); },
-            .flops = [](const PlanEntry& e, Precision) { return n_of(e) * (e.split_k - 1.0); },
-            .bytes_read = [](const PlanEntry& e, Precision) { return n_of(e) * e.split_k * 4.0; },
-            .bytes_written = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); }},
-    .tuned = tuned,
-    .reference = reference};
+const core::KernelDef split_k_reduce{
+    .bindings = {{.name = "dweight", .access = Access::Write, .elem = Elem::Storage, .role = Role::DWeight,
+                  .sum = true, .elements = shape::N},
+                 {.name = "partials", .access = Access::Read, .elem = Elem::F32,
+                  .role = Role::SplitKPartials, .elements = partial_elements}},
+    .params_bytes = sizeof(core::SplitKReduceParams),
+    .grid = Grid::Elements,
+    .local_size = 256,
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{e.N, 1}; },
+    .args = [](const PlanEntry& e,
+               const StepArgs&) { return KernelArgs::of(core::SplitKReduceParams{u32(long(e.N)), e.split_k}); },
+    .flops = [](const PlanEntry& e, Precision) { return n_of(e) * (e.split_k - 1.0); },
+    .bytes_read = [](const PlanEntry& e, Precision) { return n_of(e) * e.split_k * 4.0; },
+    .bytes_written = [](const PlanEntry& e, Precision p) { return n_of(e) * e_of(p); }};
 
-}  // namespace cpu::ops
+}  // namespace kernels
+#endif

@@ -9,6 +9,7 @@
 #include "core/loss_scaler.hpp"
 #include "cpu/ops/op.hpp"
 
+#ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
 namespace {
 
@@ -57,25 +58,30 @@ void reference(RefBindings b, const KernelArgs& a) {
 
 }  // namespace
 
-const Kernel update_loss_scale{
-    .def = {.bindings = {{.name = "scaler", .access = Access::ReadWrite, .elem = Elem::LossScaler, .role = Role::Scaler},
-                         {.name = "history", .access = Access::Write, .elem = Elem::ScaleHistory,
-                          .role = Role::ScaleHistory}},
-            .params_bytes = sizeof(core::UpdateLossScaleParams),
-            .grid = Grid::Single,
-            .local_size = 1,
-            .fp16_only = true,
-            .grid_size = [](const PlanEntry&) { return std::array<uint64_t, 2>{1, 1}; },
-            .args =
-                [](const PlanEntry&, const StepArgs& s) {
-                  return KernelArgs::of(core::UpdateLossScaleParams{s.scaler.growth_factor, s.scaler.backoff_factor,
-                                                                    s.scaler.growth_interval, s.slot, s.beta1,
-                                                                    s.beta2});
-                },
-            .flops = [](const PlanEntry&, Precision) { return 1.0; },
-            .bytes_read = [](const PlanEntry&, Precision) { return 16.0; },           // the scaler state
-            .bytes_written = [](const PlanEntry&, Precision) { return 16.0 + 8.0; }},  // the state, this step's entry
-    .tuned = tuned,
-    .reference = reference};
+const Kernel update_loss_scale{.tuned = tuned, .reference = reference};
 
 }  // namespace cpu::ops
+#else  // the kernel-table entry: trainscope_kernels (see cpu/ops/op.hpp)
+namespace kernels {
+
+const core::KernelDef update_loss_scale{
+    .bindings = {{.name = "scaler", .access = Access::ReadWrite, .elem = Elem::LossScaler, .role = Role::Scaler},
+                 {.name = "history", .access = Access::Write, .elem = Elem::ScaleHistory,
+                  .role = Role::ScaleHistory}},
+    .params_bytes = sizeof(core::UpdateLossScaleParams),
+    .grid = Grid::Single,
+    .local_size = 1,
+    .fp16_only = true,
+    .grid_size = [](const PlanEntry&) { return std::array<uint64_t, 2>{1, 1}; },
+    .args =
+        [](const PlanEntry&, const StepArgs& s) {
+          return KernelArgs::of(core::UpdateLossScaleParams{s.scaler.growth_factor, s.scaler.backoff_factor,
+                                                            s.scaler.growth_interval, s.slot, s.beta1,
+                                                            s.beta2});
+        },
+    .flops = [](const PlanEntry&, Precision) { return 1.0; },
+    .bytes_read = [](const PlanEntry&, Precision) { return 16.0; },           // the scaler state
+    .bytes_written = [](const PlanEntry&, Precision) { return 16.0 + 8.0; }};
+
+}  // namespace kernels
+#endif
