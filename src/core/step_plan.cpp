@@ -157,6 +157,13 @@ void add_update(const StepPlan& plan, const std::function<void(PlanEntry)>& add)
   if (plan.loss_scaling()) add({.op = Op::update_loss_scale});
 }
 
+// A transformer's training step (core/step_plan_transformer.cpp) and its update.
+StepPlan& transformer_step(StepPlan& plan, const std::function<void(PlanEntry)>& add) {
+  add_transformer_steps(plan, add);
+  add_update(plan, add);
+  return plan;
+}
+
 }  // namespace
 
 StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt, Precision precision,
@@ -176,11 +183,7 @@ StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Opt
     set_figures(e, precision);
     plan.entries.push_back(e);
   };
-  if (shape.is_transformer()) {
-    add_transformer_steps(plan, add);
-    add_update(plan, add);
-    return plan;
-  }
+  if (shape.is_transformer()) return transformer_step(plan, add);
 
   // gather the batch's rows of the training set (kept on the device) into the layer-1 input
   add({.op = Op::gather_batch, .B = B, .C = shape.inputs()});

@@ -68,8 +68,10 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
   choice_combo("##activation", activation_row, activation_);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", std::string(activation_row.help).c_str());
   // The model on the row of the button that applies it: mlp, or cnn with its convolutions' channels.
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("transformer").x + ImGui::GetFrameHeight() +
-                          2 * ImGui::GetStyle().FramePadding.x);
+  // As wide as the model chosen needs: "transformer" only where it is chosen, so that the MLP's row keeps its width.
+  ImGui::SetNextItemWidth(transformer ? ImGui::CalcTextSize("transformer").x + ImGui::GetFrameHeight() +
+                                            2 * ImGui::GetStyle().FramePadding.x
+                                      : w * 0.8f);
   choice_combo("##model", core::setting("model"), model_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Model: mlp (dense layers), cnn (3x3 convolutions, each with the activation and a 2x2 max pool,\n"
