@@ -5,7 +5,7 @@ The same model and recipe as trainscope's defaults: a decoder-only transformer o
 embeddings; per block pre-LayerNorm causal multi-head self-attention and a GELU (tanh) MLP of 4x the width, each added
 to the residual stream; a final LayerNorm; the output projection tied to the token embedding, no bias), 2 blocks,
 embed 64, 4 heads, context 32, on the digit reversal task (16 digits, the separator, their reverse; the loss over the
-16 answer positions), AdamW (lr 1e-3, weight decay 0.01, foreach=True), batch 128, fp32. Attention as PyTorch 1.13
+16 answer positions), GPT-2's initialisation, AdamW (lr 1e-3, weight decay 0.01, foreach=True), batch 128, fp32. Attention as PyTorch 1.13
 computes it without a fused kernel: the (T x T) scores, masked, softmax, times V. It prints the median and the best
 step time (wall clock around zero_grad + forward + loss + backward + optimizer step), the first steps left out as
 warm-up, and with --steps-to-learn the steps until 95% of 1,000 held-out strings are reversed right.
@@ -88,6 +88,15 @@ def main():
             return self.lnf(x) @ self.wte.weight.t()  # tied output projection, no bias
 
     model = Model()
+    with torch.no_grad():  # GPT-2's initialisation, as trainscope's (core::init_transformer)
+        for name, w in model.named_parameters():
+            if name.endswith("bias"):
+                w.zero_()
+            elif "ln" in name:
+                w.fill_(1.0)
+            else:
+                std = 0.02 / math.sqrt(2 * L) if name.endswith(("proj.weight", "out.weight")) else 0.02
+                w.normal_(0.0, std)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, foreach=True)
     g = torch.Generator().manual_seed(42)
     test_x, test_y = reverse_batch(1000, torch.Generator().manual_seed(7))
