@@ -269,7 +269,7 @@ void print_results(const core::TrainConfig& cfg, const std::optional<std::vector
 }  // namespace
 
 CLI::App* add_train_command(CLI::App& parent, TrainOptions& o) {
-  CLI::App* t = parent.add_subcommand("train", "Train the model (--model mlp or cnn) on the chosen backends and print per-epoch results, "
+  CLI::App* t = parent.add_subcommand("train", "Train the model (--model mlp, cnn or transformer) on the chosen backends and print per-epoch results, "
                                                "per-kernel timings and the GPU/CPU speedup (headless)");
   add_training_options(t, o);
   t->add_option("--preset", o.preset,

@@ -81,7 +81,7 @@ namespace {
 
 int run_command(int argc, char** argv) {
   CLI::App cli{
-      "trainscope: the same small neural network (an MLP or a CNN) trained side by side with Vulkan compute shaders and a CPU "
+      "trainscope: the same small neural network (an MLP, a CNN or a small transformer) trained side by side with Vulkan compute shaders and a CPU "
       "thread pool, every kernel timed, to show why GPUs win at deep learning (and when they do not).",
       "trainscope"};
   cli.option_defaults()->always_capture_default();  // --help shows every default (inherited by the subcommands)
