@@ -181,6 +181,34 @@ void check_backend(core::Trainer& trainer, const core::TrainConfig& cfg) {
     ++checked;
   }
   CHECK(checked > int(predicted.size()) / 2);
+  // Greedy decoding (the Model tab's text): from each test sequence's first half, the reference's own greedy
+  // continuation, token by token from its logits; positions whose two best logits are within fp32's error end the
+  // comparison of that sequence (from there the two may rightly part).
+  const int T = shape.positions, prompt = T / 2;
+  const std::vector<int32_t> written = core::generate_greedy(trainer, data().test.x, test.B, T, prompt);
+  REQUIRE(written.size() == test.x.size());
+  core::TokenBatch want = test;
+  int compared = 0;
+  for (int p = prompt - 1; p + 1 < T; ++p) {
+    const cpu::TransformerResult z = cpu::transformer_step_reference(ts, ref.params, want, false);
+    for (int b = 0; b < test.B; ++b) {
+      const size_t at = size_t(b) * size_t(T) + size_t(p);
+      const double* row = &z.logits[at * V];
+      size_t best = 0;
+      for (size_t v = 1; v < V; ++v)
+        if (row[v] > row[best]) best = v;
+      want.x[at + 1] = int32_t(best);
+    }
+  }
+  for (int b = 0; b < test.B; ++b)
+    for (int t = 0; t < T; ++t) {
+      const size_t at = size_t(b) * size_t(T) + size_t(t);
+      if (written[at] != want.x[at]) break;
+      ++compared;
+    }
+  CHECK(compared >= test.B * T * 3 / 4);  // most positions agree (ties end a sequence's comparison early)
+  for (int b = 0; b < test.B; ++b)  // the prompts are kept
+    for (int t = 0; t < prompt; ++t) CHECK(written[size_t(b * T + t)] == int32_t(data().test.x[size_t(b * T + t)]));
 }
 
 }  // namespace

@@ -39,6 +39,11 @@ struct ModelView {
   // each position predicts next (rows x positions). 0 positions for images.
   int positions = 0;
   std::vector<int32_t> targets;
+  // Text: what the model writes. Each sequence's first `prompt` tokens, then the tokens it generates one at a time
+  // (greedy: the most likely next token, appended, the sequence predicted again), up to `positions` (rows x positions;
+  // empty until generated).
+  int prompt = 0;
+  std::vector<int32_t> generated;
 
   int count() const { return static_cast<int>(rows.size()); }
   // How many of the predicted classes equal the true ones; token data: how many sequences have every position that

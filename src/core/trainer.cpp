@@ -1,6 +1,8 @@
 // The names of the host phases of the step timeline, and the evaluation's result from its per-row outputs.
 #include "core/trainer.hpp"
 
+#include <algorithm>
+
 namespace core {
 
 const char* to_string(HostPhase phase) {
@@ -35,6 +37,16 @@ EvalResult evaluation_result(const Dataset& test, std::span<const float> losses,
     if (whole_answers) right += all ? 1 : 0;
   }
   return {counted > 0 ? loss / counted : 0.0, right / (whole_answers ? static_cast<double>(N) : counted)};
+}
+
+std::vector<int32_t> generate_greedy(Trainer& trainer, std::vector<float> x, int rows, int positions, int prompt) {
+  const size_t T = static_cast<size_t>(positions), R = static_cast<size_t>(rows);
+  for (size_t p = static_cast<size_t>(std::max(prompt, 1)) - 1; p + 1 < T; ++p) {
+    const std::vector<int32_t> next = trainer.predict(x, R);
+    if (next.size() != R * T) return {};  // this trainer cannot predict
+    for (size_t r = 0; r < R; ++r) x[r * T + p + 1] = static_cast<float>(next[r * T + p]);
+  }
+  return std::vector<int32_t>(x.begin(), x.end());
 }
 
 }  // namespace core

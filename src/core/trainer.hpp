@@ -84,6 +84,14 @@ struct EvalResult {
                         // position that counts is predicted right, the sequence accuracy; text: of the positions)
 };
 
+class Trainer;
+// Greedy decoding with a transformer's trainer: `rows` sequences of `positions` token ids (x, as predict() takes them)
+// keep their first `prompt` tokens, and each later token is the one the model predicts after the tokens before it
+// (the first maximum of its logits), one position at a time. The model is causal, so the tokens after a position do
+// not change its prediction: each step predicts the sequences whole and sets position p + 1 from the prediction at p.
+// Returns rows x positions ids; empty when the trainer cannot predict. positions - prompt calls of predict().
+std::vector<int32_t> generate_greedy(Trainer& trainer, std::vector<float> x, int rows, int positions, int prompt);
+
 // The evaluation's result from the per-row losses and correct flags that softmax_xent_forward_backward wrote for the
 // whole test set (test.count rows, or test.count x T positions of a token dataset, whose rows that do not count hold
 // 0 loss and 0 correct). Both trainers call it.

@@ -101,6 +101,7 @@ class Worker {
   // of the time; called with update_boundary (worker_view.cpp). prepare_model_view: the images, at start_fresh.
   void update_model_view(bool now);
   void prepare_model_view();
+  void generate(core::ModelView& view);  // text: the model's continuation of each sequence's first half
   void account_step(const core::StepRecord& r, const core::StepPlan& plan, double seconds);  // under run_mutex_
   // Device, memory and supported precisions of trainer_ into run_; returns the device name.
   std::string publish_trainer_info();

@@ -32,6 +32,7 @@ void Worker::update_model_view(bool now) {
   auto view = std::make_shared<core::ModelView>(*view_base_);
   // The predictions and the parameters read back together, between steps: the same weights.
   view->predicted = trainer_->predict(view->images, static_cast<size_t>(view->count()));
+  if (view->positions > 0 && !view->targets.empty() && view->targets.front() >= 0) generate(*view);
   auto params = std::make_shared<const std::vector<float>>(trainer_->parameters());
   core::set_filters(*view, trainer_->plan().shape, *params);
   view->params = std::move(params);
@@ -42,6 +43,12 @@ void Worker::update_model_view(bool now) {
   std::lock_guard lock(run_mutex_);
   view->step = static_cast<long>(run_.step_losses.size());
   run_.model_view = std::move(view);
+}
+
+// Text: each shown sequence's first half as a prompt, the rest written by the model (core::generate_greedy).
+void Worker::generate(core::ModelView& view) {
+  view.prompt = view.positions / 2;
+  view.generated = core::generate_greedy(*trainer_, view.images, view.count(), view.positions, view.prompt);
 }
 
 void Worker::prepare_boundary() {

@@ -250,8 +250,15 @@ void draw_sequences(const core::ModelView& v, ModelPanel::Drawn& drawn) {
       }
       continue;
     }
-    // Text: the window as it reads, then the predictions character by character, coloured one by one.
-    text_line(token_text(v, ids, r, 0, T, ""), ImGui::GetColorU32(ImGuiCol_Text));
+    // Text: the prompt, then what the model wrote after it, once generated. Before that: the window as it reads, and
+    // under it the character predicted after each one, coloured one by one.
+    if (v.generated.size() == v.targets.size()) {
+      text_line(token_text(v, v.generated, r, 0, v.prompt, ""), ImGui::GetColorU32(ImGuiCol_Text));
+      ImGui::SameLine(0, 0);
+      text_line(token_text(v, v.generated, r, v.prompt, T, ""), IM_COL32(110, 170, 255, 255));
+      continue;
+    }
+    text_line(token_text(v, ids, r, 0, T, ""), grey);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 at = ImGui::GetCursorScreenPos();
     for (size_t k = 0; k < answer.size(); ++k) {
@@ -280,13 +287,15 @@ void ModelPanel::draw_caption(const DashboardView& view, const core::BackendRun&
     const bool task = !v.targets.empty() && v.targets.front() < 0;  // a prompt before the answer
     text_line(!v.tokens_predicted() ? std::string("this backend cannot predict")
               : task ? fmt::format("{}/{} answers right · grey: the right answer", v.correct(), v.count())
-                     : std::string("each line: the text, then the character the model predicts after each one"),
+                     : std::string("white: a held-out text; blue: what the model writes after it"),
               ImGui::GetColorU32(ImGuiCol_TextDisabled));
     if (ImGui::IsItemHovered())
       wrapped_tooltip("Test sequences the model never trained on. The reversal task: the digits, the separator, and "
                       "the model's answer (the token it predicts at each position of the answer, given the right ones "
-                      "before it): green when all of it is right. Text: under each character the one the model "
-                      "predicts next, green where it is the text's. The backend's own forward kernels, the weights of "
+                      "before it): green when all of it is right. Text: the first half of a held-out window, and in "
+                      "blue what the model writes after it, a character at a time (each time the most likely one); "
+                      "under it, in grey, the window itself and, coloured, the character the model predicts after each "
+                      "of its characters, green where it is the text's. The backend's own forward kernels, the weights of "
                       "step " + std::to_string(v.step) + ".");
     return;
   }
