@@ -514,3 +514,34 @@ TEST_CASE("live input pipeline: device -> host loader -> device, each a rebuild 
     CHECK(run().error.empty());
   }
 }
+
+TEST_CASE("a live change the transformer cannot run (--unfused, --input host) is refused and training goes on") {
+  core::TrainConfig cfg = live_config();
+  cfg.dataset = "reverse";
+  cfg.model = core::ModelKind::Transformer;
+  cfg.context = 6;
+  cfg.reverse_samples = 512;
+  cfg.embed = 16;
+  cfg.heads = 2;
+  cfg.layers = 1;
+  cfg.activation = core::Activation::GELU;
+  LiveRun live(cfg, "cpu", cpu::make_trainer);
+  auto& session = live.session;
+  session.start();
+  auto run = [&] { return session.snapshot().at(0); };
+  REQUIRE(eventually([&] { return run().step_losses.size() >= 3; }));
+  run::Command c(run::Command::Kind::SetToggle);
+  c.toggle = core::Execution::Toggle::Unfused;
+  c.on = true;
+  session.post(c);
+  REQUIRE(eventually([&] { return run().status.find("refused") != std::string::npos; }));
+  CHECK(run().status.find("--unfused: the transformer") != std::string::npos);
+  CHECK_FALSE(run().running.unfused);  // what runs is what the controls show: the fused plan
+  CHECK_FALSE(session.settings().execution.unfused);
+  CHECK_FALSE(run().config.execution.unfused);
+  const size_t steps = run().step_losses.size();
+  REQUIRE(eventually([&] { return run().step_losses.size() >= steps + 3; }));  // and it goes on
+  session.request_stop();
+  session.wait();
+  CHECK(run().error.empty());
+}

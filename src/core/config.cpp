@@ -101,6 +101,8 @@ ModelShape model_shape(const TrainConfig& c, const DataSplit& data) {
 }
 
 void validate_against_data(const TrainConfig& c, const DataSplit& data) {
+  // The transformer's own rules again: a live change (--unfused, --input host) reaches a rebuild through here only.
+  if (c.model == ModelKind::Transformer) validate_transformer(c);
   const int train_count = data.train.count;
   if (c.batch > train_count)
     fail(fmt::format("--batch {}: larger than the training set ({} samples); use a batch size of 1..{}", c.batch,
