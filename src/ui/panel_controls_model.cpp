@@ -35,8 +35,8 @@ void Controls::draw_transformer_sizes(float w) {
   for (auto [id, value, key, label] : {std::tuple{"##layers", &layers_, "layers", "blocks"},
                                        std::tuple{"##embed", &embed_, "embed", "embed"},
                                        std::tuple{"##heads", &heads_, "heads", "heads"}}) {
-    same_line_if_fits(w * 0.6f + ImGui::CalcTextSize(label).x);
-    ImGui::SetNextItemWidth(w * 0.6f);
+    same_line_if_fits(w * 0.45f + ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().ItemSpacing.x);
+    ImGui::SetNextItemWidth(w * 0.45f);  // four digits
     ImGui::InputInt(id, value, 0, 0);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", std::string(core::setting(key).help).c_str());
     ImGui::SameLine();
@@ -72,7 +72,14 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
   ImGui::SetNextItemWidth(transformer ? ImGui::CalcTextSize("transformer").x + ImGui::GetFrameHeight() +
                                             2 * ImGui::GetStyle().FramePadding.x
                                       : w * 0.8f);
-  choice_combo("##model", core::setting("model"), model_);
+  if (choice_combo("##model", core::setting("model"), model_) &&
+      with_choice(view.config, core::setting("model"), model_).model == core::ModelKind::Transformer) {
+    // The transformer's MLPs use GELU (GPT-2's), as the command line chooses for it: shown here before Apply.
+    activation_ = choice_index(activation_row, core::to_string(core::Activation::GELU));
+    if (dataset_ == choice_index(core::setting("dataset"), "fashion-mnist") ||
+        dataset_ == choice_index(core::setting("dataset"), "spiral"))
+      dataset_ = choice_index(core::setting("dataset"), "reverse");  // and token data
+  }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Model: mlp (dense layers), cnn (3x3 convolutions, each with the activation and a 2x2 max pool,\n"
                       "then the dense hidden layers; Fashion-MNIST only) or transformer (reverse or fortunes)");
