@@ -105,7 +105,7 @@ void add_training_options(CLI::App* t, TrainOptions& o) {
 // than ignored.
 void transformer_defaults(TrainOptions& o) {
   core::TrainConfig& cfg = o.config;
-  const bool tokens = cfg.dataset == "reverse" || cfg.dataset == "fortunes";
+  const bool tokens = core::token_data(cfg.dataset);
   if (tokens && !given(o, "--model")) cfg.model = core::ModelKind::Transformer;
   if (cfg.model != core::ModelKind::Transformer) {
     for (const char* option : {"--layers", "--heads", "--embed"})

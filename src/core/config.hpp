@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dataset.hpp"
@@ -48,6 +49,8 @@ std::string to_string(const Execution& e);
 // Or a decoder-only transformer on sequences of tokens (ModelShape::transformer; needs token data).
 enum class ModelKind { MLP, CNN, Transformer };
 const char* to_string(ModelKind m);  // "mlp", "cnn", "transformer"
+// Whether `dataset` (TrainConfig::dataset) is token data, sequences for the transformer: "reverse" or "fortunes".
+inline bool token_data(std::string_view dataset) { return dataset == "reverse" || dataset == "fortunes"; }
 
 struct TrainConfig {
   // Data

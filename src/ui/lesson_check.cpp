@@ -33,7 +33,7 @@ core::DataSplit shape_of(const core::TrainConfig& cfg, const core::DataSplit& da
       set->height = from.height, set->width = from.width, set->channels = from.channels;
       set->counted = from.counted;  // token data: the positions that count
     }
-  } else if (cfg.dataset == "reverse" || cfg.dataset == "fortunes") {  // sequences of --context tokens
+  } else if (core::token_data(cfg.dataset)) {  // sequences of --context tokens
     const bool task = cfg.dataset == "reverse";
     for (core::Dataset* set : {&d.train, &d.test}) {
       set->count = task ? cfg.reverse_samples : 10000;  // fortunes: about 12,000 windows of 64 tokens (a bound)

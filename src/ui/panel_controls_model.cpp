@@ -76,8 +76,7 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
       with_choice(view.config, core::setting("model"), model_).model == core::ModelKind::Transformer) {
     // The transformer's MLPs use GELU (GPT-2's), as the command line chooses for it: shown here before Apply.
     activation_ = choice_index(activation_row, core::to_string(core::Activation::GELU));
-    if (dataset_ == choice_index(core::setting("dataset"), "fashion-mnist") ||
-        dataset_ == choice_index(core::setting("dataset"), "spiral"))
+    if (!core::token_data(with_choice(view.config, core::setting("dataset"), dataset_).dataset))
       dataset_ = choice_index(core::setting("dataset"), "reverse");  // and token data
   }
   if (ImGui::IsItemHovered())
@@ -101,7 +100,7 @@ void Controls::draw_model(const DashboardView& view, Controller& c) {
       if (pending_.model == core::ModelKind::CNN && pending_.dataset == "spiral")
         throw core::Error(core::ErrorKind::InvalidArgument,
                           "a CNN needs images: choose fashion-mnist, or the mlp model");
-      const bool tokens = pending_.dataset == "reverse" || pending_.dataset == "fortunes";
+      const bool tokens = core::token_data(pending_.dataset);
       if (tokens != (pending_.model == core::ModelKind::Transformer))
         throw core::Error(core::ErrorKind::InvalidArgument,
                           tokens ? "reverse and fortunes are token data: choose the transformer"
