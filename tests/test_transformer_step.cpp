@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -90,31 +91,31 @@ struct Reference {
   std::vector<double> params;  // after the steps, the reference's layout
 };
 
-// The test set's sequences as the reference reads them (targets outside the answer masked).
-core::TokenBatch test_batch(int T) {
-  const core::Dataset& d = data().test;
-  core::TokenBatch b{d.count, T, {}, {}, {}};
-  for (size_t i = 0; i < d.x.size(); ++i) {
-    b.x.push_back(int32_t(d.x[i]));
-    b.y.push_back(d.y[i] < 0 ? 0 : d.y[i]);
-    b.mask.push_back(d.y[i] < 0 ? 0 : 1);
-  }
+// Sequences `rows` of a token dataset as the reference reads them (the targets that do not count masked).
+core::TokenBatch batch_of(const core::Dataset& d, std::span<const uint32_t> rows) {
+  const size_t T = size_t(d.features);
+  core::TokenBatch b{int(rows.size()), d.features, {}, {}, {}};
+  for (uint32_t row : rows)
+    for (size_t at = row * T; at < (row + 1) * T; ++at) {
+      b.x.push_back(int32_t(d.x[at]));
+      b.y.push_back(d.y[at] < 0 ? 0 : d.y[at]);
+      b.mask.push_back(d.y[at] < 0 ? 0 : 1);
+    }
   return b;
 }
 
-Reference reference(const core::ModelShape& shape, const cpu::TransformerShape& ts, const std::vector<double>& init) {
+// The test set's sequences, all of them.
+core::TokenBatch test_batch() {
+  std::vector<uint32_t> all(size_t(data().test.count));
+  for (size_t i = 0; i < all.size(); ++i) all[i] = uint32_t(i);
+  return batch_of(data().test, all);
+}
+
+Reference reference(const cpu::TransformerShape& ts, const std::vector<double>& init) {
   Reference r{{}, init};
   const std::vector<uint32_t> order = core::epoch_order(data().train.count, 5, 0);
   for (int step = 0; step < kSteps; ++step) {
-    core::TokenBatch batch{kBatch, shape.positions, {}, {}, {}};
-    for (int b = 0; b < kBatch; ++b)
-      for (int t = 0; t < shape.positions; ++t) {
-        const size_t at = size_t(order[size_t(step * kBatch + b)]) * size_t(shape.positions) + size_t(t);
-        batch.x.push_back(int32_t(data().train.x[at]));
-        const int32_t y = data().train.y[at];
-        batch.y.push_back(y < 0 ? 0 : y);
-        batch.mask.push_back(y < 0 ? 0 : 1);
-      }
+    const core::TokenBatch batch = batch_of(data().train, std::span(order).subspan(size_t(step * kBatch), kBatch));
     const cpu::TransformerResult res = cpu::transformer_step_reference(ts, r.params, batch, true);
     r.losses.push_back(res.loss);
     for (size_t i = 0; i < r.params.size(); ++i) r.params[i] -= double(kLr) * res.grads[i];
@@ -122,21 +123,49 @@ Reference reference(const core::ModelShape& shape, const cpu::TransformerShape& 
   return r;
 }
 
-void check_backend(core::Trainer& trainer, const core::TrainConfig& cfg) {
-  const core::ModelShape shape = core::model_shape(cfg, data());
-  const cpu::TransformerShape ts{core::kReverseVocab, shape.positions, cfg.embed, cfg.heads, cfg.layers, true};
-  const cpu::TransformerParams layout = cpu::transformer_params(ts);
-  const Mapping m = mapping(shape, layout);
-  const std::vector<float> init = core::init_parameters(shape, cfg.seed);
-  std::vector<double> init_ref(layout.count);
-  for (size_t i = 0; i < m.ranges.size(); ++i)
-    for (size_t j = 0; j < m.counts[i]; ++j) init_ref[m.ranges[i].second + j] = init[m.ranges[i].first + j];
-  const Reference ref = reference(shape, ts, init_ref);
+// One configuration's model on both sides: its shape, the reference's, where each tensor lies in both layouts, the
+// initial weights in both, and the reference's steps from them.
+struct Setup {
+  core::ModelShape shape;
+  cpu::TransformerShape ts;
+  Mapping m;
+  std::vector<float> init;
+  std::vector<double> init_ref;
+  Reference ref;
+};
+Setup setup(const core::TrainConfig& cfg) {
+  Setup s;
+  s.shape = core::model_shape(cfg, data());
+  s.ts = {core::kReverseVocab, s.shape.positions, cfg.embed, cfg.heads, cfg.layers, true};
+  const cpu::TransformerParams layout = cpu::transformer_params(s.ts);
+  s.m = mapping(s.shape, layout);
+  s.init = core::init_parameters(s.shape, cfg.seed);
+  s.init_ref.assign(layout.count, 0.0);
+  for (size_t i = 0; i < s.m.ranges.size(); ++i)
+    for (size_t j = 0; j < s.m.counts[i]; ++j)
+      s.init_ref[s.m.ranges[i].second + j] = s.init[s.m.ranges[i].first + j];
+  s.ref = reference(s.ts, s.init_ref);
+  return s;
+}
 
+// The trainer's first kSteps steps of the epoch, their records.
+std::vector<core::StepRecord> run_steps(core::Trainer& trainer, const core::TrainConfig& cfg) {
   trainer.begin_epoch(core::epoch_order(data().train.count, cfg.seed, 0));
   for (int s = 0; s < kSteps; ++s) trainer.step(size_t(s) * kBatch);
-  const std::vector<core::StepRecord> records = trainer.flush();
+  std::vector<core::StepRecord> records = trainer.flush();
   REQUIRE(records.size() == size_t(kSteps));
+  return records;
+}
+
+void check_backend(core::Trainer& trainer, const core::TrainConfig& cfg) {
+  const Setup su = setup(cfg);
+  const core::ModelShape& shape = su.shape;
+  const cpu::TransformerShape& ts = su.ts;
+  const Mapping& m = su.m;
+  const std::vector<float>& init = su.init;
+  const std::vector<double>& init_ref = su.init_ref;
+  const Reference& ref = su.ref;
+  const std::vector<core::StepRecord> records = run_steps(trainer, cfg);
   for (int s = 0; s < kSteps; ++s) {
     CAPTURE(s);
     CHECK(std::fabs(records[size_t(s)].loss - ref.losses[size_t(s)]) <= 1e-5 * ref.losses[size_t(s)]);
@@ -161,7 +190,7 @@ void check_backend(core::Trainer& trainer, const core::TrainConfig& cfg) {
   }
   // The next token each test position predicts (predict(): the forward kernels and argmax), against the reference's
   // logits with the trained weights; a position whose two best logits lie within fp32's error may go either way.
-  const core::TokenBatch test = test_batch(shape.positions);
+  const core::TokenBatch test = test_batch();
   const std::vector<int32_t> predicted = trainer.predict(data().test.x, size_t(data().test.count));
   const cpu::TransformerResult logits = cpu::transformer_step_reference(ts, ref.params, test, false);
   REQUIRE(predicted.size() == test.x.size());
@@ -224,26 +253,18 @@ TEST_CASE("transformer: the CPU's steps match the double reference") {
 // would be off by orders of magnitude), and fp16's loss scaling keeps its gradients finite.
 TEST_CASE("transformer: 16-bit storage stays near the reference on both backends") {
   const bool gpu = test::vulkan_device_or_skip("transformer in 16-bit on the GPU");
+  // The precision is the storage's only: the model, its initial weights and the reference's steps are fp32's.
+  const Setup su = setup(config("cpu", core::Precision::FP32));
+  const Reference& ref = su.ref;
   for (const core::Precision p : {core::Precision::FP16, core::Precision::BF16})
     for (const std::string backend : {"cpu", "gpu"}) {
       if (backend == "gpu" && !gpu) continue;
       CAPTURE(backend);
       CAPTURE(core::to_string(p));
       const core::TrainConfig cfg = config(backend, p);
-      const core::ModelShape shape = core::model_shape(cfg, data());
-      const std::vector<float> init = core::init_parameters(shape, cfg.seed);
-      auto trainer = backend == "cpu" ? cpu::make_trainer(cfg, data(), init) : gpu::make_trainer(cfg, data(), init);
-      const cpu::TransformerShape ts{core::kReverseVocab, shape.positions, cfg.embed, cfg.heads, cfg.layers, true};
-      const cpu::TransformerParams layout = cpu::transformer_params(ts);
-      const Mapping m = mapping(shape, layout);
-      std::vector<double> init_ref(layout.count);
-      for (size_t i = 0; i < m.ranges.size(); ++i)
-        for (size_t j = 0; j < m.counts[i]; ++j) init_ref[m.ranges[i].second + j] = init[m.ranges[i].first + j];
-      const Reference ref = reference(shape, ts, init_ref);
-      trainer->begin_epoch(core::epoch_order(data().train.count, cfg.seed, 0));
-      for (int s = 0; s < kSteps; ++s) trainer->step(size_t(s) * kBatch);
-      const std::vector<core::StepRecord> records = trainer->flush();
-      REQUIRE(records.size() == size_t(kSteps));
+      auto trainer = backend == "cpu" ? cpu::make_trainer(cfg, data(), su.init)
+                                      : gpu::make_trainer(cfg, data(), su.init);
+      const std::vector<core::StepRecord> records = run_steps(*trainer, cfg);
       for (int s = 0; s < kSteps; ++s) {
         CAPTURE(s);
         CHECK_FALSE(records[size_t(s)].skipped);
