@@ -273,7 +273,7 @@ TEST_CASE("every setting of the schema given on the command line reaches the rep
       {"sync_every_step", "true"}, {"submit_per_kernel", "true"}};
   // Need images, a GPU, or a transformer (test_cli_transformer checks those).
   const std::set<std::string> not_here = {"model",  "conv",  "augment", "validation",
-                                          "layers", "heads", "embed",   "context"};
+                                          "layers", "heads", "embed",   "context", "attention"};
   const std::string report = (scratch_dir() / "schema-report.json").string();
   std::vector<std::string> args{"train", "--report", report};
   for (const core::Setting& s : core::settings()) {

@@ -3,6 +3,7 @@
 // report. TRAINSCOPE_BINARY names the executable (set by ctest).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -35,6 +36,11 @@ TEST_CASE("transformer settings: refused with one line naming the option and wha
                   "use --dataset reverse or --dataset fortunes");
   check_bad_input({"train", "--dataset", "spiral", "--layers", "3", "--backend", "cpu"},
                   "--layers sets up the transformer: add --model transformer");
+  check_bad_input({"train", "--dataset", "spiral", "--attention", "naive", "--backend", "cpu"},
+                  "--attention naive: the mlp model has no attention layers");
+  check_bad_input(with({"--attention", "flash"}), "--attention");
+  check_bad_input(with({"--attention", "naive", "--batch", "65536", "--context", "512", "--heads", "8"}),
+                  "more than the naive kernels index");
 }
 
 TEST_CASE("train --dataset reverse: the transformer learns to reverse 3 digits on both backends, same losses") {
@@ -62,5 +68,42 @@ TEST_CASE("train --dataset reverse: the transformer learns to reverse 3 digits o
     const auto& b = j["backends"][1]["step_losses"];
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < 20; ++i) CHECK(std::abs(a[i].get<double>() - b[i].get<double>()) <= 1e-4 * b[i].get<double>());
+  }
+}
+
+TEST_CASE("train --attention naive: the same losses as fused on both backends, the scores counted in memory") {
+  const bool gpu = test::vulkan_device_or_skip("naive attention on the GPU backend");
+  auto run = [&](const std::string& attention) {
+    const std::string report = (scratch_dir() / ("attention-" + attention + ".json")).string();
+    const std::vector<std::string> args = {
+        "train",   "--dataset", "reverse", "--context", "8",   "--embed",    "16",      "--heads",     "2",
+        "--layers", "2",        "--batch", "16",        "--epochs", "1",     "--limit", "320",         "--report",
+        report,    "--attention", attention, "--backend", gpu ? "gpu,cpu" : "cpu"};
+    const Result r = run_cli(args);
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(test::slurp(report));
+  };
+  const nlohmann::json fused = run("fused"), naive = run("naive");
+  CHECK(naive["config"]["attention"] == "naive");
+  for (size_t b = 0; b < naive["backends"].size(); ++b) {
+    const nlohmann::json& n = naive["backends"][b];
+    const nlohmann::json& f = fused["backends"][b];
+    CAPTURE(n["name"].get<std::string>());
+    // 20 steps: the same math rounded in another order, within fp32's tolerance.
+    REQUIRE(n["step_losses"].size() == 20);
+    for (size_t i = 0; i < 20; ++i)
+      CHECK(std::abs(n["step_losses"][i].get<double>() - f["step_losses"][i].get<double>()) <=
+            1e-4 * f["step_losses"][i].get<double>());
+    // 2 layers x batch 16 x 2 heads x 8 x 8 scores in fp32; none fused.
+    CHECK(n["memory"]["attention_scores"] == 2 * 16 * 2 * 8 * 8 * 4);
+    CHECK(f["memory"]["attention_scores"] == 0);
+    bool scores = false, fused_kernel = false;
+    for (const auto& k : n["kernels"]) {
+      scores |= k["name"] == "attention_naive_scores";
+      fused_kernel |= k["name"] == "attention_forward_fused";
+    }
+    CHECK(scores);
+    CHECK_FALSE(fused_kernel);
   }
 }

@@ -1,4 +1,4 @@
-// Causal attention on the CPU, naive and fused (cpu/attention.hpp), against the double reference
+// Causal attention on the CPU, naive (its seven kernels chained) and fused (cpu/attention.hpp), against the double reference
 // (cpu::attention_reference): outputs, the naive form's probabilities, the fused form's log-sum-exp, and the
 // gradients of q, k and v, for odd shapes (T not a multiple of a tile, one position, one head, a head size of 1,
 // several tiles); the two forms against each other; the same bits on 1 and 2 threads.
@@ -40,8 +40,16 @@ Results run_both(const cpu::AttentionShape& s, const Data& d, int threads) {
             std::vector<float>(rows * size_t(s.C())), std::vector<float>(heads),
             std::vector<float>(rows * size_t(3 * s.C()), 7.0f), std::vector<float>(rows * size_t(3 * s.C()), 7.0f),
             std::vector<float>(rows * size_t(3 * s.C()), 7.0f)};
-  cpu::attention_forward_naive(s, d.qkv.data(), r.att.data(), r.y_naive.data(), pool);
-  cpu::attention_backward_naive(s, d.qkv.data(), r.att.data(), d.dy.data(), r.dqkv_naive.data(), pool);
+  // The naive form's seven kernels in a step's order: the probabilities kept for the comparison before dscores
+  // overwrites them.
+  cpu::attention_naive_scores(s, d.qkv.data(), r.att.data(), pool);
+  cpu::attention_naive_softmax(s, r.att.data(), pool);
+  cpu::attention_naive_values(s, r.att.data(), d.qkv.data(), r.y_naive.data(), pool);
+  std::vector<float> scores_grad = r.att;
+  cpu::attention_naive_dv(s, scores_grad.data(), d.dy.data(), r.dqkv_naive.data(), pool);
+  cpu::attention_naive_dscores(s, d.qkv.data(), r.y_naive.data(), d.dy.data(), scores_grad.data(), pool);
+  cpu::attention_naive_dq(s, scores_grad.data(), d.qkv.data(), r.dqkv_naive.data(), pool);
+  cpu::attention_naive_dk(s, scores_grad.data(), d.qkv.data(), r.dqkv_naive.data(), pool);
   cpu::attention_forward_fused(s, d.qkv.data(), r.y_fused.data(), r.lse.data(), pool);
   cpu::attention_backward_fused(s, d.qkv.data(), r.y_fused.data(), r.lse.data(), d.dy.data(), r.dqkv_fused.data(),
                                 pool);

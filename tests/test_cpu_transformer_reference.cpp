@@ -132,3 +132,31 @@ TEST_CASE("the fused backward's references (from y and the log-sum-exp) give the
     for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-12).scale(1));
   }
 }
+
+TEST_CASE("the naive attention's seven references, chained, give the attention's forward and backward") {
+  // scores -> softmax -> values, then dv, dscores (from the forward's y), dq, dk, against attention_reference and
+  // attention_backward_reference: one position, a head size of 1, several heads.
+  for (const cpu::AttentionShape& s : {cpu::AttentionShape{1, 1, 1, 1}, cpu::AttentionShape{2, 9, 1, 1},
+                                       cpu::AttentionShape{2, 7, 3, 4}}) {
+    INFO("B " << s.B << " T " << s.T << " H " << s.H << " D " << s.D);
+    core::Pcg32 rng(5);
+    const size_t rows = size_t(s.B) * size_t(s.T), stats = size_t(s.B) * size_t(s.H) * size_t(s.T);
+    std::vector<double> qkv(rows * size_t(3 * s.C())), dy(rows * size_t(s.C()));
+    for (double& x : qkv) x = rng.uniform(-2, 2);
+    for (double& x : dy) x = rng.uniform(-1, 1);
+    std::vector<double> y(rows * size_t(s.C())), att(stats * size_t(s.T)), want(qkv.size());
+    cpu::attention_reference(s, qkv, y, att);
+    cpu::attention_backward_reference(s, qkv, att, dy, want);
+    std::vector<double> got_att(att.size(), 3.0), got_y(y.size(), 3.0), got(qkv.size(), 5.0);
+    cpu::attention_naive_scores_reference(s, qkv, got_att);
+    cpu::attention_naive_softmax_reference(s, got_att);
+    cpu::attention_naive_values_reference(s, got_att, qkv, got_y);
+    for (size_t i = 0; i < att.size(); ++i) CHECK(got_att[i] == doctest::Approx(att[i]).epsilon(1e-12).scale(1));
+    for (size_t i = 0; i < y.size(); ++i) CHECK(got_y[i] == doctest::Approx(y[i]).epsilon(1e-12).scale(1));
+    cpu::attention_naive_dv_reference(s, got_att, dy, got);
+    cpu::attention_naive_dscores_reference(s, qkv, got_y, dy, got_att);
+    cpu::attention_naive_dq_reference(s, got_att, qkv, got);
+    cpu::attention_naive_dk_reference(s, got_att, qkv, got);
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-12).scale(1));
+  }
+}

@@ -447,8 +447,10 @@ namespace {
 
 // The fused attention kernels' shapes (B, T, heads, D): one position; a partial tile of 37 rows and 3 heads; a head
 // size of 1 over three tiles; several tiles of both kinds; the largest head (64 features: the shaders' shared tiles
-// are then 16 KiB, Vulkan's minimum). `elements` gives a case's binding sizes from its rows (B*T), C and B*heads*T.
-std::vector<KernelCase> attention_cases(Op op, std::vector<size_t> (*elements)(size_t rows, size_t C, size_t stats)) {
+// are then 16 KiB, Vulkan's minimum). `elements` gives a case's binding sizes from its rows (B*T), C, B*heads*T and
+// the naive form's matrix (B*heads*T*T).
+std::vector<KernelCase> attention_cases(Op op,
+                                        std::vector<size_t> (*elements)(size_t rows, size_t C, size_t stats, size_t matrix)) {
   std::vector<KernelCase> cases;
   for (const auto& [B, T, heads, D] :
        std::vector<std::array<long, 4>>{{1, 1, 1, 1}, {2, 37, 3, 8}, {1, 70, 1, 1}, {2, 130, 2, 16}, {1, 65, 1, 64}}) {
@@ -457,7 +459,7 @@ std::vector<KernelCase> attention_cases(Op op, std::vector<size_t> (*elements)(s
                      " D=" + std::to_string(D),
                  {},
                  {},
-                 elements(rows, C, size_t(B * heads * T)),
+                 elements(rows, C, size_t(B * heads * T), size_t(B * heads * T * T)),
                  {}};
     k.entry = {.op = op, .B = B, .C = long(C)};
     k.entry.T = T;
@@ -471,7 +473,7 @@ std::vector<KernelCase> attention_cases(Op op, std::vector<size_t> (*elements)(s
 
 TEST_CASE("attention_forward_fused") {
   check_parity(Op::attention_forward_fused,
-               attention_cases(Op::attention_forward_fused, [](size_t rows, size_t C, size_t stats) {
+               attention_cases(Op::attention_forward_fused, [](size_t rows, size_t C, size_t stats, size_t) {
                  return std::vector<size_t>{rows * C, stats, rows * 3 * C};  // y, lse, qkv
                }));
 }
@@ -480,16 +482,68 @@ TEST_CASE("attention_forward_fused") {
 // reference test checks them against the forward's, test_cpu_transformer_reference).
 TEST_CASE("attention_backward_dq") {
   check_parity(Op::attention_backward_dq,
-               attention_cases(Op::attention_backward_dq, [](size_t rows, size_t C, size_t stats) {
+               attention_cases(Op::attention_backward_dq, [](size_t rows, size_t C, size_t stats, size_t) {
                  return std::vector<size_t>{rows * 3 * C, stats, rows * 3 * C, rows * C, stats, rows * C};
                }));  // dqkv, delta, qkv, y, lse, dy
 }
 
 TEST_CASE("attention_backward_dkv") {
   check_parity(Op::attention_backward_dkv,
-               attention_cases(Op::attention_backward_dkv, [](size_t rows, size_t C, size_t stats) {
+               attention_cases(Op::attention_backward_dkv, [](size_t rows, size_t C, size_t stats, size_t) {
                  return std::vector<size_t>{rows * 3 * C, rows * 3 * C, stats, stats, rows * C};
                }));  // dqkv, qkv, lse, delta, dy
+}
+
+// The naive attention's kernels (--attention naive), on the same shapes. Their matrix inputs are drawn uniformly
+// (scores, probabilities or the scores' gradient: each formula holds for any values; entries after the diagonal
+// too, which each kernel that writes the matrix sets to 0).
+TEST_CASE("attention_naive_scores") {
+  check_parity(Op::attention_naive_scores,
+               attention_cases(Op::attention_naive_scores, [](size_t rows, size_t C, size_t, size_t matrix) {
+                 return std::vector<size_t>{matrix, rows * 3 * C};  // att, qkv
+               }));
+}
+
+TEST_CASE("attention_naive_softmax") {
+  check_parity(Op::attention_naive_softmax,
+               attention_cases(Op::attention_naive_softmax, [](size_t, size_t, size_t, size_t matrix) {
+                 return std::vector<size_t>{matrix};  // att
+               }));
+}
+
+TEST_CASE("attention_naive_values") {
+  check_parity(Op::attention_naive_values,
+               attention_cases(Op::attention_naive_values, [](size_t rows, size_t C, size_t, size_t matrix) {
+                 return std::vector<size_t>{rows * C, matrix, rows * 3 * C};  // y, att, qkv
+               }));
+}
+
+TEST_CASE("attention_naive_dv") {
+  check_parity(Op::attention_naive_dv,
+               attention_cases(Op::attention_naive_dv, [](size_t rows, size_t C, size_t, size_t matrix) {
+                 return std::vector<size_t>{rows * 3 * C, matrix, rows * C};  // dqkv, att, dy
+               }));
+}
+
+TEST_CASE("attention_naive_dscores") {
+  check_parity(Op::attention_naive_dscores,
+               attention_cases(Op::attention_naive_dscores, [](size_t rows, size_t C, size_t, size_t matrix) {
+                 return std::vector<size_t>{matrix, rows * 3 * C, rows * C, rows * C};  // att, qkv, y, dy
+               }));
+}
+
+TEST_CASE("attention_naive_dq") {
+  check_parity(Op::attention_naive_dq,
+               attention_cases(Op::attention_naive_dq, [](size_t rows, size_t C, size_t, size_t matrix) {
+                 return std::vector<size_t>{rows * 3 * C, matrix, rows * 3 * C};  // dqkv, att, qkv
+               }));
+}
+
+TEST_CASE("attention_naive_dk") {
+  check_parity(Op::attention_naive_dk,
+               attention_cases(Op::attention_naive_dk, [](size_t rows, size_t C, size_t, size_t matrix) {
+                 return std::vector<size_t>{rows * 3 * C, matrix, rows * 3 * C};  // dqkv, att, qkv
+               }));
 }
 
 namespace {

@@ -279,3 +279,27 @@ TEST_CASE("transformer: the GPU's steps match the double reference") {
   auto trainer = gpu::make_trainer(cfg, data(), core::init_parameters(core::model_shape(cfg, data()), cfg.seed));
   check_backend(*trainer, cfg);
 }
+
+// --attention naive: the same steps through the seven naive kernels and the scores kept in memory (the reference is
+// the same: the math does not change, only where the scores live), in fp32 and, in bf16 (the coarsest rounding of
+// the stored scores and probabilities), within the 16-bit case's few percent.
+TEST_CASE("transformer: naive attention's steps match the double reference on both backends") {
+  const bool gpu = test::vulkan_device_or_skip("transformer with naive attention on the GPU");
+  const Setup su = setup(config("cpu", core::Precision::FP32));
+  for (const std::string backend : {"cpu", "gpu"}) {
+    if (backend == "gpu" && !gpu) continue;
+    CAPTURE(backend);
+    core::TrainConfig cfg = config(backend, core::Precision::FP32);
+    cfg.execution.naive_attention = true;
+    auto trainer = backend == "cpu" ? cpu::make_trainer(cfg, data(), su.init) : gpu::make_trainer(cfg, data(), su.init);
+    REQUIRE(trainer->plan().naive_attention);
+    check_backend(*trainer, cfg);
+    cfg.precision = core::Precision::BF16;
+    auto bf16 = backend == "cpu" ? cpu::make_trainer(cfg, data(), su.init) : gpu::make_trainer(cfg, data(), su.init);
+    const std::vector<core::StepRecord> records = run_steps(*bf16, cfg);
+    for (int s = 0; s < kSteps; ++s) {
+      CAPTURE(s);
+      CHECK(std::fabs(records[size_t(s)].loss - su.ref.losses[size_t(s)]) <= 0.03 * su.ref.losses[size_t(s)]);
+    }
+  }
+}

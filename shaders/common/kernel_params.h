@@ -120,7 +120,8 @@ struct LayerNormParams {
                     // gradient the branch added first), 0 overwrites it
 };
 
-// attention_forward_fused: causal multi-head attention of B sequences of T positions, H heads of D features.
+// The attention kernels (fused: attention_forward_fused, attention_backward_dq, _dkv; naive: attention_naive_*):
+// causal multi-head attention of B sequences of T positions, H heads of D features.
 struct AttentionParams {
   uint B;
   uint T;

@@ -45,7 +45,9 @@ std::string memory_line(const core::MemoryUsage& m) {
   std::string out = "memory: weights " + format_bytes(m.weights);
   if (m.master_weights > 0) out += ", master weights " + format_bytes(m.master_weights);
   out += ", gradients " + format_bytes(m.gradients) + ", optimizer state " + format_bytes(m.optimizer_state) +
-         ", activations " + format_bytes(m.activations) + ", workspace " + format_bytes(m.workspace) + ", dataset " +
+         ", activations " + format_bytes(m.activations) +
+         (m.attention_scores > 0 ? ", attention scores " + format_bytes(m.attention_scores) : std::string()) +
+         ", workspace " + format_bytes(m.workspace) + ", dataset " +
          (m.dataset > 0 ? format_bytes(m.dataset) : std::string("read in place"));
   return out + " (total " + format_bytes(m.total()) + ")";
 }

@@ -40,6 +40,12 @@ static void validate_transformer(const TrainConfig& c) {
   if (c.input.host())
     fail("--input host: the transformer gathers its token batches on the device only (--input device)");
   if (c.execution.unfused) fail("--unfused: the transformer has no unfused form yet (its GEMMs add their biases)");
+  // The naive kernels index their (B, heads, T, T) scores with 32 bits (the shaders' uint).
+  const double scores = double(c.batch) * c.heads * double(c.context) * double(c.context);
+  if (c.execution.naive_attention && scores > 4294967295.0)
+    fail(fmt::format("--attention naive: {:.3g} scores per attention layer (batch {} x {} heads x context {}^2) are more "
+                     "than the naive kernels index (2^32); use --attention fused, or a smaller --batch or --context",
+                     scores, c.batch, c.heads, c.context));
 }
 
 void validate(const TrainConfig& c) {
@@ -64,6 +70,9 @@ void validate(const TrainConfig& c) {
     for (int channels : c.conv) check(rules::conv, channels);
   }
   if (c.model == ModelKind::Transformer) validate_transformer(c);
+  if (c.model != ModelKind::Transformer && c.execution.naive_attention)
+    fail(fmt::format("--attention naive: the {} model has no attention layers; only --model transformer has",
+                     to_string(c.model)));
   if (c.backends.empty()) fail("--backend: name at least one backend (allowed: gpu, cpu, or gpu,cpu)");
   for (size_t i = 0; i < c.backends.size(); ++i) {
     const auto& b = c.backends[i];
@@ -171,13 +180,14 @@ const char* to_string(Execution::Toggle t) {
     case Execution::Toggle::Unfused: return "unfused";
     case Execution::Toggle::SyncEveryStep: return "sync every step";
     case Execution::Toggle::SubmitPerKernel: return "submit per kernel";
+    case Execution::Toggle::NaiveAttention: return "naive attention";
   }
   return "?";
 }
 
 std::string to_string(const Execution& e) {
   std::string s;
-  for (auto t : {Execution::Toggle::Unfused, Execution::Toggle::SyncEveryStep, Execution::Toggle::SubmitPerKernel})
+  for (auto t : kToggles)
     if (e[t]) s += (s.empty() ? "" : ", ") + std::string(to_string(t));
   return s.empty() ? "fused" : s;
 }

@@ -1,5 +1,6 @@
 // TrainConfig: every setting of a training run, with its defaults and its validation.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,17 +31,29 @@ struct Execution {
   // GPU: one queue submission and host wait per kernel instead of one command buffer per step. CPU: every kernel is
   // already its own thread-pool dispatch that the trainer waits for (it has no loops fused across kernels).
   bool submit_per_kernel = false;
+  // A transformer's attention as three kernels with the (B, heads, T, T) scores in memory (scores, softmax, values;
+  // --attention naive) instead of the fused kernel that never stores them (FlashAttention's idea; the default).
+  bool naive_attention = false;
 
-  enum class Toggle { Unfused, SyncEveryStep, SubmitPerKernel };
+  enum class Toggle { Unfused, SyncEveryStep, SubmitPerKernel, NaiveAttention };
   bool& operator[](Toggle t) {
-    if (t == Toggle::Unfused) return unfused;
-    return t == Toggle::SyncEveryStep ? sync_every_step : submit_per_kernel;
+    switch (t) {
+      case Toggle::Unfused: return unfused;
+      case Toggle::SyncEveryStep: return sync_every_step;
+      case Toggle::SubmitPerKernel: return submit_per_kernel;
+      case Toggle::NaiveAttention: return naive_attention;
+    }
+    return unfused;
   }
   bool operator[](Toggle t) const { return const_cast<Execution&>(*this)[t]; }
-  bool any() const { return unfused || sync_every_step || submit_per_kernel; }
+  bool any() const { return unfused || sync_every_step || submit_per_kernel || naive_attention; }
   bool operator==(const Execution&) const = default;
 };
-const char* to_string(Execution::Toggle t);  // "unfused", "sync every step", "submit per kernel"
+// Every teaching toggle, in the order the Controls and the summaries list them.
+inline constexpr std::array<Execution::Toggle, 4> kToggles{Execution::Toggle::Unfused, Execution::Toggle::SyncEveryStep,
+                                                           Execution::Toggle::SubmitPerKernel,
+                                                           Execution::Toggle::NaiveAttention};
+const char* to_string(Execution::Toggle t);  // "unfused", "sync every step", "submit per kernel", "naive attention"
 // "fused", "unfused, sync every step, submit per kernel", ...: the toggles that are on ("fused" when none is).
 std::string to_string(const Execution& e);
 

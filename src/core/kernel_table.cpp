@@ -88,7 +88,7 @@ const char* to_string(Role role) {
       "DataX",   "DataY",    "Order",  "XBatch", "YBatch",      "LayerIn", "Act",    "Preact",
       "DAct",    "DPreact",  "DLayerIn", "Weight", "Bias",      "DWeight", "DBias",  "Logits",
       "DLogits", "Losses",   "Correct", "Predictions", "LossHistory", "Params", "Grads",  "State1", "State2",
-      "Weights16", "Scaler", "ScaleHistory", "NormMean", "NormRstd", "AttnLse", "AttnDelta", "Tokens", "TokenEmb", "PosEmb", "DTokenEmb", "DPosEmb", "Skip", "SplitKPartials", "Placeholder", "StagingX", "StagingY"};
+      "Weights16", "Scaler", "ScaleHistory", "NormMean", "NormRstd", "AttnLse", "AttnDelta", "AttnScores", "Tokens", "TokenEmb", "PosEmb", "DTokenEmb", "DPosEmb", "Skip", "SplitKPartials", "Placeholder", "StagingX", "StagingY"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Role::StagingY) + 1);
   return names[static_cast<size_t>(role)];
 }

@@ -78,6 +78,8 @@ enum class Role : uint8_t {
   NormMean, NormRstd,    // a LayerNorm's per-row mean and 1 / standard deviation, fp32 (kept for its backward)
   AttnLse,               // fused attention: each query row's log-sum-exp of its scores, fp32 (kept for its backward)
   AttnDelta,             // fused attention's backward: each query row's dy . y (FlashAttention-2's D), fp32
+  AttnScores,            // naive attention: the scores (B, heads, T, T), then their probabilities, then (backward)
+                         // the scores' gradient, in the storage type: what the fused kernels never store
   Tokens,                // a transformer's batch of token ids (B, T), int32
   TokenEmb,              // the token embeddings wte (V, C): a view into the parameters
   PosEmb,                // the position embeddings wpe (context, C): a view into the parameters

@@ -70,6 +70,7 @@ nlohmann::json backend_json(const BackendRun& run) {
                           {"gradients", m.gradients},
                           {"optimizer_state", m.optimizer_state},
                           {"activations", m.activations},
+                          {"attention_scores", m.attention_scores},
                           {"workspace", m.workspace},
                           {"dataset", m.dataset},
                           {"total", m.total()}};

@@ -22,6 +22,7 @@ std::vector<std::string> precisions() {
   return {to_string(Precision::FP32), to_string(Precision::FP16), to_string(Precision::BF16)};
 }
 std::vector<std::string> backends() { return {"gpu", "cpu"}; }
+std::vector<std::string> attention_forms() { return {"fused", "naive"}; }  // Execution::naive_attention false, true
 std::vector<std::string> input_sources() { return {to_string(InputSource::Device), to_string(InputSource::Host)}; }
 
 // A Choice row's spelling -> the enum, by its place in the list (the lists above are in the enums' order).
@@ -187,6 +188,13 @@ const std::array kRows = {
             "Teaching: the GPU submits and waits for every kernel on its own instead of one command buffer per "
             "step (the launch-overhead lesson); the CPU already waits for each kernel's thread-pool dispatch",
             T::Flag, C::Live, nullptr, nullptr, nullptr, {}, {}, TS_FLAG(execution.submit_per_kernel)},
+    Setting{"attention", "--attention", "Teaching toggles",
+            "Teaching, transformer: fused (one kernel per pass that never stores the scores: FlashAttention's tiles "
+            "and online softmax) or naive (scores, softmax and values as kernels of their own, the (batch, heads, "
+            "context, context) scores written to memory and read back: more bytes, memory growing with context^2)",
+            T::Choice, C::Live, nullptr, nullptr, attention_forms, {}, {},
+            [](const TrainConfig& c) { return SettingValue(std::string(c.execution.naive_attention ? "naive" : "fused")); },
+            [](TrainConfig& c, const SettingValue& v) { c.execution.naive_attention = std::get<std::string>(v) == "naive"; }},
 };
 
 #undef TS_INT

@@ -167,9 +167,10 @@ StepPlan& transformer_step(StepPlan& plan, const std::function<void(PlanEntry)>&
 }  // namespace
 
 StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt, Precision precision,
-                         bool unfused) {
+                         bool unfused, bool naive_attention) {
   StepPlan plan;
   plan.unfused = unfused;
+  plan.naive_attention = naive_attention && shape.is_transformer();
   plan.precision = precision;
   plan.bytes_per_element = storage_bytes(precision);
   plan.shape = shape;
@@ -252,7 +253,7 @@ std::vector<PlanEntry> forward_pass(const StepPlan& plan, long rows, Pass pass) 
   };
   const long positions = rows * plan.shape.positions;  // a transformer's: every position of each sequence
   if (plan.shape.is_transformer()) {
-    for (const PlanEntry& e : transformer_forward(plan.shape, rows)) add(e);
+    for (const PlanEntry& e : transformer_forward(plan.shape, rows, plan.naive_attention)) add(e);
   } else {
     add({.op = Op::gather_batch, .B = rows, .C = plan.shape.inputs()});
     for (const PlanEntry& e : plan.entries)

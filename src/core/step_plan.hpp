@@ -118,6 +118,7 @@ struct StepPlan {
   Optimizer optimizer = Optimizer::AdamW;
   Precision precision = Precision::FP32;
   bool unfused = false;          // bias add and activation as kernels of their own (--unfused)
+  bool naive_attention = false;  // a transformer's attention as the naive kernels, the scores in memory (--attention)
   size_t bytes_per_element = 4;  // bytes of a stored tensor element: storage_bytes(precision)
   bool loss_scaling() const { return precision == Precision::FP16; }
   std::vector<PlanEntry> entries;
@@ -140,8 +141,11 @@ void use_host_upload(StepPlan& plan);
 // unfused (--unfused): each matmul_forward is the plain GEMM (no epilogue), followed by bias_add and, in hidden
 // layers, act_forward: the same math in fp32 (the same roundings, so bit-identical losses), with more launches and
 // every (B,OC) output read and written again; in 16-bit the GEMM's sums are rounded to storage before the bias.
+// naive_attention (--attention naive; a transformer's only): each attention layer as the naive kernels (scores,
+// softmax, values; dv, dscores, dq, dk), its (B, heads, T, T) scores in memory, instead of the fused ones: the same
+// math, rounded differently.
 StepPlan build_step_plan(const ModelShape& shape, int batch, Activation act, Optimizer opt,
-                         Precision precision = Precision::FP32, bool unfused = false);
+                         Precision precision = Precision::FP32, bool unfused = false, bool naive_attention = false);
 
 // The passes a trainer runs besides training steps, on `rows` samples at a time, as plan entries both trainers run
 // the same way: gather_batch of the rows, the forward kernels of `plan`'s layers (matmul_forward, and bias_add /
@@ -152,13 +156,15 @@ enum class Pass { Evaluation, Prediction };
 std::vector<PlanEntry> forward_pass(const StepPlan& plan, long rows, Pass pass);
 
 // A transformer's (ModelShape::transformer): the forward pass of B sequences (gather_tokens, then each layer's
-// kernel: embedding_forward, per block layernorm_forward, matmul_forward (q, k, v), attention_forward_fused,
+// kernel: embedding_forward, per block layernorm_forward, matmul_forward (q, k, v), attention_forward_fused (naive:
+// attention_naive_scores, attention_naive_softmax, attention_naive_values),
 // matmul_forward, residual_forward, layernorm_forward, matmul_forward (GELU), matmul_forward, residual_forward; then
 // layernorm_forward and the output projection's matmul_forward without bias); and the rest of its training step
 // after it: softmax_xent_forward_backward over every position (its mean over the positions that count: N), loss_reduce,
-// each layer's backward from the last (the LayerNorms' adding into the residual stream's gradient), and
-// embedding_backward. build_step_plan adds the optimizer's update.
-std::vector<PlanEntry> transformer_forward(const ModelShape& shape, long B);
+// each layer's backward from the last (the LayerNorms' adding into the residual stream's gradient; the attention's
+// attention_backward_dq and _dkv, naive: attention_naive_dv, _dscores, _dq, _dk), and embedding_backward.
+// build_step_plan adds the optimizer's update.
+std::vector<PlanEntry> transformer_forward(const ModelShape& shape, long B, bool naive_attention);
 void add_transformer_steps(StepPlan& plan, const std::function<void(PlanEntry)>& add);
 
 }  // namespace core

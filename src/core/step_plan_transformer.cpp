@@ -8,7 +8,15 @@
 namespace core {
 namespace {
 
-// The forward kernel of layer l over `B` sequences.
+// An attention kernel's entry: layer l over B sequences.
+PlanEntry attention_entry(const ModelShape& s, Op op, int l, long B) {
+  PlanEntry e{.op = op, .layer = l, .B = B, .C = s.fan_out(l)};
+  e.T = s.positions;
+  e.heads = s.heads;
+  return e;
+}
+
+// The forward kernel of layer l over `B` sequences (an attention layer's: attention_forward_fused).
 PlanEntry forward_entry(const ModelShape& s, int l, long B) {
   const long T = s.positions, R = B * T, C = s.fan_in(l), OC = s.fan_out(l);
   PlanEntry e{.op = Op::matmul_forward, .layer = l, .B = R, .C = C, .OC = OC, .pixels = T};  // op set below
@@ -23,11 +31,7 @@ PlanEntry forward_entry(const ModelShape& s, int l, long B) {
       e.activation = s.has_activation(l);
       e.epilogue = s.bias_count(l) > 0;  // the output projection has no bias: the plain GEMM
       return e;
-    case LayerKind::Attention:
-      e = {.op = Op::attention_forward_fused, .layer = l, .B = B, .C = OC};
-      e.T = T;
-      e.heads = s.heads;
-      return e;
+    case LayerKind::Attention: return attention_entry(s, Op::attention_forward_fused, l, B);
     case LayerKind::Residual: e.op = Op::residual_forward; return e;
     case LayerKind::Conv:
     case LayerKind::Pool: break;
@@ -37,20 +41,27 @@ PlanEntry forward_entry(const ModelShape& s, int l, long B) {
 
 }  // namespace
 
-// The forward pass of B sequences: gather_tokens, then each layer's kernel.
-std::vector<PlanEntry> transformer_forward(const ModelShape& s, long B) {
+// The forward pass of B sequences: gather_tokens, then each layer's kernel (naive attention: its three).
+std::vector<PlanEntry> transformer_forward(const ModelShape& s, long B, bool naive_attention) {
   std::vector<PlanEntry> out;
   PlanEntry gather{.op = Op::gather_tokens, .B = B};
   gather.T = s.positions;
   out.push_back(gather);
-  for (int l = 0; l < s.layers(); ++l) out.push_back(forward_entry(s, l, B));
+  for (int l = 0; l < s.layers(); ++l) {
+    if (naive_attention && s.kind(l) == LayerKind::Attention) {
+      for (Op op : {Op::attention_naive_scores, Op::attention_naive_softmax, Op::attention_naive_values})
+        out.push_back(attention_entry(s, op, l, B));
+      continue;
+    }
+    out.push_back(forward_entry(s, l, B));
+  }
   return out;
 }
 
 void add_transformer_steps(StepPlan& plan, const std::function<void(PlanEntry)>& add) {
   const ModelShape& s = plan.shape;
   const long B = plan.batch, T = s.positions, R = B * T, L = s.layers();
-  for (const PlanEntry& e : transformer_forward(s, B)) add(e);
+  for (const PlanEntry& e : transformer_forward(s, B, plan.naive_attention)) add(e);
   // The cross-entropy of every position's next token; its mean over the positions that count.
   const size_t counted = static_cast<size_t>(B) * static_cast<size_t>(s.counted);
   add({.op = Op::softmax_xent_forward_backward, .B = R, .C = s.classes(), .N = counted, .pixels = T});
@@ -74,15 +85,15 @@ void add_transformer_steps(StepPlan& plan, const std::function<void(PlanEntry)>&
         add(e);
         break;
       }
-      case LayerKind::Attention: {
-        for (Op op : {Op::attention_backward_dq, Op::attention_backward_dkv}) {
-          PlanEntry e{.op = op, .layer = l, .B = B, .C = OC};
-          e.T = T;
-          e.heads = s.heads;
-          add(e);
-        }
+      case LayerKind::Attention:
+        // naive: dv reads the probabilities before dscores overwrites them with the scores' gradient
+        if (plan.naive_attention)
+          for (Op op : {Op::attention_naive_dv, Op::attention_naive_dscores, Op::attention_naive_dq,
+                        Op::attention_naive_dk})
+            add(attention_entry(s, op, l, B));
+        else
+          for (Op op : {Op::attention_backward_dq, Op::attention_backward_dkv}) add(attention_entry(s, op, l, B));
         break;
-      }
       case LayerKind::Residual: break;  // its gradient is the stream's, unchanged, to both of its inputs
       case LayerKind::Embedding:
       case LayerKind::Conv:

@@ -61,6 +61,11 @@ TensorLayout tensor_layout(const StepPlan& plan, const LayoutSizes& sizes, Preci
       const size_t rows = B * static_cast<size_t>(shape.heads);
       add("attn_lse" + L, Role::AttnLse, l, false, rows, Elem::F32, &M::activations);
       add("attn_delta" + L, Role::AttnDelta, l, false, rows, Elem::F32, &M::activations);
+      // --attention naive: the (T, T) scores of every head of the batch, in memory (their probabilities, the
+      // scores' gradient in the backward): what grows with T squared
+      if (plan.naive_attention)
+        add("attn_scores" + L, Role::AttnScores, l, false, rows * static_cast<size_t>(shape.positions),
+            Elem::Storage, &M::attention_scores);
     }
   }
   // Read-back rings, evaluation outputs, the placeholder, split-K's partials, fp16's loss scaler.
@@ -126,7 +131,7 @@ TensorView TensorLayout::resolve(Role role, int l, bool evaluation) const {
                          role == Role::DPreact || role == Role::DLayerIn || role == Role::Weight ||
                          role == Role::Bias || role == Role::DWeight || role == Role::DBias || role == Role::Skip ||
                          role == Role::NormMean || role == Role::NormRstd || role == Role::AttnLse ||
-                         role == Role::AttnDelta;
+                         role == Role::AttnDelta || role == Role::AttnScores;
   if (per_layer && (l < 0 || l >= L || (role == Role::DLayerIn && shape_.input[size_t(l)] < 0)))
     throw Error(ErrorKind::Internal, std::string("tensor layout: no layer ") + std::to_string(l) + " for role " +
                                          to_string(role));
@@ -150,7 +155,8 @@ TensorView TensorLayout::resolve(Role role, int l, bool evaluation) const {
     case Role::NormMean:
     case Role::NormRstd:
     case Role::AttnLse:
-    case Role::AttnDelta: return whole(find(role, l));
+    case Role::AttnDelta:
+    case Role::AttnScores: return whole(find(role, l));
     case Role::TokenEmb: return params_view(Role::Weight, 0);  // the embedding layer's weight and "bias"
     case Role::PosEmb: return params_view(Role::Bias, 0);
     case Role::DTokenEmb: return params_view(Role::DWeight, 0);

@@ -39,12 +39,14 @@ struct MemoryUsage {
   size_t optimizer_state = 0;  // AdamW m and v, or the SGD momentum buffer
   size_t activations = 0;      // per-layer outputs, pre-activations and their gradients, the batch input and labels,
                                // per-sample losses and correct flags
+  size_t attention_scores = 0;  // --attention naive: every attention layer's (B, heads, T, T) scores in memory
   size_t workspace = 0;        // everything else the step and evaluation need: the sample orders, read-back rings,
                                // evaluation outputs, the placeholder, split-K partials, the loss scaler, scratch
   size_t dataset = 0;          // training + test set copies the trainer itself holds (0 when it reads the caller's)
 
   size_t total() const {
-    return weights + master_weights + gradients + optimizer_state + activations + workspace + dataset;
+    return weights + master_weights + gradients + optimizer_state + activations + attention_scores + workspace +
+           dataset;
   }
   bool operator==(const MemoryUsage&) const = default;
 };

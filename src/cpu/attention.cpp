@@ -1,5 +1,6 @@
 // Causal multi-head attention on the CPU, naive and fused (cpu/attention.hpp).
 #include "cpu/attention.hpp"
+#include "cpu/attention_head.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,54 +9,6 @@
 
 namespace cpu {
 namespace {
-
-// One head of one sequence: where its rows of q, k, v (in qkv), y, dy and dqkv are.
-struct Head {
-  const AttentionShape& s;
-  int b, h;
-  size_t row(int t) const { return size_t(b) * size_t(s.T) + size_t(t); }
-  size_t q(int t) const { return row(t) * size_t(3 * s.C()) + size_t(h * s.D); }  // into qkv or dqkv
-  size_t k(int t) const { return q(t) + size_t(s.C()); }
-  size_t v(int t) const { return q(t) + size_t(2 * s.C()); }
-  size_t out(int t) const { return row(t) * size_t(s.C()) + size_t(h * s.D); }  // into y or dy
-  size_t stat(int t) const { return (size_t(b) * size_t(s.H) + size_t(h)) * size_t(s.T) + size_t(t); }  // lse
-};
-
-float dot(const float* a, const float* b, int n) {
-  float sum = 0;
-  for (int i = 0; i < n; ++i) sum += a[i] * b[i];
-  return sum;
-}
-
-// out[0..n) += scale * x[0..n)
-void axpy(float scale, const float* x, float* out, int n) {
-  for (int i = 0; i < n; ++i) out[i] += scale * x[i];
-}
-
-float score_scale(const AttentionShape& s) { return 1.0f / std::sqrt(static_cast<float>(s.D)); }
-
-// Rows u0..u1-1 of one of q, k, v (part: 0, 1, 2) of a head, transposed into `panel` (D x n, n = u1 - u0): so that the
-// dot products of one vector with all of them are loops over contiguous keys, which vectorize (a dot product over
-// D features would end in a horizontal sum per key).
-void pack_transposed(const Head& hd, const float* qkv, int part, int u0, int u1, std::vector<float>& panel) {
-  const int n = u1 - u0, D = hd.s.D;
-  panel.resize(size_t(D) * size_t(n));
-  for (int u = u0; u < u1; ++u) {
-    const float* x = qkv + hd.q(u) + size_t(part * hd.s.C());
-    for (int d = 0; d < D; ++d) panel[size_t(d) * size_t(n) + size_t(u - u0)] = x[d];
-  }
-}
-
-// out[c] = sum over d of x[d] * panel[d][c] for c < n (panel D x width, n <= width), d ascending: x against the
-// first n packed rows.
-void dots(const float* x, const std::vector<float>& panel, int D, int width, int n, float* out) {
-  std::fill_n(out, n, 0.0f);
-  for (int d = 0; d < D; ++d) {
-    const float xd = x[d];
-    const float* row = &panel[size_t(d) * size_t(width)];
-    for (int c = 0; c < n; ++c) out[c] += xd * row[c];
-  }
-}
 
 // The backward's recomputation for query row t of a head against keys u0 .. u0 + count - 1, packed transposed in
 // `keys` and `values` (width n): p[c] = P(t, u0 + c) = exp(q_t . k_u * scale - lse_t), the probability from the
@@ -144,57 +97,6 @@ void fused_query_block(const Head& hd, const float* qkv, int t0, int t1, float* 
 }
 
 }  // namespace
-
-void attention_forward_naive(const AttentionShape& s, const float* qkv, float* att, float* y, ThreadPool& pool) {
-  const float scale = score_scale(s);
-  pool.parallel_for(size_t(s.B) * size_t(s.H), 1, [&](size_t i0, size_t i1) {
-    std::vector<float> acc(size_t(s.D)), keys;
-    for (size_t i = i0; i < i1; ++i) {
-      const Head hd{s, int(i / size_t(s.H)), int(i % size_t(s.H))};
-      pack_transposed(hd, qkv, 1, 0, s.T, keys);  // every key of the head, transposed
-      for (int t = 0; t < s.T; ++t) {
-        float* row = att + hd.stat(t) * size_t(s.T);
-        dots(qkv + hd.q(t), keys, s.D, s.T, t + 1, row);  // the scores of keys 0..t (the panel's first t + 1 columns)
-        float max = -std::numeric_limits<float>::infinity(), sum = 0;
-        for (int u = 0; u <= t; ++u) max = std::max(max, row[u] *= scale);
-        for (int u = 0; u <= t; ++u) sum += row[u] = std::exp(row[u] - max);
-        const float inv = 1.0f / sum;
-        std::fill(acc.begin(), acc.end(), 0.0f);
-        for (int u = 0; u <= t; ++u) axpy(row[u] *= inv, qkv + hd.v(u), acc.data(), s.D);
-        std::fill(row + t + 1, row + s.T, 0.0f);
-        std::copy(acc.begin(), acc.end(), y + hd.out(t));
-      }
-    }
-  });
-}
-
-void attention_backward_naive(const AttentionShape& s, const float* qkv, const float* att, const float* dy,
-                              float* dqkv, ThreadPool& pool) {
-  const float scale = score_scale(s);
-  pool.parallel_for(size_t(s.B) * size_t(s.H), 1, [&](size_t i0, size_t i1) {
-    std::vector<float> datt(size_t(s.T)), values;
-    for (size_t i = i0; i < i1; ++i) {
-      const Head hd{s, int(i / size_t(s.H)), int(i % size_t(s.H))};
-      zero_head(hd, dqkv);
-      pack_transposed(hd, qkv, 2, 0, s.T, values);  // every value of the head, transposed
-      for (int t = 0; t < s.T; ++t) {
-        const float* row = att + hd.stat(t) * size_t(s.T);
-        const float* g = dy + hd.out(t);
-        dots(g, values, s.D, s.T, t + 1, datt.data());  // datt[u] = dy_t . v_u
-        float weighted = 0;
-        for (int u = 0; u <= t; ++u) {
-          axpy(row[u], g, dqkv + hd.v(u), s.D);
-          weighted += row[u] * datt[size_t(u)];
-        }
-        for (int u = 0; u <= t; ++u) {
-          const float ds = row[u] * (datt[size_t(u)] - weighted) * scale;
-          axpy(ds, qkv + hd.k(u), dqkv + hd.q(t), s.D);
-          axpy(ds, qkv + hd.q(t), dqkv + hd.k(u), s.D);
-        }
-      }
-    }
-  });
-}
 
 void attention_forward_fused(const AttentionShape& s, const float* qkv, float* y, float* lse, ThreadPool& pool) {
   const size_t blocks = size_t((s.T + kAttentionQueryBlock - 1) / kAttentionQueryBlock);

@@ -20,11 +20,26 @@ namespace cpu {
 inline constexpr int kAttentionQueryBlock = 32;
 inline constexpr int kAttentionKeyBlock = 64;
 
-// y (B*T, C) = softmax(q k^T / sqrt(D), causal) v; att (B, H, T, T) keeps the probabilities (0 after the diagonal).
-void attention_forward_naive(const AttentionShape& s, const float* qkv, float* att, float* y, ThreadPool& pool);
-// dqkv (B*T, 3C, overwritten) from dy and the forward's att.
-void attention_backward_naive(const AttentionShape& s, const float* qkv, const float* att, const float* dy,
-                              float* dqkv, ThreadPool& pool);
+// The naive form (cpu/attention_naive.cpp), one function per kernel of the plan, in the order a step runs them.
+// att (B, H, T, T): row t of head h of sequence b at ((b H + h) T + t) T; every kernel that writes it writes 0 after
+// the diagonal (u > t). Forward:
+//   attention_naive_scores:  att = q k^T / sqrt(D) (causal);
+//   attention_naive_softmax: att = softmax of each row's first t + 1 entries, in place: the probabilities P;
+//   attention_naive_values:  y (B*T, C) = P v.
+// Backward, from dy (B*T, C), each into its own columns of dqkv (B*T, 3C; the others kept):
+//   attention_naive_dv:      dv_u = sum over t >= u of P(t, u) dy_t (reads P: it runs first);
+//   attention_naive_dscores: att = dS, in place: dS(t, u) = P(t, u) (dy_t . v_u - dy_t . y_t) / sqrt(D) (the softmax's
+//                            backward; sum over u of P(t, u) dy_t . v_u = dy_t . y_t);
+//   attention_naive_dq:      dq_t = sum over u <= t of dS(t, u) k_u;
+//   attention_naive_dk:      dk_u = sum over t >= u of dS(t, u) q_t.
+void attention_naive_scores(const AttentionShape& s, const float* qkv, float* att, ThreadPool& pool);
+void attention_naive_softmax(const AttentionShape& s, float* att, ThreadPool& pool);
+void attention_naive_values(const AttentionShape& s, const float* att, const float* qkv, float* y, ThreadPool& pool);
+void attention_naive_dv(const AttentionShape& s, const float* att, const float* dy, float* dqkv, ThreadPool& pool);
+void attention_naive_dscores(const AttentionShape& s, const float* qkv, const float* y, const float* dy, float* att,
+                             ThreadPool& pool);
+void attention_naive_dq(const AttentionShape& s, const float* att, const float* qkv, float* dqkv, ThreadPool& pool);
+void attention_naive_dk(const AttentionShape& s, const float* att, const float* qkv, float* dqkv, ThreadPool& pool);
 
 // y as above, and lse (B, H, T): each row's log of the sum of exp(score) over its positions, for the backward.
 void attention_forward_fused(const AttentionShape& s, const float* qkv, float* y, float* lse, ThreadPool& pool);

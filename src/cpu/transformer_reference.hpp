@@ -99,6 +99,23 @@ void attention_backward_dkv_reference(const AttentionShape& s, std::span<const d
                                       std::span<const double> lse, std::span<const double> delta,
                                       std::span<const double> dy, std::span<double> dqkv);
 
+// The naive attention's seven kernels in double (cpu/attention.hpp says what each computes), on att (B, H, T, T) as
+// attention_reference lays it out (0 after the diagonal, which each writes). dscores takes sum over u of P dP as
+// dy_t . y_t (as the kernel does, from the forward's y); chained on the forward's outputs they give
+// attention_reference's y and att, and attention_backward_reference's gradients.
+void attention_naive_scores_reference(const AttentionShape& s, std::span<const double> qkv, std::span<double> att);
+void attention_naive_softmax_reference(const AttentionShape& s, std::span<double> att);
+void attention_naive_values_reference(const AttentionShape& s, std::span<const double> att,
+                                      std::span<const double> qkv, std::span<double> y);
+void attention_naive_dv_reference(const AttentionShape& s, std::span<const double> att, std::span<const double> dy,
+                                  std::span<double> dqkv);
+void attention_naive_dscores_reference(const AttentionShape& s, std::span<const double> qkv,
+                                       std::span<const double> y, std::span<const double> dy, std::span<double> att);
+void attention_naive_dq_reference(const AttentionShape& s, std::span<const double> att, std::span<const double> qkv,
+                                  std::span<double> dqkv);
+void attention_naive_dk_reference(const AttentionShape& s, std::span<const double> att, std::span<const double> qkv,
+                                  std::span<double> dqkv);
+
 // One step's forward pass on `batch` (B sequences of batch.T <= context tokens), and its backward pass when
 // `backward`. Throws core::Error(InvalidArgument) for a token outside 0..V-1, a sequence longer than the context, a
 // parameter vector of another size, or a batch without a masked position.

@@ -19,7 +19,7 @@ Command live_command(const core::Setting& s, const core::TrainConfig& cfg) {
     if (key == "optimizer") c = Command(K::SetOptimizer), c.optimizer = cfg.optimizer;
     if (key == "precision") c = Command(K::SetPrecision), c.precision = cfg.precision;
     for (auto [name, toggle] : {std::pair{"unfused", T::Unfused}, {"sync_every_step", T::SyncEveryStep},
-                                {"submit_per_kernel", T::SubmitPerKernel}})
+                                {"submit_per_kernel", T::SubmitPerKernel}, {"attention", T::NaiveAttention}})
       if (key == name) c = Command(K::SetToggle), c.toggle = toggle, c.on = cfg.execution[toggle];
     for (const char* name : {"input", "augment", "loader_threads", "prefetch", "pageable"})
       if (key == name) c = Command(K::SetInput), c.input = cfg.input;

@@ -68,8 +68,7 @@ std::string pending_changes(const core::BackendRun& run, const core::TrainConfig
   if (now.optimizer != shown.optimizer) add(core::to_string(shown.optimizer));
   if (now.precision != shown.precision) add(core::to_string(shown.precision));
   if (run.name == "cpu" && now.threads != shown.threads) add(fmt::format("{} threads", shown.threads));
-  for (auto t : {core::Execution::Toggle::Unfused, core::Execution::Toggle::SyncEveryStep,
-                 core::Execution::Toggle::SubmitPerKernel})
+  for (auto t : core::kToggles)
     if (now.execution[t] != shown.execution[t]) add(fmt::format("{} {}", core::to_string(t), shown.execution[t] ? "on" : "off"));
   if (now.input != shown.input) add("input " + core::to_string(shown.input));
   if (now.hidden != shown.hidden || now.activation != shown.activation || now.dataset != shown.dataset)

@@ -214,7 +214,11 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
        "reading back every few steps: the GPU idles while the host waits. The CPU's loss is on the host anyway."},
       {T::SubmitPerKernel, "submit per kernel",
        "GPU: one queue submission and wait per kernel instead of one command buffer per step: every launch pays\n"
-       "the host's overhead. The CPU already waits for each kernel's thread-pool dispatch."}};
+       "the host's overhead. The CPU already waits for each kernel's thread-pool dispatch."},
+      {T::NaiveAttention, "naive attention",
+       "Transformer: attention as three kernels (scores, softmax, values) with every head's context x context\n"
+       "scores written to memory and read back, instead of the fused kernel that keeps them on chip\n"
+       "(FlashAttention): more bytes and memory growing with the context squared (see the Kernels and Memory tabs)."}};
   const core::Execution& shown = view.config.execution;
   // A narrow combo: host input shows in the preview where no toggle is on (the Controls' runs lines say the rest).
   const std::string preview =
@@ -224,6 +228,7 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
   const float chrome = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;  // the arrow, the padding
   if (ImGui::BeginCombo("##execution", fit_text(preview, width - chrome).c_str())) {
     for (const Item& item : items) {
+      if (item.toggle == T::NaiveAttention && view.config.model != core::ModelKind::Transformer) continue;
       bool on = shown[item.toggle];
       if (ImGui::Checkbox(item.label, &on)) {
         run::Command cmd(run::Command::Kind::SetToggle);

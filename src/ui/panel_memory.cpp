@@ -12,13 +12,16 @@ namespace ui {
 
 // Okabe-Ito colours (distinguishable with the common colour-vision deficiencies); master weights a darker shade of
 // the weights' blue, since they are the same parameters kept in fp32.
+// The naive attention's scores (only where a run has them) in Okabe-Ito's orange, beside the activations.
 std::vector<MemorySegment> memory_segments(const core::MemoryUsage& m) {
-  return {{"weights", m.weights, IM_COL32(86, 180, 233, 255)},
-          {"master weights", m.master_weights, IM_COL32(0, 114, 178, 255)},
-          {"gradients", m.gradients, IM_COL32(213, 94, 0, 255)},
-          {"optimizer state", m.optimizer_state, IM_COL32(204, 121, 167, 255)},
-          {"activations", m.activations, IM_COL32(0, 158, 115, 255)},
-          {"workspace", m.workspace, IM_COL32(160, 160, 160, 255)}};
+  std::vector<MemorySegment> out = {{"weights", m.weights, IM_COL32(86, 180, 233, 255)},
+                                    {"master weights", m.master_weights, IM_COL32(0, 114, 178, 255)},
+                                    {"gradients", m.gradients, IM_COL32(213, 94, 0, 255)},
+                                    {"optimizer state", m.optimizer_state, IM_COL32(204, 121, 167, 255)},
+                                    {"activations", m.activations, IM_COL32(0, 158, 115, 255)}};
+  if (m.attention_scores > 0) out.push_back({"attention scores", m.attention_scores, IM_COL32(230, 159, 0, 255)});
+  out.push_back({"workspace", m.workspace, IM_COL32(160, 160, 160, 255)});
+  return out;
 }
 
 std::vector<SegmentSpan> segment_spans(const std::vector<MemorySegment>& segments, size_t scale_bytes, float x0,
@@ -51,11 +54,13 @@ namespace {
 
 size_t bar_total(const core::MemoryUsage& m) { return m.total() - m.dataset; }
 
-// Legend: one colour per category, wrapped to the panel's width.
-void draw_legend(float spacing) {
+// Legend: one colour per category (the attention scores where a run has them), wrapped to the panel's width.
+void draw_legend(float spacing, bool attention_scores) {
   const float box = ImGui::GetTextLineHeight() * 0.8f;
   bool first = true;
-  for (const auto& s : memory_segments(core::MemoryUsage{})) {
+  core::MemoryUsage categories;
+  categories.attention_scores = attention_scores ? 1 : 0;
+  for (const auto& s : memory_segments(categories)) {
     const float w = box + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(s.label).x;
     if (!first) same_line_if_fits(w, spacing * 2);
     first = false;
@@ -146,7 +151,8 @@ void MemoryPanel::draw(const DashboardView& view) {
     return;
   }
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  draw_legend(spacing);
+  draw_legend(spacing, std::any_of(view.runs.begin(), view.runs.end(),
+                                   [](const core::BackendRun& r) { return r.memory.attention_scores > 0; }));
 
   const std::vector<MemoryRow> rows = memory_rows(view);
   const bool any_16bit = std::any_of(rows.begin(), rows.end(), [](const MemoryRow& r) { return r.fp32_row; });

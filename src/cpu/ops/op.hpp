@@ -123,6 +123,12 @@ inline std::array<uint64_t, 2> attention_rows(const PlanEntry& e) {
   return {uint64_t(e.B) * uint64_t(e.heads) * rows, 1};
 }
 inline double attention_pairs(const PlanEntry& e) { return double(e.B) * e.heads * double(e.T) * double(e.T + 1) / 2; }
+// The naive attention's (issue 35): its matrix of scores (B, heads, T, T) and that matrix's rows.
+inline uint64_t attn_rows(const PlanEntry& e) { return uint64_t(e.B) * uint64_t(e.heads) * uint64_t(e.T); }
+inline uint64_t attn_matrix(const PlanEntry& e) { return attn_rows(e) * uint64_t(e.T); }
+namespace shape {
+inline size_t attn_matrix(const PlanEntry& e, const StepArgs&) { return size_t(kernels::attn_matrix(e)); }
+}  // namespace shape
 // The 2x2 max pooling kernels' push constants from a plan entry.
 inline core::MaxPoolParams max_pool_params(const PlanEntry& e) {
   return {u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OH()), u32(e.OW())};
