@@ -112,6 +112,10 @@ QuickLesson quick_copy(const fs::path& lesson, const fs::path& copy) {
     batch_of(j["settings"]);
     shrink(j["settings"]);
   }
+  // Token data (a transformer lesson): 64 batches per epoch, so that the end-of-epoch evaluation over the whole
+  // held-out set (thousands of sequences) does not follow every step.
+  const bool tokens = j.contains("settings") && j["settings"].value("dataset", "") != "fashion-mnist" &&
+                      j["settings"].value("dataset", "") != "spiral" && j["settings"].contains("dataset");
   for (auto& step : j.at("steps")) {
     if (step.contains("set")) batch_of(step["set"]);
     if (step.contains("model")) shrink(step["model"]);
@@ -120,6 +124,7 @@ QuickLesson quick_copy(const fs::path& lesson, const fs::path& copy) {
         if (condition.is_object() && condition.contains("step"))
           condition["step"] = std::max(2, condition["step"].get<int>() / 30);
   }
+  if (tokens) q.limit *= 64;
   std::ofstream(copy) << j.dump(2);
   return q;
 }

@@ -82,9 +82,11 @@ json claims_lesson(const fs::path& folder, int& limit, int& claims) {
     const json s = l.value("settings", json::object());
     // The lesson's start: its model and settings, whatever the lesson before left (input, toggles, learning rate).
     json model = {{"dataset", s.value("dataset", defaults.dataset)}, {"kind", s.value("model", "mlp")},
-                  {"hidden", s.value("hidden", defaults.hidden)}, {"activation", s.value("activation", "relu")}};
-    if (s.contains("conv")) model["conv"] = s["conv"];
-    json set = {{"input", {{"source", "device"}}}, {"unfused", false}, {"sync_every_step", false},
+                  {"activation", s.value("activation", "relu")}};
+    if (model["kind"] != "transformer") model["hidden"] = s.value("hidden", defaults.hidden);
+    for (const char* key : {"conv", "layers", "embed", "heads", "context"})  // a CNN's or a transformer's sizes
+      if (s.contains(key)) model[key] = s[key];
+    json set = {{"input", {{"source", "device"}}}, {"unfused", false}, {"sync_every_step", false}, {"attention", "fused"},
                 {"submit_per_kernel", false}, {"lr", s.value("lr", defaults.lr)},
                 {"batch", s.value("batch", defaults.batch)}, {"precision", s.value("precision", "fp32")},
                 {"optimizer", s.value("optimizer", "adamw")}};

@@ -107,3 +107,30 @@ TEST_CASE("train --attention naive: the same losses as fused on both backends, t
     CHECK_FALSE(fused_kernel);
   }
 }
+
+TEST_CASE("sweep --context N,N --attention fused,naive: each context in both forms, the scores counted") {
+  const std::string report = (scratch_dir() / "context-sweep.json").string();
+  const Result r = run_cli({"sweep", "--dataset", "reverse", "--context", "8,16", "--attention", "fused,naive",
+                            "--embed", "16", "--heads", "2", "--batch", "4", "--backend", "cpu", "--steps", "1",
+                            "--warmup", "0", "--report", report});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("context 16: naive takes cpu") != std::string::npos);
+  const nlohmann::json rows = nlohmann::json::parse(test::slurp(report))["context_sweep"];
+  REQUIRE(rows.size() == 4);
+  for (const auto& row : rows) {
+    CAPTURE(row.dump());
+    const long T = row["context"].get<long>();
+    // 2 attention layers x batch 4 x 2 heads x T x T scores in fp32, naive; none fused.
+    CHECK(row["attention_scores_bytes"] == (row["attention"] == "naive" ? 2 * 4 * 2 * T * T * 4 : 0));
+    REQUIRE(row["points"].size() == 1);
+    CHECK(row["points"][0]["ms_per_step"].get<double>() > 0);
+  }
+  CHECK(rows[0]["context"] == 8);
+  CHECK(rows[3]["context"] == 16);
+  CHECK(rows[3]["attention"] == "naive");
+  check_bad_input({"sweep", "--dataset", "spiral", "--context", "8,16", "--backend", "cpu"}, "sweeps a transformer");
+  check_bad_input({"sweep", "--dataset", "reverse", "--context", "8,16", "--batch", "4,8", "--backend", "cpu"},
+                  "one batch size");
+  check_bad_input({"sweep", "--dataset", "reverse", "--attention", "flash", "--backend", "cpu"}, "--attention flash");
+}

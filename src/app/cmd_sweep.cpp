@@ -11,6 +11,7 @@
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
 #include "app/print.hpp"
+#include "app/sweep_context.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/options.hpp"
@@ -37,6 +38,14 @@ std::vector<int> int_list(const std::string& text, const core::IntRule& rule) {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+// "fused", "naive", "fused,naive" (or "": fused) -> the forms, fused first; anything else is refused.
+std::vector<bool> attention_forms(const std::string& text) {
+  if (text.empty() || text == "fused") return {false};
+  if (text == "naive") return {true};
+  if (text == "fused,naive" || text == "naive,fused") return {false, true};
+  bad(fmt::format("--attention {}: give fused, naive or fused,naive", text));
 }
 
 void print_table(std::FILE* f, const run::SweepResult& r) {
@@ -74,13 +83,21 @@ CLI::App* add_sweep_command(CLI::App& parent, SweepOptions& o) {
                "samples/s, ms/step, GFLOP/s, GB/s, the GPU/CPU speedup per size and the crossover");
   add_training_options(s, o.train);
   // The swept settings replace train's single values.
-  for (const char* name : {"--batch", "--threads", "--epochs", "--sequential"}) s->remove_option(s->get_option(name));
+  for (const char* name : {"--batch", "--threads", "--epochs", "--sequential", "--context", "--attention"})
+    s->remove_option(s->get_option(name));
   s->add_option("--batch", o.batches,
                 "Batch sizes to sweep, comma-separated, each 1..65536; sizes above the training set or the 16 GiB "
                 "memory cap are skipped")
       ->type_name("N[,N...]")->group("Sweep");
   s->add_option("--threads", o.threads, "CPU thread counts to sweep, comma-separated (0: all hardware threads)")
       ->type_name("N[,N...]")->group("Sweep");
+  s->add_option("--context", o.contexts,
+                "Transformer: context lengths, comma-separated, each 2..4096; two or more (or --attention "
+                "fused,naive) make it the context sweep: each length and attention form at one --batch, its ms/step "
+                "per backend, the naive scores' memory and naive's step time over fused's")
+      ->type_name("N[,N...]")->group("Sweep");
+  s->add_option("--attention", o.attention, "Transformer: the attention forms to sweep: fused, naive or fused,naive")
+      ->type_name("FORM[,FORM]")->group("Sweep");
   s->add_option("--steps", o.steps, "Timed steps per batch size and backend, 1..1000")->group("Sweep");
   s->add_option("--warmup", o.warmup, "Untimed warm-up steps before them, 0..100")->group("Sweep");
   s->add_option("--report", o.report, "Write the sweep as JSON to FILE (- for standard output), atomically")
@@ -108,6 +125,13 @@ int run_sweep(SweepOptions& o) {
   so.warmup_steps = o.warmup;
   finish_config(o.train);
   so.config = o.train.config;
+  const std::vector<int> contexts = o.contexts.empty() ? std::vector<int>{so.config.context}
+                                                       : int_list(o.contexts, core::rules::context);
+  const std::vector<bool> forms = attention_forms(o.attention);
+  if (contexts.size() > 1 || forms.size() > 1) return run_context_sweep(o, so, contexts, forms);
+  so.config.context = contexts.front();
+  so.config.execution.naive_attention = forms.front();
+  core::validate(so.config);
   if (!o.report.empty()) core::check_output_path(o.report, "--report");
   const std::string csv_path = o.csv.empty() ? "" : (std::filesystem::path(o.csv) / "sweep.csv").string();
   if (!csv_path.empty()) core::check_output_dir(o.csv, "--csv", {"sweep.csv"});

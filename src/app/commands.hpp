@@ -110,6 +110,8 @@ struct SweepOptions {
   TrainOptions train;
   std::string batches = "1,2,4,8,16,32,64,128,256,512,1024,2048,4096";  // the default stops at the training set
   std::string threads = "0";  // CPU thread counts, one CPU series each
+  std::string contexts;       // transformer: context lengths ("" : the default); several: the context sweep
+  std::string attention;      // transformer: "fused", "naive" or "fused,naive" ("": fused)
   int steps = 5;              // timed steps per point
   int warmup = 2;
   std::string report;         // JSON, "-": stdout

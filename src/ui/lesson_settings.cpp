@@ -16,7 +16,9 @@ LessonSettings settings_of(const core::TrainConfig& c) {
   s.lr = c.lr;
   s.optimizer = c.optimizer;
   s.precision = c.precision;
-  s.hidden = c.hidden;
+  // A transformer has no hidden-layer setting: its running layer widths (blocks x its dense layers) are compared
+  // with nothing (its sizes are Reset settings, applied by a new model).
+  if (c.model != core::ModelKind::Transformer) s.hidden = c.hidden;
   s.activation = c.activation;
   s.execution = c.execution;
   s.input = c.input;
