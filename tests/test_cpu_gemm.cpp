@@ -233,6 +233,19 @@ TEST_CASE("K = 0 gives zeros, and the epilogue sees every output exactly once") 
     wrong = 0;
     for (int s : seen) wrong += s != 1;
     CHECK(wrong == 0);
+    // Wider than the epilogue's groups of column panels (gemm.cpp, kEpilogueCols), with a partial last panel.
+    const long wide = 601, k = 40;
+    const auto aw = random_floats(M * k, 5), bw = random_floats(k * wide, 6);
+    std::vector<float> cw(M * wide);
+    std::vector<int> seen_wide(M * wide, 0);
+    const cpu::GemmEpilogue count_wide = [&](long m0, long m1, long n0, long n1) {
+      for (long i = m0; i < m1; ++i)
+        for (long j = n0; j < n1; ++j) seen_wide[i * wide + j]++;
+    };
+    cpu::gemm(cw.data(), wide, {aw.data(), k, 1}, {bw.data(), wide, 1}, M, wide, k, pool, &count_wide);
+    wrong = 0;
+    for (int s : seen_wide) wrong += s != 1;
+    CHECK(wrong == 0);
   }
 }
 

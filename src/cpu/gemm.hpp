@@ -52,7 +52,9 @@ void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, cons
 void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, const GemmMicroKernel& uk);
 
 // Called once for each finished rectangle of C (rows [m0, m1), columns [n0, n1)) while it is still in cache, on the
-// thread that computed it: the forward pass adds the bias and applies the activation there.
+// thread that computed it: the forward pass adds the bias and applies the activation there. The rectangles are a
+// task's rows by a few hundred columns (gemm.cpp, kEpilogueCols), not single micro-tiles: rows long enough for the
+// epilogue's vector loops.
 using GemmEpilogue = std::function<void(long m0, long m1, long n0, long n1)>;
 
 // The cache blocking: kc values of k per slice, mc rows and nc columns of C per task (rounded to the micro-tile).
