@@ -1,20 +1,24 @@
 // cpu::ThreadPool: parallel_for covers every index once in chunks of at least its grain, survives thousands of tiny
 // jobs and a slow chunk; and its span recording (the step timeline's per-thread tracks): when on, each thread that
 // took a chunk has a span covering its chunks on the steady clock; when off, none; take_spans starts anew. A thread
-// the system refuses (under a pids limit) is a clean error, not std::terminate.
+// the system refuses (under a pids limit) is a clean error, not std::terminate. cpu::per_thread's objects (the kernels'
+// per-thread buffers) end with their thread, intact: a thread_local object did not on Windows (platform/threads.hpp).
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/metrics.hpp"
+#include "cpu/per_thread.hpp"
 #include "cpu/thread_pool.hpp"
 #include "cpu/thread_start.hpp"
 
@@ -134,4 +138,64 @@ TEST_CASE("thread pool: a thread the system refuses is an error naming it, the t
     for (size_t i = b; i < e; ++i) sum += i;
   });
   CHECK(sum == 4950);
+}
+
+namespace {
+// Destroyed on freed memory (a thread_local object under mingw-w64, platform/threads.hpp), its destructor's own
+// allocation of its size would most likely be that memory, and its values and canary would read changed (measured
+// under wine: 0 of 8 intact as a thread_local, 8 of 8 through per_thread).
+struct EndProbe {
+  static inline std::atomic<int> destroyed{0}, intact{0};
+  std::vector<int> values;
+  unsigned char canary[4096];
+  EndProbe() { std::memset(canary, 0xA5, sizeof canary); }
+  ~EndProbe() {
+    ++destroyed;
+    const auto reuse = std::make_unique<unsigned char[]>(sizeof(EndProbe) + 16);
+    std::memset(reuse.get(), 0x5A, sizeof(EndProbe) + 16);
+    bool same = values == std::vector<int>{1, 2, 3, 4};
+    for (const unsigned char c : canary) same = same && c == 0xA5;
+    if (same) ++intact;
+  }
+};
+}  // namespace
+
+TEST_CASE("per_thread: one object per thread, kept while the thread runs, destroyed once and intact when it ends") {
+  EndProbe::destroyed = 0;
+  EndProbe::intact = 0;
+  constexpr int kThreads = 8;
+  std::atomic<int> same_object{0};
+  for (int i = 0; i < kThreads; ++i) {
+    std::thread t([&same_object] {
+      thread_local EndProbe* slot = nullptr;
+      EndProbe& probe = cpu::per_thread(slot);
+      probe.values = {1, 2, 3, 4};
+      if (&cpu::per_thread(slot) == &probe) ++same_object;
+    });
+    t.join();
+  }
+  CHECK(same_object == kThreads);
+  CHECK(EndProbe::destroyed == kThreads);
+  CHECK(EndProbe::intact == kThreads);
+  // A pool's workers too: each worker's object is freed when the pool joins it (the calling thread's at exit).
+  EndProbe::destroyed = 0;
+  EndProbe::intact = 0;
+  std::mutex mutex;
+  std::set<std::thread::id> workers;  // the workers that took a chunk (under load maybe none: then none to free)
+  const auto caller = std::this_thread::get_id();
+  {
+    cpu::ThreadPool pool(3);
+    pool.parallel_for(64, 1, [&](size_t, size_t) {
+      thread_local EndProbe* slot = nullptr;
+      cpu::per_thread(slot).values = {1, 2, 3, 4};
+      if (std::this_thread::get_id() != caller) {
+        std::lock_guard lock(mutex);
+        workers.insert(std::this_thread::get_id());
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    });
+    CHECK(EndProbe::destroyed == 0);
+  }
+  CHECK(EndProbe::destroyed == static_cast<int>(workers.size()));
+  CHECK(EndProbe::intact == static_cast<int>(workers.size()));
 }

@@ -1,7 +1,7 @@
 // The platform layer (src/platform/) against what the standard library and the test itself know independently:
 // file types and identities, exclusive creation, atomic replacement, locks, the child process runner, thread CPU
-// time, the user folders' rules, and Ctrl+C/termination requests. Written without OS headers, so that the same test
-// runs on every system the layer has an implementation for.
+// time, the user folders' rules, Ctrl+C/termination requests and the calls made when a thread ends. Written without
+// OS headers, so that the same test runs on every system the layer has an implementation for.
 #include <doctest/doctest.h>
 
 #include <cerrno>
@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "platform/files.hpp"
@@ -18,6 +19,7 @@
 #include "platform/process.hpp"
 #include "platform/signals.hpp"
 #include "platform/system.hpp"
+#include "platform/threads.hpp"
 
 namespace fs = std::filesystem;
 
@@ -162,4 +164,20 @@ TEST_CASE("a Ctrl+C request (SIGINT) reaches InterruptSignals::wait, not the def
   for (int i = 0; i < 50 && got == 0; ++i) got = signals.wait(100);
   CHECK(got == SIGINT);
   CHECK(signals.wait(10) == 0);  // taken once
+}
+
+TEST_CASE("at_thread_exit calls its functions when the thread ends, the last registered first, each once") {
+  static std::vector<int> calls;  // written by the thread, read after join
+  static int first = 1, second = 2;
+  calls.clear();
+  size_t seen_before_end = 99;
+  std::thread t([&seen_before_end] {
+    const auto note = [](void* p) { calls.push_back(*static_cast<int*>(p)); };
+    platform::at_thread_exit(note, &first);
+    platform::at_thread_exit(note, &second);
+    seen_before_end = calls.size();
+  });
+  t.join();
+  CHECK(seen_before_end == 0);
+  CHECK(calls == std::vector<int>{2, 1});
 }

@@ -184,6 +184,7 @@ struct BackendRun {
     std::vector<int> dims;   // the model's layer sizes, input to classes
     std::vector<int> hidden;  // the dense hidden layers (--hidden), whatever the model
     std::vector<int> conv;    // a CNN's convolutions (--conv); empty for an MLP
+    std::string model;        // ModelShape::describe(): "transformer 2 blocks, embed 64, ..." for a transformer
     int batch = 0;
     Activation activation = Activation::ReLU;
     Optimizer optimizer = Optimizer::AdamW;

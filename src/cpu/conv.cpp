@@ -8,6 +8,7 @@
 #include "cpu/gemm.hpp"
 #include "cpu/conv_im2col.hpp"
 #include "cpu/gemm_micro.hpp"
+#include "cpu/per_thread.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace cpu {
@@ -53,7 +54,8 @@ void tile_pointers(const float** ptrs, const PatchGrid& g, long m0, long m1, lon
   const long taps = g.taps(), tiles = (m1 - m0 + mr - 1) / mr;
   // Tap k's offset from the pixel's own position, and the range of dy and dx: a pixel whose whole patch lies in the
   // image (most of them) takes its pointers as position + offset, without a bounds check per tap.
-  thread_local std::vector<long> offset;
+  thread_local std::vector<long>* offset_slot = nullptr;
+  std::vector<long>& offset = per_thread(offset_slot);
   offset.resize(size_t(taps));
   const auto shift = [&g](long k) { return g.flip ? g.pad - k : k - g.pad; };
   for (long ky = 0; ky < g.KS; ++ky)
@@ -87,7 +89,8 @@ void tile_pointers(const float** ptrs, const PatchGrid& g, long m0, long m1, lon
 
 // A row of n zeros owned by the calling thread.
 const float* zero_row(long n) {
-  thread_local std::vector<float> zeros;
+  thread_local std::vector<float>* zeros_slot = nullptr;
+  std::vector<float>& zeros = per_thread(zeros_slot);
   if (zeros.size() < size_t(n)) zeros.assign(size_t(n), 0.0f);
   return zeros.data();
 }
@@ -102,8 +105,10 @@ void indirect_gemm(float* out, const PatchGrid& g, long M, const float* pb, long
                    ThreadPool& pool, const ConvEpilogue& epilogue) {
   const long MR = uk.mr, NR = uk.nr, taps = g.taps(), K = taps * g.XC, block = kIndirectTiles * MR;
   pool.parallel_for(blocks_of(M, block), 1, [&](size_t i0, size_t i1) {
-    thread_local std::vector<const float*> ptrs;
-    thread_local std::vector<float> scratch;
+    thread_local std::vector<const float*>* ptrs_slot = nullptr;
+    thread_local std::vector<float>* scratch_slot = nullptr;
+    std::vector<const float*>& ptrs = per_thread(ptrs_slot);
+    std::vector<float>& scratch = per_thread(scratch_slot);
     ptrs.resize(size_t(kIndirectTiles * taps * MR));
     scratch.resize(size_t(MR * NR));
     const float* zeros = zero_row(g.XC);
@@ -131,7 +136,8 @@ void indirect_gemm(float* out, const PatchGrid& g, long M, const float* pb, long
 
 // B (K x N) packed once per call for indirect_gemm, in a buffer owned by the calling thread.
 const float* packed_b(MatrixView b, long K, long N, const GemmMicroKernel& uk) {
-  thread_local AlignedBuffer buffer;
+  thread_local AlignedBuffer* buffer_slot = nullptr;
+  AlignedBuffer& buffer = per_thread(buffer_slot);
   float* pb = buffer.get(size_t((N + uk.nr - 1) / uk.nr * uk.nr * K));
   pack_b(pb, b, 0, K, 0, N, uk);  // all ceil(N / nr) micro-panels, zero-padded
   return pb;
@@ -239,7 +245,8 @@ void backward_weight_indirect(float* dweight, const float* dout, const float* in
   const size_t blocks = blocks_of(P, kWeightBlock);
   std::vector<float> partials(blocks * size_t(rows * cols));
   pool.parallel_for(blocks, 1, [&](size_t i0, size_t i1) {
-    thread_local AlignedBuffer a_buf, b_buf;
+    thread_local AlignedBuffer *a_buf_slot = nullptr, *b_buf_slot = nullptr;
+    AlignedBuffer &a_buf = per_thread(a_buf_slot), &b_buf = per_thread(b_buf_slot);
     for (size_t blk = i0; blk < i1; ++blk) {
       float* part = partials.data() + blk * size_t(rows * cols);
       const long b0 = long(blk) * kWeightBlock, b1 = std::min(P, b0 + kWeightBlock);

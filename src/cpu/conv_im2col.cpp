@@ -10,6 +10,7 @@
 
 #include "cpu/gemm.hpp"
 #include "cpu/gemm_portable.hpp"
+#include "cpu/per_thread.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace cpu {
@@ -46,13 +47,14 @@ void im2col(float* col, const float* x, long XH, long XW, long XC, long YH, long
 // The calling thread's panel, grown as needed, and a one-thread pool for the GEMM on it (the outer parallel_for
 // already spreads the blocks over the threads).
 float* panel(size_t floats) {
-  thread_local std::vector<float> buffer;
+  thread_local std::vector<float>* buffer_slot = nullptr;
+  std::vector<float>& buffer = per_thread(buffer_slot);
   if (buffer.size() < floats) buffer.resize(floats);
   return buffer.data();
 }
 ThreadPool& serial_pool() {
-  thread_local ThreadPool pool(1);
-  return pool;
+  thread_local ThreadPool* pool_slot = nullptr;
+  return per_thread(pool_slot, 1);
 }
 
 // out (rows, N) = col (rows, K) · b, b given as (N, K) rows (transposed: forward) or (K, N) rows (backward data).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu/gemm_micro.hpp"
+#include "cpu/per_thread.hpp"
 #include "cpu/simd.hpp"
 #include "cpu/thread_pool.hpp"
 
@@ -102,6 +103,11 @@ void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, cons
     for (long k = 0; k < kc; ++k)
       for (long j = n; j < nr; ++j) d[k * nr + j] = 0.0f;
   }
+}
+
+std::vector<float>& micro_kernel_panel(int which) {
+  thread_local std::vector<float>* panel_slots[2] = {};
+  return per_thread(panel_slots[which]);
 }
 
 namespace {
@@ -200,8 +206,10 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
   const long n_blocks = ceil_div(M, block), n_jr = ceil_div(N, NR);
   const size_t tasks = static_cast<size_t>(n_blocks * n_jr), grain = chunk_grain(tasks, M, N, K);
   pool.parallel_for(tasks, grain, [&](size_t t0, size_t t1) {
-    thread_local ThreadBuffers buf;
-    thread_local AlignedBuffer edge_a, edge_b;
+    thread_local ThreadBuffers* buf_slot = nullptr;
+    thread_local AlignedBuffer *edge_a_slot = nullptr, *edge_b_slot = nullptr;
+    ThreadBuffers& buf = per_thread(buf_slot);
+    AlignedBuffer &edge_a = per_thread(edge_a_slot), &edge_b = per_thread(edge_b_slot);
     long packed_i0 = -1, packed_j0 = -1;  // the edge rows / columns whose packed copy this chunk holds
     buf.edge.resize(static_cast<size_t>(MR * NR));
     float* e = buf.edge.data();  // the scratch tile of edge tiles
@@ -246,7 +254,8 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
 // next call.
 const float* pack_b_shared(MatrixView b, long N, long K, long kc, const GemmMicroKernel& uk, ThreadPool& pool) {
   const long NR = uk.nr, npad_all = round_up(N, NR), panels = npad_all / NR, slices = ceil_div(K, kc);
-  thread_local AlignedBuffer shared_b;
+  thread_local AlignedBuffer* shared_b_slot = nullptr;  // the calling thread's: concurrent callers never share it
+  AlignedBuffer& shared_b = per_thread(shared_b_slot);
   float* pb = shared_b.get(static_cast<size_t>(npad_all * K));
   const size_t pack_grain = static_cast<size_t>(std::max(1L, kMinPackFloats / (kc * NR)));
   pool.parallel_for(static_cast<size_t>(slices * panels), pack_grain, [&](size_t u0, size_t u1) {
@@ -316,7 +325,8 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
 
   // Phase 2: the mc x nc blocks of C, each packing its rows of A slice by slice.
   pool.parallel_for(tasks, grain, [&](size_t t0, size_t t1) {
-    thread_local ThreadBuffers buf;
+    thread_local ThreadBuffers* buf_slot = nullptr;
+    ThreadBuffers& buf = per_thread(buf_slot);
     for (size_t t = t0; t < t1; ++t) {
       const long ic = static_cast<long>(t) / n_jc, jc = static_cast<long>(t) % n_jc;
       const long m0 = ic * mc, rows = std::min(mc, M - m0), n0 = jc * nc, cols = std::min(nc, N - n0);

@@ -10,8 +10,14 @@
 // (a stored partial sum is exact) or how the tiles are spread over threads.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace cpu {
+
+// The calling thread's panel for the column micro-kernels of simd_kernels.inc (which: 0 in place, 1 indirect), made
+// at its first use and freed when the thread ends (per_thread.hpp). Defined in gemm.cpp, compiled for any x86-64: a
+// template instantiated in a file compiled with a level's flags could be the one copy the linker keeps for all.
+std::vector<float>& micro_kernel_panel(int which);
 
 // What gemm() uses a micro-kernel of a table for (gemm.cpp, kernel_for_shape): the level's default tile; the tile of
 // the same width for row counts the default fits badly; the narrow tile for products narrower than the default's;

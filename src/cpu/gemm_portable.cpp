@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cpu/fast_math.hpp"
+#include "cpu/per_thread.hpp"
 #include "cpu/thread_pool.hpp"
 #include "cpu/exact_fma.hpp"
 
@@ -57,7 +58,8 @@ void portable_gemm(float* out, const float* a, long a_is, long a_ks, const float
   const long strips = (J + kNnCols - 1) / kNnCols;
   const size_t grain = grain_for(2.0 * kNnRows * kNnCols * static_cast<double>(K));
   pool.parallel_for(static_cast<size_t>(row_tiles * strips), grain, [&](size_t t0, size_t t1) {
-    thread_local std::vector<float> packed;  // (K, kNnCols), one per thread
+    thread_local std::vector<float>* packed_slot = nullptr;
+    std::vector<float>& packed = per_thread(packed_slot);  // (K, kNnCols), one per thread
     packed.resize(std::max(packed.size(), static_cast<size_t>(K * kNnCols)));
     for (long t = static_cast<long>(t0); t < static_cast<long>(t1);) {
       const long strip = t / row_tiles, end = std::min(static_cast<long>(t1), (strip + 1) * row_tiles);
@@ -91,7 +93,8 @@ void portable_gemm_forward(float* sums, const float* inp, const float* weight, l
   const long n_groups = (OC + group_rows - 1) / group_rows;
   const size_t grain = grain_for(2.0 * kNnCols * static_cast<double>(group_rows) * static_cast<double>(C));
   pool.parallel_for(static_cast<size_t>(strips * n_groups), grain, [&](size_t t0, size_t t1) {
-    thread_local std::vector<float> packed;  // (C, kNnCols), one per thread
+    thread_local std::vector<float>* packed_slot = nullptr;
+    std::vector<float>& packed = per_thread(packed_slot);  // (C, kNnCols), one per thread
     packed.resize(std::max(packed.size(), static_cast<size_t>(C * kNnCols)));
     long packed_strip = -1;
     for (size_t t = t0; t < t1; ++t) {

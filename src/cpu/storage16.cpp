@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/half.hpp"
+#include "cpu/per_thread.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace cpu {
@@ -35,8 +36,8 @@ void convert_all(std::span<const Op> ops, ThreadPool& pool, Fn convert) {
 }  // namespace
 
 float* chunk_buffer(int i, size_t n) {
-  thread_local std::vector<float> buffers[4];
-  auto& b = buffers[i];
+  thread_local std::vector<float>* buffer_slots[4] = {};
+  auto& b = per_thread(buffer_slots[i]);
   if (b.size() < n) b.resize(std::max(n, kChunk16));
   return b.data();
 }

@@ -105,6 +105,7 @@ std::string Worker::publish_trainer_info() {
   running.dims = plan.shape.dims;
   running.hidden = plan.shape.hidden();
   running.conv = plan.shape.conv_channels();
+  running.model = plan.shape.describe();
   running.batch = plan.batch;
   running.activation = plan.activation;
   running.optimizer = plan.optimizer;

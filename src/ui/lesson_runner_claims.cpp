@@ -14,7 +14,7 @@
 namespace ui {
 namespace {
 
-// What a backend ran, in words, for the summary: "batch 512, fp16, MLP 784-256-128-10, unfused, input host ...".
+// What a backend ran, in words, for the summary: "batch 512, fp16, MLP 784-256-128-10, unfused, input host ..."; a transformer by its blocks, width, heads and context.
 std::string settings_text(const core::BackendRun& r) {
   auto sizes = [](const std::vector<int>& v) {
     std::string out;
@@ -24,11 +24,13 @@ std::string settings_text(const core::BackendRun& r) {
     }
     return out;
   };
+  const bool transformer = r.running.model.rfind("transformer", 0) == 0;  // its layer widths say nothing
   const std::string model = !r.running.conv.empty() ? "CNN conv " + sizes(r.running.conv) + " dense " + sizes(r.running.hidden)
+                            : transformer           ? r.running.model
                                                     : "MLP " + sizes(r.running.dims);
   std::string s = fmt::format("{}, batch {}, {}", core::to_string(r.running.precision), r.running.batch, model);
   const core::Execution& e = r.running.execution;
-  if (e.unfused || e.sync_every_step || e.submit_per_kernel) s += ", " + core::to_string(e);
+  if (e.any()) s += ", " + core::to_string(e);
   if (r.running.input.host()) s += ", input " + core::to_string(r.running.input);
   return s;
 }
