@@ -1,6 +1,7 @@
 // Causal multi-head attention on the CPU, naive and fused (cpu/attention.hpp).
 #include "cpu/attention.hpp"
 #include "cpu/attention_head.hpp"
+#include "cpu/fast_math.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,7 +20,7 @@ void probabilities(const Head& hd, const float* qkv, const float* dy, const floa
   dots(qkv + hd.q(t), keys, hd.s.D, n, count, p);
   dots(dy + hd.out(t), values, hd.s.D, n, count, dp);
   const float scale = score_scale(hd.s), lse_t = lse[hd.stat(t)];
-  for (int c = 0; c < count; ++c) p[c] = std::exp(p[c] * scale - lse_t);
+  for (int c = 0; c < count; ++c) p[c] = exp_approx(p[c] * scale - lse_t);  // vectorizes: no libm call
 }
 
 // A thread's buffers for query_tiles: a key block's keys and values transposed, and one query row's p and dp.
@@ -77,14 +78,15 @@ void fused_query_block(const Head& hd, const float* qkv, int t0, int t1, float* 
       float block_max = none;
       for (int u = u0; u < last; ++u) block_max = std::max(block_max, s[size_t(u - u0)] *= scale);
       const float m_new = std::max(m[size_t(r)], block_max);
-      const float correction = std::exp(m[size_t(r)] - m_new);  // 0 while m is still -inf
+      // ~1e-38 while m is still -inf (exp_approx saturates), times the l and acc of 0 it scales
+      const float correction = exp_approx(m[size_t(r)] - m_new);
       float* a = &acc[size_t(r) * size_t(D)];
       l[size_t(r)] *= correction;
       for (int d = 0; d < D; ++d) a[d] *= correction;
+      for (int u = u0; u < last; ++u) s[size_t(u - u0)] = exp_approx(s[size_t(u - u0)] - m_new);  // vectorizes
       for (int u = u0; u < last; ++u) {
-        const float p = std::exp(s[size_t(u - u0)] - m_new);
-        l[size_t(r)] += p;
-        axpy(p, qkv + hd.v(u), a, D);
+        l[size_t(r)] += s[size_t(u - u0)];
+        axpy(s[size_t(u - u0)], qkv + hd.v(u), a, D);
       }
       m[size_t(r)] = m_new;
     }
@@ -92,7 +94,7 @@ void fused_query_block(const Head& hd, const float* qkv, int t0, int t1, float* 
   for (int r = 0; r < rows; ++r) {
     const float inv = 1.0f / l[size_t(r)];
     for (int d = 0; d < D; ++d) y[hd.out(t0 + r) + size_t(d)] = acc[size_t(r) * size_t(D) + size_t(d)] * inv;
-    lse[hd.stat(t0 + r)] = m[size_t(r)] + std::log(l[size_t(r)]);
+    lse[hd.stat(t0 + r)] = m[size_t(r)] + log_of(l[size_t(r)]);
   }
 }
 

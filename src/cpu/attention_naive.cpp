@@ -9,6 +9,7 @@
 
 #include "cpu/attention.hpp"
 #include "cpu/attention_head.hpp"
+#include "cpu/fast_math.hpp"
 
 namespace cpu {
 namespace {
@@ -52,7 +53,8 @@ void attention_naive_softmax(const AttentionShape& s, float* att, ThreadPool& po
       float* row = att_row(hd, att, t);
       float max = -std::numeric_limits<float>::infinity(), sum = 0;
       for (int u = 0; u <= t; ++u) max = std::max(max, row[u]);
-      for (int u = 0; u <= t; ++u) sum += row[u] = std::exp(row[u] - max);
+      for (int u = 0; u <= t; ++u) row[u] = exp_approx(row[u] - max);  // vectorizes: no libm call
+      for (int u = 0; u <= t; ++u) sum += row[u];
       const float inv = 1.0f / sum;
       for (int u = 0; u <= t; ++u) row[u] *= inv;
       std::fill(row + t + 1, row + s.T, 0.0f);
