@@ -169,3 +169,32 @@ TEST_CASE("memory from the layout: the default model 784-256-128-10, batch 128, 
   // The same model in fp32: the fp32 layout of the same plan.
   CHECK(core::tensor_layout(fp16, kSizes, Precision::FP32).usage(true) == m);
 }
+
+TEST_CASE("naive attention: its scores are a tensor of their own, and its kernels move them") {
+  // 2 blocks, context 16, 2 heads, batch 8: per attention layer 8 x 2 x 16 x 16 scores.
+  const core::ModelShape shape = core::ModelShape::transformer(
+      {.vocab = 11, .context = 16, .embed = 8, .heads = 2, .layers = 2, .tied = true, .counted = 8});
+  const size_t scores = 8 * 2 * 16 * 16;
+  for (const core::Precision p : {core::Precision::FP32, core::Precision::BF16}) {
+    CAPTURE(core::to_string(p));
+    const core::StepPlan fused =
+        core::build_step_plan(shape, 8, core::Activation::GELU, core::Optimizer::AdamW, p, false, false);
+    const core::StepPlan naive =
+        core::build_step_plan(shape, 8, core::Activation::GELU, core::Optimizer::AdamW, p, false, true);
+    const core::LayoutSizes sizes{100, 10, 1};
+    CHECK(core::tensor_layout(fused, sizes, p).usage(false).attention_scores == 0);
+    CHECK(core::tensor_layout(naive, sizes, p).usage(false).attention_scores ==
+          2 * scores * core::storage_bytes(p));
+    // The same figures from either plan; naive moves the matrix at least once per kernel (7 kernels, some twice).
+    const core::AttentionTraffic a = core::attention_traffic(fused), b = core::attention_traffic(naive);
+    CHECK(a.fused == b.fused);
+    CHECK(a.naive == b.naive);
+    CHECK(a.fused > 0);
+    CHECK(a.naive - a.fused >= 2.0 * 7 * double(scores * core::storage_bytes(p)));
+  }
+  // A model without attention has none.
+  const core::StepPlan mlp = core::build_step_plan(core::ModelShape({4, 8, 3}), 8, core::Activation::ReLU,
+                                                   core::Optimizer::AdamW, core::Precision::FP32, false, true);
+  CHECK(core::attention_traffic(mlp).naive == 0);
+  CHECK_FALSE(mlp.naive_attention);
+}

@@ -71,6 +71,10 @@ void print_header(const core::TrainConfig& cfg, const core::DataSplit& data) {
         plan.loss_scaling() ? fmt::format("; dynamic loss scaling from {:g}", cfg.loss_scale_init) : "");
   if (cfg.execution.any())
     say("teaching toggles: {} ({} kernels per step)\n", core::to_string(cfg.execution), plan.entries.size());
+  if (const core::AttentionTraffic t = core::attention_traffic(plan); t.naive > 0)
+    say("attention: {}B of compulsory memory traffic per step fused, {}B naive (the scores written and read "
+        "back); this run: {}\n",
+        with_si_prefix(t.fused), with_si_prefix(t.naive), cfg.execution.naive_attention ? "naive" : "fused");
   if (cfg.input.host())
     say("input: {}; {}B uploaded per step\n", core::to_string(cfg.input),
         with_si_prefix(double(core::batch_upload_bytes(cfg.batch, plan.shape.inputs(), cfg.precision))));

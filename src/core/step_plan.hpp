@@ -167,4 +167,12 @@ std::vector<PlanEntry> forward_pass(const StepPlan& plan, long rows, Pass pass);
 std::vector<PlanEntry> transformer_forward(const ModelShape& shape, long B, bool naive_attention);
 void add_transformer_steps(StepPlan& plan, const std::function<void(PlanEntry)>& add);
 
+// The compulsory bytes a training step's attention kernels move (their entries' bytes_read + bytes_written), in each
+// form: the plan's own and the other form's plan (same model, batch and precision): what fusion saves per step
+// (issue 35). {0, 0} for a model without attention.
+struct AttentionTraffic {
+  double fused = 0, naive = 0;
+};
+AttentionTraffic attention_traffic(const StepPlan& plan);
+
 }  // namespace core

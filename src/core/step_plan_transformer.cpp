@@ -2,6 +2,8 @@
 // Row-wise kernels run over the B x T positions of the batch's B sequences (their entry's B; `pixels` = T, so that
 // evaluation's partial batch scales them as it scales a CNN's per-pixel kernels); embedding and attention over the B
 // sequences (their entry's B, with T).
+#include <string_view>
+
 #include "core/error.hpp"
 #include "core/step_plan.hpp"
 
@@ -104,6 +106,19 @@ void add_transformer_steps(StepPlan& plan, const std::function<void(PlanEntry)>&
   emb.T = T;
   emb.accumulate = s.tied;  // the output projection's backward wrote the tied weight's gradient first
   add(emb);
+}
+
+AttentionTraffic attention_traffic(const StepPlan& plan) {
+  if (!plan.shape.is_transformer()) return {};
+  const StepPlan other = build_step_plan(plan.shape, plan.batch, plan.activation, plan.optimizer, plan.precision,
+                                         plan.unfused, !plan.naive_attention);
+  auto bytes = [](const StepPlan& p) {
+    double sum = 0;
+    for (const PlanEntry& e : p.entries)
+      if (std::string_view(kernel_name(e.op)).starts_with("attention_")) sum += e.bytes();
+    return sum;
+  };
+  return plan.naive_attention ? AttentionTraffic{bytes(other), bytes(plan)} : AttentionTraffic{bytes(plan), bytes(other)};
 }
 
 }  // namespace core
