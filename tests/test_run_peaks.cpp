@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "cpu/peak_probe.hpp"
+#include "cpu/simd.hpp"
 #include "cpu/trainer.hpp"
 #include "eventually.hpp"
 #include "run/data.hpp"
@@ -233,4 +235,36 @@ TEST_CASE("SessionPeaks: peaks measured under load are measured again on a quiet
   CHECK_FALSE(quiet.missing());
   live.session.request_stop();
   live.session.wait();
+}
+
+TEST_CASE("cached CPU peaks measured under another SIMD level: the roofline takes the FMA figure of the level running") {
+  if (!cpu::simd_level_available(cpu::SimdLevel::AVX512)) {
+    MESSAGE("skipped: this CPU has no AVX-512 (the case switches from it to AVX2)");
+    return;
+  }
+  const fs::path cache = fresh_cache("simd_level");
+  core::DevicePeaks p = synthetic_cpu_peaks(20);
+  p.cpu_kernel_simd = "avx512";  // measured with the AVX-512 kernels
+  p.device = "test CPU (AVX-512 kernels)";
+  for (const auto& [id, value] : {std::pair{"fma_avx512_nt", 200.0}, {"fma_avx2_nt", 150.0}}) {
+    core::PeakFigure f;
+    f.id = id;
+    f.label = id;
+    f.unit = "GFLOP/s";
+    f.value = value;
+    f.samples = std::vector<double>(5, value);
+    f.method = "synthetic";
+    p.figures.push_back(f);
+  }
+  core::save_peaks(cache, p);
+  const cpu::SimdLevel before = cpu::active_simd_level();
+  cpu::set_simd_level(cpu::SimdLevel::AVX2);
+  const run::PeaksLookup found = run::lookup_peaks("cpu", -1, run::PeaksPolicy::CachedOnly, cache);
+  cpu::set_simd_level(before);
+  REQUIRE(found.cached);
+  CHECK(found.peaks.cpu_kernel_simd == "avx2");
+  CHECK(found.peaks.device.find("AVX2") != std::string::npos);
+  const core::RoofCeilings roof = core::roof_ceilings(found.peaks, 2);
+  CHECK(roof.compute_gflops == 150.0);
+  CHECK(roof.compute_from == "fma_avx2_nt");
 }

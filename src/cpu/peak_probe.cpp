@@ -128,6 +128,12 @@ std::string fma_peak_id(SimdLevel level, bool all_threads) {
 
 std::string cpu_peaks_key() { return core::cpu_peaks_key(cpu_model_name(), hardware_threads()); }
 
+void use_active_level(core::DevicePeaks& peaks) {
+  const SimdLevel level = active_simd_level();
+  peaks.cpu_kernel_simd = level == SimdLevel::Portable ? "" : level_id(level);
+  peaks.device = cpu_description(hardware_threads());
+}
+
 core::DevicePeaks measure_cpu_peaks(int repeats, const core::PeakProgress& progress, size_t stream_bytes) {
   const auto start = Clock::now();
   const int threads = hardware_threads();

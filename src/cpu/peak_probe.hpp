@@ -57,5 +57,9 @@ std::string fma_peak_id(SimdLevel level, bool all_threads);
 
 // The cache key of this CPU: core::cpu_peaks_key(cpu_model_name(), hardware threads).
 std::string cpu_peaks_key();
+// Cached peaks of this CPU measured while the kernels ran another SIMD level (TRAINSCOPE_CPU_SIMD, set_simd_level):
+// the kernels' level and the device's description made this process's, so that the roofline takes the FMA figure of
+// the level that runs (every level the CPU has is measured and cached) and names it.
+void use_active_level(core::DevicePeaks& peaks);
 
 }  // namespace cpu

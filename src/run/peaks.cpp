@@ -31,6 +31,7 @@ PeaksLookup lookup_peaks(const std::string& backend, int device, PeaksPolicy pol
     if (auto cached = core::find_cached_peaks(cache, peaks_key(backend, device), &out.warning)) {
       out.peaks = std::move(*cached);
       out.cached = true;
+      if (backend == "cpu") cpu::use_active_level(out.peaks);  // measured, perhaps, under another kernel level
       return out;
     }
     if (policy == PeaksPolicy::CachedOnly) return out;
