@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.hpp"
+
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb/stb_image.h>
 
@@ -114,8 +116,7 @@ QuickLesson quick_copy(const fs::path& lesson, const fs::path& copy) {
   }
   // Token data (a transformer lesson): 64 batches per epoch, so that the end-of-epoch evaluation over the whole
   // held-out set (thousands of sequences) does not follow every step.
-  const bool tokens = j.contains("settings") && j["settings"].value("dataset", "") != "fashion-mnist" &&
-                      j["settings"].value("dataset", "") != "spiral" && j["settings"].contains("dataset");
+  const bool tokens = j.contains("settings") && core::token_data(j["settings"].value("dataset", ""));
   for (auto& step : j.at("steps")) {
     if (step.contains("set")) batch_of(step["set"]);
     if (step.contains("model")) shrink(step["model"]);

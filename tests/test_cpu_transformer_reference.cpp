@@ -111,6 +111,28 @@ TEST_CASE("a fresh model predicts nearly uniformly: its loss is near ln(V); bad 
   CHECK_THROWS_AS(cpu::transformer_step_reference(s, std::vector<double>(3), batch, false), core::Error);
 }
 
+namespace {
+
+// Random q, k, v and dy for `s` (from `seed`) and the textbook attention on them: its output y, probabilities att,
+// log-sum-exp lse and the gradient dqkv (attention_reference, attention_backward_reference).
+struct Textbook {
+  std::vector<double> qkv, dy, y, att, lse, dqkv;
+};
+Textbook textbook(const cpu::AttentionShape& s, uint64_t seed) {
+  core::Pcg32 rng(seed);
+  const size_t rows = size_t(s.B) * size_t(s.T), stats = size_t(s.B) * size_t(s.H) * size_t(s.T);
+  Textbook t{std::vector<double>(rows * size_t(3 * s.C())), std::vector<double>(rows * size_t(s.C())),
+             std::vector<double>(rows * size_t(s.C())), std::vector<double>(stats * size_t(s.T)),
+             std::vector<double>(stats), std::vector<double>(rows * size_t(3 * s.C()))};
+  for (double& x : t.qkv) x = rng.uniform(-2, 2);
+  for (double& x : t.dy) x = rng.uniform(-1, 1);
+  cpu::attention_reference(s, t.qkv, t.y, t.att, t.lse);
+  cpu::attention_backward_reference(s, t.qkv, t.att, t.dy, t.dqkv);
+  return t;
+}
+
+}  // namespace
+
 TEST_CASE("the fused backward's references (from y and the log-sum-exp) give the attention backward's gradients") {
   // attention_backward_dq_reference + attention_backward_dkv_reference, fed the forward's y and lse, against
   // attention_backward_reference (which the finite differences above check, inside the whole model): one position,
@@ -118,15 +140,9 @@ TEST_CASE("the fused backward's references (from y and the log-sum-exp) give the
   for (const cpu::AttentionShape& s : {cpu::AttentionShape{1, 1, 1, 1}, cpu::AttentionShape{2, 9, 1, 1},
                                        cpu::AttentionShape{2, 7, 3, 4}}) {
     INFO("B " << s.B << " T " << s.T << " H " << s.H << " D " << s.D);
-    core::Pcg32 rng(3);
-    const size_t rows = size_t(s.B) * size_t(s.T), stats = size_t(s.B) * size_t(s.H) * size_t(s.T);
-    std::vector<double> qkv(rows * size_t(3 * s.C())), dy(rows * size_t(s.C()));
-    for (double& x : qkv) x = rng.uniform(-2, 2);
-    for (double& x : dy) x = rng.uniform(-1, 1);
-    std::vector<double> y(rows * size_t(s.C())), att(stats * size_t(s.T)), lse(stats), want(qkv.size());
-    cpu::attention_reference(s, qkv, y, att, lse);
-    cpu::attention_backward_reference(s, qkv, att, dy, want);
-    std::vector<double> got(qkv.size(), 5.0), delta(stats);  // every column written by one of the two
+    const Textbook t = textbook(s, 3);
+    const std::vector<double>&qkv = t.qkv, &dy = t.dy, &y = t.y, &lse = t.lse, &want = t.dqkv;
+    std::vector<double> got(qkv.size(), 5.0), delta(lse.size());  // every column written by one of the two
     cpu::attention_backward_dq_reference(s, qkv, y, lse, dy, got, delta);
     cpu::attention_backward_dkv_reference(s, qkv, lse, delta, dy, got);
     for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-12).scale(1));
@@ -139,14 +155,8 @@ TEST_CASE("the naive attention's seven references, chained, give the attention's
   for (const cpu::AttentionShape& s : {cpu::AttentionShape{1, 1, 1, 1}, cpu::AttentionShape{2, 9, 1, 1},
                                        cpu::AttentionShape{2, 7, 3, 4}}) {
     INFO("B " << s.B << " T " << s.T << " H " << s.H << " D " << s.D);
-    core::Pcg32 rng(5);
-    const size_t rows = size_t(s.B) * size_t(s.T), stats = size_t(s.B) * size_t(s.H) * size_t(s.T);
-    std::vector<double> qkv(rows * size_t(3 * s.C())), dy(rows * size_t(s.C()));
-    for (double& x : qkv) x = rng.uniform(-2, 2);
-    for (double& x : dy) x = rng.uniform(-1, 1);
-    std::vector<double> y(rows * size_t(s.C())), att(stats * size_t(s.T)), want(qkv.size());
-    cpu::attention_reference(s, qkv, y, att);
-    cpu::attention_backward_reference(s, qkv, att, dy, want);
+    const Textbook t = textbook(s, 5);
+    const std::vector<double>&qkv = t.qkv, &dy = t.dy, &y = t.y, &att = t.att, &want = t.dqkv;
     std::vector<double> got_att(att.size(), 3.0), got_y(y.size(), 3.0), got(qkv.size(), 5.0);
     cpu::attention_naive_scores_reference(s, qkv, got_att);
     cpu::attention_naive_softmax_reference(s, got_att);

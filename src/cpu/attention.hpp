@@ -10,10 +10,16 @@
 // cpu::attention_reference (cpu/transformer_reference.hpp), whose layout they share: qkv (B*T, 3C) with q, k, v side
 // by side and head h at features h*D..h*D+D-1 of each (C = H*D), y and dy (B*T, C).
 #pragma once
+#include "kernel_params.h"  // shaders/common: AttentionParams
 #include "cpu/thread_pool.hpp"
 #include "cpu/transformer_reference.hpp"
 
 namespace cpu {
+
+// The shape an attention kernel's push constants give (its CPU twin and reference, cpu/ops/attention_*.cpp).
+inline AttentionShape attention_shape(const core::AttentionParams& p) {
+  return {int(p.B), int(p.T), int(p.H), int(p.D)};
+}
 
 // The fused kernels' tiles: queries per block and keys per block (a 32 x 64 fp32 score tile is 8 KiB, with the
 // blocks of q, k and v it reads well inside a 32 KiB L1 for D up to 64).

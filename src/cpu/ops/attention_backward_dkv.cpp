@@ -15,15 +15,13 @@
 namespace cpu::ops {
 namespace {
 
-AttentionShape shape_of(const core::AttentionParams& p) { return {int(p.B), int(p.T), int(p.H), int(p.D)}; }
-
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
-  cpu::attention_backward_dkv(shape_of(a.as<core::AttentionParams>()), b.f32(1), b.f32(2), b.f32(3), b.f32(4), b.f32(0),
+  cpu::attention_backward_dkv(attention_shape(a.as<core::AttentionParams>()), b.f32(1), b.f32(2), b.f32(3), b.f32(4), b.f32(0),
                               pool);
 }
 
 void reference(RefBindings b, const KernelArgs& a) {
-  attention_backward_dkv_reference(shape_of(a.as<core::AttentionParams>()), b[1], b[2], b[3], b[4], b[0]);
+  attention_backward_dkv_reference(attention_shape(a.as<core::AttentionParams>()), b[1], b[2], b[3], b[4], b[0]);
 }
 
 }  // namespace

@@ -15,15 +15,13 @@
 namespace cpu::ops {
 namespace {
 
-AttentionShape shape_of(const core::AttentionParams& p) { return {int(p.B), int(p.T), int(p.H), int(p.D)}; }
-
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
-  cpu::attention_backward_dq(shape_of(a.as<core::AttentionParams>()), b.f32(2), b.f32(3), b.f32(4), b.f32(5), b.f32(0),
+  cpu::attention_backward_dq(attention_shape(a.as<core::AttentionParams>()), b.f32(2), b.f32(3), b.f32(4), b.f32(5), b.f32(0),
                              b.f32(1), pool);
 }
 
 void reference(RefBindings b, const KernelArgs& a) {
-  attention_backward_dq_reference(shape_of(a.as<core::AttentionParams>()), b[2], b[3], b[4], b[5], b[0], b[1]);
+  attention_backward_dq_reference(attention_shape(a.as<core::AttentionParams>()), b[2], b[3], b[4], b[5], b[0], b[1]);
 }
 
 }  // namespace

@@ -14,14 +14,12 @@
 namespace cpu::ops {
 namespace {
 
-AttentionShape shape_of(const core::AttentionParams& p) { return {int(p.B), int(p.T), int(p.H), int(p.D)}; }
-
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
-  cpu::attention_forward_fused(shape_of(a.as<core::AttentionParams>()), b.f32(2), b.f32(0), b.f32(1), pool);
+  cpu::attention_forward_fused(attention_shape(a.as<core::AttentionParams>()), b.f32(2), b.f32(0), b.f32(1), pool);
 }
 
 void reference(RefBindings b, const KernelArgs& a) {
-  const AttentionShape s = shape_of(a.as<core::AttentionParams>());
+  const AttentionShape s = attention_shape(a.as<core::AttentionParams>());
   std::vector<double> att(size_t(s.B) * size_t(s.H) * size_t(s.T) * size_t(s.T));  // the naive form's: not an output
   attention_reference(s, b[2], b[0], att, b[1]);
 }

@@ -9,14 +9,12 @@
 namespace cpu::ops {
 namespace {
 
-AttentionShape shape_of(const core::AttentionParams& p) { return {int(p.B), int(p.T), int(p.H), int(p.D)}; }
-
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
-  cpu::attention_naive_dk(shape_of(a.as<core::AttentionParams>()), b.f32(1), b.f32(2), b.f32(0), pool);
+  cpu::attention_naive_dk(attention_shape(a.as<core::AttentionParams>()), b.f32(1), b.f32(2), b.f32(0), pool);
 }
 
 void reference(RefBindings b, const KernelArgs& a) {
-  attention_naive_dk_reference(shape_of(a.as<core::AttentionParams>()), b[1], b[2], b[0]);
+  attention_naive_dk_reference(attention_shape(a.as<core::AttentionParams>()), b[1], b[2], b[0]);
 }
 
 }  // namespace
