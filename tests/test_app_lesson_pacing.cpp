@@ -132,3 +132,36 @@ TEST_CASE("a steady condition: enough steps, then figures that stay within their
     }));
   }
 }
+
+TEST_CASE("a steady condition after a new model: the run before it is never measured as the new one's") {
+  // The attention lesson's CI failure: "model" posted a reset, and the next frame still showed the old run,
+  // applied and steady for many steps; with no settling span (--steady 2,0) its figures were measured as the
+  // new context's, and the picture after found the new run still building.
+  const ui::Lesson l = ui::parse_lesson(R"({"title": "t", "steps": [
+      {"model": {"context": 64}},
+      {"when": {"steady": {"steps": 2, "seconds": 0, "spread": 0.1}}, "measure": "long"},
+      {"screenshot": "x.png"}]})",
+                                        "l.json");
+  core::TrainConfig cfg;
+  auto view_at = [&](long steps, long generation, double rate) {
+    core::BackendRun gpu = run_of("gpu", cfg, steps, generation), cpu = run_of("cpu", cfg, steps, generation);
+    gpu.recent_samples_per_s = rate, cpu.recent_samples_per_s = 10 * rate;
+    return view_of(cfg, {gpu, cpu});
+  };
+  ui::LessonRunner runner(l, ui::LessonOptions{true, {}});
+  FakeHost host;
+  runner.update(0, view_at(100, 1, 500), host);
+  REQUIRE(host.resets.size() == 1);
+  runner.update(0.1, view_at(101, 1, 500), host);  // the old run, its figures steady: not the one meant
+  runner.update(0.2, view_at(102, 1, 500), host);
+  CHECK(host.shots.empty());
+  runner.update(0.3, view_at(1, 2, 100), host);  // the new run, too few steps
+  CHECK(host.shots.empty());
+  runner.update(0.4, view_at(3, 2, 100), host);
+  runner.update(0.5, view_at(4, 2, 100), host);
+  REQUIRE(host.shots == std::vector<std::string>{"x.png"});
+  const auto log = runner.take_log();
+  CHECK(std::any_of(log.begin(), log.end(), [](const std::string& line) {
+    return line.find("measured \"long\": cpu 1000 samples/s, gpu 100 samples/s") != std::string::npos;
+  }));
+}

@@ -25,7 +25,15 @@ bool LessonRunner::steady(const LessonSteady& s, double now_s, const DashboardVi
   Sample sample{now_s, {}, 0};
   const LessonSettings shown = settings_of(view.config);
   for (const auto& r : view.runs) {
-    if (r.finished || !r.error.empty()) continue;  // a finished backend's figures no longer move
+    if (!r.error.empty()) continue;  // a failed backend has no figures to wait for
+    // After a reset or a new model this lesson asked for, the run before it is not the one meant: until the new
+    // one shows, its figures (steady and applied as they are) would be measured under the new step's name.
+    if (r.generation < generation_) {
+      state = fmt::format("{} not restarted yet", r.name);
+      samples_.clear();
+      return false;
+    }
+    if (r.finished) continue;  // a finished backend's figures no longer move
     // Never figures from a span with a rebuild in it, nor with a compilation: the background compile runs between
     // the GPU's steps with its training clock stopped, so its own rate never counts it; but when the backends train
     // at once (not taking turns) it takes cores from the other backend, whose figures it would lower.
@@ -157,7 +165,8 @@ bool LessonRunner::triggered(const LessonStep& step, double now_s, const Dashboa
   if (!backends_hold(step, view, holds, state)) return false;
   if (c.applied && *c.applied) {
     for (const auto& r : view.runs) {
-      const std::string diff = running_difference(r, settings_of(view.config));
+      std::string diff = running_difference(r, settings_of(view.config));
+      if (r.generation < generation_) diff = "the run from before the reset (not restarted yet)";
       if (!diff.empty()) {
         holds = false;
         state += fmt::format("{}{} runs {}", state.empty() ? "" : "; ", r.name, diff);
@@ -196,9 +205,12 @@ bool LessonRunner::check_expect(const LessonStep& step, const DashboardView& vie
         problems.push_back(fmt::format("{} runs {}", r->name, d));
   }
   if (e.applied)
-    for (const auto& r : view.runs)
-      if (const std::string d = running_difference(r, settings_of(view.config)); !d.empty())
+    for (const auto& r : view.runs) {
+      if (r.generation < generation_)
+        problems.push_back(fmt::format("{} still shows the run from before the reset", r.name));
+      else if (const std::string d = running_difference(r, settings_of(view.config)); !d.empty())
         problems.push_back(fmt::format("{} does not run the settings shown: {}", r.name, d));
+    }
   if (e.figures_current) {
     for (const auto& r : view.runs)
       if (r.kernels.steps_seen() > r.steps_since_change)
