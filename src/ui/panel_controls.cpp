@@ -152,8 +152,10 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("SGD with momentum or AdamW (torch semantics). The weights are kept; the new optimizer's\n"
                       "state (momentum, moments) starts from zero.");
-  same_line_if_fits(w);
-  draw_toggles(view, c, w);
+  // The toggles' combo as wide as its preview where the row has room ("naive attention", not "naiv…").
+  const float toggles_w = std::min(std::max(w, toggles_preview_width(view)), ImGui::GetContentRegionAvail().x);
+  same_line_if_fits(toggles_w);
+  draw_toggles(view, c, toggles_w);
 
   draw_precision_combo(view, c, w);
   same_line_if_fits(w);
@@ -196,6 +198,18 @@ void Controls::draw_threads(const DashboardView& view, Controller& c, float w) {
                     "work too. On by default there. Off: both train at once, as a real GPU beside a CPU would.");
 }
 
+// What the toggles' combo shows closed: the toggles that are on ("fused": none), or host input where none is (the
+// Controls' runs lines say the rest).
+std::string Controls::toggles_preview(const DashboardView& view) {
+  const core::Execution& shown = view.config.execution;
+  return shown.any() || !view.config.input.host() ? core::to_string(shown) : std::string("host");
+}
+
+float Controls::toggles_preview_width(const DashboardView& view) {
+  return ImGui::CalcTextSize(toggles_preview(view).c_str()).x + ImGui::GetFrameHeight() +
+         2 * ImGui::GetStyle().FramePadding.x;
+}
+
 void Controls::draw_toggles(const DashboardView& view, Controller& c, float width) {
   // The teaching toggles in one combo (the Controls have no row to spare on a projector): each a rebuild of both
   // trainers with the same weights, marked on the plots. The preview names what is on ("fused": none).
@@ -219,17 +233,14 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
        "Transformer: attention as three kernels (scores, softmax, values) with every head's context x context\n"
        "scores written to memory and read back, instead of the fused kernel that keeps them on chip\n"
        "(FlashAttention): more bytes and memory growing with the context squared (see the Kernels and Memory tabs)."}};
-  const core::Execution& shown = view.config.execution;
-  // A narrow combo: host input shows in the preview where no toggle is on (the Controls' runs lines say the rest).
-  const std::string preview =
-      shown.any() || !view.config.input.host() ? core::to_string(shown) : std::string("host");
+  const std::string preview = toggles_preview(view);
   ImGui::SetNextItemWidth(width);
   // The preview shortened with an ellipsis where the combo is narrower than it ("sync ev" was clipped mid-word).
   const float chrome = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;  // the arrow, the padding
   if (ImGui::BeginCombo("##execution", fit_text(preview, width - chrome).c_str())) {
     for (const Item& item : items) {
       if (item.toggle == T::NaiveAttention && view.config.model != core::ModelKind::Transformer) continue;
-      bool on = shown[item.toggle];
+      bool on = view.config.execution[item.toggle];
       if (ImGui::Checkbox(item.label, &on)) {
         run::Command cmd(run::Command::Kind::SetToggle);
         cmd.toggle = item.toggle;
@@ -244,8 +255,11 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Teaching toggles (%s): the same math run another way; the losses stay the same.\n"
                       "unfused: bias add and activation as kernels of their own; sync every step: wait for the\n"
-                      "GPU after every step; submit per kernel: one submission and wait per kernel.",
-                      preview.c_str());
+                      "GPU after every step; submit per kernel: one submission and wait per kernel.%s",
+                      preview.c_str(),
+                      view.config.model == core::ModelKind::Transformer
+                          ? "\nnaive attention: the context x context scores written to memory and read back."
+                          : "");
 }
 
 void Controls::draw_precision_combo(const DashboardView& view, Controller& c, float width) {

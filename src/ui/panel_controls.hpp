@@ -23,6 +23,8 @@ struct Controls {
   void draw_run_buttons(const DashboardView& view, Controller& c);
   void draw_training(const DashboardView& view, Controller& c);
   void draw_toggles(const DashboardView& view, Controller& c, float width);  // the teaching toggles' combo
+  static std::string toggles_preview(const DashboardView& view);           // its text when closed
+  static float toggles_preview_width(const DashboardView& view);           // its width showing that text whole
   void draw_input(const DashboardView& view, Controller& c);  // its input pipeline part
   void draw_threads(const DashboardView& view, Controller& c, float width);  // CPU threads, take turns
   void draw_precision_combo(const DashboardView& view, Controller& c, float width);
