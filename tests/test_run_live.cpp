@@ -456,6 +456,7 @@ TEST_CASE("live teaching toggles: in settings() at once, each backend rebuilds w
     // The counts of the trainer in use, read back with its steps: per-kernel submissions on the GPU.
     const auto r = run();
     CHECK(r.counts.steps > 0);
+    CHECK(r.running.attention_bytes_naive == 0);  // an MLP: no attention line in the Kernels tab
     if (name == "gpu") CHECK(r.counts.submits == r.counts.steps * static_cast<long>(tracker.last_plan.entries.size()));
     session.request_stop();
     session.wait();
@@ -530,6 +531,15 @@ TEST_CASE("a live change the transformer cannot run (--unfused, --input host) is
   session.start();
   auto run = [&] { return session.snapshot().at(0); };
   REQUIRE(eventually([&] { return run().step_losses.size() >= 3; }));
+  {  // the attention's traffic published for the Kernels tab's line: the trainer's plan's, naive above fused
+    const auto r = run();
+    std::lock_guard lock(live.tracker.mutex);
+    const core::AttentionTraffic t = core::attention_traffic(live.tracker.last->plan());
+    CHECK(t.fused > 0);
+    CHECK(t.naive > t.fused);
+    CHECK(r.running.attention_bytes_fused == t.fused);
+    CHECK(r.running.attention_bytes_naive == t.naive);
+  }
   run::Command c(run::Command::Kind::SetToggle);
   c.toggle = core::Execution::Toggle::Unfused;
   c.on = true;

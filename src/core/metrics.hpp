@@ -193,6 +193,9 @@ struct BackendRun {
     bool unfused = false;  // the plan's bias_add / act_forward (StepPlan::unfused)
     Execution execution;   // the teaching toggles of the trainer in use (its config's)
     InputPipeline input;   // where its batches come from (its config's)
+    // A transformer's attention: its compulsory traffic per step in bytes, fused and naive (core::attention_traffic
+    // of the plan in use); 0 for a model without attention.
+    double attention_bytes_fused = 0, attention_bytes_naive = 0;
   } running;
   ExecutionCounts counts;  // Trainer::execution_counts() of the trainer in use, at the latest read-back
   // Every step's StepRow busy_ms and wall_ms summed, in seconds: busy_s / wall_s is the run's busy share (GPU busy:

@@ -114,6 +114,9 @@ std::string Worker::publish_trainer_info() {
   running.unfused = plan.unfused;
   running.execution = cfg_.execution;
   running.input = cfg_.input;
+  const core::AttentionTraffic attention = core::attention_traffic(plan);
+  running.attention_bytes_fused = attention.fused;
+  running.attention_bytes_naive = attention.naive;
   std::lock_guard lock(run_mutex_);
   run_.counts = trainer_->execution_counts();
   run_.running = std::move(running);

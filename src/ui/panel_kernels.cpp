@@ -99,12 +99,44 @@ void KernelTimings::draw_table(const core::BackendRun& run, const char* id) {
   if (fonts().mono) ImGui::PopFont();
 }
 
+// A transformer's attention traffic in words, above the bars: the bytes per step that fusion saves (or would save),
+// from the step plan's compulsory bytes (core::attention_traffic); "" for runs without attention.
+std::string KernelTimings::attention_traffic(const DashboardView& view) {
+  for (const auto& r : view.runs) {
+    const core::BackendRun::Running& x = r.running;
+    if (x.attention_bytes_naive <= 0 || x.attention_bytes_fused <= 0) continue;
+    const double ratio = x.attention_bytes_naive / x.attention_bytes_fused;
+    const std::string fused = fmt::format("{:.1f} MB", x.attention_bytes_fused / 1e6);
+    const std::string naive = fmt::format("{:.1f} MB", x.attention_bytes_naive / 1e6);
+    return x.execution.naive_attention
+               ? fmt::format("Attention moves {} a step naive, its scores written and read back; fused {}, "
+                             "{:.1f}x less.",
+                             naive, fused, ratio)
+               : fmt::format("Attention moves {} a step fused; naive, its scores written and read back, {}: "
+                             "{:.1f}x more.",
+                             fused, naive, ratio);
+  }
+  return {};
+}
+
+void KernelTimings::draw_attention_traffic(const std::string& text) {
+  if (text.empty()) return;
+  text_lines(text, 3);
+  if (ImGui::IsItemHovered())
+    wrapped_tooltip("Compulsory bytes of the attention kernels per training step, forward and backward, all "
+                    "layers: each tensor read or written once (the step plan's figures, as in the GB/s column). "
+                    "Fused, the scores stay on chip and the backward computes them again; naive, seven kernels "
+                    "each read or write the whole batch x heads x context x context matrix.");
+}
+
 void KernelTimings::draw(const DashboardView& view) {
   if (view.runs.empty()) return;
   // Heights of the three parts, to decide whether they all fit at once.
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float kernels = static_cast<float>(kernel_names(view).size());
-  const float bars = (1 + kernels) * line;
+  const std::string traffic = attention_traffic(view);
+  const float traffic_lines = traffic.empty() ? 0 : static_cast<float>(text_lines_needed(traffic, 3));
+  const float bars = (1 + kernels + traffic_lines) * line;
   const float speeds = (2 + static_cast<float>(precision_speed_rows(view).size())) * line;
   float tables = 0;
   for (const auto& run : view.runs) tables += (3 + static_cast<float>(run.kernels.rows().size())) * line;
@@ -139,7 +171,10 @@ void KernelTimings::draw(const DashboardView& view) {
               "bound of the real traffic. GPU times come from Vulkan timestamp queries between dispatches, CPU times "
               "from the wall clock around each kernel. Timings since the last change of settings.");
   const bool with_speeds = all || (two_pages && part != Part::Tables);
-  if (all || part == Part::Bars || (two_pages && part == Part::Precisions)) draw_bars(view);
+  if (all || part == Part::Bars || (two_pages && part == Part::Precisions)) {
+    draw_attention_traffic(traffic);
+    draw_bars(view);
+  }
   if (with_speeds || (!two_pages && part == Part::Precisions)) {
     if (with_speeds) ImGui::Spacing();
     precisions_.draw(view);

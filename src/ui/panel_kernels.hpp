@@ -18,6 +18,8 @@ struct KernelTimings {
  private:
   PrecisionSpeeds precisions_;
   void draw_bars(const DashboardView& view);
+  static std::string attention_traffic(const DashboardView& view);  // "" without attention in the runs
+  static void draw_attention_traffic(const std::string& text);
   void draw_table(const core::BackendRun& run, const char* id);
 };
 
