@@ -14,6 +14,13 @@ PyTorch's best settings on this CPU as bench/pytorch_seed_mlp.py sets them (OMP_
 OPENBLAS_CORETYPE=SkylakeX unless --openblas-core says otherwise).
 
   /usr/bin/python3 bench/pytorch_transformer.py --threads 2
+
+With --fortunes: the character model instead, on the text `trainscope train --dataset fortunes` reads (Debian's
+fortunes package, the same eight files, cookies cleaned and split the same way, a byte per token, the last tenth of
+the cookies held out, windows of --context laid end to end), trained --epochs over the training windows in a
+shuffled order and evaluated on every held-out window: the held-out loss and the share of next characters right.
+
+  /usr/bin/python3 bench/pytorch_transformer.py --fortunes --context 64 --batch 32 --threads 2
 """
 import argparse
 import math
@@ -35,6 +42,9 @@ def main():
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--openblas-core", default="SkylakeX", help="OPENBLAS_CORETYPE ('' leaves it unset)")
     p.add_argument("--steps-to-learn", action="store_true", help="train until 95%% of held-out strings are right")
+    p.add_argument("--fortunes", nargs="?", const="/usr/share/games/fortunes", metavar="DIR",
+                   help="the character model on the fortune files of DIR (default /usr/share/games/fortunes)")
+    p.add_argument("--epochs", type=int, default=1, help="with --fortunes: epochs over the training windows")
     a = p.parse_args()
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if a.openblas_core:
@@ -50,6 +60,9 @@ def main():
     torch.manual_seed(42)
     T, C, H, L, V = a.context, a.embed, a.heads, a.layers, 11
     n = T // 2
+    if a.fortunes:
+        corpus = fortunes_corpus(a.fortunes)
+        V = len(corpus["vocab"])
 
     def reverse_batch(count, g):  # d1..dn | dn..d1: x the first 2n tokens, y the last 2n, the answer counted
         d = torch.randint(0, 10, (count, n), generator=g)
@@ -108,6 +121,9 @@ def main():
         opt.step()
         return loss.item()
 
+    if a.fortunes:
+        train_fortunes(a, torch, F, model, opt, corpus, T, V)
+        return
     if a.steps_to_learn:
         for s in range(1, 5001):
             step(*reverse_batch(a.batch, g))
@@ -130,6 +146,99 @@ def main():
     print(f"pytorch {torch.__version__}, {a.threads} threads, batch {a.batch}, {L} blocks, embed {C}, {H} heads, "
           f"context {T}: step median {1e3 * statistics.median(times):.2f} ms, best {1e3 * min(times):.2f} ms "
           f"over {a.steps} steps")
+
+
+FORTUNE_FILES = ["literature", "science", "wisdom", "computers", "work", "people", "platitudes", "riddles"]
+
+
+def clean_line(line):
+    """A fortune's line as core/text_data.cpp cleans it: overstrike resolved, tabs as spaces, other control bytes
+    dropped, trailing spaces dropped (bytes in, bytes out)."""
+    out = bytearray()
+    for b in line:
+        if b == 8:  # backspace: the next byte is printed over the last one
+            if out:
+                out.pop()
+        elif b == 9:
+            out.append(32)
+        elif b >= 0x20 and b != 0x7F:
+            out.append(b)
+    return bytes(out).rstrip(b" ")
+
+
+def split_cookies(data):
+    cookies, cookie = [], b""
+
+    def finish(c):
+        while c.endswith(b"\n\n"):
+            c = c[:-1]
+        if c:
+            cookies.append(c)
+
+    for line in data.split(b"\n"):
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if line == b"%":
+            finish(cookie)
+            cookie = b""
+            continue
+        cleaned = clean_line(line)
+        if not cookie and not cleaned:
+            continue
+        cookie += cleaned + b"\n"
+    finish(cookie)
+    return cookies
+
+
+def fortunes_corpus(folder):
+    """The corpus of core::read_fortunes: the files' cookies in order, each followed by a blank line; the last tenth
+    of the cookies (at least one) held out."""
+    cookies = []
+    for name in FORTUNE_FILES:
+        with open(os.path.join(folder, name), "rb") as f:
+            cookies += split_cookies(f.read())
+    held_out = min(max(int(len(cookies) * 0.1), 1), len(cookies) - 1)
+    train_text = b"".join(c + b"\n" for c in cookies[: len(cookies) - held_out])
+    text = train_text + b"".join(c + b"\n" for c in cookies[len(cookies) - held_out:])
+    vocab = sorted(set(text))
+    index = {b: i for i, b in enumerate(vocab)}
+    return {"vocab": vocab, "tokens": [index[b] for b in text], "train_tokens": len(train_text)}
+
+
+def train_fortunes(a, torch, F, model, opt, corpus, T, V):
+    tokens = torch.tensor(corpus["tokens"], dtype=torch.long)
+    split = corpus["train_tokens"]
+
+    def windows(part):  # windows of T + 1 tokens laid end to end, as core::text_batch takes them
+        count = (len(part) - 1) // T
+        starts = torch.arange(count) * T
+        idx = starts[:, None] + torch.arange(T + 1)[None, :]
+        w = part[idx]
+        return w[:, :-1], w[:, 1:]
+
+    train_x, train_y = windows(tokens[:split])
+    test_x, test_y = windows(tokens[split:])
+    g = torch.Generator().manual_seed(42)
+    steps = 0
+    for epoch in range(a.epochs):
+        order = torch.randperm(len(train_x), generator=g)
+        for s in range(len(train_x) // a.batch):
+            pick = order[s * a.batch:(s + 1) * a.batch]
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(train_x[pick]).reshape(-1, V), train_y[pick].reshape(-1))
+            loss.backward()
+            opt.step()
+            steps += 1
+    with torch.no_grad():
+        losses, right, count = 0.0, 0, 0
+        for s in range(0, len(test_x), 256):
+            logits = model(test_x[s:s + 256])
+            losses += F.cross_entropy(logits.reshape(-1, V), test_y[s:s + 256].reshape(-1), reduction="sum").item()
+            right += (logits.argmax(-1) == test_y[s:s + 256]).sum().item()
+            count += test_y[s:s + 256].numel()
+    print(f"pytorch {torch.__version__}: fortunes, {len(train_x)} training / {len(test_x)} test windows of {T}, "
+          f"vocab {V}; {steps} steps of batch {a.batch}: test loss {losses / count:.4f}, "
+          f"test accuracy {right / count:.2%}")
 
 
 if __name__ == "__main__":
