@@ -5,8 +5,9 @@
 //     et al. 2022, FlashAttention; its backward as FlashAttention-2, Dao 2023): a block of queries against a block of
 //     keys at a time, in arrays that stay in the L1/L2 cache, keeping only each row's log-sum-exp (B, H, T); the
 //     backward recomputes the probabilities block by block from it. Nothing of size T^2 is ever stored.
-// Both split the work by (sequence, head) (the fused forward also by query block), each piece summed in a fixed order
-// by one thread, so that results are bit-identical on any number of threads. The double reference of both is
+// Both split the work by (sequence, head) (the fused kernels also by query or key block), each piece summed in a
+// fixed order by one thread, so that results are bit-identical on any number of threads. The fused kernels' products
+// run on the GEMM's micro-kernels (cpu/attention_fused.cpp, cpu/attention_tile.hpp). The double reference of both is
 // cpu::attention_reference (cpu/transformer_reference.hpp), whose layout they share: qkv (B*T, 3C) with q, k, v side
 // by side and head h at features h*D..h*D+D-1 of each (C = H*D), y and dy (B*T, C).
 #pragma once
@@ -21,9 +22,10 @@ inline AttentionShape attention_shape(const core::AttentionParams& p) {
   return {int(p.B), int(p.T), int(p.H), int(p.D)};
 }
 
-// The fused kernels' tiles: queries per block and keys per block (a 32 x 64 fp32 score tile is 8 KiB, with the
-// blocks of q, k and v it reads well inside a 32 KiB L1 for D up to 64).
-inline constexpr int kAttentionQueryBlock = 32;
+// The fused kernels' tiles: queries per block and keys per block. A 64 x 64 fp32 tile of scores is 16 KiB; the
+// backward keeps two (P and dS) and the packed blocks of q, k, v and dy (8 KiB each at D = 32): an L1 and a half,
+// well inside the L2. 64 queries rather than 32 halve how often each key block is packed (cpu/attention_fused.cpp).
+inline constexpr int kAttentionQueryBlock = 64;
 inline constexpr int kAttentionKeyBlock = 64;
 
 // The naive form (cpu/attention_naive.cpp), one function per kernel of the plan, in the order a step runs them.
