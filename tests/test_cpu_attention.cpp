@@ -1,8 +1,8 @@
 // Causal attention on the CPU, naive (its seven kernels chained) and fused (cpu/attention.hpp), against the double
 // reference (cpu::attention_reference): outputs, the naive form's probabilities, the fused form's log-sum-exp, and the
 // gradients of q, k and v, for odd shapes (T not a multiple of a tile, one position, one head, a head size of 1,
-// several tiles), at every SIMD level (the fused kernels' tiles run on the GEMM micro-kernels, cpu/attention_tile.hpp);
-// the two forms against each other; the same bits on 1 and 2 threads and, for the fused kernels, at every level.
+// several tiles), at every SIMD level (the products of both forms run on the GEMM micro-kernels,
+// cpu/attention_tile.hpp); the two forms against each other; the same bits on 1 and 2 threads and at every level.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -111,6 +111,9 @@ TEST_CASE("naive and fused attention against the double reference, forward and b
       CHECK(test::worst_relative_error(r.dqkv_fused, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
       CHECK(test::worst_relative_error(r.dqkv_passes, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
       // The micro-kernels' contract: one fma chain per output, k ascending, at every level.
+      CHECK(r.y_naive == levels.front().y_naive);
+      CHECK(r.att == levels.front().att);
+      CHECK(r.dqkv_naive == levels.front().dqkv_naive);
       CHECK(r.y_fused == levels.front().y_fused);
       CHECK(r.lse == levels.front().lse);
       CHECK(r.dqkv_passes == levels.front().dqkv_passes);

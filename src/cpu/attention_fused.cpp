@@ -49,9 +49,6 @@ struct Tile {
   int valid(int r) const { return std::clamp(t0 + r - u0 + 1, 0, n); }  // row r's keys at or before its query
 };
 
-MatrixView rows_at(const float* p, long stride) { return {p, stride, 1}; }
-MatrixView columns_at(const float* p, long stride) { return {p, 1, stride}; }  // the transpose of rows_at
-
 // The tiles of the forward and of dq are computed transposed, keys by queries: s = k q^T (n x rows), so that a
 // query's running maximum, sum and probabilities are columns, which vectorize across the queries with no horizontal
 // reduction, each query's terms still in key order; and so that P and dS, read as the left operand of P v and dS k,
@@ -208,19 +205,6 @@ void dkv_block(const TileKernel& tk, const Head& hd, const float* qkv, const flo
     std::copy_n(&sc.acc[size_t(r * ldo)], D, dqkv + hd.k(u0 + r));
     std::copy_n(&sc.acc2[size_t(r * ldo)], D, dqkv + hd.v(u0 + r));
   }
-}
-
-// Runs fn(head, first row, end row) over every (sequence, head, block of `block` rows), split over the pool.
-template <typename Fn>
-void for_blocks(const AttentionShape& s, int block, ThreadPool& pool, Fn fn) {
-  const size_t blocks = size_t((s.T + block - 1) / block);
-  pool.parallel_for(size_t(s.B) * size_t(s.H) * blocks, 1, [&](size_t i0, size_t i1) {
-    for (size_t i = i0; i < i1; ++i) {
-      const size_t head = i / blocks;
-      const int r0 = int(i % blocks) * block;
-      fn(Head{s, int(head / size_t(s.H)), int(head % size_t(s.H))}, r0, std::min(s.T, r0 + block));
-    }
-  });
 }
 
 }  // namespace

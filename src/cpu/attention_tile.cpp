@@ -45,4 +45,11 @@ void tile_multiply(const TileKernel& tk, float* c, long ldc, const TileOperand& 
       tk.uk->run(kc, a.packed + (i / mr) * kc * mr, b.packed + (j / nr) * kc * nr, c + i * ldc + j, ldc, accumulate);
 }
 
+void tile_product(const TileKernel& tk, MatrixView a, MatrixView b, long rows, long kc, long cols, AlignedBuffer& left,
+                  AlignedBuffer& right, std::vector<float>& out, long& ldc) {
+  ldc = tk.pad.cols(cols);
+  out.resize(size_t(tk.pad.rows(rows) * ldc));
+  tile_multiply(tk, out.data(), ldc, pack_left(tk, left, a, rows, kc), pack_right(tk, right, b, kc, cols), false);
+}
+
 }  // namespace cpu

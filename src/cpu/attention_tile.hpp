@@ -5,9 +5,15 @@
 // of fused multiply-adds over k ascending (the micro-kernels' contract), so a tile's results do not depend on the
 // thread that computes it. At the portable level (no micro-kernel) the same chains run as plain loops.
 #pragma once
+#include <vector>
+
 #include "cpu/gemm.hpp"
 
 namespace cpu {
+
+// A head's rows in place (row stride `stride`, features contiguous), and their transpose.
+inline MatrixView rows_at(const float* p, long stride) { return {p, stride, 1}; }
+inline MatrixView columns_at(const float* p, long stride) { return {p, 1, stride}; }
 
 // One operand of a tile product, packed for the micro-kernel where there is one: the left one (A, `n` rows by `kc`)
 // or the right one (B, `kc` by `n` columns). `view` is the operand in place (the portable level reads it there).
@@ -41,5 +47,10 @@ TileOperand pack_right(const TileKernel& tk, AlignedBuffer& buffer, MatrixView b
 // hold tk.pad.rows(a.n) rows of tk.pad.cols(b.n) columns (the micro-kernel writes whole tiles); a.kc == b.kc.
 void tile_multiply(const TileKernel& tk, float* c, long ldc, const TileOperand& a, const TileOperand& b,
                    bool accumulate);
+
+// c = a (rows x kc) · b (kc x cols), both packed into `left` and `right` (any strides): the result in `out`, resized
+// to tk.pad.rows(rows) rows of `ldc` = tk.pad.cols(cols) floats, which the caller copies where it belongs.
+void tile_product(const TileKernel& tk, MatrixView a, MatrixView b, long rows, long kc, long cols, AlignedBuffer& left,
+                  AlignedBuffer& right, std::vector<float>& out, long& ldc);
 
 }  // namespace cpu
