@@ -5,9 +5,9 @@
 //     et al. 2022, FlashAttention; its backward as FlashAttention-2, Dao 2023): a block of queries against a block of
 //     keys at a time, in arrays that stay in the L1/L2 cache, keeping only each row's log-sum-exp (B, H, T); the
 //     backward recomputes the probabilities block by block from it. Nothing of size T^2 is ever stored.
-// Both split the work by (sequence, head) (the fused kernels also by query or key block), each piece summed in a
-// fixed order by one thread, so that results are bit-identical on any number of threads. The fused kernels' products
-// run on the GEMM's micro-kernels (cpu/attention_fused.cpp, cpu/attention_tile.hpp). The double reference of both is
+// Both split the work by (sequence, head, block of rows), each piece summed in a fixed order by one thread, so that
+// results are bit-identical on any number of threads. Their products run on the GEMM's micro-kernels
+// (cpu/attention_tile.hpp; cpu/attention_fused.cpp, cpu/attention_naive.cpp). The double reference of both is
 // cpu::attention_reference (cpu/transformer_reference.hpp), whose layout they share: qkv (B*T, 3C) with q, k, v side
 // by side and head h at features h*D..h*D+D-1 of each (C = H*D), y and dy (B*T, C).
 #pragma once
