@@ -28,14 +28,15 @@ struct Scratch {
 };
 
 // Sized for the tiles of a head size of D under `tk`'s padding; lds and ldo are the row strides of s and ds (a key
-// block wide) and of acc and acc2 (D wide). The outputs start at zero.
-Scratch& scratch_for(const TileKernel& tk, long D, long& lds, long& ldo) {
+// block wide) and of acc and acc2 (D wide). The outputs' first `rows` rows (padded) start at zero: only those of a
+// short block, whose task at a context of 32 is about a microsecond of multiply-adds.
+Scratch& scratch_for(const TileKernel& tk, long D, int rows, long& lds, long& ldo) {
   thread_local Scratch* slot = nullptr;
   Scratch& sc = per_thread(slot);
   constexpr int kBlock = std::max(kQb, kKb);  // tiles are queries by keys or keys by queries
   lds = tk.pad.cols(kBlock);
   ldo = tk.pad.cols(D);
-  const size_t tile = size_t(tk.pad.rows(kBlock) * lds), out = size_t(tk.pad.rows(kBlock) * ldo);
+  const size_t tile = size_t(tk.pad.rows(kBlock) * lds), out = size_t(tk.pad.rows(rows) * ldo);
   sc.s.resize(tile);
   sc.ds.resize(tile);
   sc.acc.assign(out, 0.0f);
@@ -91,7 +92,7 @@ void forward_block(const TileKernel& tk, const Head& hd, const float* qkv, int t
   const long D = hd.s.D, ld3 = 3 * hd.s.C();
   const int rows = t1 - t0;
   long lds = 0, ldo = 0;
-  Scratch& sc = scratch_for(tk, D, lds, ldo);
+  Scratch& sc = scratch_for(tk, D, rows, lds, ldo);
   sc.m.assign(size_t(2 * rows), -std::numeric_limits<float>::infinity());  // m, then the tile's new maximum
   sc.l.assign(size_t(2 * rows), 0.0f);                                      // l, then the tile's correction
   const TileOperand qt = pack_right(tk, sc.right[0], columns_at(qkv + hd.q(t0), ld3), D, rows);
@@ -154,7 +155,7 @@ void dq_block(const TileKernel& tk, const Head& hd, const float* qkv, const floa
   const long D = hd.s.D, C = hd.s.C(), ld3 = 3 * C;
   const int rows = t1 - t0;
   long lds = 0, ldo = 0;
-  Scratch& sc = scratch_for(tk, D, lds, ldo);
+  Scratch& sc = scratch_for(tk, D, rows, lds, ldo);
   sc.m.resize(size_t(rows));  // the block's lse and delta, contiguous
   sc.l.resize(size_t(rows));
   for (int r = 0; r < rows; ++r) {
@@ -184,7 +185,7 @@ void dkv_block(const TileKernel& tk, const Head& hd, const float* qkv, const flo
   const long D = hd.s.D, C = hd.s.C(), ld3 = 3 * C;
   const int n = u1 - u0, T = hd.s.T;
   long lds = 0, ldo = 0;
-  Scratch& sc = scratch_for(tk, D, lds, ldo);
+  Scratch& sc = scratch_for(tk, D, n, lds, ldo);
   TileOperand in[4] = {{},
                        {},
                        pack_right(tk, sc.right[0], columns_at(qkv + hd.k(u0), ld3), D, n),
