@@ -1,7 +1,8 @@
-// Causal attention on the CPU, naive (its seven kernels chained) and fused (cpu/attention.hpp), against the double reference
-// (cpu::attention_reference): outputs, the naive form's probabilities, the fused form's log-sum-exp, and the
+// Causal attention on the CPU, naive (its seven kernels chained) and fused (cpu/attention.hpp), against the double
+// reference (cpu::attention_reference): outputs, the naive form's probabilities, the fused form's log-sum-exp, and the
 // gradients of q, k and v, for odd shapes (T not a multiple of a tile, one position, one head, a head size of 1,
-// several tiles); the two forms against each other; the same bits on 1 and 2 threads.
+// several tiles), at every SIMD level (the products of both forms run on the GEMM micro-kernels,
+// cpu/attention_tile.hpp); the two forms against each other; the same bits on 1 and 2 threads and at every level.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "core/rng.hpp"
 #include "cpu_test_util.hpp"
 #include "cpu/attention.hpp"
+#include "cpu/simd.hpp"
 
 namespace {
 
@@ -93,15 +95,29 @@ TEST_CASE("naive and fused attention against the double reference, forward and b
           for (double x : scores) sum += std::exp(x - max);
           lse.push_back(max + std::log(sum));
         }
-    const Results r = run_both(s, d, 2);
-    // fp32 sums of up to T products of values up to 2: a few ulps of the largest term.
-    CHECK(test::worst_relative_error(r.y_naive, y) < 2e-6 * std::sqrt(double(s.T * s.D)) + 1e-6);
-    CHECK(test::worst_relative_error(r.y_fused, y) < 2e-6 * std::sqrt(double(s.T * s.D)) + 1e-6);
-    CHECK(test::worst_relative_error(r.att, att) < 1e-6);
-    CHECK(test::worst_relative_error(r.lse, lse) < 2e-6 * std::sqrt(double(s.D)) + 1e-6);
-    CHECK(test::worst_relative_error(r.dqkv_naive, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
-    CHECK(test::worst_relative_error(r.dqkv_fused, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
-    CHECK(test::worst_relative_error(r.dqkv_passes, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
+    test::LevelGuard guard;
+    std::vector<Results> levels;
+    for (const cpu::SimdLevel level : test::runnable_levels()) {
+      INFO("SIMD level " << cpu::to_string(level));
+      cpu::set_simd_level(level);
+      levels.push_back(run_both(s, d, 2));
+      const Results& r = levels.back();
+      // fp32 sums of up to T products of values up to 2: a few ulps of the largest term.
+      CHECK(test::worst_relative_error(r.y_naive, y) < 2e-6 * std::sqrt(double(s.T * s.D)) + 1e-6);
+      CHECK(test::worst_relative_error(r.y_fused, y) < 2e-6 * std::sqrt(double(s.T * s.D)) + 1e-6);
+      CHECK(test::worst_relative_error(r.att, att) < 1e-6);
+      CHECK(test::worst_relative_error(r.lse, lse) < 2e-6 * std::sqrt(double(s.D)) + 1e-6);
+      CHECK(test::worst_relative_error(r.dqkv_naive, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
+      CHECK(test::worst_relative_error(r.dqkv_fused, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
+      CHECK(test::worst_relative_error(r.dqkv_passes, dqkv) < 1e-5 * std::sqrt(double(s.T * s.D)));
+      // The micro-kernels' contract: one fma chain per output, k ascending, at every level.
+      CHECK(r.y_naive == levels.front().y_naive);
+      CHECK(r.att == levels.front().att);
+      CHECK(r.dqkv_naive == levels.front().dqkv_naive);
+      CHECK(r.y_fused == levels.front().y_fused);
+      CHECK(r.lse == levels.front().lse);
+      CHECK(r.dqkv_passes == levels.front().dqkv_passes);
+    }
   }
 }
 

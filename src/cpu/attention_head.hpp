@@ -1,11 +1,13 @@
-// The helpers both forms of the CPU's attention use (cpu/attention.cpp, cpu/attention_naive.cpp): where one head's
-// rows are, dot products and axpy in fp32 in a fixed order, and a head's rows packed transposed so that one vector's
-// dot products with all of them are loops over contiguous keys (which vectorize).
+// The helpers both forms of the CPU's attention use (cpu/attention.cpp, cpu/attention_fused.cpp,
+// cpu/attention_naive.cpp): where one head's rows are, the split of the heads' blocks of rows over the pool, dot
+// products and axpy in fp32 in a fixed order, and a head's rows packed transposed so that one vector's dot products
+// with all of them are loops over contiguous keys (which vectorize).
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "cpu/thread_pool.hpp"
 #include "cpu/transformer_reference.hpp"
 
 namespace cpu {
@@ -21,6 +23,19 @@ struct Head {
   size_t out(int t) const { return row(t) * size_t(s.C()) + size_t(h * s.D); }  // into y or dy
   size_t stat(int t) const { return (size_t(b) * size_t(s.H) + size_t(h)) * size_t(s.T) + size_t(t); }  // lse
 };
+
+// Runs fn(head, first row, end row) over every (sequence, head, block of `block` rows), split over the pool.
+template <typename Fn>
+void for_blocks(const AttentionShape& s, int block, ThreadPool& pool, Fn fn) {
+  const size_t blocks = size_t((s.T + block - 1) / block);
+  pool.parallel_for(size_t(s.B) * size_t(s.H) * blocks, 1, [&](size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; ++i) {
+      const size_t head = i / blocks;
+      const int r0 = int(i % blocks) * block;
+      fn(Head{s, int(head / size_t(s.H)), int(head % size_t(s.H))}, r0, std::min(s.T, r0 + block));
+    }
+  });
+}
 
 inline float dot(const float* a, const float* b, int n) {
   float sum = 0;
