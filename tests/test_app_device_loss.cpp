@@ -53,8 +53,9 @@ Result run_dashboard(const std::string& env, const std::string& args) {
 }  // namespace
 
 TEST_CASE("a GPU lost or hung in the dashboard, then Reset: it trains on a new device and quits with exit 0") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    test::skip("the device loss in the dashboard", "xvfb-run is not installed (apt-get install xvfb xauth)");
+  if (const std::string why = test::posix_shell_tools_missing({"xvfb-run"}, "apt-get install xvfb xauth");
+      !why.empty()) {
+    test::skip("the device loss in the dashboard", why);
     return;
   }
   if (!test::vulkan_device_or_skip("the device loss in the dashboard")) return;
@@ -83,8 +84,9 @@ TEST_CASE("a GPU lost or hung in the dashboard, then Reset: it trains on a new d
 }
 
 TEST_CASE("--autoplay: a lesson without \"quit\" ends after its last step; a backend that died makes the exit code 1") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    test::skip("the end of an unattended lesson", "xvfb-run is not installed (apt-get install xvfb xauth)");
+  if (const std::string why = test::posix_shell_tools_missing({"xvfb-run"}, "apt-get install xvfb xauth");
+      !why.empty()) {
+    test::skip("the end of an unattended lesson", why);
     return;
   }
   if (!test::vulkan_device_or_skip("the end of an unattended lesson")) return;

@@ -37,10 +37,6 @@ fs::path scratch() {
   return dir;
 }
 
-bool have(const char* program) {
-  return std::system(("command -v " + std::string(program) + " > /dev/null 2>&1").c_str()) == 0;
-}
-
 struct Played {
   int code = -1;
   std::string out;
@@ -116,8 +112,9 @@ json claims_lesson(const fs::path& folder, int& limit, int& claims) {
 }  // namespace
 
 TEST_CASE("the shipped lessons' claims agree with their figures on a spec-min device with a slowed CPU backend") {
-  if (!have("xvfb-run")) {
-    test::skip("the lesson plays", "xvfb-run is not installed (apt-get install xvfb xauth)");
+  if (const std::string why = test::posix_shell_tools_missing({"xvfb-run"}, "apt-get install xvfb xauth");
+      !why.empty()) {
+    test::skip("the lesson plays", why);
     return;
   }
   if (!test::vulkan_device_or_skip("the lesson plays")) return;

@@ -105,9 +105,11 @@ void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, cons
   }
 }
 
-std::vector<float>& micro_kernel_panel(int which) {
+float* micro_kernel_panel(int which, std::size_t floats) {
   thread_local std::vector<float>* panel_slots[2] = {};
-  return per_thread(panel_slots[which]);
+  std::vector<float>& panel = per_thread(panel_slots[which]);
+  if (panel.size() < floats) panel.resize(floats);
+  return panel.data();
 }
 
 namespace {

@@ -14,7 +14,6 @@
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
-#include <vector>
 
 namespace cpu {
 namespace {

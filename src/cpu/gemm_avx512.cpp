@@ -13,7 +13,6 @@
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__FMA__)
 #include <immintrin.h>
 
-#include <vector>
 
 namespace cpu {
 namespace {

@@ -9,15 +9,18 @@
 // a plain loop `acc = std::fma(a, b, acc)` computes, so results do not depend on the tile sizes, the blocking of K
 // (a stored partial sum is exact) or how the tiles are spread over threads.
 #pragma once
+#include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace cpu {
 
-// The calling thread's panel for the column micro-kernels of simd_kernels.inc (which: 0 in place, 1 indirect), made
-// at its first use and freed when the thread ends (per_thread.hpp). Defined in gemm.cpp, compiled for any x86-64: a
-// template instantiated in a file compiled with a level's flags could be the one copy the linker keeps for all.
-std::vector<float>& micro_kernel_panel(int which);
+// The calling thread's panel for the column micro-kernels of simd_kernels.inc (which: 0 in place, 1 indirect), at
+// least `floats` long, made at its first use and freed when the thread ends (per_thread.hpp). Defined in gemm.cpp,
+// compiled for any x86-64, and handed out as a plain pointer: the level files call no std::vector member, because an
+// inline function or template they instantiate (vector::resize's _M_default_append, std::construct_at<float>) is a
+// weak definition that the linker may keep as the one copy for the whole program, compiled with AVX-512 flags
+// (test_cpu_simd_symbols: cmake/check_simd_symbols.cmake).
+float* micro_kernel_panel(int which, std::size_t floats);
 
 // What gemm() uses a micro-kernel of a table for (gemm.cpp, kernel_for_shape): the level's default tile; the tile of
 // the same width for row counts the default fits badly; the narrow tile for products narrower than the default's;

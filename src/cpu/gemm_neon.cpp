@@ -13,7 +13,6 @@
 #if defined(__aarch64__) && defined(__ARM_NEON)
 #include <arm_neon.h>
 
-#include <vector>
 
 namespace cpu {
 namespace {

@@ -27,9 +27,18 @@ bool is_executable(const std::filesystem::path& path);
 // The name of an executable file on this system: `stem` on POSIX, `stem`.exe on Windows.
 std::string executable_name(const std::string& stem);
 
-// The address of `symbol` in the shared library `library` if the process has already loaded it (dlopen with
-// RTLD_NOLOAD: this never loads it), else nullptr; nullptr on systems without such libraries (Windows).
+// The address of `symbol` in the shared library `library` if the process has already loaded it, else nullptr
+// (dlopen with RTLD_NOLOAD; GetModuleHandleW on Windows: this never loads it nor holds it loaded).
 void* loaded_library_symbol(const char* library, const char* symbol);
+
+// Call before glfwInit. GLFW's Windows backend loads an XInput DLL at glfwInit (the first of xinput1_4, xinput1_3,
+// xinput9_1_0, xinput1_2, xinput1_1) and frees it at glfwTerminate. Under wine that free can crash the process:
+// wine's xinput1_4.dll runs an update thread, and its unload waits for that thread's SetEvent(done_event) only, then
+// unmaps the DLL while the thread still has to return from SetEvent into it ("page fault on execute access" in
+// hid_update_thread_proc, one window test in five under load: docs/windows.md). This loads the DLL that GLFW takes
+// and pins it for the process's life (GetModuleHandleExW with GET_MODULE_HANDLE_EX_FLAG_PIN), so that GLFW's free
+// never unloads it. Returns the DLL's name, or "" where there is none (POSIX systems: GLFW uses no XInput there).
+std::string pin_xinput_library();
 
 // Runs `program` with `args` (args[0] is the program's name as it sees it) and exactly the environment `env`
 // ("NAME=value" each), calls on_line for each line of its standard output (without the newline) until on_line

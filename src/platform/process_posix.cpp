@@ -55,6 +55,8 @@ void* loaded_library_symbol(const char* library, const char* symbol) {
   return address;
 }
 
+std::string pin_xinput_library() { return ""; }  // GLFW uses no XInput here: nothing to pin
+
 int run_reading_lines(const std::filesystem::path& program, const std::vector<std::string>& args,
                       const std::vector<std::string>& env, const std::function<bool(const std::string&)>& on_line) {
   std::vector<std::string> argv_text = args, env_text = env;

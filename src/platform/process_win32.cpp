@@ -68,7 +68,22 @@ bool is_executable(const std::filesystem::path& path) {
 
 std::string executable_name(const std::string& stem) { return stem + ".exe"; }
 
-void* loaded_library_symbol(const char*, const char*) { return nullptr; }
+void* loaded_library_symbol(const char* library, const char* symbol) {
+  HMODULE module = GetModuleHandleW(win32::widen(library).c_str());  // no reference taken: never loads it
+  return module ? reinterpret_cast<void*>(GetProcAddress(module, symbol)) : nullptr;
+}
+
+std::string pin_xinput_library() {
+  for (const char* name : {"xinput1_4.dll", "xinput1_3.dll", "xinput9_1_0.dll", "xinput1_2.dll", "xinput1_1.dll"}) {
+    HMODULE module = LoadLibraryW(win32::widen(name).c_str());
+    if (!module) continue;  // GLFW then tries the next one, as here
+    HMODULE pinned = nullptr;
+    const bool ok = GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_PIN, win32::widen(name).c_str(), &pinned);
+    FreeLibrary(module);  // the pin holds it now (or, where pinning failed, GLFW's own reference does)
+    return ok ? name : "";
+  }
+  return "";
+}
 
 int run_reading_lines(const std::filesystem::path& program, const std::vector<std::string>& args,
                       const std::vector<std::string>& env, const std::function<bool(const std::string&)>& on_line) {

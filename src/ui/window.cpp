@@ -57,13 +57,14 @@ void report_lost_display() {
 
 }  // namespace
 
-Window::GlfwLibrary::GlfwLibrary() {
+GlfwLibrary::GlfwLibrary() {
+  platform::pin_xinput_library();
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) fail("glfwInit failed");
   report_lost_display();
 }
 
-Window::GlfwLibrary::~GlfwLibrary() { glfwTerminate(); }
+GlfwLibrary::~GlfwLibrary() { glfwTerminate(); }
 
 Window::PlatformBackend::PlatformBackend(GLFWwindow* window) {
   // install_callbacks: ImGui chains the key callback installed before it (F12), and restores it on shutdown.

@@ -67,6 +67,17 @@ struct WindowFit {
 };
 WindowFit fit_window(int width, int height, const int work_area[4], const int frame[4]);
 
+// GLFW started (glfwInit) for the object's lifetime, then ended (glfwTerminate); each Window holds one. Throws
+// core::Error(Vulkan) when GLFW cannot start (no display). On Windows it first pins the XInput DLL that GLFW loads
+// and frees (platform::pin_xinput_library: freeing it crashed under wine).
+class GlfwLibrary {
+ public:
+  GlfwLibrary();
+  ~GlfwLibrary();
+  GlfwLibrary(const GlfwLibrary&) = delete;
+  GlfwLibrary& operator=(const GlfwLibrary&) = delete;
+};
+
 class Window {
  public:
   // Throws core::Error(Vulkan) when no window can be opened (no display: use ui::OffscreenRenderer), when there is
@@ -133,12 +144,6 @@ class Window {
   const vk::GraphicsContext& gpu() const { return *gpu_; }
 
  private:
-  struct GlfwLibrary {  // glfwInit / glfwTerminate
-    GlfwLibrary();
-    ~GlfwLibrary();
-    GlfwLibrary(const GlfwLibrary&) = delete;
-    GlfwLibrary& operator=(const GlfwLibrary&) = delete;
-  };
   struct PlatformBackend {  // ImGui_ImplGlfw_InitForVulkan / Shutdown
     explicit PlatformBackend(GLFWwindow* window);
     ~PlatformBackend();
