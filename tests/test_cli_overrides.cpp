@@ -5,19 +5,19 @@
 // from the wall clock, kernel times and the busy share said to be unavailable, never 0.
 #include <doctest/doctest.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli_test_util.hpp"
 #include "gpu/gemm_config.hpp"
 #include "gpu_test_util.hpp"
-#include <nlohmann/json.hpp>
+#include "platform/process.hpp"
 
 namespace {
 
@@ -29,13 +29,13 @@ size_t count(const std::string& text, const std::string& part) {
 
 // Sets the variables for the spawned trainscope while alive.
 struct Environment {
-  explicit Environment(std::vector<std::pair<const char*, const char*>> vars) : vars_(std::move(vars)) {
-    for (const auto& [name, value] : vars_) ::setenv(name, value, 1);
+  explicit Environment(std::vector<std::pair<std::string, std::string>> vars) : vars_(std::move(vars)) {
+    for (const auto& [name, value] : vars_) platform::set_env(name, value);
   }
   ~Environment() {
-    for (const auto& [name, value] : vars_) ::unsetenv(name);
+    for (const auto& [name, value] : vars_) platform::unset_env(name);
   }
-  std::vector<std::pair<const char*, const char*>> vars_;
+  std::vector<std::pair<std::string, std::string>> vars_;
 };
 
 const std::vector<std::string> kTinyGpuRun{"train", "--backend", "gpu", "--dataset", "spiral", "--spiral-points",
@@ -70,7 +70,7 @@ TEST_CASE("TRAINSCOPE_GEMM_TILES with four numbers is said, and the device's own
   const auto ctx = test::make_context("the GEMM overrides");
   if (!ctx) return;
   const gpu::GemmConfig own = gpu::choose_gemm_config(*ctx, core::Precision::FP32);
-  const Environment env(std::vector<std::pair<const char*, const char*>>{{"TRAINSCOPE_GEMM_TILES", "64,64,16,4"}});
+  const Environment env(std::vector<std::pair<std::string, std::string>>{{"TRAINSCOPE_GEMM_TILES", "64,64,16,4"}});
   std::fflush(stderr);
   const std::string file = (test::scratch_dir() / "stderr.txt").string();
   const int saved = ::dup(2), to_file = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -97,7 +97,8 @@ TEST_CASE("a device without timestamps: train reports wall-clock step times and 
   args.insert(args.end(), {"--batch", "16", "--report", report.string()});  // 9 steps: 8 after the warm-up
   test::Result r;
   {
-    const Environment env(std::vector<std::pair<const char*, const char*>>{{"TRAINSCOPE_DEVICE_PROFILE", profile.c_str()}});
+    const Environment env(
+        std::vector<std::pair<std::string, std::string>>{{"TRAINSCOPE_DEVICE_PROFILE", profile.string()}});
     r = test::run_cli(args);
   }
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
@@ -123,7 +124,7 @@ TEST_CASE("a bad TRAINSCOPE_INJECT_FAULT is bad input, exit 2 before anything ru
   // Before: exit 1 (the GPU backend failed with it), and device-lost@99999999999999999999 was taken as LONG_MAX.
   for (const char* value : {"device-lost@99999999999999999999", "melt@3", "device-lost@"}) {
     CAPTURE(value);
-    const Environment env(std::vector<std::pair<const char*, const char*>>{{"TRAINSCOPE_INJECT_FAULT", value}});
+    const Environment env(std::vector<std::pair<std::string, std::string>>{{"TRAINSCOPE_INJECT_FAULT", value}});
     test::check_bad_input(kTinyGpuRun, std::string("TRAINSCOPE_INJECT_FAULT=") + value + ": not a fault");
   }
 }

@@ -1,83 +1,25 @@
 // Device peaks: the ceilings chosen from the figures, JSON round trips, and the per-device cache file (keys kept
-// apart, an entry replaced, corrupt, foreign or odd files ignored with a warning, never a crash).
+// apart, an entry replaced, corrupt, foreign or odd files ignored with a warning, never a crash). Its folder, its
+// lock and links or another user's file as the cache: test_core_peaks_posix.cpp. This file runs on Windows too.
 #include <doctest/doctest.h>
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/peaks.hpp"
-#include "skip.hpp"
+#include "peaks_test_util.hpp"
 
 namespace fs = std::filesystem;
-
-namespace {
-
-core::PeakFigure fig(const std::string& id, double value, const std::string& unit = "GB/s") {
-  core::PeakFigure f;
-  f.id = id;
-  f.label = "label of " + id;
-  f.unit = unit;
-  f.value = value;
-  f.samples = {value * 0.9, value, value * 1.1, value, value};
-  f.method = "how " + id + " is measured";
-  return f;
-}
-
-core::DevicePeaks gpu_peaks(const std::string& key, double copy = 20) {
-  core::DevicePeaks p;
-  p.backend = "gpu";
-  p.key = key;
-  p.device = "llvmpipe [software Vulkan: runs on the CPU]";
-  p.software = true;
-  p.measured_at = "2026-11-20 10:00:00";
-  p.seconds = 3.5;
-  p.load_average = 7.25;
-  p.figures = {fig("copy_shader", copy), fig("copy_transfer", copy * 1.5), fig("fma_fp32_scalar", 40, "GFLOP/s"),
-               fig("fma_fp32_vec4", 90, "GFLOP/s"), fig("dispatch_round_trip", 80, "us")};
-  core::PeakFigure fp16 = fig("fma_fp16", 0, "GFLOP/s");
-  fp16.samples.clear();
-  fp16.note = "not measured: the device has no shaderFloat16";
-  p.figures.push_back(fp16);
-  return p;
-}
-
-core::DevicePeaks cpu_peaks() {
-  core::DevicePeaks p;
-  p.backend = "cpu";
-  p.key = core::cpu_peaks_key("AMD EPYC", 2);
-  p.device = "AMD EPYC (2 threads, AVX-512 6x32)";
-  p.threads = 2;
-  p.cpu_kernel_simd = "avx512";
-  p.figures = {fig("stream_copy_1t", 15), fig("stream_triad_1t", 17), fig("stream_copy_nt", 25),
-               fig("stream_triad_nt", 22), fig("fma_avx512_1t", 200, "GFLOP/s"), fig("fma_avx512_nt", 400, "GFLOP/s"),
-               fig("fma_avx2_1t", 100, "GFLOP/s"), fig("fma_avx2_nt", 210, "GFLOP/s")};
-  return p;
-}
-
-// A fresh directory under the test's temporary folder, removed at the end.
-struct TempDir {
-  TempDir() {
-    path = fs::temp_directory_path() / ("trainscope-peaks-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-  static inline int n = 0;
-};
-
-void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
-
-}  // namespace
+using test::cpu_peaks;
+using test::fig;
+using test::gpu_peaks;
+using test::TempDir;
+using test::write;
 
 TEST_CASE("roof ceilings: the better bandwidth and compute figure for the backend and thread count") {
   core::DevicePeaks hardware = gpu_peaks("k");
@@ -209,78 +151,4 @@ TEST_CASE("a corrupt, foreign, outdated or odd cache is ignored with a warning a
   warning.clear();
   CHECK(core::load_peaks_cache(path, &warning).empty());
   CHECK_FALSE(warning.empty());
-}
-
-TEST_CASE("the cache lives under XDG_CACHE_HOME, else ~/.cache; a relative XDG_CACHE_HOME is ignored") {
-  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
-  const char* old_home = std::getenv("HOME");
-  const std::string saved_xdg = old_xdg ? old_xdg : "", saved_home = old_home ? old_home : "";
-  ::setenv("XDG_CACHE_HOME", "/tmp/xdg-cache", 1);
-  CHECK(core::default_peaks_path() == fs::path("/tmp/xdg-cache/trainscope/peaks.json"));
-  ::setenv("XDG_CACHE_HOME", "relative/cache", 1);
-  ::setenv("HOME", "/home/teacher", 1);
-  CHECK(core::default_peaks_path() == fs::path("/home/teacher/.cache/trainscope/peaks.json"));
-  ::unsetenv("XDG_CACHE_HOME");
-  ::unsetenv("HOME");
-  CHECK(core::default_peaks_path().empty());
-  if (old_xdg) ::setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
-  if (old_home) ::setenv("HOME", saved_home.c_str(), 1);
-}
-
-TEST_CASE("the cache's lock held elsewhere: saving gives up after LockWait's seconds, naming the lock and its holder") {
-  TempDir dir;
-  const fs::path path = dir.path / "peaks.json";
-  core::save_peaks(path, cpu_peaks());
-  CHECK(core::LockWait{}.seconds <= 30);  // issue 25: never a wait for ever (flock ... sleep 120 blocked train)
-  // Another holder: a second open file description of the lock (flock conflicts between them, even in one process).
-  const int holder = ::open((path.string() + ".lock").c_str(), O_RDWR);
-  REQUIRE(holder >= 0);
-  REQUIRE(::flock(holder, LOCK_EX) == 0);
-  const auto start = std::chrono::steady_clock::now();
-  std::string why;
-  try {
-    core::save_peaks(path, gpu_peaks("vulkan:dd:1"), core::LockWait{0.3, {}});
-  } catch (const core::Error& e) {
-    why = e.what();
-  }
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(waited >= 0.3);
-  CHECK(waited < 5);
-  CHECK(why.find(path.string() + ".lock") != std::string::npos);
-  CHECK(why.find(fmt::format("held by process {} (", ::getpid())) != std::string::npos);  // from /proc/locks
-  CHECK(why.find("not cached") != std::string::npos);
-  // A cancel (a SIGINT in train) ends the wait at once instead of after the seconds.
-  const auto cancel_start = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH_AS(core::save_peaks(path, gpu_peaks("vulkan:dd:1"), core::LockWait{30, [] { return true; }}),
-                       doctest::Contains("stopped waiting"), core::Error);
-  CHECK(std::chrono::steady_clock::now() - cancel_start < std::chrono::seconds(5));
-  ::close(holder);
-  core::save_peaks(path, gpu_peaks("vulkan:dd:1"));  // released: saved, the earlier entry kept
-  CHECK(core::load_peaks_cache(path).size() == 2);
-}
-
-TEST_CASE("a peaks cache that is a symlink, or another user's, is never replaced: the file and its entries stay") {
-  TempDir dir;
-  const fs::path notes = dir.path / "notes.txt", path = dir.path / "peaks.json";
-  { std::ofstream(notes) << "a teacher's notes"; }
-  fs::create_symlink(notes, path);
-  std::string warning;
-  CHECK(core::load_peaks_cache(path, &warning).empty());
-  CHECK(warning.find("symlink") != std::string::npos);
-  CHECK(warning.find("peaks cache " + path.string() + ": peaks cache") == std::string::npos);  // said once
-  CHECK_THROWS_WITH_AS(core::save_peaks(path, cpu_peaks()), doctest::Contains("symlink"), core::Error);
-  std::ifstream in(notes);
-  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "a teacher's notes");
-
-  const fs::path theirs = dir.path / "theirs" / "peaks.json";
-  core::save_peaks(theirs, gpu_peaks("vulkan:ee:1"));
-  fs::permissions(theirs, fs::perms::owner_read | fs::perms::owner_write);
-  if (::chown(theirs.c_str(), 4242, 4242) != 0) {  // not root: a file cannot be given away, the case cannot run
-    test::skip("another user's peaks cache", "giving a file to another user needs root (run the tests as root)");
-    return;
-  }
-  CHECK_THROWS_WITH_AS(core::save_peaks(theirs, cpu_peaks()), doctest::Contains("belongs to another user"),
-                       core::Error);
-  CHECK(core::load_peaks_cache(theirs).size() == 1);  // before the fix: replaced, the other device's entry lost
-  CHECK(core::find_cached_peaks(theirs, "vulkan:ee:1").has_value());
 }
