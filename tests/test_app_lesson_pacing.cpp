@@ -157,3 +157,39 @@ TEST_CASE("a steady condition after a new model: the run before it is never meas
     return line.find("measured \"long\": cpu 1000 samples/s, gpu 100 samples/s") != std::string::npos;
   }));
 }
+
+TEST_CASE("after a new model, \"applied\" (a condition or an expectation) means the new run, not the one before") {
+  // The old run still shows the settings the controls show, so only its generation tells it from the new one.
+  core::TrainConfig cfg;
+  auto view_at = [&](long steps, long generation) {
+    return view_of(cfg, {run_of("gpu", cfg, steps, generation), run_of("cpu", cfg, steps, generation)});
+  };
+  SUBCASE("a condition waits for the new run") {
+    ui::LessonRunner runner(ui::parse_lesson(R"({"title": "t", "steps": [
+        {"model": {"context": 64}}, {"when": {"applied": true}}, {"screenshot": "x.png"}]})",
+                                             "l.json"),
+                            ui::LessonOptions{true, {}});
+    FakeHost host;
+    runner.update(0, view_at(100, 1), host);
+    REQUIRE(host.resets.size() == 1);
+    runner.update(0.1, view_at(101, 1), host);
+    runner.update(0.2, view_at(102, 1), host);
+    CHECK(host.shots.empty());
+    runner.update(0.3, view_at(1, 2), host);
+    CHECK(host.shots == std::vector<std::string>{"x.png"});
+  }
+  SUBCASE("an expectation names the run from before the reset") {
+    ui::LessonRunner runner(ui::parse_lesson(R"({"title": "t", "steps": [
+        {"model": {"context": 64}}, {"expect": {"applied": true}}, {"quit": true}]})",
+                                             "l.json"),
+                            ui::LessonOptions{true, {}});
+    FakeHost host;
+    runner.update(0, view_at(100, 1), host);
+    runner.update(0.1, view_at(101, 1), host);
+    CHECK(runner.exit_code() == 1);
+    const auto log = runner.take_log();
+    CHECK(std::any_of(log.begin(), log.end(), [](const std::string& line) {
+      return line.find("gpu does not run the settings shown: the run from before the reset") != std::string::npos;
+    }));
+  }
+}

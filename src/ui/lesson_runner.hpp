@@ -20,7 +20,7 @@ class LessonHost {
   virtual ~LessonHost() = default;
   virtual void post(const run::Command& command) = 0;
   virtual void reset(const core::TrainConfig& config) = 0;  // training starts again with `config`
-  virtual void show(const LessonView& view) = 0;             // tab, plot, type size, presentation mode
+  virtual void show(const LessonView& view) = 0;            // tab, plot, type size, presentation mode
   // Asks for the next frame as a PNG at `path`; screenshot_done() says when it was saved (with its error, "" if none).
   virtual void screenshot(const std::string& path) = 0;
   virtual std::optional<std::string> screenshot_done() = 0;
@@ -92,6 +92,9 @@ class LessonRunner {
   bool settled(const LessonStep& step, double now_s, const DashboardView& view);
   // A step's "expect": true when every expectation holds; else the step failed, saying each that did not.
   bool check_expect(const LessonStep& step, const DashboardView& view);
+  // Why `run` is not yet the run the current step means: "" when it is; else that it is the run from before a reset
+  // this lesson asked for (BackendRun::generation), or how its trainer's settings differ from the ones shown.
+  std::string not_current(const core::BackendRun& run, const DashboardView& view) const;
   // The "steady" part of a condition: whether it holds now; `state` gets how far the figures moved.
   bool steady(const LessonSteady& s, double now_s, const DashboardView& view, std::string& state);
   void run_step(const LessonStep& step, double now_s, const DashboardView& view, LessonHost& host);
@@ -111,19 +114,19 @@ class LessonRunner {
   Lesson lesson_;
   LessonOptions options_;
   size_t next_ = 0;
-  int point_ = 1;                 // the point the lesson is at (1 + the "next" steps run)
-  bool next_pressed_ = false;     // a next not yet used
+  int point_ = 1;                            // the point the lesson is at (1 + the "next" steps run)
+  bool next_pressed_ = false;                // a next not yet used
   std::vector<std::string> shown_captions_;  // the caption of each point so far (back() walks through them)
-  size_t back_ = 0;               // how many points back the teacher is looking (0: the current caption)
-  std::string waiting_for_;       // what the current step waits for, in words ("": nothing; "teacher")
-  std::optional<int> end_code_;   // a teacher's lesson at its "quit": the exit code its next() ends it with
-  bool failed_ = false;           // a teacher's lesson had a failure (it went on; the exit code is 1)
+  size_t back_ = 0;                          // how many points back the teacher is looking (0: the current caption)
+  std::string waiting_for_;                  // what the current step waits for, in words ("": nothing; "teacher")
+  std::optional<int> end_code_;              // a teacher's lesson at its "quit": the exit code its next() ends it with
+  bool failed_ = false;                      // a teacher's lesson had a failure (it went on; the exit code is 1)
   std::deque<Sample> samples_;
   double start_s_ = -1;          // the first frame's time
   double previous_s_ = 0;        // when the previous step ran (or the start)
   double waiting_since_s_ = -1;  // when the current "when" step began to wait
   bool waiting_for_screenshot_ = false;
-  bool sweep_pending_ = false;   // a "do": "sweep" not yet seen running
+  bool sweep_pending_ = false;  // a "do": "sweep" not yet seen running
   int screenshot_step_ = 0;
   std::optional<int> pending_quit_;  // a quit waiting for its step's screenshot
   long generation_ = 0;              // after a reset: the runs before it (BackendRun::generation) count for nothing

@@ -21,6 +21,11 @@ std::vector<const core::BackendRun*> runs_named(const DashboardView& view, const
 
 }  // namespace
 
+std::string LessonRunner::not_current(const core::BackendRun& run, const DashboardView& view) const {
+  if (run.generation < generation_) return "the run from before the reset (not restarted yet)";
+  return running_difference(run, settings_of(view.config));
+}
+
 bool LessonRunner::steady(const LessonSteady& s, double now_s, const DashboardView& view, std::string& state) {
   Sample sample{now_s, {}, 0};
   const LessonSettings shown = settings_of(view.config);
@@ -83,8 +88,7 @@ bool LessonRunner::steady(const LessonSteady& s, double now_s, const DashboardVi
   return worst <= s.spread;
 }
 
-bool LessonRunner::backends_hold(const LessonStep& step, const DashboardView& view, bool& holds,
-                                 std::string& state) {
+bool LessonRunner::backends_hold(const LessonStep& step, const DashboardView& view, bool& holds, std::string& state) {
   const LessonCondition& c = *step.when;
   for (const auto& [key, bc] : c.backends) {
     const auto runs = runs_named(view, key);
@@ -105,9 +109,7 @@ bool LessonRunner::backends_hold(const LessonStep& step, const DashboardView& vi
       if (bc.epoch && static_cast<long>(r->epochs.size()) < *bc.epoch) holds = false;
       // Since a change of the settings shown: once this backend's trainer runs them (a change just posted is not
       // applied yet, and its old trainer's steps do not count).
-      if (bc.steps_since_change &&
-          (r->steps_since_change < *bc.steps_since_change ||
-           !running_difference(*r, settings_of(view.config)).empty()))
+      if (bc.steps_since_change && (r->steps_since_change < *bc.steps_since_change || !not_current(*r, view).empty()))
         holds = false;
       if (bc.paused && r->paused != *bc.paused) holds = false;
     }
@@ -165,9 +167,7 @@ bool LessonRunner::triggered(const LessonStep& step, double now_s, const Dashboa
   if (!backends_hold(step, view, holds, state)) return false;
   if (c.applied && *c.applied) {
     for (const auto& r : view.runs) {
-      std::string diff = running_difference(r, settings_of(view.config));
-      if (r.generation < generation_) diff = "the run from before the reset (not restarted yet)";
-      if (!diff.empty()) {
+      if (const std::string diff = not_current(r, view); !diff.empty()) {
         holds = false;
         state += fmt::format("{}{} runs {}", state.empty() ? "" : "; ", r.name, diff);
       }
@@ -180,9 +180,9 @@ bool LessonRunner::triggered(const LessonStep& step, double now_s, const Dashboa
   }
   if (c.sweep_done) {
     if (view.sweep_busy) sweep_pending_ = false;
-    const bool ended = !sweep_pending_ && !view.sweep_busy &&
-                       (view.sweep_status == "done" || view.sweep_status == "stopped" ||
-                        view.sweep_status.rfind("failed", 0) == 0);
+    const bool ended =
+        !sweep_pending_ && !view.sweep_busy &&
+        (view.sweep_status == "done" || view.sweep_status == "stopped" || view.sweep_status.rfind("failed", 0) == 0);
     if (ended != *c.sweep_done) holds = false;
     state += fmt::format("{}sweep {}", state.empty() ? "" : "; ",
                          view.sweep_status.empty() ? "not started" : view.sweep_status);
@@ -205,12 +205,9 @@ bool LessonRunner::check_expect(const LessonStep& step, const DashboardView& vie
         problems.push_back(fmt::format("{} runs {}", r->name, d));
   }
   if (e.applied)
-    for (const auto& r : view.runs) {
-      if (r.generation < generation_)
-        problems.push_back(fmt::format("{} still shows the run from before the reset", r.name));
-      else if (const std::string d = running_difference(r, settings_of(view.config)); !d.empty())
+    for (const auto& r : view.runs)
+      if (const std::string d = not_current(r, view); !d.empty())
         problems.push_back(fmt::format("{} does not run the settings shown: {}", r.name, d));
-    }
   if (e.figures_current) {
     for (const auto& r : view.runs)
       if (r.kernels.steps_seen() > r.steps_since_change)
