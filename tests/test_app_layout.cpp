@@ -18,6 +18,7 @@
 #include "dashboard_test_util.hpp"
 #include "ui/dashboard.hpp"
 #include "ui/lesson.hpp"
+#include "ui/panel_race.hpp"
 
 namespace {
 
@@ -116,9 +117,9 @@ TEST_CASE("every size and mode, every view: nothing clipped or scrolled, the los
         CAPTURE(what);
         ui::Dashboard dashboard;
         dashboard.show(tab);
-        const Frame f = render(*renderer, dashboard, view, true,
-                               "layout_" + std::to_string(size.width) + (presentation ? "_p_" : "_n_") +
-                                   ui::tab_name(tab) + ".png");
+        const Frame f = render(
+            *renderer, dashboard, view, true,
+            "layout_" + std::to_string(size.width) + (presentation ? "_p_" : "_n_") + ui::tab_name(tab) + ".png");
         for (const auto& p : f.problems) FAIL_CHECK(p);
         CHECK(f.canvas_height >= ui::kMinPlotShare * static_cast<float>(size.height));
         // Half the width from 1280x720 in presentation mode up, whatever the number of tabs (at 1024x768 in
@@ -324,8 +325,8 @@ TEST_CASE("compute_layout: the plot's share first, then the header, then the qui
   CHECK(l.quick_bar);
   CHECK(l.body_height - 2 * m.padding_y - m.frame_row >= l.min_loss_canvas);
   CHECK(l.min_loss_canvas == doctest::Approx(0.4 * 720));
-  CHECK_FALSE(l.controls_column);                           // 1280 px is 47 font sizes: two columns
-  CHECK(l.plots_width <= 1280 - 2 * 16 - 600);              // the views keep their width
+  CHECK_FALSE(l.controls_column);               // 1280 px is 47 font sizes: two columns
+  CHECK(l.plots_width <= 1280 - 2 * 16 - 600);  // the views keep their width
   // Type so large that 4 header lines and the quick bar leave the plot too little: 3 lines, then 2, then no bar.
   m.font = 60;
   m.header_line = 67;
@@ -414,13 +415,31 @@ TEST_CASE("the Sweep tab draws the sweep the view carries (the controller runs i
 TEST_CASE("batch_label_stride: labels of the sweep's x axis keep their gap, from every second power of two up") {
   // 12 powers of two over 600 px: 50 px each. "4096" 40 px wide with a gap of 8 needs 48 px: every second one fits.
   CHECK(ui::batch_label_stride(600, 40, 8) == 2);
-  CHECK(ui::batch_label_stride(240, 40, 8) == 3);   // 20 px per power: 60 px at 3 >= 48
-  CHECK(ui::batch_label_stride(150, 40, 8) == 4);   // 12.5 px: 50 at 4
-  CHECK(ui::batch_label_stride(100, 40, 8) == 6);   // 8.3 px: 50 at 6
-  CHECK(ui::batch_label_stride(40, 40, 8) == 12);   // only 1 and 4096
+  CHECK(ui::batch_label_stride(240, 40, 8) == 3);  // 20 px per power: 60 px at 3 >= 48
+  CHECK(ui::batch_label_stride(150, 40, 8) == 4);  // 12.5 px: 50 at 4
+  CHECK(ui::batch_label_stride(100, 40, 8) == 6);  // 8.3 px: 50 at 6
+  CHECK(ui::batch_label_stride(40, 40, 8) == 12);  // only 1 and 4096
   for (float span = 20; span < 2000; span += 7) {
     const int s = ui::batch_label_stride(span, 40, 8);
     CHECK(12 % s == 0);  // 4096 (2^12) always labelled
     if (s < 12) CHECK(static_cast<float>(s) / 12 * span >= 48);
   }
+}
+
+TEST_CASE("the header's samples/s: the steady rate while running, a finished run's whole epochs, never 'measuring'") {
+  core::BackendRun r;
+  r.step_losses.assign(32, 1.0f);
+  CHECK(ui::rate_text(r) == "measuring samples/s");  // running, no steady window yet
+  r.recent_samples_per_s = 20181;
+  CHECK(ui::rate_text(r) == "20.2 k samples/s");
+  // Finished: the whole epochs' rate, weighted by their seconds (1000/s for 1 s and 3000/s for 3 s: 2500/s), the
+  // rate the finished race's speedup divides, whatever the last window's rate was.
+  r.finished = true;
+  r.epochs = {core::EpochRecord{.epoch = 1, .samples_per_s = 1000, .seconds = 1},
+              core::EpochRecord{.epoch = 2, .samples_per_s = 3000, .seconds = 3}};
+  CHECK(ui::rate_text(r) == "2500 samples/s over the run");
+  r.recent_samples_per_s = 0;  // finished before a steady window: it said "measuring samples/s" beside a speedup
+  CHECK(ui::rate_text(r) == "2500 samples/s over the run");
+  r.epochs.clear();  // stopped before an epoch ended: no whole-run rate, and nothing is being measured any more
+  CHECK(ui::rate_text(r) == "samples/s not measured (too few steps)");
 }

@@ -8,7 +8,6 @@
 
 #include "core/speedup.hpp"
 #include "core/timeline.hpp"
-
 #include "ui/layout.hpp"
 #include "ui/style.hpp"
 #include "ui/text_fit.hpp"
@@ -80,8 +79,7 @@ std::string speedup_tooltip(const SpeedupFrame& f, bool fair) {
 }
 
 // The line under the figure: who is faster, or why there is no figure; the paused figure's age; the race's result.
-std::string speedup_note(const DashboardView& view, const SpeedupFrame& f, int lines, float width,
-                         float target_loss) {
+std::string speedup_note(const DashboardView& view, const SpeedupFrame& f, int lines, float width, float target_loss) {
   const core::Speedup& s = f.s;
   const core::BackendRun* gpu = f.gpu;
   const core::BackendRun* cpu = f.cpu;
@@ -124,6 +122,15 @@ std::string speedup_note(const DashboardView& view, const SpeedupFrame& f, int l
 }
 
 }  // namespace
+
+std::string rate_text(const core::BackendRun& run) {
+  // Finished: the whole epochs' rate, as the race's result beside it divides (a run shorter than the steady window
+  // said "measuring samples/s" beside a speedup, and the last window's rate is not the one that speedup used).
+  if (run.finished && run.samples_per_s() > 0) return format_rate(run.samples_per_s()) + " samples/s over the run";
+  const double rate = run.recent_samples_per_s;  // never an average over settings that changed
+  if (rate > 0) return format_rate(rate) + " samples/s";
+  return run.finished ? "samples/s not measured (too few steps)" : "measuring samples/s";
+}
 
 std::string fit_device(const std::string& device, float width) {
   if (fit_text(device, width) == device) return device;
@@ -185,13 +192,13 @@ void RaceHeader::draw_backend(const DashboardView& view, const core::BackendRun&
   if (run.step_losses.empty()) {
     speed.push_back(run.device.empty() ? "creating the trainer..." : "first steps running...");
   } else {
-    const double rate = run.recent_samples_per_s;  // never an average over settings that changed
-    speed.push_back(rate > 0 ? format_rate(rate) + " samples/s" : std::string("measuring samples/s"));
+    speed.push_back(rate_text(run));
     // Measured: the kernels' share of the last steps' wall time (timestamps; core::BackendTimeline::busy_share).
     if (run.name == "gpu" && run.timeline && !run.timeline->empty())
       speed.push_back(fmt::format("GPU busy {:.0f}%", 100 * run.timeline->busy_share()));
     speed.push_back(fmt::format("step {}", run.step_losses.size()));
-    if (run.epoch > 0) speed.push_back(fmt::format("epoch {} ({}/{})", run.epoch, run.step_in_epoch, run.steps_per_epoch));
+    if (run.epoch > 0)
+      speed.push_back(fmt::format("epoch {} ({}/{})", run.epoch, run.step_in_epoch, run.steps_per_epoch));
   }
   if (lines < 3) ImGui::PushStyleColor(ImGuiCol_Text, color);
   text_line(fit_pieces(speed, width), 0, width);
@@ -201,9 +208,9 @@ void RaceHeader::draw_backend(const DashboardView& view, const core::BackendRun&
     std::vector<std::string> quality;
     if (!run.step_losses.empty()) {
       quality.push_back(fmt::format("loss {:.4f}", run.step_losses.back()));
-      quality.push_back(run.epochs.empty() ? std::string("test accuracy -")
-                                           : fmt::format("test accuracy {:.1f}%",
-                                                         100 * run.epochs.back().test_accuracy));
+      quality.push_back(run.epochs.empty()
+                            ? std::string("test accuracy -")
+                            : fmt::format("test accuracy {:.1f}%", 100 * run.epochs.back().test_accuracy));
       quality.push_back("time " + format_duration(run.elapsed_s));
     }
     text_line(quality.empty() ? std::string(" ") : fit_pieces(quality, width), 0, width);
@@ -211,14 +218,13 @@ void RaceHeader::draw_backend(const DashboardView& view, const core::BackendRun&
   // Line 4: its state; what is pending shows greyed until it is applied.
   const std::string state = backend_state_line(view, run);
   const bool pending = run.building || (view.live && !pending_changes(run, view.config).empty());
-  const ImU32 state_color = !run.error.empty() ? kErrorColor
-                            : pending         ? ImGui::GetColorU32(ImGuiCol_TextDisabled)
-                                              : 0;
+  const ImU32 state_color = !run.error.empty() ? kErrorColor : pending ? ImGui::GetColorU32(ImGuiCol_TextDisabled) : 0;
   text_line(state, state_color, width);
   if (run.config.precision == core::Precision::FP16 && ImGui::IsItemHovered() && run.error.empty())
-    ImGui::SetTooltip("fp16 loss scaling: the loss is multiplied by the loss scale before the backward pass, so that\n"
-                      "small gradients do not round to zero in fp16. A step whose gradients overflow is skipped and the\n"
-                      "scale halved; after 2000 good steps it is doubled. A few skipped steps at the start are normal.");
+    ImGui::SetTooltip(
+        "fp16 loss scaling: the loss is multiplied by the loss scale before the backward pass, so that\n"
+        "small gradients do not round to zero in fp16. A step whose gradients overflow is skipped and the\n"
+        "scale halved; after 2000 good steps it is doubled. A few skipped steps at the start are normal.");
 }
 
 void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target_loss) {

@@ -27,6 +27,12 @@ struct RaceHeader {
 // state (3 s)", "pending: batch 512", "paused", with "figures 5 s old · " in front when they are stale (with_age).
 std::string backend_state_line(const DashboardView& view, const core::BackendRun& run, bool with_age = true);
 
+// The backend's samples/s as its header line says it: the rate over its last run::kSteadySeconds of training
+// (BackendRun::recent_samples_per_s); for a finished run, the rate over its whole epochs (BackendRun::samples_per_s),
+// the figure the finished race's speedup divides, "9449 samples/s over the run"; "measuring samples/s" while a
+// running backend has no steady rate yet, "samples/s not measured (too few steps)" for a finished one without either.
+std::string rate_text(const core::BackendRun& run);
+
 // `device` as shown in `width` pixels of the current font: whole when it fits; else without its details in
 // parentheses and with its bracketed label shortened ("llvmpipe [software Vulkan]"); else the name cut with an
 // ellipsis before the label, which stays whole ("llvm… [software Vulkan]") as long as it fits at all.
