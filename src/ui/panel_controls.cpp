@@ -104,9 +104,10 @@ void Controls::draw_run_buttons(const DashboardView& view, Controller& c) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Both backends start again from the same initial weights (the seed's), with the settings shown.");
   ImGui::SameLine();
-  help_marker("Pause / Resume: at the next step. Single step: one step while paused. Reset: both backends start again "
-              "with the settings shown here. Every change is applied by each backend at its next step and leaves a "
-              "labelled marker on the loss plot; until a backend has applied it, it shows as pending.");
+  help_marker(
+      "Pause / Resume: at the next step. Single step: one step while paused. Reset: both backends start again "
+      "with the settings shown here. Every change is applied by each backend at its next step and leaves a "
+      "labelled marker on the loss plot; until a backend has applied it, it shows as pending.");
 }
 
 void Controls::draw_training(const DashboardView& view, Controller& c) {
@@ -120,8 +121,9 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
     if (setting_error_.empty()) post_batch(c, batch);
   }
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Batch size (Enter applies). The buffers are reallocated; weights and optimizer state are kept.\n"
-                      "Larger batches give the GPU more parallel work per dispatch.");
+    ImGui::SetTooltip(
+        "Batch size (Enter applies). The buffers are reallocated; weights and optimizer state are kept.\n"
+        "Larger batches give the GPU more parallel work per dispatch.");
   same_line_if_fits(ImGui::CalcTextSize("batch").x);
   ImGui::TextUnformatted("batch");
   for (int b : kBatchPresets) {
@@ -150,8 +152,9 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
   if (choice_combo("##optimizer", optimizer_row, optimizer))
     c.post(run::live_command(optimizer_row, with_choice(s, optimizer_row, optimizer)));
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("SGD with momentum or AdamW (torch semantics). The weights are kept; the new optimizer's\n"
-                      "state (momentum, moments) starts from zero.");
+    ImGui::SetTooltip(
+        "SGD with momentum or AdamW (torch semantics). The weights are kept; the new optimizer's\n"
+        "state (momentum, moments) starts from zero.");
   // The toggles' combo as wide as its preview where the row has room ("naive attention", not "naiv…").
   const float toggles_w = std::min(std::max(w, toggles_preview_width(view)), ImGui::GetContentRegionAvail().x);
   same_line_if_fits(toggles_w);
@@ -166,11 +169,7 @@ void Controls::draw_training(const DashboardView& view, Controller& c) {
     if (refusal.empty() && r.status.find("refused") != std::string::npos)
       refusal = fmt::format("{}: {}", backend_title(r.name), r.status);
   if (!refusal.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 60, 60, 255));
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(refusal.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::PopStyleColor();
+    text_wrapped(refusal, IM_COL32(230, 60, 60, 255));
   }
 }
 
@@ -192,10 +191,11 @@ void Controls::draw_threads(const DashboardView& view, Controller& c, float w) {
   bool fair = view.fair;
   if (ImGui::Checkbox("take turns", &fair)) c.set_fair(fair);
   if (ImGui::IsItemHovered())
-    wrapped_tooltip("Fair mode: the backends train in turns of half a second, each timed alone, as `train "
-                    "--sequential` times them. On a software GPU (it runs on the CPU's own cores) or with few cores, "
-                    "two trainers at once take cores from each other and each one's samples/s would count the other's "
-                    "work too. On by default there. Off: both train at once, as a real GPU beside a CPU would.");
+    wrapped_tooltip(
+        "Fair mode: the backends train in turns of half a second, each timed alone, as `train "
+        "--sequential` times them. On a software GPU (it runs on the CPU's own cores) or with few cores, "
+        "two trainers at once take cores from each other and each one's samples/s would count the other's "
+        "work too. On by default there. Off: both train at once, as a real GPU beside a CPU would.");
 }
 
 // What the toggles' combo shows closed: the toggles that are on ("fused": none), or host input where none is (the
@@ -253,13 +253,14 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Teaching toggles (%s): the same math run another way; the losses stay the same.\n"
-                      "unfused: bias add and activation as kernels of their own; sync every step: wait for the\n"
-                      "GPU after every step; submit per kernel: one submission and wait per kernel.%s",
-                      preview.c_str(),
-                      view.config.model == core::ModelKind::Transformer
-                          ? "\nnaive attention: the context x context scores written to memory and read back."
-                          : "");
+    ImGui::SetTooltip(
+        "Teaching toggles (%s): the same math run another way; the losses stay the same.\n"
+        "unfused: bias add and activation as kernels of their own; sync every step: wait for the\n"
+        "GPU after every step; submit per kernel: one submission and wait per kernel.%s",
+        preview.c_str(),
+        view.config.model == core::ModelKind::Transformer
+            ? "\nnaive attention: the context x context scores written to memory and read back."
+            : "");
 }
 
 void Controls::draw_precision_combo(const DashboardView& view, Controller& c, float width) {
@@ -317,9 +318,7 @@ void Controls::draw_backends(const DashboardView& view) {
   for (const auto& r : view.runs) {
     if (r.status.find("refused") == std::string::npos || r.building || r.status == shown) continue;
     shown = r.status;
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 60, 60, 255));
-    ImGui::TextWrapped("%s", shown.c_str());
-    ImGui::PopStyleColor();
+    text_wrapped(shown, IM_COL32(230, 60, 60, 255));
   }
 }
 

@@ -7,6 +7,9 @@
 namespace ui {
 namespace {
 
+// wrap_words' line limit for text shown whole (a table cell, a tooltip): more than any of them has.
+constexpr int kAllLines = 1 << 16;
+
 // "…" when the font has the glyph (DejaVu), else "..." (ImGui's built-in font has no U+2026).
 const char* ellipsis() {
   ImFont* font = ImGui::GetFont();
@@ -152,8 +155,9 @@ void text_line(const std::string& text, ImU32 color, float width) {
 int text_lines(const std::string& text, int max_lines, ImU32 color) {
   // No more lines than the height left (at least one): the text never makes its window scroll.
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  max_lines = std::max(1, std::min(max_lines, static_cast<int>((ImGui::GetContentRegionAvail().y +
-                                                                ImGui::GetStyle().ItemSpacing.y) / line)));
+  max_lines = std::max(
+      1, std::min(max_lines,
+                  static_cast<int>((ImGui::GetContentRegionAvail().y + ImGui::GetStyle().ItemSpacing.y) / line)));
   const std::vector<std::string> lines =
       wrap_words(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x, max_lines);
   if (lines.empty()) return 0;
@@ -169,16 +173,28 @@ int text_lines(const std::string& text, int max_lines, ImU32 color) {
   return static_cast<int>(lines.size());
 }
 
+void text_wrapped(const std::string& text, ImU32 color) {
+  const std::vector<std::string> lines =
+      wrap_words(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x, kAllLines);
+  if (lines.empty()) return;
+  if (color != 0) ImGui::PushStyleColor(ImGuiCol_Text, color);
+  // The lines as close as ImGui's own wrapped text sets them (no item spacing between them).
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::BeginGroup();
+  for (const std::string& line : lines) ImGui::TextUnformatted(line.c_str());
+  ImGui::EndGroup();
+  ImGui::PopStyleVar();
+  if (color != 0) ImGui::PopStyleColor();
+}
+
 int text_lines_needed(const std::string& text, int max_lines) {
-  return static_cast<int>(
-      wrap_words(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x, max_lines).size());
+  return static_cast<int>(wrap_words(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x, max_lines).size());
 }
 
 void wrapped_tooltip(const std::string& text, float width_em) {
   ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * width_em);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
+  for (const std::string& line : wrap_words(text, ImGui::GetFontSize(), ImGui::GetFontSize() * width_em, kAllLines))
+    ImGui::TextUnformatted(line.c_str());
   ImGui::EndTooltip();
 }
 

@@ -2,11 +2,11 @@
 // single lines built from the pieces that fit. Every panel of the dashboard draws its one-line texts through these,
 // so that nothing is cut at a panel's edge or wraps into a taller layout at large font sizes.
 #pragma once
+#include <imgui.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <imgui.h>
 
 namespace ui {
 
@@ -44,6 +44,11 @@ void text_line(const std::string& text, ImU32 color = 0, float width = 0);
 // (at least one); when it had to be cut, the last
 // line ends with "…" and hovering it shows the whole text. Returns the lines drawn.
 int text_lines(const std::string& text, int max_lines, ImU32 color = 0);
+
+// `text` in as many lines of whole words as it takes across the available width (wrap_words; '\n' starts a line), in
+// `color` (0: the style's text colour): ImGui::TextWrapped's place where a number must stay whole ("67.1k" broke as
+// "67." and "1k" in a lesson's summary slide). For text a table row or a scrolling window has room for.
+void text_wrapped(const std::string& text, ImU32 color = 0);
 
 // How many lines text_lines(text, max_lines) takes at the available width.
 int text_lines_needed(const std::string& text, int max_lines);
