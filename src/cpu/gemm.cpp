@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -186,10 +185,13 @@ class SharedPackedB {
  public:
   SharedPackedB(MatrixView b, long N, long K, long kc, const GemmMicroKernel& uk)
       : b_(b), N_(N), kc_(kc), NR_(uk.nr), panels_(ceil_div(N, uk.nr)),
-        group_(b.cs == 1 ? std::max(1L, kPackGroupFloats / uk.nr) : 1), groups_(ceil_div(panels_, group_)), uk_(uk),
-        state_(new std::atomic<unsigned char>[static_cast<size_t>(ceil_div(K, kc) * groups_)]()) {
+        group_(b.cs == 1 ? std::max(1L, kPackGroupFloats / uk.nr) : 1), groups_(ceil_div(panels_, group_)), uk_(uk) {
     thread_local AlignedBuffer* slot = nullptr;
+    thread_local std::vector<unsigned char>* state_slot = nullptr;  // no allocation per call: 1% of a 128x10x128
     pb_ = per_thread(slot).get(static_cast<size_t>(panels_ * NR_ * K));
+    std::vector<unsigned char>& state = per_thread(state_slot);
+    state.assign(static_cast<size_t>(ceil_div(K, kc) * groups_), kFree);
+    state_ = state.data();
   }
 
   // Every group packed now, split over the pool's threads.
@@ -197,7 +199,7 @@ class SharedPackedB {
     pool.parallel_for(static_cast<size_t>(ceil_div(K, kc_) * groups_), 1, [&](size_t u0, size_t u1) {
       for (long u = static_cast<long>(u0); u < static_cast<long>(u1); ++u) {
         const long pc = u / groups_ * kc_;
-        pack(pc, std::min(kc_, K - pc), u % groups_, state_[static_cast<size_t>(u)]);
+        pack(pc, std::min(kc_, K - pc), u % groups_, State(state_[u]));
       }
     });
   }
@@ -205,26 +207,27 @@ class SharedPackedB {
   // Micro-panel p of the slice that starts at k = pc (kcur values of k), packed. While another thread packs it, this
   // one packs the groups after it that nobody has claimed yet, instead of waiting.
   const float* panel(long pc, long kcur, long p) {
-    std::atomic<unsigned char>* state = state_.get() + pc / kc_ * groups_;
+    unsigned char* slice = state_ + pc / kc_ * groups_;
     const long g = p / group_;
-    if (state[g].load(std::memory_order_acquire) != kPacked) {
-      if (claim(state[g])) pack(pc, kcur, g, state[g]);
-      for (long q = g + 1; state[g].load(std::memory_order_acquire) != kPacked; ++q)
+    if (State(slice[g]).load(std::memory_order_acquire) != kPacked) {
+      if (claim(State(slice[g]))) pack(pc, kcur, g, State(slice[g]));
+      for (long q = g + 1; State(slice[g]).load(std::memory_order_acquire) != kPacked; ++q)
         if (q >= groups_) std::this_thread::yield();
-        else if (claim(state[q])) pack(pc, kcur, q, state[q]);
+        else if (claim(State(slice[q]))) pack(pc, kcur, q, State(slice[q]));
     }
     return at(pc, kcur, p);
   }
 
  private:
   static constexpr long kPackGroupFloats = 256;
+  using State = std::atomic_ref<unsigned char>;  // the calling thread's vector, shared by the tasks during the call
   static constexpr unsigned char kFree = 0, kPacking = 1, kPacked = 2;
-  static bool claim(std::atomic<unsigned char>& s) {
+  static bool claim(State s) {
     unsigned char expected = kFree;
     return s.load(std::memory_order_relaxed) == kFree && s.compare_exchange_strong(expected, kPacking);
   }
   float* at(long pc, long kcur, long p) const { return pb_ + pc * panels_ * NR_ + p * kcur * NR_; }
-  void pack(long pc, long kcur, long g, std::atomic<unsigned char>& s) {
+  void pack(long pc, long kcur, long g, State s) {
     const long n0 = g * group_ * NR_;
     pack_b(at(pc, kcur, g * group_), b_, pc, kcur, n0, std::min(group_ * NR_, N_ - n0), uk_);
     s.store(kPacked, std::memory_order_release);
@@ -233,7 +236,7 @@ class SharedPackedB {
   MatrixView b_;
   long N_, kc_, NR_, panels_, group_, groups_;
   const GemmMicroKernel& uk_;
-  std::unique_ptr<std::atomic<unsigned char>[]> state_;
+  unsigned char* state_ = nullptr;
   float* pb_ = nullptr;
 };
 
