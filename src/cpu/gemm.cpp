@@ -1,10 +1,13 @@
-// The packed, blocked CPU GEMM (see gemm.hpp): packing of the operands, the loops around the micro-kernel, and the
-// split over threads. Compiled for the baseline instruction set: only the micro-kernels (gemm_avx512.cpp,
+// The packed, blocked CPU GEMM (see gemm.hpp): the loops around the micro-kernel and the split over threads (the
+// packing of the operands: gemm_pack.cpp). Compiled for the baseline instruction set: only the micro-kernels (gemm_avx512.cpp,
 // gemm_avx2.cpp, gemm_neon.cpp) use wider instructions.
 #include "cpu/gemm.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "cpu/gemm_micro.hpp"
@@ -25,85 +28,7 @@ namespace {
 long ceil_div(long a, long b) { return (a + b - 1) / b; }
 long round_up(long a, long b) { return ceil_div(a, b) * b; }
 
-// Rows of k per block of pack_rows (below).
-constexpr long kPackRowBlock = 16;
-
-// kc rows of `width` contiguous values (row k at src + k * ld) as micro-panels of w values: dst[(j / w) * kc * w +
-// k * w + j % w], zero-padded to a multiple of w. This is how an operand contiguous across its micro-panels is packed
-// (A of backward weight, B of backward data and weight). It goes kPackRowBlock rows at a time, micro-panel by
-// micro-panel within them: the block's rows stay in L1 while each micro-panel gets a contiguous run of writes. (Row
-// by row over all micro-panels writes to w-value pieces kc * w floats apart, which alias in the same L1 sets; micro-
-// panel by micro-panel over all kc rows re-reads every row, a TLB miss each, once per micro-panel. Measured at 2048:
-// backward weight 0.96x of OpenBLAS row by row, 0.98x in blocks; docs/benchmarks.md.)
-template <long W>  // W = 0: w at run time
-void pack_rows_w(float* dst, const float* src, long ld, long kc, long width, long w_run) {
-  const long w = W > 0 ? W : w_run;
-  const long whole = width / w * w;
-  for (long kb0 = 0; kb0 < kc; kb0 += kPackRowBlock) {
-    const long kb1 = std::min(kc, kb0 + kPackRowBlock);
-    for (long j0 = 0; j0 < whole; j0 += w)
-      for (long k = kb0; k < kb1; ++k) {
-        const float* s = src + k * ld + j0;
-        float* d = dst + j0 * kc + k * w;
-        if constexpr (W > 0) __builtin_memcpy(d, s, W * sizeof(float));  // a constant size: inlined moves
-        else std::copy_n(s, w, d);
-      }
-    for (long k = kb0; whole < width && k < kb1; ++k)  // the last, partial micro-panel
-      for (long j = 0; j < w; ++j) dst[whole * kc + k * w + j] = whole + j < width ? src[k * ld + whole + j] : 0.0f;
-  }
-}
-
-// pack_rows_w with the micro-panel width of the tiles as a constant: each row's piece is then a few inlined vector
-// moves instead of a call of memmove for 24-128 bytes (that call was about 4% of a 512 GEMM).
-void pack_rows(float* dst, const float* src, long ld, long kc, long width, long w) {
-  switch (w) {
-    case 6: return pack_rows_w<6>(dst, src, ld, kc, width, w);
-    case 8: return pack_rows_w<8>(dst, src, ld, kc, width, w);
-    case 12: return pack_rows_w<12>(dst, src, ld, kc, width, w);
-    case 16: return pack_rows_w<16>(dst, src, ld, kc, width, w);
-    case 32: return pack_rows_w<32>(dst, src, ld, kc, width, w);
-    default: return pack_rows_w<0>(dst, src, ld, kc, width, w);
-  }
-}
-
 }  // namespace
-
-void pack_a(float* dst, MatrixView a, long m0, long rows, long k0, long kc, const GemmMicroKernel& uk) {
-  const long mr = uk.mr;
-  if (a.rs == 1 && a.cs != 1)  // columns contiguous (backward weight reads dout transposed)
-    return pack_rows(dst, a.p + k0 * a.cs + m0, a.cs, kc, rows, mr);
-  for (long ir = 0; ir < rows; ir += mr) {
-    float* d = dst + (ir / mr) * kc * mr;
-    const long n = std::min(mr, rows - ir);
-    if (a.cs == 1) {  // rows contiguous in k (forward, backward data): a transpose
-      uk.transpose(d, mr, a.p + (m0 + ir) * a.rs + k0, a.rs, n, kc);
-    } else {  // any other strides
-      for (long k = 0; k < kc; ++k) {
-        const float* s = a.p + (k0 + k) * a.cs + (m0 + ir) * a.rs;
-        for (long i = 0; i < n; ++i) d[k * mr + i] = s[i * a.rs];
-      }
-    }
-    for (long i = n; i < mr; ++i)
-      for (long k = 0; k < kc; ++k) d[k * mr + i] = 0.0f;
-  }
-}
-
-void pack_b(float* dst, MatrixView b, long k0, long kc, long n0, long cols, const GemmMicroKernel& uk) {
-  const long nr = uk.nr;
-  if (b.cs == 1) return pack_rows(dst, b.p + k0 * b.rs + n0, b.rs, kc, cols, nr);  // rows contiguous in n
-  for (long jr = 0; jr < cols; jr += nr) {
-    float* d = dst + (jr / nr) * kc * nr;
-    const long n = std::min(nr, cols - jr);
-    if (b.rs == 1) {  // contiguous in k (forward: b = weightᵀ): a transpose
-      uk.transpose(d, nr, b.p + (n0 + jr) * b.cs + k0, b.cs, n, kc);
-    } else {  // any other strides
-      for (long k = 0; k < kc; ++k)
-        for (long j = 0; j < n; ++j) d[k * nr + j] = b.p[(k0 + k) * b.rs + (n0 + jr + j) * b.cs];
-    }
-    for (long k = 0; k < kc; ++k)
-      for (long j = n; j < nr; ++j) d[k * nr + j] = 0.0f;
-  }
-}
 
 float* micro_kernel_panel(int which, std::size_t floats) {
   thread_local std::vector<float>* panel_slots[2] = {};
@@ -129,9 +54,6 @@ size_t chunk_grain(size_t tasks, long M, long N, long K) {
 // of 16 or 32 columns: the GELU of the forward pass took 2.6 ns an element on rows of 16, 0.7 ns on rows of 256 (the
 // same code, its data in L1; the vector loop's set-up per row outweighed the row), about 10% of a 2048-wide forward.
 constexpr long kEpilogueCols = 256;
-
-// Floats packed per parallel_for chunk of the packing of B, at least (about 10 us of copying).
-constexpr long kMinPackFloats = 32768;
 
 struct ThreadBuffers {
   AlignedBuffer a;
@@ -250,25 +172,132 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
   });
 }
 
-// Phase 1 of gemm(): all of B (K x N) packed once into a buffer every task reads: slice pc (k in [pc, pc + kc)) at
-// pc * round_up(N, NR), its micro-panel p (columns [p * NR, p * NR + NR)) at + p * kcur * NR. Units of work: one
-// micro-panel of one slice. The buffer is the calling thread's (concurrent callers never share it), valid until its
-// next call.
-const float* pack_b_shared(MatrixView b, long N, long K, long kc, const GemmMicroKernel& uk, ThreadPool& pool) {
-  const long NR = uk.nr, npad_all = round_up(N, NR), panels = npad_all / NR, slices = ceil_div(K, kc);
-  thread_local AlignedBuffer* shared_b_slot = nullptr;  // the calling thread's: concurrent callers never share it
-  AlignedBuffer& shared_b = per_thread(shared_b_slot);
-  float* pb = shared_b.get(static_cast<size_t>(npad_all * K));
-  const size_t pack_grain = static_cast<size_t>(std::max(1L, kMinPackFloats / (kc * NR)));
-  pool.parallel_for(static_cast<size_t>(slices * panels), pack_grain, [&](size_t u0, size_t u1) {
-    for (long u = static_cast<long>(u0); u < static_cast<long>(u1);) {  // the chunk's panels of a slice in one call
-      const long pc = u / panels * kc, p0 = u % panels, p1 = std::min(panels, p0 + static_cast<long>(u1) - u);
-      const long kcur = std::min(kc, K - pc);
-      pack_b(pb + pc * npad_all + p0 * kcur * NR, b, pc, kcur, p0 * NR, std::min(p1 * NR, N) - p0 * NR, uk);
-      u += p1 - p0;
+// All of B (K x N) packed once into a buffer every task of gemm() reads, each group of micro-panels by the first task
+// that needs it: slice pc (k in [pc, pc + kc)) at pc * round_up(N, NR), its micro-panel p (columns [p * NR, p * NR +
+// NR)) at + p * kcur * NR. The buffer is the calling thread's (concurrent callers never share it), valid until its
+// next call. Packing all of B first, in a parallel_for of its own, had both threads copy at once (16 MiB of weights
+// for a 2048 x 2048 layer, bound by memory bandwidth, which two cores do not double) and then wait for each other;
+// packed on first use, one thread's copying overlaps the other's arithmetic, and a transposed micro-panel is used
+// from the packing thread's own cache. Rows of B contiguous in n (backward data and weight) are packed in groups of
+// kPackGroupFloats columns, all of them first (pack_all): one micro-panel at a time read 64 bytes per row of k, a TLB
+// miss each (5% slower at 2048 x 2048), and groups on first use were still 2-6% slower on 1 thread (thread CPU time).
+class SharedPackedB {
+ public:
+  SharedPackedB(MatrixView b, long N, long K, long kc, const GemmMicroKernel& uk)
+      : b_(b), N_(N), kc_(kc), NR_(uk.nr), panels_(ceil_div(N, uk.nr)),
+        group_(b.cs == 1 ? std::max(1L, kPackGroupFloats / uk.nr) : 1), groups_(ceil_div(panels_, group_)), uk_(uk) {
+    thread_local AlignedBuffer* slot = nullptr;
+    thread_local std::vector<unsigned char>* state_slot = nullptr;  // no allocation per call: 1% of a 128x10x128
+    pb_ = per_thread(slot).get(static_cast<size_t>(panels_ * NR_ * K));
+    std::vector<unsigned char>& state = per_thread(state_slot);
+    state.assign(static_cast<size_t>(ceil_div(K, kc) * groups_), kFree);
+    state_ = state.data();
+  }
+
+  // Every group packed now, split over the pool's threads.
+  void pack_all(long K, ThreadPool& pool) {
+    pool.parallel_for(static_cast<size_t>(ceil_div(K, kc_) * groups_), 1, [&](size_t u0, size_t u1) {
+      for (long u = static_cast<long>(u0); u < static_cast<long>(u1); ++u) {
+        const long pc = u / groups_ * kc_;
+        pack(pc, std::min(kc_, K - pc), u % groups_, State(state_[u]));
+      }
+    });
+  }
+
+  // Micro-panel p of the slice that starts at k = pc (kcur values of k), packed. While another thread packs it, this
+  // one packs the groups after it that nobody has claimed yet, instead of waiting.
+  const float* panel(long pc, long kcur, long p) {
+    unsigned char* slice = state_ + pc / kc_ * groups_;
+    const long g = p / group_;
+    if (State(slice[g]).load(std::memory_order_acquire) != kPacked) {
+      if (claim(State(slice[g]))) pack(pc, kcur, g, State(slice[g]));
+      for (long q = g + 1; State(slice[g]).load(std::memory_order_acquire) != kPacked; ++q)
+        if (q >= groups_) std::this_thread::yield();
+        else if (claim(State(slice[q]))) pack(pc, kcur, q, State(slice[q]));
     }
-  });
-  return pb;
+    return at(pc, kcur, p);
+  }
+
+ private:
+  static constexpr long kPackGroupFloats = 256;
+  using State = std::atomic_ref<unsigned char>;  // the calling thread's vector, shared by the tasks during the call
+  static constexpr unsigned char kFree = 0, kPacking = 1, kPacked = 2;
+  static bool claim(State s) {
+    unsigned char expected = kFree;
+    return s.load(std::memory_order_relaxed) == kFree && s.compare_exchange_strong(expected, kPacking);
+  }
+  float* at(long pc, long kcur, long p) const { return pb_ + pc * panels_ * NR_ + p * kcur * NR_; }
+  void pack(long pc, long kcur, long g, State s) {
+    const long n0 = g * group_ * NR_;
+    pack_b(at(pc, kcur, g * group_), b_, pc, kcur, n0, std::min(group_ * NR_, N_ - n0), uk_);
+    s.store(kPacked, std::memory_order_release);
+  }
+
+  MatrixView b_;
+  long N_, kc_, NR_, panels_, group_, groups_;
+  const GemmMicroKernel& uk_;
+  unsigned char* state_ = nullptr;
+  float* pb_ = nullptr;
+};
+
+
+// What every task of one gemm() call shares.
+struct PackedGemm {
+  float* c;
+  long ldc;
+  MatrixView a;
+  long K, kc;
+  const GemmMicroKernel& uk;
+  const GemmEpilogue* epilogue;
+  SharedPackedB& b;
+};
+
+// The tiles of rows [m0, m0 + rows) x columns [j0, j0 + nr) of C (one micro-panel of B, bp) over one slice of k.
+void run_column(const PackedGemm& g, ThreadBuffers& buf, const float* pa, const float* bp, long kcur, bool accumulate,
+                long m0, long rows, long j0, long nr) {
+  const long MR = g.uk.mr, NR = g.uk.nr;
+  for (long ir = 0; ir < rows; ir += MR) {
+    const long mr = std::min(MR, rows - ir);
+    const float* ap = pa + (ir / MR) * kcur * MR;
+    float* ct = g.c + (m0 + ir) * g.ldc + j0;
+    if (ir + MR < rows)  // the next tile's rows of C, which its micro-kernel loads first (from L2 or L3)
+      for (long i = 0; i < MR; ++i) __builtin_prefetch(ct + (MR + i) * g.ldc, 1);
+    if (mr == MR && nr == NR) {
+      g.uk.run(kcur, ap, bp, ct, g.ldc, accumulate);
+    } else {  // an edge tile: computed whole in a scratch tile, only its valid part stored
+      buf.edge.resize(static_cast<size_t>(MR * NR));
+      float* e = buf.edge.data();
+      if (accumulate)
+        for (long i = 0; i < mr; ++i) std::copy_n(ct + i * g.ldc, nr, e + i * NR);
+      g.uk.run(kcur, ap, bp, e, NR, accumulate);
+      for (long i = 0; i < mr; ++i) std::copy_n(e + i * NR, nr, ct + i * g.ldc);
+    }
+  }
+}
+
+// One task of gemm(): the block of rows [m0, m0 + rows) x columns [n0, n0 + cols) of C, slice by slice of k, packing
+// its rows of A. Its column micro-panels run from column first_jr of the block to the end, then from the start: the
+// tasks running at once start on different micro-panels of B, each packing its own instead of waiting for the other's
+// (SharedPackedB). The order of the micro-panels changes no result: each output is one fma chain within its tile.
+void run_block(const PackedGemm& g, ThreadBuffers& buf, long m0, long rows, long n0, long cols, long first_jr) {
+  const long MR = g.uk.mr, NR = g.uk.nr;
+  float* pa = buf.a.get(static_cast<size_t>(round_up(rows, MR) * g.kc));
+  for (long pc = 0; pc < g.K; pc += g.kc) {
+    const long kcur = std::min(g.kc, g.K - pc);
+    const bool accumulate = pc > 0, last = pc + kcur >= g.K;
+    pack_a(pa, g.a, m0, rows, pc, kcur, g.uk);
+    for (const auto& [j_begin, j_end] : {std::pair{first_jr, cols}, std::pair{0L, first_jr}}) {
+      long ep0 = j_begin;  // the first column of this run not yet given to the epilogue
+      for (long jr = j_begin; jr < j_end; jr += NR) {
+        const long nr = std::min(NR, cols - jr);
+        run_column(g, buf, pa, g.b.panel(pc, kcur, (n0 + jr) / NR), kcur, accumulate, m0, rows, n0 + jr, nr);
+        if (last && g.epilogue && (jr + nr - ep0 >= kEpilogueCols || jr + nr == j_end)) {
+          (*g.epilogue)(m0, m0 + rows, n0 + ep0, n0 + jr + nr);
+          ep0 = jr + nr;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -318,53 +347,23 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
     else if (nc > NR) nc = round_up(ceil_div(nc, 2), NR);
     else break;
   }
-  const long n_ic = ceil_div(M, mc), n_jc = ceil_div(N, nc);
+  // The row tiles dealt evenly over the n_ic row blocks, the larger blocks first (M = 512 on 6-row tiles, 4 blocks:
+  // 132, 132, 126, 122 rows instead of 132, 132, 132, 116, which left one of 2 threads idle for 3% of the call).
+  const long n_ic = ceil_div(M, mc), n_jc = ceil_div(N, nc), row_tiles = ceil_div(M, MR);
+  const long tiles_per_ic = row_tiles / n_ic, ic_extra = row_tiles % n_ic;
   const size_t tasks = static_cast<size_t>(n_ic * n_jc), grain = chunk_grain(tasks, M, N, K);
 
-  // Phase 1: all of B packed once, shared by every task.
-  const long npad_all = round_up(N, NR);
-  const float* pb = pack_b_shared(b, N, K, kc, uk, pool);
-
-  // Phase 2: the mc x nc blocks of C, each packing its rows of A slice by slice.
+  SharedPackedB pb(b, N, K, kc, uk);
+  if (b.cs == 1) pb.pack_all(K, pool);
+  const PackedGemm g{c, ldc, a, K, kc, uk, epilogue, pb};
   pool.parallel_for(tasks, grain, [&](size_t t0, size_t t1) {
     thread_local ThreadBuffers* buf_slot = nullptr;
     ThreadBuffers& buf = per_thread(buf_slot);
     for (size_t t = t0; t < t1; ++t) {
       const long ic = static_cast<long>(t) / n_jc, jc = static_cast<long>(t) % n_jc;
-      const long m0 = ic * mc, rows = std::min(mc, M - m0), n0 = jc * nc, cols = std::min(nc, N - n0);
-      float* pa = buf.a.get(static_cast<size_t>(round_up(rows, MR) * kc));
-      for (long pc = 0; pc < K; pc += kc) {
-        const long kcur = std::min(kc, K - pc);
-        const bool accumulate = pc > 0, last = pc + kcur >= K;
-        pack_a(pa, a, m0, rows, pc, kcur, uk);
-        const float* b_slice = pb + pc * npad_all + (n0 / NR) * kcur * NR;
-        long ep0 = 0;  // the first column of the block not yet given to the epilogue
-        for (long jr = 0; jr < cols; jr += NR) {
-          const long nr = std::min(NR, cols - jr);
-          const float* bp = b_slice + (jr / NR) * kcur * NR;
-          for (long ir = 0; ir < rows; ir += MR) {
-            const long mr = std::min(MR, rows - ir);
-            const float* ap = pa + (ir / MR) * kcur * MR;
-            float* ct = c + (m0 + ir) * ldc + n0 + jr;
-            if (ir + MR < rows)  // the next tile's rows of C, which its micro-kernel loads first (from L2 or L3)
-              for (long i = 0; i < MR; ++i) __builtin_prefetch(ct + (MR + i) * ldc, 1);
-            if (mr == MR && nr == NR) {
-              uk.run(kcur, ap, bp, ct, ldc, accumulate);
-            } else {  // an edge tile: computed whole in a scratch tile, only its valid part stored
-              buf.edge.resize(static_cast<size_t>(MR * NR));
-              float* e = buf.edge.data();
-              if (accumulate)
-                for (long i = 0; i < mr; ++i) std::copy_n(ct + i * ldc, nr, e + i * NR);
-              uk.run(kcur, ap, bp, e, NR, accumulate);
-              for (long i = 0; i < mr; ++i) std::copy_n(e + i * NR, nr, ct + i * ldc);
-            }
-          }
-          if (last && epilogue && (jr + nr - ep0 >= kEpilogueCols || jr + nr == cols)) {
-            (*epilogue)(m0, m0 + rows, n0 + ep0, n0 + jr + nr);
-            ep0 = jr + nr;
-          }
-        }
-      }
+      const long m0 = (ic * tiles_per_ic + std::min(ic, ic_extra)) * MR, n0 = jc * nc, cols = std::min(nc, N - n0);
+      const long rows = std::min((tiles_per_ic + (ic < ic_extra ? 1 : 0)) * MR, M - m0);
+      run_block(g, buf, m0, rows, n0, cols, ic * ceil_div(cols, NR) / n_ic * NR);
     }
   });
 }

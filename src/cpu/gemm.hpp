@@ -8,9 +8,10 @@
 // tile sizes and the number of threads: results are bit-identical across thread counts and equal to the plain loop
 // `acc = std::fma(A(i,k), B(k,j), acc)`.
 //
-// Blocking (Goto & van de Geijn, "Anatomy of high-performance matrix multiplication", ACM TOMS 2008): first all of
-// B is packed once, split over the threads (slices of kc values of k, micro-panels of nr columns), into a buffer
-// every thread reads; then C is cut into mc x nc blocks, one task each: a task packs its rows of A slice by slice
+// Blocking (Goto & van de Geijn, "Anatomy of high-performance matrix multiplication", ACM TOMS 2008): all of B is
+// packed once (slices of kc values of k, micro-panels of nr columns) into a buffer every thread reads, each part by
+// the first task that needs it (B transposed: the forward form) or split over the threads before the tasks start
+// (B's rows contiguous); C is cut into mc x nc blocks, one task each: a task packs its rows of A slice by slice
 // (mc x kc, micro-panels of mr rows) and runs the micro-kernel over the block. The default kc is large (2048: one
 // slice for every K of the models and the bench), unlike the classic L1-sized slice: each slice loads and stores the
 // whole of C once more, which at 2048 x 2048 (16 MiB of C, from memory) cost more than streaming the B micro-panel
