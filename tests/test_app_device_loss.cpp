@@ -17,6 +17,7 @@
 #include "gpu_test_util.hpp"
 #include "platform/files.hpp"
 #include "skip.hpp"
+#include "xvfb_test_util.hpp"
 
 namespace {
 
@@ -37,9 +38,10 @@ Result run_dashboard(const std::string& env, const std::string& args) {
   fs::create_directories(dir / "config");
   std::ofstream{dir / "Xauthority"};
   const fs::path log = dir / "output.txt";
-  const std::string cmd = "XDG_CONFIG_HOME='" + (dir / "config").string() + "' " + env + " timeout 300 xvfb-run -a -f '" +
-                          (dir / "Xauthority").string() + "' -s '-screen 0 1024x768x24' '" + binary + "' dashboard " +
-                          args + " > '" + log.string() + "' 2>&1; echo $? > '" + (dir / "code").string() + "'";
+  const std::string cmd = "XDG_CONFIG_HOME='" + (dir / "config").string() + "' " + env + " timeout 300 " +
+                          test::xvfb_run() + " -f '" + (dir / "Xauthority").string() +
+                          "' -s '-screen 0 1024x768x24' '" + binary + "' dashboard " + args + " > '" + log.string() +
+                          "' 2>&1; echo $? > '" + (dir / "code").string() + "'";
   REQUIRE(std::system(cmd.c_str()) != -1);
   Result r;
   std::ifstream(dir / "code") >> r.code;  // the shell's: 128 + the signal for a death by a signal

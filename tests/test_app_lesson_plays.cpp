@@ -25,9 +25,9 @@
 #include <string>
 
 #include "core/config.hpp"
-#include "platform/files.hpp"
 #include "gpu_test_util.hpp"
 #include "lesson_claims_util.hpp"
+#include "xvfb_test_util.hpp"
 
 namespace {
 
@@ -53,12 +53,9 @@ Played play(const std::string& env, const std::string& args) {
   const char* binary = std::getenv("TRAINSCOPE_BINARY");
   REQUIRE_MESSAGE(binary != nullptr, "set TRAINSCOPE_BINARY (ctest does)");
   const fs::path log = scratch() / "out.txt", code = scratch() / "code.txt", auth = scratch() / "Xauthority";
-  // xvfb-run -a picks a free display from 99 up, racily: a window test starting at the same moment (they hold the
-  // xvfb lock, this one runs beside them) could take the same one. This test starts its search elsewhere.
-  const int display = 200 + static_cast<int>(platform::process_id() % 500);
   std::ofstream{auth};
-  const std::string cmd = "XDG_CONFIG_HOME='" + (scratch() / "config").string() + "' " + env + " xvfb-run -a -n " + std::to_string(display) + " -f '" +
-                          auth.string() + "' -s '-screen 0 1280x720x24' '" + binary + "' " + args + " > '" +
+  const std::string cmd = "XDG_CONFIG_HOME='" + (scratch() / "config").string() + "' " + env + " " + test::xvfb_run() +
+                          " -f '" + auth.string() + "' -s '-screen 0 1280x720x24' '" + binary + "' " + args + " > '" +
                           log.string() + "' 2>&1; echo $? > '" + code.string() + "'";
   (void)std::system(cmd.c_str());
   Played p;
