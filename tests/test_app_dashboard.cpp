@@ -24,6 +24,7 @@
 
 #include "gpu_test_util.hpp"
 #include "lesson_claims_util.hpp"
+#include "xvfb_test_util.hpp"
 
 namespace {
 
@@ -52,12 +53,12 @@ Result run(const std::string& prefix, const std::string& args, const fs::path& c
   const fs::path log = scratch() / "output.txt";
   // xvfb-run with an X authority file of our own: by default it makes a temporary directory for one and, about one
   // now and then on a busy machine it fails to remove it afterwards ("problem while cleaning up temporary directory",
-  // exit 5), which replaced trainscope's exit code.
+  // exit 5), which replaced trainscope's exit code. And a display number of its own (xvfb_test_util.hpp).
   std::string with_auth = prefix;
   if (const size_t at = with_auth.find("xvfb-run -a"); at != std::string::npos) {
     const fs::path auth = scratch() / "Xauthority";
     std::ofstream{auth};  // xauth warns about a file that does not exist
-    with_auth.insert(at + std::string("xvfb-run -a").size(), " -f '" + auth.string() + "'");
+    with_auth.replace(at, std::string("xvfb-run -a").size(), test::xvfb_run() + " -f '" + auth.string() + "'");
   }
   const std::string cmd = (cwd.empty() ? std::string() : "cd '" + cwd.string() + "' && ") + "XDG_CONFIG_HOME='" +
                           (scratch() / "config").string() + "' " + with_auth +

@@ -83,7 +83,8 @@ TEST_CASE("a lesson file with every kind of step is read as written") {
     "steps": [
       {"at": 2, "caption": "hello", "caption_seconds": 5},
       {"after": 1.5, "set": {"batch": 128, "lr": 0.5, "optimizer": "adamw", "precision": "fp16", "threads": 2}},
-      {"when": {"gpu": {"step": 10, "paused": false}, "both": {"steps_since_change": 3}, "applied": true},
+      {"when": {"gpu": {"step": 10, "paused": false, "failed": true}, "both": {"steps_since_change": 3},
+                "applied": true},
        "timeout": 60, "do": "pause"},
       {"do": "reset", "model": {"hidden": [8], "activation": "relu", "dataset": "fashion-mnist"}},
       {"view": {"tab": "kernels", "x_axis": "seconds", "plot": "accuracy", "presentation": false, "font_size": 30,
@@ -112,6 +113,8 @@ TEST_CASE("a lesson file with every kind of step is read as written") {
   CHECK(l.steps[1].commands[0].value == 128);
   CHECK(l.steps[1].commands[3].precision == core::Precision::FP16);
   CHECK(l.steps[2].when->backends.at("gpu").step == 10);
+  CHECK(l.steps[2].when->backends.at("gpu").failed == true);
+  CHECK_FALSE(l.steps[2].when->backends.at("both").failed.has_value());
   CHECK(l.steps[2].when->backends.at("both").steps_since_change == 3);
   CHECK(l.steps[2].timeout == 60);
   CHECK(l.steps[2].commands.at(0).kind == run::Command::Kind::Pause);
@@ -148,6 +151,7 @@ TEST_CASE("a malformed lesson is refused naming the file, the step and the field
       {head + R"({"when": {}}]})", "\"when\": names no condition"},
       {head + R"({"when": {"tpu": {"step": 1}}}]})", "\"when.tpu\": unknown key"},
       {head + R"({"when": {"gpu": {"steps": 1}}}]})", "\"when.gpu.steps\": unknown key"},
+      {head + R"({"when": {"gpu": {"failed": 1}}}]})", "\"when.gpu.failed\": must be true or false"},
       {head + R"({"model": {"hidden": "64,0"}}]})", "\"model.hidden\": must be sizes 1..65536 (each hidden layer size), as [256, 128] or \"256,128\""},
       {head + R"({"view": {"tab": "spreadsheet"}}]})", "\"view.tab\": must be one of controls, kernels"},
       {head + R"({"expect": {"both": {"batch": 32.5}}}]})", "\"expect.both.batch\": the batch size must be an integer"},

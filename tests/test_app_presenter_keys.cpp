@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gpu_test_util.hpp"
+#include "xvfb_test_util.hpp"
 
 namespace {
 
@@ -42,7 +43,7 @@ fs::path work_folder(const std::string& name) {
 int run_under_xvfb(const fs::path& work, const std::string& screen, const std::string& script) {
   std::ofstream(work / "script.sh") << script;
   std::ofstream{work / "Xauthority"};  // xauth warns about a file that does not exist
-  const std::string command = "XDG_CONFIG_HOME='" + (work / "config").string() + "' xvfb-run -a -f '" +
+  const std::string command = "XDG_CONFIG_HOME='" + (work / "config").string() + "' " + test::xvfb_run() + " -f '" +
                               (work / "Xauthority").string() + "' -s '-screen 0 " + screen + "x24' sh '" +
                               (work / "script.sh").string() + "' > '" + (work / "out.txt").string() + "' 2>&1";
   return std::system(command.c_str());

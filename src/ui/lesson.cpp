@@ -57,13 +57,14 @@ LessonCondition condition_of(const Where& w, const json& v) {
     if (!v.contains(b)) continue;
     const std::string field = "when." + b;
     const json& o = v[b];
-    only_keys(w, o, field, {"step", "epoch", "steps_since_change", "paused"});
+    only_keys(w, o, field, {"step", "epoch", "steps_since_change", "paused", "failed"});
     LessonBackendCondition bc;
     if (o.contains("step")) bc.step = integer(w, o["step"], field + ".step", 0, 1LL << 40);
     if (o.contains("epoch")) bc.epoch = integer(w, o["epoch"], field + ".epoch", 0, 10000);
     if (o.contains("steps_since_change"))
       bc.steps_since_change = integer(w, o["steps_since_change"], field + ".steps_since_change", 0, 1LL << 40);
     if (o.contains("paused")) bc.paused = boolean(w, o["paused"], field + ".paused");
+    if (o.contains("failed")) bc.failed = boolean(w, o["failed"], field + ".failed");
     c.backends[b] = bc;
   }
   if (v.contains("applied")) c.applied = boolean(w, v["applied"], "when.applied");

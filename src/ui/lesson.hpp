@@ -20,8 +20,10 @@
 //   "at": S        seconds after the lesson started        "after": S   seconds after the previous step
 //   "when": {...}  a condition, with "timeout": S (default 300; with --autoplay the lesson fails, exit 1, when it does
 //                  not hold in time; a teacher's lesson waits on):
-//       "gpu" / "cpu" / "both": {"step": N, "epoch": N, "steps_since_change": N, "paused": true|false}
-//                      N steps read back in all, N finished epochs, N steps since its last change of settings
+//       "gpu" / "cpu" / "both": {"step": N, "epoch": N, "steps_since_change": N, "paused": true|false,
+//                                  "failed": true|false}
+//                      N steps read back in all, N finished epochs, N steps since its last change of settings;
+//                      failed: the backend stopped with an error (a lost GPU: "do": "reset" trains on a new one)
 //       "applied": true            every backend's trainer runs the settings shown (nothing pending or being built)
 //       "speedup": true|false      the GPU/CPU speedup is shown (both train the same settings) or not
 //       "sweep_done": true         the sweep that "do": "sweep" started has ended (its points all measured)
@@ -98,7 +100,7 @@ struct LessonSettings {
 
 struct LessonBackendCondition {
   std::optional<long long> step, epoch, steps_since_change;  // long long: long is 32 bits on Windows
-  std::optional<bool> paused;
+  std::optional<bool> paused, failed;
 };
 
 // "steady": the figures stopped moving (see the top of this file).

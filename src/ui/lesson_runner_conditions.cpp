@@ -103,8 +103,9 @@ bool LessonRunner::backends_hold(const LessonStep& step, const DashboardView& vi
         continue;
       }
       const long steps = static_cast<long>(r->step_losses.size());
-      state += fmt::format("{}{} at step {}, {} since its last change{}", state.empty() ? "" : "; ", r->name, steps,
-                           r->steps_since_change, r->building ? ", applying a change" : "");
+      state += fmt::format("{}{} at step {}, {} since its last change{}{}", state.empty() ? "" : "; ", r->name, steps,
+                           r->steps_since_change, r->building ? ", applying a change" : "",
+                           r->error.empty() ? "" : ", failed");
       if (bc.step && steps < *bc.step) holds = false;
       if (bc.epoch && static_cast<long>(r->epochs.size()) < *bc.epoch) holds = false;
       // Since a change of the settings shown: once this backend's trainer runs them (a change just posted is not
@@ -112,6 +113,7 @@ bool LessonRunner::backends_hold(const LessonStep& step, const DashboardView& vi
       if (bc.steps_since_change && (r->steps_since_change < *bc.steps_since_change || !not_current(*r, view).empty()))
         holds = false;
       if (bc.paused && r->paused != *bc.paused) holds = false;
+      if (bc.failed && r->error.empty() == *bc.failed) holds = false;
     }
   }
   return true;
