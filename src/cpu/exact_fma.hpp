@@ -26,7 +26,8 @@ inline float fma_software(float a, float b, float c) {
   return static_cast<float>(std::bit_cast<double>(bits));
 }
 
-inline float fma(float a, float b, float c) {
+// always_inline: a SIMD level file (compiled with -mfma) must not emit a copy that another file could link to.
+[[gnu::always_inline]] inline float fma(float a, float b, float c) {
 #if defined(__FMA__) || defined(__ARM_FEATURE_FMA)  // AArch64: FMADD, in every AArch64 CPU
   return __builtin_fmaf(a, b, c);
 #else

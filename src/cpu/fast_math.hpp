@@ -1,7 +1,8 @@
 // The element-wise math of the tuned CPU kernels (src/cpu/ops/), written so that the loops around it vectorize and
 // every result is the same on every thread count, SIMD path and C library: e^z and ln x without a libm call, sqrt
 // without errno, the tanh-approximated GELU and its derivative, and the work per parallel_for chunk. Neither uses
-// -ffast-math: std::fma is spelled out where a fused multiply-add is meant (ISO C++ does not contract a*b+c).
+// -ffast-math: cpu::fma is spelled out where a fused multiply-add is meant (and no build lets the compiler contract
+// a*b+c in these files: -ffp-contract=off where it could, src/CMakeLists.txt).
 #pragma once
 #include <algorithm>
 #include <bit>
@@ -26,10 +27,15 @@ inline size_t grain_for(double work_per_item) {
 // has inlined by then): Cody-Waite range reduction z = n ln2 + r (|r| <= ln2/2, ln2 split into a 16-bit head and a
 // tail) and the degree-7 Taylor polynomial of e^r (truncation < 5e-9); measured relative error <= 1.3 ulp. Saturates
 // to ~1e-38 / ~2e38 outside [-87, 88].
+// std::clamp's result (v < lo ? lo : hi < v ? hi : v), always inlined: the SIMD level files that use exp_approx
+// (activation_avx2.cpp, activation_avx512.cpp) must not instantiate a template that another file could link to
+// (cmake/check_simd_symbols.cmake), and std::clamp<float> would be one.
+[[gnu::always_inline]] inline float clamp_of(float v, float lo, float hi) { return v < lo ? lo : hi < v ? hi : v; }
+
 [[gnu::always_inline]] inline float exp_approx(float z) {
-  const float n = std::clamp((z * 1.44269504f + 12582912.0f) - 12582912.0f, -126.0f, 127.0f);  // round(z/ln2)
+  const float n = clamp_of((z * 1.44269504f + 12582912.0f) - 12582912.0f, -126.0f, 127.0f);  // round(z/ln2)
   float r = cpu::fma(n, -0.693145751953125f, z);
-  r = std::clamp(cpu::fma(n, -1.4286068203094173e-06f, r), -0.35f, 0.35f);
+  r = clamp_of(cpu::fma(n, -1.4286068203094173e-06f, r), -0.35f, 0.35f);
   float p = cpu::fma(1.0f / 5040, r, 1.0f / 720);  // Horner, from the r^7 coefficient 1/7! down
   p = cpu::fma(p, r, 1.0f / 120);
   p = cpu::fma(p, r, 1.0f / 24);
@@ -37,7 +43,7 @@ inline size_t grain_for(double work_per_item) {
   p = cpu::fma(p, r, 0.5f);
   p = cpu::fma(p, r, 1.0f);
   p = cpu::fma(p, r, 1.0f);
-  return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);  // p * 2^n
+  return p * __builtin_bit_cast(float, (static_cast<int32_t>(n) + 127) << 23);  // p * 2^n (the builtin: as clamp_of)
 }
 
 // ln x for float, of trainscope's own, so that the CPU's losses have the same bits with every C library (glibc's
@@ -60,7 +66,7 @@ inline float log_of(float x) {
   const uint32_t bits = std::bit_cast<uint32_t>(x);
   e += static_cast<int>(bits >> 23) - 127;
   double m = std::bit_cast<float>((bits & 0x007fffffu) | 0x3f800000u);  // the mantissa, in [1, 2)
-  if (m > 1.4142135623730951) {  // into [sqrt(1/2), sqrt(2)), exact
+  if (m > 1.4142135623730951) {                                         // into [sqrt(1/2), sqrt(2)), exact
     m *= 0.5;
     ++e;
   }
@@ -127,6 +133,26 @@ inline constexpr float kGeluScale = static_cast<float>(kGeluScaleD), kGeluCubic 
       return;
     case core::Activation::SiLU:
       for (long i = 0; i < n; ++i) out[i] = in[i] * silu_sigmoid(in[i]);
+      return;
+  }
+}
+
+// dpreact[i] = dout[i] * act'(preact[i]) for i < n (dpreact may be dout), as act_backward applies it; each loop
+// vectorizes, and every element is the scalar formula, on every SIMD path.
+[[gnu::always_inline]] inline void activation_gradient(const float* dout, const float* preact, float* dpreact, long n,
+                                                       core::Activation act) {
+  switch (act) {
+    case core::Activation::ReLU:
+      for (long i = 0; i < n; ++i) {
+        const float d = dout[i];  // loaded unconditionally, so that the select vectorizes
+        dpreact[i] = preact[i] > 0.0f ? d : 0.0f;
+      }
+      return;
+    case core::Activation::GELU:
+      for (long i = 0; i < n; ++i) dpreact[i] = dout[i] * gelu_grad(preact[i]);
+      return;
+    case core::Activation::SiLU:
+      for (long i = 0; i < n; ++i) dpreact[i] = dout[i] * silu_grad(preact[i]);
       return;
   }
 }

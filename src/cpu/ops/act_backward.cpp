@@ -2,6 +2,7 @@
 // dout the same buffer).
 //   dpreact (N) = dout (N) * act'(preact (N))   ReLU: 1 where preact > 0, else 0; GELU (tanh approximation) and
 //   SiLU: their derivatives (cpu/fast_math.hpp)
+#include "cpu/activation_loops.hpp"
 #include "cpu/ops/op.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
@@ -14,21 +15,9 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const float* dout = b.f32(1);
   const float* preact = b.f32(2);
   const core::Activation act = activation_of(p.act);
-  pool.parallel_for(p.N, grain_for(act_work(act)), [=](size_t i0, size_t i1) {
-    switch (act) {
-      case core::Activation::ReLU:
-        for (size_t i = i0; i < i1; ++i) {
-          const float d = dout[i];  // loaded unconditionally, so that the select vectorizes
-          dpreact[i] = preact[i] > 0.0f ? d : 0.0f;
-        }
-        return;
-      case core::Activation::GELU:
-        for (size_t i = i0; i < i1; ++i) dpreact[i] = dout[i] * gelu_grad(preact[i]);
-        return;
-      case core::Activation::SiLU:
-        for (size_t i = i0; i < i1; ++i) dpreact[i] = dout[i] * silu_grad(preact[i]);
-        return;
-    }
+  const ActivationLoops& loops = activation_loops();  // at the CPU's SIMD level (activation_loops.hpp)
+  pool.parallel_for(p.N, grain_for(act_work(act)), [=, &loops](size_t i0, size_t i1) {
+    loops.gradient(dout + i0, preact + i0, dpreact + i0, static_cast<long>(i1 - i0), act);
   });
 }
 
@@ -46,12 +35,14 @@ const Kernel act_backward{.tuned = tuned, .reference = reference};
 namespace kernels {
 
 const core::KernelDef act_backward{
-    .bindings = {{.name = "dpreact", .access = Access::Write, .elem = Elem::Storage, .role = Role::DPreact,
-                  .elements = shape::N},
-                 {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct,
-                  .elements = shape::N},
-                 {.name = "preact", .access = Access::Read, .elem = Elem::Storage, .role = Role::Preact,
-                  .elements = shape::N}},
+    .bindings =
+        {{.name = "dpreact",
+          .access = Access::Write,
+          .elem = Elem::Storage,
+          .role = Role::DPreact,
+          .elements = shape::N},
+         {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct, .elements = shape::N},
+         {.name = "preact", .access = Access::Read, .elem = Elem::Storage, .role = Role::Preact, .elements = shape::N}},
     .params_bytes = sizeof(core::ActBackwardParams),
     .grid = Grid::Elements,
     .local_size = 256,

@@ -3,6 +3,7 @@
 //   out (B,OH,OW,OC) = act(conv(inp (B,H,W,C), weight (OC,KS,KS,C)) + bias (OC)); preact = the value before act
 // OH = H + 2 pad - KS + 1. As a GEMM: (B*OH*OW, KS*KS*C) patches · weight (OC, KS*KS*C)ᵀ, so out is (B*OH*OW, OC)
 // and the bias, activation and --unfused modes are matmul_forward's (add_bias 0: the plain sums).
+#include "cpu/activation_loops.hpp"
 #include "cpu/conv.hpp"
 #include "cpu/ops/op.hpp"
 
@@ -19,13 +20,15 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   float* preact = apply_act ? b.f32(1) : nullptr;
   const float* bias = p.add_bias != 0 ? b.f32(4) : nullptr;
   float* sums = apply_act ? preact : out;
-  // The bias and activation on each finished block of pixel rows, while it is in cache.
+  // The bias and activation on each finished block of pixel rows, while it is in cache; the activation at the CPU's
+  // SIMD level (activation_loops.hpp).
+  const ActivationLoops& loops = activation_loops();
   const ConvEpilogue epilogue = [&](long m0, long m1) {
     for (long m = m0; m < m1; ++m) {
       float* s = sums + m * OC;
       for (long o = 0; o < OC; ++o) s[o] += bias[o];
       if (!apply_act) continue;
-      activate(s, out + m * OC, OC, act);
+      loops.activate(s, out + m * OC, OC, act);
     }
   };
   conv_forward_gemm(sums, b.f32(2), b.f32(3), conv_shape(p), pool, bias ? epilogue : ConvEpilogue{});
@@ -108,9 +111,9 @@ const core::KernelDef conv2d_forward{
     .args =
         [](const PlanEntry& e, const StepArgs& s) {
           const uint32_t apply_act = e.epilogue && e.activation ? 1u : 0u;
-          return KernelArgs::of(core::Conv2dForwardParams{
-              u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC), u32(e.OH()), u32(e.OW()), u32(e.KS),
-              u32(e.pad), apply_act, act_code(s.activation), e.epilogue ? 1u : 0u});
+          return KernelArgs::of(core::Conv2dForwardParams{u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC),
+                                                          u32(e.OH()), u32(e.OW()), u32(e.KS), u32(e.pad), apply_act,
+                                                          act_code(s.activation), e.epilogue ? 1u : 0u});
         },
     // every tap of the kernel counted, padding included (as profilers count a convolution), plus the bias
     .flops = [](const PlanEntry& e,
@@ -119,15 +122,10 @@ const core::KernelDef conv2d_forward{
         [](const PlanEntry& e, Precision p) {
           return (double(e.B) * e.H * e.W * e.C + e.OC * conv_taps(e) + (e.epilogue ? e.OC : 0)) * e_of(p);
         },
-    .bytes_written =
-        [](const PlanEntry& e, Precision p) {
-          return conv_pixels(e) * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1);
-        },
+    .bytes_written = [](const PlanEntry& e,
+                        Precision p) { return conv_pixels(e) * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1); },
     // operands: inp, weight
-    .gemm = {.operands = {2, 3},
-             .vec4_ok = vec4_c_oc,
-             .largest_operand = conv_largest,
-             .texel_lanes_along_m = true}};
+    .gemm = {.operands = {2, 3}, .vec4_ok = vec4_c_oc, .largest_operand = conv_largest, .texel_lanes_along_m = true}};
 
 }  // namespace kernels
 #endif

@@ -1,0 +1,29 @@
+// The AVX-512 activation loops (activation_loops.hpp): fast_math.hpp's loops compiled with -mavx2 -mfma -mavx512f and
+// -ffp-contract=off (src/CMakeLists.txt), so that cpu::fma is the instruction and nothing else is fused: the same
+// bits as every other level. Called only on CPUs with AVX-512 and FMA (simd.hpp).
+#include "cpu/activation_loops.hpp"
+
+#if defined(__x86_64__) && defined(__AVX512F__) && defined(__FMA__)
+#include "cpu/fast_math.hpp"
+
+namespace cpu {
+namespace {
+
+void activate_level(const float* in, float* out, long n, core::Activation act) { activate(in, out, n, act); }
+
+void gradient_level(const float* dout, const float* preact, float* dpreact, long n, core::Activation act) {
+  activation_gradient(dout, preact, dpreact, n, act);
+}
+
+const ActivationLoops kLoops{activate_level, gradient_level, "AVX-512"};
+
+}  // namespace
+
+const ActivationLoops* avx512_activation_loops() { return &kLoops; }
+
+}  // namespace cpu
+#else
+namespace cpu {
+const ActivationLoops* avx512_activation_loops() { return nullptr; }
+}  // namespace cpu
+#endif

@@ -1,0 +1,31 @@
+// The activation loops of the CPU kernels (the GEMM and convolution epilogues' act(x), act_backward's gradient),
+// compiled once per SIMD level and chosen at run time like the GEMM's micro-kernels (simd.hpp): the GELU's and SiLU's
+// e^x (fast_math.hpp) is a polynomial whose fused multiply-adds are cpu::fma, the FMA instruction where a file is
+// compiled with it and a correctly rounded software FMA where not. A portable build (the downloads: baseline x86-64,
+// no FMA) ran the software one in these loops, and its CPU trained the classic benchmark's GELU MLP at half the speed
+// of a local build on the same CPU (2026-11-29: act_backward 24.7 ms a step against 0.51, the forward epilogue about
+// 15 ms more): a GPU speedup on a teacher's laptop would have been twice too kind. Every level computes the same bits
+// (cpu::fma is correctly rounded either way, and the level files do not contract a*b + c: src/CMakeLists.txt), so the
+// choice changes only the speed.
+#pragma once
+#include "core/model.hpp"
+
+namespace cpu {
+
+struct ActivationLoops {
+  // out[i] = act(in[i]) for i < n (in and out may be the same array): fast_math.hpp's activate().
+  void (*activate)(const float* in, float* out, long n, core::Activation act);
+  // dpreact[i] = dout[i] * act'(preact[i]) for i < n (dpreact may be dout): fast_math.hpp's activation_gradient().
+  void (*gradient)(const float* dout, const float* preact, float* dpreact, long n, core::Activation act);
+  const char* level;  // "portable", "AVX2", "AVX-512"
+};
+
+// The loops of the level the kernels use now (active_simd_level(); the portable ones where a level has none).
+const ActivationLoops& activation_loops();
+
+// Each level's loops, nullptr where the compiler or the platform lacks that instruction set (for the tests).
+const ActivationLoops* avx2_activation_loops();
+const ActivationLoops* avx512_activation_loops();
+const ActivationLoops& portable_activation_loops();
+
+}  // namespace cpu
