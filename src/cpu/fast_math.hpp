@@ -23,15 +23,15 @@ inline size_t grain_for(double work_per_item) {
   return static_cast<size_t>(std::max(1.0, std::ceil(kMinChunkWork / std::max(work_per_item, 1.0))));
 }
 
-// e^z for float without a libm call, so that the loops around it vectorize (always_inline: gcc vectorizes only what it
-// has inlined by then): Cody-Waite range reduction z = n ln2 + r (|r| <= ln2/2, ln2 split into a 16-bit head and a
-// tail) and the degree-7 Taylor polynomial of e^r (truncation < 5e-9); measured relative error <= 1.3 ulp. Saturates
-// to ~1e-38 / ~2e38 outside [-87, 88].
 // std::clamp's result (v < lo ? lo : hi < v ? hi : v), always inlined: the SIMD level files that use exp_approx
 // (activation_avx2.cpp, activation_avx512.cpp) must not instantiate a template that another file could link to
 // (cmake/check_simd_symbols.cmake), and std::clamp<float> would be one.
 [[gnu::always_inline]] inline float clamp_of(float v, float lo, float hi) { return v < lo ? lo : hi < v ? hi : v; }
 
+// e^z for float without a libm call, so that the loops around it vectorize (always_inline: gcc vectorizes only what it
+// has inlined by then): Cody-Waite range reduction z = n ln2 + r (|r| <= ln2/2, ln2 split into a 16-bit head and a
+// tail) and the degree-7 Taylor polynomial of e^r (truncation < 5e-9); measured relative error <= 1.3 ulp. Saturates
+// to ~1e-38 / ~2e38 outside [-87, 88].
 [[gnu::always_inline]] inline float exp_approx(float z) {
   const float n = clamp_of((z * 1.44269504f + 12582912.0f) - 12582912.0f, -126.0f, 127.0f);  // round(z/ln2)
   float r = cpu::fma(n, -0.693145751953125f, z);
@@ -66,7 +66,7 @@ inline float log_of(float x) {
   const uint32_t bits = std::bit_cast<uint32_t>(x);
   e += static_cast<int>(bits >> 23) - 127;
   double m = std::bit_cast<float>((bits & 0x007fffffu) | 0x3f800000u);  // the mantissa, in [1, 2)
-  if (m > 1.4142135623730951) {                                         // into [sqrt(1/2), sqrt(2)), exact
+  if (m > 1.4142135623730951) {  // into [sqrt(1/2), sqrt(2)), exact
     m *= 0.5;
     ++e;
   }

@@ -1,6 +1,6 @@
 // The packed, blocked CPU GEMM (see gemm.hpp): the loops around the micro-kernel and the split over threads (the
-// packing of the operands: gemm_pack.cpp). Compiled for the baseline instruction set: only the micro-kernels (gemm_avx512.cpp,
-// gemm_avx2.cpp, gemm_neon.cpp) use wider instructions.
+// packing of the operands: gemm_pack.cpp). Compiled for the baseline instruction set: only the micro-kernels
+// (gemm_avx512.cpp, gemm_avx2.cpp, gemm_neon.cpp) use wider instructions.
 #include "cpu/gemm.hpp"
 
 #include <algorithm>

@@ -35,14 +35,12 @@ const Kernel act_backward{.tuned = tuned, .reference = reference};
 namespace kernels {
 
 const core::KernelDef act_backward{
-    .bindings =
-        {{.name = "dpreact",
-          .access = Access::Write,
-          .elem = Elem::Storage,
-          .role = Role::DPreact,
-          .elements = shape::N},
-         {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct, .elements = shape::N},
-         {.name = "preact", .access = Access::Read, .elem = Elem::Storage, .role = Role::Preact, .elements = shape::N}},
+    .bindings = {{.name = "dpreact", .access = Access::Write, .elem = Elem::Storage, .role = Role::DPreact,
+                  .elements = shape::N},
+                 {.name = "dout", .access = Access::Read, .elem = Elem::Storage, .role = Role::DAct,
+                  .elements = shape::N},
+                 {.name = "preact", .access = Access::Read, .elem = Elem::Storage, .role = Role::Preact,
+                  .elements = shape::N}},
     .params_bytes = sizeof(core::ActBackwardParams),
     .grid = Grid::Elements,
     .local_size = 256,

@@ -111,9 +111,9 @@ const core::KernelDef conv2d_forward{
     .args =
         [](const PlanEntry& e, const StepArgs& s) {
           const uint32_t apply_act = e.epilogue && e.activation ? 1u : 0u;
-          return KernelArgs::of(core::Conv2dForwardParams{u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC),
-                                                          u32(e.OH()), u32(e.OW()), u32(e.KS), u32(e.pad), apply_act,
-                                                          act_code(s.activation), e.epilogue ? 1u : 0u});
+          return KernelArgs::of(core::Conv2dForwardParams{
+              u32(e.B), u32(e.H), u32(e.W), u32(e.C), u32(e.OC), u32(e.OH()), u32(e.OW()), u32(e.KS),
+              u32(e.pad), apply_act, act_code(s.activation), e.epilogue ? 1u : 0u});
         },
     // every tap of the kernel counted, padding included (as profilers count a convolution), plus the bias
     .flops = [](const PlanEntry& e,
@@ -122,10 +122,15 @@ const core::KernelDef conv2d_forward{
         [](const PlanEntry& e, Precision p) {
           return (double(e.B) * e.H * e.W * e.C + e.OC * conv_taps(e) + (e.epilogue ? e.OC : 0)) * e_of(p);
         },
-    .bytes_written = [](const PlanEntry& e,
-                        Precision p) { return conv_pixels(e) * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1); },
+    .bytes_written =
+        [](const PlanEntry& e, Precision p) {
+          return conv_pixels(e) * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1);
+        },
     // operands: inp, weight
-    .gemm = {.operands = {2, 3}, .vec4_ok = vec4_c_oc, .largest_operand = conv_largest, .texel_lanes_along_m = true}};
+    .gemm = {.operands = {2, 3},
+             .vec4_ok = vec4_c_oc,
+             .largest_operand = conv_largest,
+             .texel_lanes_along_m = true}};
 
 }  // namespace kernels
 #endif

@@ -80,44 +80,25 @@ const Kernel matmul_forward{.tuned = tuned, .reference = reference};
 namespace kernels {
 
 const core::KernelDef matmul_forward{
-    .bindings = {{.name = "out",
-                  .access = Access::Write,
-                  .elem = Elem::Storage,
-                  .role = Role::Act,
-                  .sum = true,
-                  .elements = shape::B_x_OC},
-                 {.name = "preact",
-                  .access = Access::Write,
-                  .elem = Elem::Storage,
-                  .role = Role::Preact,
+    .bindings = {{.name = "out", .access = Access::Write, .elem = Elem::Storage, .role = Role::Act,
+                  .sum = true, .elements = shape::B_x_OC},
+                 {.name = "preact", .access = Access::Write, .elem = Elem::Storage, .role = Role::Preact,
                   .sum = true,
                   .elements = [](const PlanEntry& e, const StepArgs&) -> size_t {
                     return e.activation && e.epilogue ? static_cast<size_t>(e.B * e.OC) : 0;
                   }},
-                 {.name = "inp",
-                  .access = Access::Read,
-                  .elem = Elem::Storage,
-                  .role = Role::LayerIn,
+                 {.name = "inp", .access = Access::Read, .elem = Elem::Storage, .role = Role::LayerIn,
                   .elements = shape::B_x_C},
-                 {.name = "weight",
-                  .access = Access::Read,
-                  .elem = Elem::Storage,
-                  .role = Role::Weight,
+                 {.name = "weight", .access = Access::Read, .elem = Elem::Storage, .role = Role::Weight,
                   .elements = shape::OC_x_C},
-                 {.name = "bias",
-                  .access = Access::Read,
-                  .elem = Elem::Storage,
-                  .role = Role::Bias,
+                 {.name = "bias", .access = Access::Read, .elem = Elem::Storage, .role = Role::Bias,
                   .elements = [](const PlanEntry& e, const StepArgs&) -> size_t {
                     return e.epilogue ? static_cast<size_t>(e.OC) : 0;
                   }}},
     .params_bytes = sizeof(core::MatmulForwardParams),
     .grid = Grid::Gemm,
     .local_size = 0,
-    .grid_size =
-        [](const PlanEntry& e) {
-          return std::array<uint64_t, 2>{uint64_t(e.B), uint64_t(e.OC)};
-        },
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.B), uint64_t(e.OC)}; },
     .args =
         [](const PlanEntry& e, const StepArgs& s) {
           const uint32_t apply_act = e.epilogue && e.activation ? 1u : 0u;
@@ -125,14 +106,17 @@ const core::KernelDef matmul_forward{
                                                           act_code(s.activation), e.epilogue ? 1u : 0u});
         },
     // multiply-adds plus the bias (without the epilogue: the multiply-adds); the activation is not counted
-    .flops = [](const PlanEntry& e, Precision) { return 2.0 * e.B * e.C * e.OC + (e.epilogue ? e.B * e.OC : 0); },
+    .flops = [](const PlanEntry& e,
+                Precision) { return 2.0 * e.B * e.C * e.OC + (e.epilogue ? e.B * e.OC : 0); },
     .bytes_read = [](const PlanEntry& e,
                      Precision p) { return (e.B * e.C + e.OC * e.C + (e.epilogue ? e.OC : 0)) * e_of(p); },
     // out, and preact for act_backward (fused hidden layers)
     .bytes_written = [](const PlanEntry& e,
                         Precision p) { return e.B * e.OC * e_of(p) * (e.epilogue && e.activation ? 2 : 1); },
     // operands: inp, weight
-    .gemm = {.operands = {2, 3}, .vec4_ok = vec4_c, .largest_operand = dense_largest}};
+    .gemm = {.operands = {2, 3},
+             .vec4_ok = vec4_c,
+             .largest_operand = dense_largest}};
 
 }  // namespace kernels
 #endif
