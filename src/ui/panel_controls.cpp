@@ -206,8 +206,7 @@ std::string Controls::toggles_preview(const DashboardView& view) {
 }
 
 float Controls::toggles_preview_width(const DashboardView& view) {
-  return ImGui::CalcTextSize(toggles_preview(view).c_str()).x + ImGui::GetFrameHeight() +
-         2 * ImGui::GetStyle().FramePadding.x;
+  return ImGui::CalcTextSize(toggles_preview(view).c_str()).x + combo_chrome_width();
 }
 
 void Controls::draw_toggles(const DashboardView& view, Controller& c, float width) {
@@ -236,7 +235,7 @@ void Controls::draw_toggles(const DashboardView& view, Controller& c, float widt
   const std::string preview = toggles_preview(view);
   ImGui::SetNextItemWidth(width);
   // The preview shortened with an ellipsis where the combo is narrower than it ("sync ev" was clipped mid-word).
-  const float chrome = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;  // the arrow, the padding
+  const float chrome = combo_chrome_width();
   if (ImGui::BeginCombo("##execution", fit_text(preview, width - chrome).c_str())) {
     for (const Item& item : items) {
       if (item.toggle == T::NaiveAttention && view.config.model != core::ModelKind::Transformer) continue;

@@ -154,7 +154,7 @@ void KernelTimings::draw(const DashboardView& view) {
     int p = two_pages ? (part == Part::Tables ? 1 : 0) : static_cast<int>(part);
     const char* const* names = two_pages ? kPages : kParts;
     const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x;
-    const float chrome = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;  // the arrow, the padding
+    const float chrome = combo_chrome_width();
     const float width = std::min(ImGui::GetContentRegionAvail().x - help, ImGui::CalcTextSize(names[p]).x + chrome);
     ImGui::SetNextItemWidth(width);
     // The preview shortened with an ellipsis where the combo is narrower than it (ImGui would clip it mid-word).

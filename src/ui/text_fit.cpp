@@ -10,6 +10,19 @@ namespace {
 // wrap_words' line limit for text shown whole (a table cell, a tooltip): more than any of them has.
 constexpr int kAllLines = 1 << 16;
 
+// `lines` as one group (one item to hover), in `color` (0: the style's text colour); tight: as close as ImGui's own
+// wrapped text sets its lines (no item spacing between them), else a line height with spacing each (text_lines,
+// which counts the room it has in those).
+void draw_lines(const std::vector<std::string>& lines, ImU32 color, bool tight) {
+  if (color != 0) ImGui::PushStyleColor(ImGuiCol_Text, color);
+  if (tight) ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::BeginGroup();
+  for (const std::string& line : lines) ImGui::TextUnformatted(line.c_str());
+  ImGui::EndGroup();
+  if (tight) ImGui::PopStyleVar();
+  if (color != 0) ImGui::PopStyleColor();
+}
+
 // "…" when the font has the glyph (DejaVu), else "..." (ImGui's built-in font has no U+2026).
 const char* ellipsis() {
   ImFont* font = ImGui::GetFont();
@@ -135,6 +148,8 @@ void same_line_if_fits(float width, float spacing) {
   if (ImGui::GetItemRectMax().x + sp + width <= right) ImGui::SameLine(0, sp);
 }
 
+float combo_chrome_width() { return ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x; }
+
 float button_width(const char* label) {
   return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
 }
@@ -161,11 +176,7 @@ int text_lines(const std::string& text, int max_lines, ImU32 color) {
   const std::vector<std::string> lines =
       wrap_words(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x, max_lines);
   if (lines.empty()) return 0;
-  if (color != 0) ImGui::PushStyleColor(ImGuiCol_Text, color);
-  ImGui::BeginGroup();
-  for (const std::string& line : lines) ImGui::TextUnformatted(line.c_str());
-  ImGui::EndGroup();
-  if (color != 0) ImGui::PopStyleColor();
+  draw_lines(lines, color, false);
   const std::string& last = lines.back();
   const std::string dots = ellipsis();
   const bool cut = last.size() >= dots.size() && last.compare(last.size() - dots.size(), dots.size(), dots) == 0;
@@ -176,15 +187,7 @@ int text_lines(const std::string& text, int max_lines, ImU32 color) {
 void text_wrapped(const std::string& text, ImU32 color) {
   const std::vector<std::string> lines =
       wrap_words(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x, kAllLines);
-  if (lines.empty()) return;
-  if (color != 0) ImGui::PushStyleColor(ImGuiCol_Text, color);
-  // The lines as close as ImGui's own wrapped text sets them (no item spacing between them).
-  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 0));
-  ImGui::BeginGroup();
-  for (const std::string& line : lines) ImGui::TextUnformatted(line.c_str());
-  ImGui::EndGroup();
-  ImGui::PopStyleVar();
-  if (color != 0) ImGui::PopStyleColor();
+  if (!lines.empty()) draw_lines(lines, color, true);
 }
 
 int text_lines_needed(const std::string& text, int max_lines) {
@@ -193,8 +196,7 @@ int text_lines_needed(const std::string& text, int max_lines) {
 
 void wrapped_tooltip(const std::string& text, float width_em) {
   ImGui::BeginTooltip();
-  for (const std::string& line : wrap_words(text, ImGui::GetFontSize(), ImGui::GetFontSize() * width_em, kAllLines))
-    ImGui::TextUnformatted(line.c_str());
+  draw_lines(wrap_words(text, ImGui::GetFontSize(), ImGui::GetFontSize() * width_em, kAllLines), 0, true);
   ImGui::EndTooltip();
 }
 

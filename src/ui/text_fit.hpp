@@ -31,6 +31,9 @@ std::string fit_pieces(const std::vector<std::string>& pieces, float width, std:
 // lines in a narrow panel instead of leaving it).
 void same_line_if_fits(float width, float spacing = -1);
 
+// The width a combo adds to its preview's text: the arrow and the frame padding on both sides.
+float combo_chrome_width();
+
 // The width of a button with `label` (its text and frame padding), of a checkbox or radio button with `label`.
 float button_width(const char* label);
 float checkbox_width(const char* label);
