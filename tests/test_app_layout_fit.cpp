@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dashboard_test_util.hpp"
+#include "imgui_test_util.hpp"
 #include "ui/dashboard.hpp"
 #include "ui/lesson.hpp"
 #include "ui/text_fit.hpp"
@@ -120,13 +121,7 @@ TEST_CASE("1024x768 to 1920x1080, both modes: the device label and the lesson's 
 
 TEST_CASE("wrap_words: every word whole on one line at every width, figures such as 67.1k and 0.085x included") {
   // ImGui's own wrapping breaks after a '.', and a lesson's summary slide showed "67." and "1k" on two lines.
-  ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.DisplaySize = ImVec2(1280, 720);
-  unsigned char* pixels = nullptr;
-  int w = 0, h = 0;
-  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  const test::HeadlessImGui imgui;
   ImGui::NewFrame();
   const std::string text = "One loader thread keeps up with this GPU: 67.1k samples/s against 36.4k, 0.085x of it.";
   std::vector<std::string> words;
@@ -154,5 +149,4 @@ TEST_CASE("wrap_words: every word whole on one line at every width, figures such
     CHECK(again == words);
   }
   ImGui::EndFrame();
-  ImGui::DestroyContext();
 }

@@ -7,27 +7,13 @@
 #include <span>
 #include <vector>
 
+#include "imgui_test_util.hpp"
 #include "ui/plot.hpp"
 
 namespace {
 
-// An ImGui context for one test, with what a renderer backend would set up.
-struct HeadlessImGui {
-  HeadlessImGui() {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;  // no imgui.ini in the test's working folder
-    io.DisplaySize = ImVec2(1280, 720);
-    io.DeltaTime = 1.0f / 60;
-    io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;  // as imgui_impl_vulkan: meshes beyond 64K vertices
-    unsigned char* pixels = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
-  }
-  ~HeadlessImGui() { ImGui::DestroyContext(); }
-  HeadlessImGui(const HeadlessImGui&) = delete;
-  HeadlessImGui& operator=(const HeadlessImGui&) = delete;
-
+// An ImGui context for one test (imgui_test_util.hpp), and frames of the plot in it.
+struct HeadlessImGui : test::HeadlessImGui {
   // One frame with the plot filling a window; returns the vertices drawn (all windows, tooltips included).
   int frame(ui::Plot& plot, std::span<const ui::PlotSeries> series, std::span<const ui::PlotMarker> markers) {
     ImGui::NewFrame();
