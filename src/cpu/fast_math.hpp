@@ -2,7 +2,7 @@
 // every result is the same on every thread count, SIMD path and C library: e^z and ln x without a libm call, sqrt
 // without errno, the tanh-approximated GELU and its derivative, and the work per parallel_for chunk. Neither uses
 // -ffast-math: cpu::fma is spelled out where a fused multiply-add is meant (and no build lets the compiler contract
-// a*b+c in these files: -ffp-contract=off where it could, src/CMakeLists.txt).
+// a*b+c: -ffp-contract=off in every build, CMakeLists.txt).
 #pragma once
 #include <algorithm>
 #include <bit>
