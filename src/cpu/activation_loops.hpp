@@ -17,6 +17,8 @@ struct ActivationLoops {
   void (*activate)(const float* in, float* out, long n, core::Activation act);
   // dpreact[i] = dout[i] * act'(preact[i]) for i < n (dpreact may be dout): fast_math.hpp's activation_gradient().
   void (*gradient)(const float* dout, const float* preact, float* dpreact, long n, core::Activation act);
+  // out[i] = e^z[i] for i < n (out may be z): fast_math.hpp's exp_row(), exp_approx() of each element.
+  void (*exp_row)(const float* z, float* out, long n);
   const char* level;  // "portable", "AVX2", "AVX-512"
 };
 
