@@ -41,17 +41,19 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
       size_t argmax = 0;
       for (size_t k = 1; k < K; ++k)
         if (z[k] > z[argmax]) argmax = k;
-      const float zmax = z[argmax];
       // Each exp once, over the row at the CPU's SIMD level (activation_loops.hpp), kept (in training in the row's
       // dlogits, for the gradient) and then summed in order.
       float* d = dlogits ? dlogits + r * K : nullptr;
       float* e = d ? d : kept.data();
-      for (size_t k = 0; k < K; ++k) e[k] = z[k] - zmax;
+      for (size_t k = 0; k < K; ++k) e[k] = z[k] - z[argmax];
       loops.exp_row(e, e, long(K));
       float sum = 0;
       for (size_t k = 0; k < K; ++k) sum += e[k];
       const size_t label = static_cast<size_t>(labels[r]);
-      losses[r] = log_of(sum) - (z[label] - zmax);  // -log(exp(z_label - max) / sum), in the stable form
+      // -log(exp(z_label - max) / sum), in the stable form. z[argmax], not a float kept across the call above: gcc
+      // then kept the row's maximum on the stack through the argmax loop (a store and a load each element), and
+      // this kernel took twice its time.
+      losses[r] = log_of(sum) - (z[label] - z[argmax]);
       if (correct) correct[r] = argmax == label ? 1 : 0;
       if (d) {
         const float inv_sum = 1.0f / sum;
