@@ -21,8 +21,8 @@ void probabilities(const Head& hd, const float* qkv, const float* dy, const floa
   dots(qkv + hd.q(t), keys, hd.s.D, n, count, p);
   dots(dy + hd.out(t), values, hd.s.D, n, count, dp);
   const float scale = score_scale(hd.s), lse_t = lse[hd.stat(t)];
-  for (int c = 0; c < count; ++c) p[c] = p[c] * scale - lse_t;
-  activation_loops().exp_row(p, p, count);  // at the CPU's SIMD level (activation_loops.hpp)
+  // at the CPU's SIMD level (activation_loops.hpp)
+  exp_at_level(activation_loops(), p, count, [&](long c) { return p[c] * scale - lse_t; });
 }
 
 // A thread's buffers for query_tiles: a key block's keys and values transposed, and one query row's p and dp.

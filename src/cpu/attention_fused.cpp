@@ -75,8 +75,7 @@ void online_softmax(const Tile& tile, float scale, long lds, long ldo, long D, S
     }
   }
   // exp(m - m_new): 1 where the maximum stands (also while both are -inf), ~1e-38 times l = 0 where m was -inf
-  for (int i = 0; i < rows; ++i) correction[i] = m[i] - m_new[i];
-  loops.exp_row(correction, correction, rows);
+  exp_at_level(loops, correction, rows, [&](long i) { return m[i] - m_new[i]; });
   for (int i = 0; i < rows; ++i) correction[i] = m_new[i] == m[i] ? 1.0f : correction[i];
   for (int i = 0; i < rows; ++i) {
     float* acc = &sc.acc[size_t(i * ldo)];
@@ -85,8 +84,7 @@ void online_softmax(const Tile& tile, float scale, long lds, long ldo, long D, S
   }
   for (int k = 0; k < tile.n; ++k) {
     float* s = &sc.s[size_t(k * lds)];
-    for (int i = 0; i < rows; ++i) s[i] -= m_new[i];
-    loops.exp_row(s, s, rows);
+    exp_at_level(loops, s, rows, [&](long i) { return s[i] - m_new[i]; });
     for (int i = 0; i < rows; ++i) s[i] = causal(tile, k, i) ? s[i] : 0.0f;
     for (int i = 0; i < rows; ++i) l[i] += s[i];  // each query's sum over its keys in order
   }
@@ -128,8 +126,7 @@ void probabilities(const Tile& tile, const Head& hd, const float* lse, const flo
     float *p = &sc.s[size_t(r * lds)], *dp = &sc.ds[size_t(r * lds)];
     const int c = tile.valid(r);
     const float lse_t = lse[hd.stat(tile.t0 + r)], d_t = delta[hd.stat(tile.t0 + r)];
-    for (int j = 0; j < c; ++j) p[j] = p[j] * scale - lse_t;
-    loops.exp_row(p, p, c);  // at the CPU's SIMD level (online_softmax)
+    exp_at_level(loops, p, c, [&](long j) { return p[j] * scale - lse_t; });  // at the CPU's level (online_softmax)
     std::fill(p + c, p + tile.n, 0.0f);
     for (int j = 0; j < tile.n; ++j) dp[j] = p[j] * (dp[j] - d_t) * scale;
   }
@@ -151,8 +148,7 @@ void probabilities_transposed(const Tile& tile, float scale, const float* lse, c
   const ActivationLoops& loops = activation_loops();
   for (int k = 0; k < tile.n; ++k) {
     float *p = &sc.s[size_t(k * lds)], *dp = &sc.ds[size_t(k * lds)];
-    for (int i = 0; i < tile.rows; ++i) p[i] = p[i] * scale - lse[i];
-    loops.exp_row(p, p, tile.rows);  // at the CPU's SIMD level (online_softmax)
+    exp_at_level(loops, p, tile.rows, [&](long i) { return p[i] * scale - lse[i]; });  // (online_softmax)
     for (int i = 0; i < tile.rows; ++i) {
       p[i] = causal(tile, k, i) ? p[i] : 0.0f;
       dp[i] = p[i] * (dp[i] - delta[i]) * scale;

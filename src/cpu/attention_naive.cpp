@@ -114,8 +114,7 @@ void attention_naive_softmax(const AttentionShape& s, float* att, ThreadPool& po
       float* row = att_row(hd, att, t);
       float max = -std::numeric_limits<float>::infinity(), sum = 0;
       for (int u = 0; u <= t; ++u) max = std::max(max, row[u]);
-      for (int u = 0; u <= t; ++u) row[u] -= max;
-      loops.exp_row(row, row, t + 1);  // at the CPU's SIMD level (activation_loops.hpp)
+      exp_at_level(loops, row, t + 1, [&](long u) { return row[u] - max; });  // at the CPU's level
       for (int u = 0; u <= t; ++u) sum += row[u];
       const float inv = 1.0f / sum;
       for (int u = 0; u <= t; ++u) row[u] *= inv;

@@ -45,14 +45,14 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
       // dlogits, for the gradient) and then summed in order.
       float* d = dlogits ? dlogits + r * K : nullptr;
       float* e = d ? d : kept.data();
-      for (size_t k = 0; k < K; ++k) e[k] = z[k] - z[argmax];
-      loops.exp_row(e, e, long(K));
+      const float zmax = z[argmax];
+      exp_at_level(loops, e, long(K), [z, zmax](long k) { return z[k] - zmax; });
       float sum = 0;
       for (size_t k = 0; k < K; ++k) sum += e[k];
       const size_t label = static_cast<size_t>(labels[r]);
-      // -log(exp(z_label - max) / sum), in the stable form. z[argmax], not a float kept across the call above: gcc
-      // then kept the row's maximum on the stack through the argmax loop (a store and a load each element), and
-      // this kernel took twice its time.
+      // -log(exp(z_label - max) / sum), in the stable form. z[argmax], not zmax kept across exp_row's call (a
+      // portable build): gcc then kept the row's maximum on the stack through the argmax loop (a store and a load
+      // each element), and this kernel took twice its time.
       losses[r] = log_of(sum) - (z[label] - z[argmax]);
       if (correct) correct[r] = argmax == label ? 1 : 0;
       if (d) {
