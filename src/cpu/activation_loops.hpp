@@ -10,9 +10,9 @@
 // The same held for the softmaxes' e^x (the attention kernels' online softmax and recomputed probabilities,
 // softmax_xent_forward_backward): the portable build trained the character transformer 4.7x slower than a native
 // build, nearly all of it in those e^x loops. exp_row runs them at the level (exp_at_level below); measured
-// 2026-11-29 on the 2-core EPYC (AVX-512), load 4.4-5.8, `train --model transformer --dataset fortunes --context 128
-// --batch 16 --threads 2`, medians of alternating runs: portable build 127 -> 21.8 ms a step (native 17.9), the
-// fused attention forward 18.0 -> 1.72 ms, dq 18.5 -> 1.71, dkv 18.6 -> 2.01, softmax_xent 7.55 -> 0.50
+// 2026-11-29 on the 2-core EPYC (AVX-512), load 2.1-2.6, `train --model transformer --dataset fortunes --context 128
+// --batch 16 --threads 2`, medians of alternating runs: portable build 65.4 -> 14.8 ms a step (native 12.35 -> 12.22),
+// the fused attention forward 9.12 -> 0.88 ms, dq 9.43 -> 0.92, dkv 9.50 -> 1.05, softmax_xent 3.83 -> 0.28
 // (docs/benchmarks.md, "e^x in the portable build").
 #pragma once
 #include "core/model.hpp"
