@@ -1,8 +1,10 @@
 // The activation loops of every SIMD level (cpu/activation_loops.hpp) give the portable loops' bits, element for
 // element, for every activation: the level a CPU runs changes the speed, never a result. And each is the formula:
-// close to the activation and its derivative computed in double (the kernels' reference, cpu/ops/op.hpp).
+// close to the activation and its derivative computed in double (the kernels' reference, cpu/ops/op.hpp). The same
+// for their e^x row (the softmaxes' exp_row): the portable row's bits at every level, close to std::exp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +29,22 @@ std::vector<float> inputs() {
   return x;
 }
 
+// The levels this CPU can run (the portable loops first), with a message for each one it cannot.
+std::vector<const cpu::ActivationLoops*> runnable_levels() {
+  std::vector<const cpu::ActivationLoops*> runnable;
+  for (const cpu::ActivationLoops* loops : {&cpu::portable_activation_loops(), cpu::avx2_activation_loops(),
+                                            cpu::avx512_activation_loops(), &cpu::activation_loops()}) {
+    if (loops == nullptr) continue;  // a level this build or platform has not
+    if ((loops == cpu::avx2_activation_loops() && !cpu::simd_level_available(cpu::SimdLevel::AVX2)) ||
+        (loops == cpu::avx512_activation_loops() && !cpu::simd_level_available(cpu::SimdLevel::AVX512))) {
+      MESSAGE("not run on this CPU: the " << loops->level << " activation loops");
+      continue;
+    }
+    runnable.push_back(loops);
+  }
+  return runnable;
+}
+
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b, size_t& first) {
   for (first = 0; first < a.size(); ++first)
     if (std::bit_cast<uint32_t>(a[first]) != std::bit_cast<uint32_t>(b[first])) return false;
@@ -44,14 +62,7 @@ TEST_CASE("every SIMD level's activation loops give the portable loops' bits, an
   const long n = static_cast<long>(x.size());
   const cpu::ActivationLoops& portable = cpu::portable_activation_loops();
   int levels = 0;
-  for (const cpu::ActivationLoops* loops :
-       {&portable, cpu::avx2_activation_loops(), cpu::avx512_activation_loops(), &cpu::activation_loops()}) {
-    if (loops == nullptr) continue;  // a level this build or platform has not
-    if ((loops == cpu::avx2_activation_loops() && !cpu::simd_level_available(cpu::SimdLevel::AVX2)) ||
-        (loops == cpu::avx512_activation_loops() && !cpu::simd_level_available(cpu::SimdLevel::AVX512))) {
-      MESSAGE("not run on this CPU: the " << loops->level << " activation loops");
-      continue;
-    }
+  for (const cpu::ActivationLoops* loops : runnable_levels()) {
     ++levels;
     for (const core::Activation act : core::kActivations) {
       CAPTURE(loops->level);
@@ -79,4 +90,50 @@ TEST_CASE("every SIMD level's activation loops give the portable loops' bits, an
     }
   }
   CHECK(levels >= 2);  // the portable loops and the active level's, at least
+}
+
+// exp_approx's arguments: a dense sweep of [-90, 90] (past both ends of its range, -87 and 88, and through the
+// arguments whose e^z is a denormal, below about -87.3), random arguments of the softmaxes' size, and the values it
+// defines outside: infinities and the largest floats (it saturates). An odd count and an odd start, so that every
+// loop has a scalar head or tail around its vectors.
+std::vector<float> exp_arguments() {
+  std::vector<float> z = {0.0f, -0.0f, 1e-40f, -1e-40f, 3.4e38f, -3.4e38f, std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()};
+  for (int i = 0; i <= 180000; ++i) z.push_back(-90.0f + 0.001f * static_cast<float>(i));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> scores(-30.0f, 5.0f);
+  for (int i = 0; i < 4001; ++i) z.push_back(scores(rng));
+  return z;
+}
+
+TEST_CASE("every SIMD level's e^x row gives the portable row's bits, and e^x") {
+  const std::vector<float> z = exp_arguments();
+  const long n = static_cast<long>(z.size()) - 1;
+  std::vector<float> want(z.size());
+  cpu::portable_activation_loops().exp_row(z.data() + 1, want.data() + 1, n);
+  int levels = 0;
+  for (const cpu::ActivationLoops* loops : runnable_levels()) {
+    ++levels;
+    CAPTURE(loops->level);
+    std::vector<float> got(z.size()), in_place = z;
+    loops->exp_row(z.data() + 1, got.data() + 1, n);
+    size_t first = 0;
+    CHECK_MESSAGE(same_bits(want, got, first), "exp_row differs first at z = " << z[first]);
+    loops->exp_row(in_place.data() + 1, in_place.data() + 1, n);  // in place, as the softmaxes run it
+    in_place[0] = 0.0f;
+    CHECK_MESSAGE(same_bits(want, in_place, first), "in place, exp_row differs first at z = " << z[first]);
+  }
+  CHECK(levels >= 2);  // the portable row and the active level's, at least
+  for (size_t i = 1; i < z.size(); ++i) {
+    CAPTURE(z[i]);
+    if (z[i] >= -87.0f && z[i] <= 88.0f) {  // exp_approx's documented range: within 1.3 ulp (here 2 ulp)
+      const double e = std::exp(static_cast<double>(z[i]));
+      REQUIRE(std::fabs(want[i] - e) <= 2.0 * std::numeric_limits<float>::epsilon() * e);
+    } else {  // saturated: a denormal or tiny value below the range, a finite ~2e38 above it
+      REQUIRE(std::isfinite(want[i]));
+      REQUIRE((z[i] < 0 ? want[i] < 1.7e-38f : want[i] > 1e38f));
+    }
+  }
+  // The sweep reached the denormal results (z below about -87.3), where a level's multiply by 2^n could differ.
+  CHECK(std::count_if(want.begin(), want.end(), [](float e) { return std::fpclassify(e) == FP_SUBNORMAL; }) > 100);
 }

@@ -15,7 +15,9 @@ void gradient_level(const float* dout, const float* preact, float* dpreact, long
   activation_gradient(dout, preact, dpreact, n, act);
 }
 
-const ActivationLoops kLoops{activate_level, gradient_level, "AVX2"};
+void exp_row_level(const float* z, float* out, long n) { exp_row(z, out, n); }
+
+const ActivationLoops kLoops{activate_level, gradient_level, exp_row_level, "AVX2"};
 
 }  // namespace
 

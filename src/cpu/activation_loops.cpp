@@ -14,7 +14,9 @@ void gradient_portable(const float* dout, const float* preact, float* dpreact, l
   activation_gradient(dout, preact, dpreact, n, act);
 }
 
-const ActivationLoops kPortable{activate_portable, gradient_portable, "portable"};
+void exp_row_portable(const float* z, float* out, long n) { exp_row(z, out, n); }
+
+const ActivationLoops kPortable{activate_portable, gradient_portable, exp_row_portable, "portable"};
 
 }  // namespace
 

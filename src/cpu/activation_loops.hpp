@@ -7,8 +7,16 @@
 // 15 ms more): a GPU speedup on a teacher's laptop would have been twice too kind. Every level computes the same bits
 // (cpu::fma is correctly rounded either way, and the level files do not contract a*b + c: src/CMakeLists.txt), so the
 // choice changes only the speed.
+// The same held for the softmaxes' e^x (the attention kernels' online softmax and recomputed probabilities,
+// softmax_xent_forward_backward): the portable build trained the character transformer 4.7x slower than a native
+// build, nearly all of it in those e^x loops. exp_row runs them at the level (exp_at_level below); measured
+// 2026-11-29 on the 2-core EPYC (AVX-512), load 2.1-2.6, `train --model transformer --dataset fortunes --context 128
+// --batch 16 --threads 2`, medians of alternating runs: portable build 65.4 -> 14.8 ms a step (native 12.35 -> 12.22),
+// the fused attention forward 9.12 -> 0.88 ms, dq 9.43 -> 0.92, dkv 9.50 -> 1.05, softmax_xent 3.83 -> 0.28
+// (docs/benchmarks.md, "e^x in the portable build").
 #pragma once
 #include "core/model.hpp"
+#include "cpu/fast_math.hpp"
 
 namespace cpu {
 
@@ -17,6 +25,8 @@ struct ActivationLoops {
   void (*activate)(const float* in, float* out, long n, core::Activation act);
   // dpreact[i] = dout[i] * act'(preact[i]) for i < n (dpreact may be dout): fast_math.hpp's activation_gradient().
   void (*gradient)(const float* dout, const float* preact, float* dpreact, long n, core::Activation act);
+  // out[i] = e^z[i] for i < n (out may be z): fast_math.hpp's exp_row(), exp_approx() of each element.
+  void (*exp_row)(const float* z, float* out, long n);
   const char* level;  // "portable", "AVX2", "AVX-512"
 };
 
@@ -27,5 +37,20 @@ const ActivationLoops& activation_loops();
 const ActivationLoops* avx2_activation_loops();
 const ActivationLoops* avx512_activation_loops();
 const ActivationLoops& portable_activation_loops();
+
+// p[i] = e^arg(i) for i < n (arg may read p[i]), for a kernel outside the level files: where the calling file has the
+// FMA instruction itself (a native build; AArch64) one loop of fast_math.hpp's exp_approx, as the kernels had it (the
+// arguments stored first and a call per row of 64 scores cost the native build 5-15% in the attention backward);
+// else (a portable x86 build) the arguments first, then `loops`'s exp_row over them. The same bits either way.
+template <typename Arg>
+[[gnu::always_inline]] inline void exp_at_level(const ActivationLoops& loops, float* p, long n, Arg arg) {
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+  (void)loops;
+  for (long i = 0; i < n; ++i) p[i] = exp_approx(arg(i));
+#else
+  for (long i = 0; i < n; ++i) p[i] = arg(i);
+  loops.exp_row(p, p, n);
+#endif
+}
 
 }  // namespace cpu

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "cpu/activation_loops.hpp"
 #include "cpu/attention.hpp"
 #include "cpu/attention_head.hpp"
 #include "cpu/attention_tile.hpp"
@@ -59,9 +60,11 @@ inline bool causal(const Tile& tile, int k, int i) { return tile.u0 + k <= tile.
 
 // The forward's online softmax over one transposed tile of scores (Milne & Gimelshein 2018): the scores scaled, each
 // query's running maximum m and sum l updated, its output row acc rescaled, and s turned into exp(score - m) (0 after
-// the diagonal) for P v.
+// the diagonal) for P v. Each e^x runs over a whole row at the CPU's SIMD level (activation_loops.hpp: a portable
+// build's own exp_approx is the slow software FMA), the masks applied after: the same bits as exp where it counts.
 void online_softmax(const Tile& tile, float scale, long lds, long ldo, long D, Scratch& sc) {
   const int rows = tile.rows;
+  const ActivationLoops& loops = activation_loops();
   float *m = sc.m.data(), *l = sc.l.data(), *m_new = m + rows, *correction = l + rows;
   std::copy_n(m, rows, m_new);
   for (int k = 0; k < tile.n; ++k) {
@@ -72,7 +75,8 @@ void online_softmax(const Tile& tile, float scale, long lds, long ldo, long D, S
     }
   }
   // exp(m - m_new): 1 where the maximum stands (also while both are -inf), ~1e-38 times l = 0 where m was -inf
-  for (int i = 0; i < rows; ++i) correction[i] = m_new[i] == m[i] ? 1.0f : exp_approx(m[i] - m_new[i]);
+  exp_at_level(loops, correction, rows, [&](long i) { return m[i] - m_new[i]; });
+  for (int i = 0; i < rows; ++i) correction[i] = m_new[i] == m[i] ? 1.0f : correction[i];
   for (int i = 0; i < rows; ++i) {
     float* acc = &sc.acc[size_t(i * ldo)];
     for (long d = 0; d < D; ++d) acc[d] *= correction[i];
@@ -80,7 +84,8 @@ void online_softmax(const Tile& tile, float scale, long lds, long ldo, long D, S
   }
   for (int k = 0; k < tile.n; ++k) {
     float* s = &sc.s[size_t(k * lds)];
-    for (int i = 0; i < rows; ++i) s[i] = causal(tile, k, i) ? exp_approx(s[i] - m_new[i]) : 0.0f;  // vectorizes
+    exp_at_level(loops, s, rows, [&](long i) { return s[i] - m_new[i]; });
+    for (int i = 0; i < rows; ++i) s[i] = causal(tile, k, i) ? s[i] : 0.0f;
     for (int i = 0; i < rows; ++i) l[i] += s[i];  // each query's sum over its keys in order
   }
   std::copy_n(m_new, rows, m);
@@ -116,11 +121,12 @@ void forward_block(const TileKernel& tk, const Head& hd, const float* qkv, int t
 // - lse_t) (0 after the diagonal), ds = dS = P (dP - delta_t) * scale (FlashAttention-2's dS = P (dP - D)).
 void probabilities(const Tile& tile, const Head& hd, const float* lse, const float* delta, long lds, Scratch& sc) {
   const float scale = score_scale(hd.s);
+  const ActivationLoops& loops = activation_loops();
   for (int r = 0; r < tile.rows; ++r) {
     float *p = &sc.s[size_t(r * lds)], *dp = &sc.ds[size_t(r * lds)];
     const int c = tile.valid(r);
     const float lse_t = lse[hd.stat(tile.t0 + r)], d_t = delta[hd.stat(tile.t0 + r)];
-    for (int j = 0; j < c; ++j) p[j] = exp_approx(p[j] * scale - lse_t);  // vectorizes: no libm call
+    exp_at_level(loops, p, c, [&](long j) { return p[j] * scale - lse_t; });  // at the CPU's level (online_softmax)
     std::fill(p + c, p + tile.n, 0.0f);
     for (int j = 0; j < tile.n; ++j) dp[j] = p[j] * (dp[j] - d_t) * scale;
   }
@@ -139,10 +145,12 @@ void recompute(const TileKernel& tk, const Tile& tile, const Head& hd, const Til
 // dS^T, as probabilities() computes them; lse and delta are the block's queries'.
 void probabilities_transposed(const Tile& tile, float scale, const float* lse, const float* delta, long lds,
                               Scratch& sc) {
+  const ActivationLoops& loops = activation_loops();
   for (int k = 0; k < tile.n; ++k) {
     float *p = &sc.s[size_t(k * lds)], *dp = &sc.ds[size_t(k * lds)];
+    exp_at_level(loops, p, tile.rows, [&](long i) { return p[i] * scale - lse[i]; });  // (online_softmax)
     for (int i = 0; i < tile.rows; ++i) {
-      p[i] = causal(tile, k, i) ? exp_approx(p[i] * scale - lse[i]) : 0.0f;  // vectorizes: no libm call
+      p[i] = causal(tile, k, i) ? p[i] : 0.0f;
       dp[i] = p[i] * (dp[i] - delta[i]) * scale;
     }
   }

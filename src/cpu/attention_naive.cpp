@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "cpu/activation_loops.hpp"
 #include "cpu/attention.hpp"
 #include "cpu/attention_head.hpp"
 #include "cpu/attention_tile.hpp"
@@ -107,12 +108,13 @@ void attention_naive_scores(const AttentionShape& s, const float* qkv, float* at
 }
 
 void attention_naive_softmax(const AttentionShape& s, float* att, ThreadPool& pool) {
+  const ActivationLoops& loops = activation_loops();
   for_each_head(s, pool, [&](const Head& hd) {
     for (int t = 0; t < s.T; ++t) {
       float* row = att_row(hd, att, t);
       float max = -std::numeric_limits<float>::infinity(), sum = 0;
       for (int u = 0; u <= t; ++u) max = std::max(max, row[u]);
-      for (int u = 0; u <= t; ++u) row[u] = exp_approx(row[u] - max);  // vectorizes: no libm call
+      exp_at_level(loops, row, t + 1, [&](long u) { return row[u] - max; });  // at the CPU's level
       for (int u = 0; u <= t; ++u) sum += row[u];
       const float inv = 1.0f / sum;
       for (int u = 0; u <= t; ++u) row[u] *= inv;

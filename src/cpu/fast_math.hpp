@@ -121,6 +121,12 @@ inline constexpr float kGeluScale = static_cast<float>(kGeluScaleD), kGeluCubic 
   return s + x * s * (1.0f - s);
 }
 
+// out[i] = exp_approx(z[i]) for i < n (out may be z): the e^x of the softmaxes (the attention kernels,
+// softmax_xent_forward_backward), run at the CPU's SIMD level through activation_loops().exp_row; it vectorizes.
+[[gnu::always_inline]] inline void exp_row(const float* z, float* out, long n) {
+  for (long i = 0; i < n; ++i) out[i] = exp_approx(z[i]);
+}
+
 // out[i] = act(in[i]) for i < n, as the fused epilogues of the GEMMs and convolutions apply it (in and out may be
 // the same array); each loop vectorizes, and every element is the scalar formula, on every SIMD path.
 [[gnu::always_inline]] inline void activate(const float* in, float* out, long n, core::Activation act) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cpu/activation_loops.hpp"
 #include "cpu/ops/op.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
@@ -26,7 +27,9 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const float* logits = b.f32(3);
   const int32_t* labels = b.at<int32_t>(4);
   const size_t K = p.K;
-  pool.parallel_for(p.B, grain_for(20.0 * static_cast<double>(K)), [=](size_t b0, size_t b1) {
+  const ActivationLoops& loops = activation_loops();
+  pool.parallel_for(p.B, grain_for(20.0 * static_cast<double>(K)), [=, &loops](size_t b0, size_t b1) {
+    std::vector<float> kept(dlogits ? 0 : K);  // evaluation's exps (no dlogits row to keep them in)
     for (size_t r = b0; r < b1; ++r) {
       if (labels[r] < 0) {  // a position that does not count
         losses[r] = 0;
@@ -38,19 +41,19 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
       size_t argmax = 0;
       for (size_t k = 1; k < K; ++k)
         if (z[k] > z[argmax]) argmax = k;
-      const float zmax = z[argmax];
-      // Each exp once: in training kept in the row's dlogits (a vectorized loop) for the gradient, then summed in
-      // order (the same sum as without keeping them).
+      // Each exp once, over the row at the CPU's SIMD level (activation_loops.hpp), kept (in training in the row's
+      // dlogits, for the gradient) and then summed in order.
       float* d = dlogits ? dlogits + r * K : nullptr;
+      float* e = d ? d : kept.data();
+      const float zmax = z[argmax];
+      exp_at_level(loops, e, long(K), [z, zmax](long k) { return z[k] - zmax; });
       float sum = 0;
-      if (d) {
-        for (size_t k = 0; k < K; ++k) d[k] = exp_approx(z[k] - zmax);
-        for (size_t k = 0; k < K; ++k) sum += d[k];
-      } else {
-        for (size_t k = 0; k < K; ++k) sum += exp_approx(z[k] - zmax);
-      }
+      for (size_t k = 0; k < K; ++k) sum += e[k];
       const size_t label = static_cast<size_t>(labels[r]);
-      losses[r] = log_of(sum) - (z[label] - zmax);  // -log(exp(z_label - max) / sum), in the stable form
+      // -log(exp(z_label - max) / sum), in the stable form. z[argmax], not zmax kept across exp_row's call (a
+      // portable build): gcc then kept the row's maximum on the stack through the argmax loop (a store and a load
+      // each element), and this kernel took twice its time.
+      losses[r] = log_of(sum) - (z[label] - z[argmax]);
       if (correct) correct[r] = argmax == label ? 1 : 0;
       if (d) {
         const float inv_sum = 1.0f / sum;
