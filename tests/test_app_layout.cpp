@@ -430,8 +430,12 @@ TEST_CASE("the header's samples/s: the steady rate while running, a finished run
   core::BackendRun r;
   r.step_losses.assign(32, 1.0f);
   CHECK(ui::rate_text(r) == "measuring samples/s");  // running, no steady window yet
-  r.recent_samples_per_s = 20181;
+  // Taking turns with steps that outlast any wait: no figure will come, and the header says why.
+  r.rate_note = "25 s steps outlast the turns";
+  CHECK(ui::rate_text(r) == "no samples/s: 25 s steps outlast the turns");
+  r.recent_samples_per_s = 20181;  // a figure measured alone before still shows
   CHECK(ui::rate_text(r) == "20.2 k samples/s");
+  r.rate_note.clear();
   // Finished: the whole epochs' rate, weighted by their seconds (1000/s for 1 s and 3000/s for 3 s: 2500/s), the
   // rate the finished race's speedup divides, whatever the last window's rate was.
   r.finished = true;

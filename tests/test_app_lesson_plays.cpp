@@ -8,11 +8,10 @@
 // then its steps that set, measure or claim (pictures, sweeps and waits for step counts left out), the CNN with an
 // eighth of its channels, the MLPs' layers a quarter as wide, the transformer's contexts a quarter as long, --limit at
 // the largest batch size and --steady 2,0. The sizes do not matter here (what is tested is that each claim agrees
-// with the figures it was judged on, whatever they are), but a GPU step of more than about 2 s is never timed alone
-// while the backends take turns (run/turns.hpp: the CPU trains beside a step that overruns its slice), so no steady
-// figure came: at full size on the spec-min device the fused context-128 steps (3.5 s each) waited out their 120 s
-// timeout, its two claims "not measured", and the batch of 2048 took 47 s or its timeout (254 CPU-s for this test;
-// 77 now, every claim shown).
+// with the figures it was judged on, whatever they are). At full size on the spec-min device the fused context-128
+// steps take 3.5 s each: before run::Turns waited as long as the holder's steps took, such a step was never timed
+// alone, its two claims waited out their 120 s timeout "not measured", and the batch of 2048 took 47 s or its timeout
+// (254 CPU-s for this test; 77 at these sizes, every claim shown).
 #include <doctest/doctest.h>
 
 #include <algorithm>

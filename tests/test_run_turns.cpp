@@ -142,6 +142,71 @@ TEST_CASE("turns: a holder's long step does not stretch the other's wait; both c
   turns.leave(1);
 }
 
+// Worker 0 holds the turn through one step of `step` while worker 1 (on a thread) waits to take it; then 0 reads back
+// (shared_since, into `shared`) and passes the turn when its slice is over. Returns how worker 1 took the turn.
+run::Turns::Took step_while_other_waits(run::Turns& turns, std::chrono::milliseconds step, long& mark0, bool& shared) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> took{-1};
+  std::thread other([&] { took = static_cast<int>(turns.take(1, stop)); });
+  std::this_thread::sleep_for(step);
+  shared = turns.shared_since(0, mark0);
+  turns.pass_if_over(0);
+  const bool returned = wait_for([&] { return took >= 0; }, 5000ms);
+  if (!returned) stop = true, turns.wake_all();
+  other.join();
+  REQUIRE(returned);
+  return static_cast<run::Turns::Took>(took.load());
+}
+
+// Worker 1, which holds the turn: one short step, its read-back, and the turn back to worker 0 (its slice is over).
+void short_step_of_1(run::Turns& turns, long& mark1, bool& shared) {
+  std::atomic<bool> stop{false};
+  CHECK(turns.take(1, stop) == run::Turns::Took::Free);
+  std::this_thread::sleep_for(60ms);
+  shared = turns.shared_since(1, mark1);
+  turns.pass_if_over(1);
+}
+
+TEST_CASE("turns: the wait follows the holder's steps, so a step longer than the shortest wait is timed alone") {
+  // Steps of 0.3 s against a slice of 0.05 s and a shortest wait of 0.1 s (as the dashboard's steps of over 2 s
+  // against 0.5 s and 1.5 s). Before: every step of the holder was overrun, and neither worker was timed alone.
+  run::Turns turns(2, 0.05, true, 0.1);
+  std::atomic<bool> stop{false};
+  long mark0 = 0, mark1 = 0;
+  int overruns = 0;
+  bool shared0 = true, shared1 = true;
+  for (int step = 0; step < 3; ++step) {
+    CHECK(turns.take(0, stop) == run::Turns::Took::Free);  // free, or passed back by worker 1
+    overruns += step_while_other_waits(turns, 300ms, mark0, shared0) == run::Turns::Took::Overran;
+    // 0's first step was overrun (its time not known yet), and the read-back after it counts as shared too.
+    CHECK(shared0 == (step < 2));
+    short_step_of_1(turns, mark1, shared1);
+  }
+  CHECK(overruns == 1);  // only the first step
+  CHECK_FALSE(shared1);  // 1's last slice was trained alone as well
+  CHECK(turns.wait_limit_s(0) >= 0.3 * run::Turns::kStepMargin - 0.01);
+  CHECK(turns.wait_limit_s(1) < turns.wait_limit_s(0));  // each worker's own steps
+  CHECK(turns.step_beyond_cap_s() == 0);
+}
+
+TEST_CASE("turns: a step longer than the longest wait is overrun, and step_beyond_cap_s says so") {
+  run::Turns turns(2, 0.05, true, 0.1, 0.2);  // waits at most 0.2 s past the slice
+  std::atomic<bool> stop{false};
+  long mark0 = 0, mark1 = 0;
+  bool shared0 = false, shared1 = false;
+  for (int step = 0; step < 2; ++step) {
+    CHECK(turns.take(0, stop) == run::Turns::Took::Free);
+    CHECK(step_while_other_waits(turns, 400ms, mark0, shared0) == run::Turns::Took::Overran);  // > 0.05 + 0.2 s
+    CHECK(shared0);
+    CHECK(turns.wait_limit_s(0) == doctest::Approx(0.2));
+    CHECK(turns.step_beyond_cap_s() >= 0.39);
+    short_step_of_1(turns, mark1, shared1);
+    CHECK(shared1);
+  }
+  turns.set_enabled(false);
+  CHECK(turns.step_beyond_cap_s() == 0);  // no turns: nothing to outlast
+}
+
 TEST_CASE("turns: a waiting worker is woken by a command; a build steps aside and is shared with the other") {
   run::Turns turns(2, 10.0, true, 10.0);
   std::atomic<bool> stop{false}, command{false};
@@ -217,6 +282,36 @@ TEST_CASE("fair mode: the CPU trains while the GPU's first trainer is built (its
   CHECK(cpu.recent_samples_per_s == 0);  // beside the GPU's build: not timed alone
   session.request_stop();
   session.wait();
+}
+
+TEST_CASE("fair mode: a backend whose steps outlast the shortest wait gets a samples/s figure, and so does the other") {
+  // Two workers on turns of 0.2 s slices and a shortest wait of 0.05 s; the "gpu" steps 0.3 s (as a device of 2.5 s
+  // steps against the dashboard's 0.5 s and 1.5 s). Before: each of its steps was overrun, its read-backs all shared,
+  // and neither backend ever had a figure (the header's "measuring samples/s" for ever).
+  run::Turns turns(2, 0.2, true, 0.05);
+  std::atomic<bool> stop{false};
+  run::Observer observer;
+  auto data = std::make_shared<const core::DataSplit>(small_data());
+  auto init = std::make_shared<const std::vector<float>>();  // the fake trainers have no weights
+  run::Worker slow(sleepy_spec("gpu", 300), tiny_config(), data, init, observer, stop, true);
+  run::Worker fast(sleepy_spec("cpu", 5), tiny_config(), data, init, observer, stop, true);
+  slow.set_turns(&turns, 0);
+  fast.set_turns(&turns, 1);
+  std::thread slow_thread([&] { slow.run(); }), fast_thread([&] { fast.run(); });
+  // A figure needs run::kSteadySeconds of steps timed alone: 4 of the slow steps after the first two, 5 slices of the
+  // fast one.
+  const bool rates = wait_for(
+      [&] { return slow.snapshot().recent_samples_per_s > 0 && fast.snapshot().recent_samples_per_s > 0; }, 10000ms);
+  const core::BackendRun slow_run = slow.snapshot();
+  stop = true;
+  turns.wake_all();
+  slow.wake();
+  fast.wake();
+  slow_thread.join();
+  fast_thread.join();
+  CHECK(rates);
+  CHECK(slow_run.rate_note.empty());
+  CHECK(slow_run.recent_samples_per_s < 10 / 0.3 * 1.01);  // batch 10 every 0.3 s at most: its own steps' rate
 }
 
 TEST_CASE("samples/s is shown only once a second of steps at the settings in force was timed") {

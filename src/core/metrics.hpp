@@ -167,6 +167,9 @@ struct BackendRun {
   // Over the last few seconds of training with the settings in force, from at least run::kSteadySeconds of it (timed
   // alone when taking turns); 0: not yet.
   double recent_samples_per_s = 0;
+  // Why no samples/s can be measured now, when the reason is known (taking turns with a backend whose steps outlast
+  // the longest wait: run::Turns::step_beyond_cap_s), e.g. "25 s steps outlast the turns"; "" otherwise.
+  std::string rate_note;
   MemoryUsage memory;          // Trainer::memory_usage() of the trainer in use (bytes); zeros until it exists
   MemoryUsage memory_fp32;     // Trainer::memory_usage_fp32(): the same model in fp32, for comparison
   std::vector<PrecisionRow> precisions;  // measured speed per (precision, batch) the run went through

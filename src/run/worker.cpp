@@ -284,6 +284,7 @@ void Worker::collect() {
   // Steps trained beside the other backend's build or long step (fair mode) were not timed alone: the rate starts
   // again after them, and the figure shown meanwhile stays the last one measured alone with these settings.
   if (turns_ && turns_->shared_since(turn_index_, shared_mark_)) rate_window_.clear();
+  const std::string rate_note = turns_rate_note();
   rate_window_.emplace_back(now, samples_total_);
   while (rate_window_.size() > 2 && now - rate_window_.front().first > 3.0) rate_window_.pop_front();
   double rate = 0;
@@ -320,6 +321,7 @@ void Worker::collect() {
     run_.elapsed_s = now;
     run_.updated_s = wall;
     if (rate > 0) run_.recent_samples_per_s = rate;
+    run_.rate_note = rate_note;
     step_in_epoch = run_.step_in_epoch;
     steps = run_.steps_per_epoch;
   }

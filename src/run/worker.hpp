@@ -119,6 +119,7 @@ class Worker {
   bool take_turn();
   void leave_turn();
   void pass_turn_if_over();
+  std::string turns_rate_note() const;  // BackendRun::rate_note: "" unless a step outlasts the turns
   // One piece of BackendSpec::background, its time not training time.
   void run_background();
 

@@ -32,6 +32,11 @@ void Worker::pass_turn_if_over() {
   turns_->pass_if_over(turn_index_);
 }
 
+std::string Worker::turns_rate_note() const {
+  const double step_s = turns_ ? turns_->step_beyond_cap_s() : 0;
+  return step_s > 0 ? fmt::format("{:.0f} s steps outlast the turns", step_s) : std::string();
+}
+
 void Worker::run_background() {
   // A command waiting goes first: a piece cannot be stopped once it runs (a kernel set takes seconds to create).
   if (!spec_.background || background_done_ || paused_ || !trainer_ || commands_waiting_) return;

@@ -74,7 +74,8 @@ std::string speedup_tooltip(const SpeedupFrame& f, bool fair) {
              "samples/s counts only its own turns, as `train --sequential` times them, and both curves grow at "
              "about half speed. A side that compiles its kernels or applies a change steps aside: the other "
              "trains on meanwhile (never waiting for it), and what it trained beside that work is not counted "
-             "as timed alone. A step longer than a turn does not make the other wait more than 1.5 s longer."
+             "as timed alone. A side whose step is longer than a turn makes the other wait for it (at most 20 s), "
+             "so that both are still timed alone."
            : "");
 }
 
@@ -129,7 +130,10 @@ std::string rate_text(const core::BackendRun& run) {
   if (run.finished && run.samples_per_s() > 0) return format_rate(run.samples_per_s()) + " samples/s over the run";
   const double rate = run.recent_samples_per_s;  // never an average over settings that changed
   if (rate > 0) return format_rate(rate) + " samples/s";
-  return run.finished ? "samples/s not measured (too few steps)" : "measuring samples/s";
+  if (run.finished) return "samples/s not measured (too few steps)";
+  // Taking turns with steps longer than any wait (run::Turns::kWaitCapSeconds): no step is timed alone, so no figure
+  // will come; "measuring" would promise one.
+  return run.rate_note.empty() ? "measuring samples/s" : "no samples/s: " + run.rate_note;
 }
 
 std::string fit_device(const std::string& device, float width) {

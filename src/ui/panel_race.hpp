@@ -30,7 +30,8 @@ std::string backend_state_line(const DashboardView& view, const core::BackendRun
 // The backend's samples/s as its header line says it: the rate over its last run::kSteadySeconds of training
 // (BackendRun::recent_samples_per_s); for a finished run, the rate over its whole epochs (BackendRun::samples_per_s),
 // the figure the finished race's speedup divides, "9449 samples/s over the run"; "measuring samples/s" while a
-// running backend has no steady rate yet, "samples/s not measured (too few steps)" for a finished one without either.
+// running backend has no steady rate yet, "no samples/s: " and BackendRun::rate_note when none can come (steps that
+// outlast the turns), "samples/s not measured (too few steps)" for a finished one without either.
 std::string rate_text(const core::BackendRun& run);
 
 // `device` as shown in `width` pixels of the current font: whole when it fits; else without its details in
