@@ -426,6 +426,18 @@ TEST_CASE("batch_label_stride: labels of the sweep's x axis keep their gap, from
   }
 }
 
+TEST_CASE("the header's speedup: a figure at every ratio, never '0.000x'") {
+  CHECK(ui::speedup_figure(24.4) == "24x");
+  CHECK(ui::speedup_figure(2.5) == "2.50x");
+  CHECK(ui::speedup_figure(0.0959) == "0.096x");
+  CHECK(ui::speedup_figure(0.0005) == "0.001x");  // rounds up to the smallest figure shown
+  CHECK(ui::speedup_figure(3.6e-6) == "<0.001x");  // a GPU 277474x slower (3 s steps against the CPU's 11 us)
+  CHECK(ui::as_fast_text(2.5) == "the GPU is 2.5x as fast");
+  CHECK(ui::as_fast_text(0.096) == "the CPU is 10.4x as fast");
+  CHECK(ui::as_fast_text(1 / 277473.5) == "the CPU is 277474x as fast");  // no tenths from 100x up
+  CHECK(ui::as_fast_text(0.096, true) == "CPU 10.4x as fast");
+}
+
 TEST_CASE("the header's samples/s: the steady rate while running, a finished run's whole epochs, never 'measuring'") {
   core::BackendRun r;
   r.step_losses.assign(32, 1.0f);

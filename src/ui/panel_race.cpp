@@ -86,8 +86,7 @@ std::string speedup_note(const DashboardView& view, const SpeedupFrame& f, int l
   const core::BackendRun* cpu = f.cpu;
   std::string note;
   if (s.ok())
-    note = s.value >= 1 ? fmt::format("the GPU is {:.1f}x as fast", s.value)
-                        : fmt::format("the CPU is {:.1f}x as fast", 1 / s.value);
+    note = as_fast_text(s.value);
   else
     note = s.reason;
   // Taking turns, one side applying a change: the other does not wait for it (say so where it fits).
@@ -105,8 +104,7 @@ std::string speedup_note(const DashboardView& view, const SpeedupFrame& f, int l
     note += " · taking turns";
     // A narrow column (1280x720 in presentation mode) keeps the mode's name whole: the shorter form first.
     if (s.ok() && !f.paused && ImGui::CalcTextSize(note.c_str()).x > width)
-      note = s.value >= 1 ? fmt::format("GPU {:.1f}x as fast · in turns", s.value)
-                          : fmt::format("CPU {:.1f}x as fast · in turns", 1 / s.value);
+      note = as_fast_text(s.value, true) + " · in turns";
   }
   if (f.finished) {
     const double tg = time_to_loss(*gpu, target_loss), tc = time_to_loss(*cpu, target_loss);
@@ -123,6 +121,18 @@ std::string speedup_note(const DashboardView& view, const SpeedupFrame& f, int l
 }
 
 }  // namespace
+
+std::string speedup_figure(double speedup) {
+  if (speedup < 0.0005) return "<0.001x";
+  return fmt::format("{:.{}f}x", speedup, speedup >= 10 ? 0 : speedup >= 0.1 ? 2 : 3);
+}
+
+std::string as_fast_text(double speedup, bool short_form) {
+  const bool gpu = speedup >= 1;
+  const double factor = gpu ? speedup : 1 / speedup;
+  const char* who = gpu ? (short_form ? "GPU" : "the GPU is") : (short_form ? "CPU" : "the CPU is");
+  return fmt::format("{} {:.{}f}x as fast", who, factor, factor >= 100 ? 0 : 1);
+}
 
 std::string rate_text(const core::BackendRun& run) {
   // Finished: the whole epochs' rate, as the race's result beside it divides (a run shorter than the steady window
@@ -248,7 +258,7 @@ void RaceHeader::draw_speedup(const DashboardView& view, int lines, float target
   const float scale = lines >= 3 ? 2.0f : 1.0f;
   ImGui::SetWindowFontScale(scale);
   std::string big = "-";
-  if (s.ok()) big = fmt::format("{:.{}f}x", s.value, s.value >= 10 ? 0 : s.value >= 0.1 ? 2 : 3);
+  if (s.ok()) big = speedup_figure(s.value);
   if (lines < 3) big = "speedup " + big;
   if (s.ok()) ImGui::PushStyleColor(ImGuiCol_Text, f.paused ? grey : s.value >= 1 ? kGpuColor : kCpuColor);
   text_line(big, 0, width);
