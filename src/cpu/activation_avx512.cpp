@@ -9,15 +9,9 @@
 namespace cpu {
 namespace {
 
-void activate_level(const float* in, float* out, long n, core::Activation act) { activate(in, out, n, act); }
+#include "cpu/activation_level.inc"
 
-void gradient_level(const float* dout, const float* preact, float* dpreact, long n, core::Activation act) {
-  activation_gradient(dout, preact, dpreact, n, act);
-}
-
-void exp_row_level(const float* z, float* out, long n) { exp_row(z, out, n); }
-
-const ActivationLoops kLoops{activate_level, gradient_level, exp_row_level, "AVX-512"};
+constexpr ActivationLoops kLoops = level_loops("AVX-512");
 
 }  // namespace
 

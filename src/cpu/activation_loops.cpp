@@ -8,15 +8,9 @@
 namespace cpu {
 namespace {
 
-void activate_portable(const float* in, float* out, long n, core::Activation act) { activate(in, out, n, act); }
+#include "cpu/activation_level.inc"
 
-void gradient_portable(const float* dout, const float* preact, float* dpreact, long n, core::Activation act) {
-  activation_gradient(dout, preact, dpreact, n, act);
-}
-
-void exp_row_portable(const float* z, float* out, long n) { exp_row(z, out, n); }
-
-const ActivationLoops kPortable{activate_portable, gradient_portable, exp_row_portable, "portable"};
+constexpr ActivationLoops kPortable = level_loops("portable");
 
 }  // namespace
 
