@@ -14,6 +14,7 @@
 #include "lesson_claims_util.hpp"
 #include "lesson_test_util.hpp"
 #include "ui/lesson.hpp"
+#include "ui/figure_text.hpp"
 #include "ui/lesson_claim.hpp"
 #include "ui/lesson_runner.hpp"
 
@@ -190,6 +191,15 @@ TEST_CASE("a claim shows the text of the outcome measured, with the figures in i
     CHECK(p->runner.caption().rfind("Not measured here: the figures of \"fp16\" did not settle", 0) == 0);
     CHECK(p->runner.summary().at(0).outcome == "not measured");
   }
+}
+
+TEST_CASE("a claim's speedup reads as the race header shows it: never 0.000x for a figure that is not zero") {
+  using Kind = ui::ClaimFigure::Kind;
+  CHECK(ui::format_figure(Kind::Speedup, 24.4) == "24x");  // the header's big figure over the same run
+  CHECK(ui::format_figure(Kind::Speedup, 24.4) == ui::speedup_figure(24.4));
+  CHECK(ui::format_figure(Kind::Speedup, 2.5) == "2.50x");
+  CHECK(ui::format_figure(Kind::Speedup, 0.0959) == "0.096x");
+  CHECK(ui::format_figure(Kind::Speedup, 3.6e-6) == "<0.001x");  // a GPU 277474x slower: three decimals said 0.000x
 }
 
 TEST_CASE("the kernel figures: share, intensity, GFLOP/s, memory and roof shares; none from a stale table") {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "ui/figure_text.hpp"
 #include "ui/lesson.hpp"
 
 namespace ui {
@@ -271,7 +272,7 @@ std::string claim_text_problem(const std::string& text) {
 
 std::string format_figure(Kind kind, double v) {
   switch (kind) {
-    case Kind::Speedup: return v >= 10 ? fmt::format("{:.1f}x", v) : v >= 1 ? fmt::format("{:.2f}x", v) : fmt::format("{:.3f}x", v);
+    case Kind::Speedup: return speedup_figure(v);  // as the race header shows it
     case Kind::SamplesPerS:
       return v >= 1e6 ? fmt::format("{:.2f}M", v / 1e6) : v >= 1e3 ? fmt::format("{:.1f}k", v / 1e3) : fmt::format("{:.0f}", v);
     case Kind::Busy:

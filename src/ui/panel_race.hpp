@@ -6,6 +6,7 @@
 // turns" when the fair mode times each backend alone. Always the same number of lines (the layout's header_lines),
 // each shortened to its column, so that nothing below ever moves.
 #pragma once
+#include "ui/figure_text.hpp"
 #include "ui/panel.hpp"
 
 namespace ui {
@@ -33,16 +34,6 @@ std::string backend_state_line(const DashboardView& view, const core::BackendRun
 // running backend has no steady rate yet, "no samples/s: " and BackendRun::rate_note when none can come (steps that
 // outlast the turns), "samples/s not measured (too few steps)" for a finished one without either.
 std::string rate_text(const core::BackendRun& run);
-
-// The speedup (GPU samples/s / CPU samples/s) as the header's big figure: "12x" from 10 up, "2.50x" from 0.1, "0.042x"
-// below, and "<0.001x" where three decimals would read "0.000x" (a GPU hundreds of thousands of times slower: a
-// stalled or throttled device) rather than a figure of none.
-std::string speedup_figure(double speedup);
-
-// "the GPU is 2.5x as fast" / "the CPU is 24.0x as fast" for a speedup s > 0 (the CPU's factor is 1 / s); from 100x
-// up without decimals ("the CPU is 277474x as fast"), whose tenths say nothing there. short_form: "GPU 2.5x as fast"
-// (a narrow header).
-std::string as_fast_text(double speedup, bool short_form = false);
 
 // `device` as shown in `width` pixels of the current font: whole when it fits; else without its details in
 // parentheses and with its bracketed label shortened ("llvmpipe [software Vulkan]"); else the name cut with an
