@@ -144,11 +144,16 @@ TEST_CASE("the GEMM forms equal the plain fp32 fma loops bit for bit on every SI
 TEST_CASE("every micro-kernel of every table, with small cache blocks, is exact and close to a double loop") {
   // Small blocks force several slices of k (accumulation through C), several row and column blocks and edge tiles;
   // the next two force the packed path and the in-place path (operands read in place wherever B's rows are
-  // contiguous, with edge tiles in both dimensions: M = 29, N = 70 are no multiple of any tile), and the last packs
-  // slices of more rows of k than one block of the packing's row loop (gemm.cpp, pack_rows).
+  // contiguous, with edge tiles in both dimensions: M = 29, N = 70 are no multiple of any tile), the fifth packs
+  // slices of more rows of k than one block of the packing's row loop (gemm.cpp, pack_rows), and the last reads in
+  // place with tasks of one row tile (as for a C larger than the L2).
   constexpr long kAlways = 1L << 30;  // above every size here (bytes, tiles, k); 32-bit long on Windows
-  const cpu::GemmBlocking blockings[] = {
-      {7, 13, 40}, {1, 1, 1}, {256, 192, 1024, 0, 0, 0}, {256, 192, 1024, kAlways, kAlways, kAlways}, {41, 16, 64}};
+  const cpu::GemmBlocking blockings[] = {{7, 13, 40},
+                                         {1, 1, 1},
+                                         {256, 192, 1024, 0, 0, 0},
+                                         {256, 192, 1024, kAlways, kAlways, kAlways},
+                                         {41, 16, 64},
+                                         {256, 192, 1024, kAlways, kAlways, kAlways, 0}};
   std::vector<const cpu::GemmMicroKernel*> kernels;
   int count = 0;
   if (cpu::simd_level_available(cpu::SimdLevel::AVX512))
@@ -243,6 +248,15 @@ TEST_CASE("K = 0 gives zeros, and the epilogue sees every output exactly once") 
         for (long j = n0; j < n1; ++j) seen_wide[i * wide + j]++;
     };
     cpu::gemm(cw.data(), wide, {aw.data(), k, 1}, {bw.data(), wide, 1}, M, wide, k, pool, &count_wide);
+    wrong = 0;
+    for (int s : seen_wide) wrong += s != 1;
+    CHECK(wrong == 0);
+    // Read in place (K = 20) with tasks of one row tile, as for a C larger than the L2 (forced here).
+    cpu::GemmBlocking one_tile;
+    one_tile.in_place_tile_rows_bytes = 0;
+    std::fill(seen_wide.begin(), seen_wide.end(), 0);
+    cpu::gemm(cw.data(), wide, {aw.data(), k, 1}, {bw.data(), wide, 1}, M, wide, 20, pool, &count_wide, nullptr,
+              &one_tile);
     wrong = 0;
     for (int s : seen_wide) wrong += s != 1;
     CHECK(wrong == 0);

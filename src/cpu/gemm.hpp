@@ -63,9 +63,12 @@ using GemmEpilogue = std::function<void(long m0, long m1, long n0, long n1)>;
 // one slice of k (K <= kc), rows of B contiguous, operands A and B of at most in_place_max_bytes together, and either
 // B used by at most in_place_max_row_tiles row tiles of the micro-kernel (the output layer's backward weight: M =
 // classes) or K at most in_place_max_k (its backward data: K = classes). in_place_max_bytes = 0: always packed.
+// In place, a task computes one column panel of 8 row tiles, or of one row tile where C is larger than
+// in_place_tile_rows_bytes (gemm.cpp, gemm_in_place: such a product is bound by writing C).
 struct GemmBlocking {
   long kc = 2048, mc = 256, nc = 2048;
   long in_place_max_bytes = 256 * 1024, in_place_max_row_tiles = 2, in_place_max_k = 32;
+  long in_place_tile_rows_bytes = 1024 * 1024;
 };
 
 // c (M,N; row stride ldc) = a (M,K) · b (K,N), overwritten, with `kernel` (default: the active level's micro-kernel,
