@@ -351,6 +351,7 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
   // column block of packed B, so smaller tasks read B more often. Two each had been the rule (for balance); one
   // each, measured on 2 threads of a Zen 5 EPYC, alternating, medians of 10: the classic benchmark's step (M = 512:
   // 2 tasks of 256 rows instead of 4 of 128) 3.4% faster at AVX-512 and 2% at AVX2, the CNN's 8% (docs/benchmarks.md).
+  // Not measured: a CPU with performance and efficiency cores, where two tasks each may balance the slow cores better.
   const long threads = pool.size();
   while (threads > 1 && ceil_div(M, mc) * ceil_div(N, nc) < threads) {
     if (mc > MR) mc = round_up(ceil_div(mc, 2), MR);
