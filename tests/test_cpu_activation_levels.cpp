@@ -1,7 +1,8 @@
 // The activation loops of every SIMD level (cpu/activation_loops.hpp) give the portable loops' bits, element for
 // element, for every activation: the level a CPU runs changes the speed, never a result. And each is the formula:
 // close to the activation and its derivative computed in double (the kernels' reference, cpu/ops/op.hpp). The same
-// for their e^x row (the softmaxes' exp_row): the portable row's bits at every level, close to std::exp.
+// for their e^x row (the softmaxes' exp_row): the portable row's bits at every level, close to std::exp; and for
+// AdamW's update: the bits of the plain fp32 loop at every level.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -136,4 +137,39 @@ TEST_CASE("every SIMD level's e^x row gives the portable row's bits, and e^x") {
   }
   // The sweep reached the denormal results (z below about -87.3), where a level's multiply by 2^n could differ.
   CHECK(std::count_if(want.begin(), want.end(), [](float e) { return std::fpclassify(e) == FP_SUBNORMAL; }) > 100);
+}
+
+TEST_CASE("every SIMD level's AdamW update gives the bits of the plain loop, element for element") {
+  // Gradients across the range (zeros, a denormal, ones whose square overflows to inf), moments of both signs;
+  // 4001 random elements and the edges: an odd count, so that every loop has a scalar tail after its vectors.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<float> grads = {0.0f, -0.0f, 1e-40f, -1e-40f, 1e-20f, 3e19f, -3e19f, 1e30f}, params, m, v;
+  while (grads.size() < 4009) grads.push_back(unit(rng) * std::pow(10.0f, 4.0f * unit(rng)));
+  for (size_t i = 0; i < grads.size(); ++i) {
+    params.push_back(unit(rng));
+    m.push_back(i == 0 ? 0.0f : 1e-3f * unit(rng));
+    v.push_back(i == 0 ? 0.0f : std::fabs(1e-6f * unit(rng)));
+  }
+  const cpu::AdamWCoefficients k{0.99999f, 1.3e-3f, 1.02f, 0.9f, 0.999f, 1e-8f};  // step 2 of lr 1e-3, wd 0.01
+  // The plain loop: torch.optim.AdamW's update in fp32, each operation rounded once, as fast_math.hpp documents.
+  std::vector<float> want_p = params, want_m = m, want_v = v;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const float g = grads[i];
+    want_m[i] = k.b1 * want_m[i] + (1.0f - k.b1) * g;
+    want_v[i] = k.b2 * want_v[i] + (1.0f - k.b2) * g * g;
+    want_p[i] = want_p[i] * k.decay - k.step_size * want_m[i] / (std::sqrt(want_v[i]) * k.inv_bc2_sqrt + k.eps);
+  }
+  int levels = 0;
+  for (const cpu::ActivationLoops* loops : runnable_levels()) {
+    ++levels;
+    CAPTURE(loops->level);
+    std::vector<float> p = params, mm = m, vv = v;
+    loops->adamw(p.data(), mm.data(), vv.data(), grads.data(), static_cast<long>(grads.size()), k);
+    size_t first = 0;
+    CHECK_MESSAGE(same_bits(want_m, mm, first), "m differs first at g = " << grads[first]);
+    CHECK_MESSAGE(same_bits(want_v, vv, first), "v differs first at g = " << grads[first]);
+    CHECK_MESSAGE(same_bits(want_p, p, first), "params differ first at g = " << grads[first]);
+  }
+  CHECK(levels >= 2);
 }

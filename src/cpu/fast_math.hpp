@@ -78,20 +78,44 @@ inline float log_of(float x) {
 }
 
 // sqrt for the AdamW loop. With -fno-math-errno (gcc then defines __NO_MATH_ERRNO__; src/CMakeLists.txt sets it for
-// the CPU layer) std::sqrt vectorizes to vsqrtps; otherwise its errno contract keeps the loop scalar (5x slower), so
+// the CPU layer) the square root vectorizes to vsqrtps; otherwise its errno contract keeps the loop scalar (5x slower), so
 // the inverse square root by the bit-level first guess (constant 0x5f375a86, C. Lomont, "Fast inverse square root",
 // 2003) and three Newton steps y <- y(1.5 - 0.5 v y²) is used: measured relative error <= 1.7e-7 for v in
 // [1e-30, 1e30], sqrt(0) = 0.
+// The builtins, not std::sqrt and std::bit_cast: the SIMD level files call this (adamw_row), and an inline function or
+// template they instantiate may become the whole program's copy of it, compiled for their level (gemm_micro.hpp).
 [[gnu::always_inline]] inline float sqrt_of(float v) {
 #if defined(__NO_MATH_ERRNO__)
-  return std::sqrt(v);
+  return __builtin_sqrtf(v);
 #else
-  float y = std::bit_cast<float>(0x5f375a86 - (std::bit_cast<int32_t>(v) >> 1));
+  float y = __builtin_bit_cast(float, 0x5f375a86 - (__builtin_bit_cast(int32_t, v) >> 1));
   y = y * (1.5f - 0.5f * v * y * y);  // written out: a loop here is left rolled and blocks vectorization
   y = y * (1.5f - 0.5f * v * y * y);
   y = y * (1.5f - 0.5f * v * y * y);
   return v * y;
 #endif
+}
+
+// AdamW's scalars for one step (ops/adamw_update.cpp computes them, in torch's order of operations).
+struct AdamWCoefficients {
+  float decay, step_size, inv_bc2_sqrt, b1, b2, eps;
+};
+
+// AdamW's update of elements [0, n) (torch.optim.AdamW; ops/adamw_update.cpp): m = b1 m + (1 - b1) g,
+// v = b2 v + (1 - b2) g², p = p decay - step_size m / (sqrt(v) inv_bc2_sqrt + eps), each value rounded once per
+// operation (no fused multiply-add), so every SIMD level gives the same bits. The scalars by value: by reference, gcc
+// cannot prove that the stores to params, m and v leave them unchanged, reloads them every element and does not
+// vectorize. Always inlined, so that each SIMD level's file compiles its own vector loop (activation_level.inc).
+[[gnu::always_inline]] inline void adamw_row(float* params, float* m, float* v, const float* grads, long n,
+                                             AdamWCoefficients k) {
+  for (long i = 0; i < n; ++i) {
+    const float g = grads[i];
+    const float mi = k.b1 * m[i] + (1.0f - k.b1) * g;
+    const float vi = k.b2 * v[i] + (1.0f - k.b2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    params[i] = params[i] * k.decay - k.step_size * mi / (sqrt_of(vi) * k.inv_bc2_sqrt + k.eps);
+  }
 }
 
 // The tanh-approximated GELU, rewritten with 0.5(1 + tanh u) = sigmoid(2u) (no cancellation for x << 0):

@@ -9,6 +9,7 @@
 
 #include "cpu/ops/op.hpp"
 #include "core/power.hpp"
+#include "cpu/activation_loops.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
@@ -16,36 +17,22 @@ namespace {
 
 // The update's scalars for step t, in torch's order of operations: decay, moments, then
 // p -= step_size * m / (sqrt(v) / sqrt(bc2) + eps); the bias corrections in double as torch computes them.
-struct Coefficients {
-  float decay, step_size, inv_bc2_sqrt, b1, b2, eps;
-};
-Coefficients coefficients(const core::AdamWParams& p, long t) {
+AdamWCoefficients coefficients(const core::AdamWParams& p, long t) {
   const double bc1 = 1.0 - core::integer_power(static_cast<double>(p.beta1), static_cast<uint64_t>(t));
   const double bc2 = 1.0 - core::integer_power(static_cast<double>(p.beta2), static_cast<uint64_t>(t));
   return {static_cast<float>(1.0 - static_cast<double>(p.lr) * p.weight_decay), static_cast<float>(p.lr / bc1),
           static_cast<float>(1.0 / std::sqrt(bc2)), p.beta1, p.beta2, p.eps};
 }
 
-// Elements [i0, i1). The scalars by value: by reference, gcc cannot prove the stores to params/m/v leave them
-// unchanged, reloads them every element and does not vectorize.
-[[gnu::always_inline]] inline void update(float* params, float* m, float* v, const float* grads, size_t i0, size_t i1,
-                                          Coefficients k) {
-  for (size_t i = i0; i < i1; ++i) {
-    const float g = grads[i];
-    const float mi = k.b1 * m[i] + (1.0f - k.b1) * g;
-    const float vi = k.b2 * v[i] + (1.0f - k.b2) * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    params[i] = params[i] * k.decay - k.step_size * mi / (sqrt_of(vi) * k.inv_bc2_sqrt + k.eps);
-  }
-}
-
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const auto p = a.as<core::AdamWParams>();
   float *params = b.f32(0), *m = b.f32(1), *v = b.f32(2);
   const float* grads = b.f32(3);
-  const Coefficients k = coefficients(p, p.t);
-  pool.parallel_for(p.N, grain_for(8.0), [=](size_t i0, size_t i1) { update(params, m, v, grads, i0, i1, k); });
+  const AdamWCoefficients k = coefficients(p, p.t);
+  const ActivationLoops& loops = activation_loops();  // the SIMD level's loop (activation_loops.hpp)
+  pool.parallel_for(p.N, grain_for(8.0), [&](size_t i0, size_t i1) {
+    loops.adamw(params + i0, m + i0, v + i0, grads + i0, static_cast<long>(i1 - i0), k);
+  });
 }
 
 // 16-bit: one pass; per chunk, the grads widened (and unscaled) into an L1 buffer, the fp32 update while params, m, v
@@ -57,9 +44,10 @@ void tuned16(const Bindings& b, const KernelArgs& a, Precision precision, Thread
   float *params = b.f32(0), *m = b.f32(1), *v = b.f32(2);
   const uint16_t* grads = b.at<uint16_t>(3);
   uint16_t* weights16 = b.at<uint16_t>(4);
-  const Coefficients k = coefficients(p, u.t);
-  update16(grads, weights16, params, p.N, 8 * kChunk16, u.grad_scale, precision, pool,
-           [&](size_t i0, const float* g, size_t n) { update(params + i0, m + i0, v + i0, g, 0, n, k); });
+  const AdamWCoefficients k = coefficients(p, u.t);
+  const ActivationLoops& loops = activation_loops();
+  update16(grads, weights16, params, p.N, 8 * kChunk16, u.grad_scale, precision, pool, [&](size_t i0, const float* g,
+           size_t n) { loops.adamw(params + i0, m + i0, v + i0, g, static_cast<long>(n), k); });
 }
 
 void reference(RefBindings b, const KernelArgs& a) {
