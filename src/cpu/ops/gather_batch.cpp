@@ -1,6 +1,8 @@
 // gather_batch: the batch's rows of the dataset, kept whole on the device, into the first layer's input.
 //   x_out (B,C) <- x[order[first + b]] (N,C), y_out (B) <- y[order[first + b]] (N)
 // In 16-bit storage x_out holds the rounding of the fp32 dataset's values (a copy: bit for bit the nearest value).
+#include <algorithm>
+
 #include "cpu/ops/op.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
@@ -19,7 +21,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
     for (size_t r = b0; r < b1; ++r) {
       const float* src = x + static_cast<size_t>(order[r]) * C;
       float* dst = x_out + r * C;
-      for (size_t c = 0; c < C; ++c) dst[c] = src[c];
+      std::copy_n(src, C, dst);  // memmove: the C library's, at the CPU's widest loads even in a portable build
       y_out[r] = y[order[r]];
     }
   });
