@@ -29,7 +29,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const size_t K = p.K;
   const ActivationLoops& loops = activation_loops();
   pool.parallel_for(p.B, grain_for(20.0 * static_cast<double>(K)), [=, &loops](size_t b0, size_t b1) {
-    std::vector<float> kept(dlogits ? 0 : K);  // evaluation's exps (no dlogits row to keep them in)
+    float* kept = dlogits ? nullptr : chunk_buffer(0, K);  // evaluation's exps (no dlogits row to keep them in)
     for (size_t r = b0; r < b1; ++r) {
       if (labels[r] < 0) {  // a position that does not count
         losses[r] = 0;
@@ -44,7 +44,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
       // Each exp once, over the row at the CPU's SIMD level (activation_loops.hpp), kept (in training in the row's
       // dlogits, for the gradient) and then summed in order.
       float* d = dlogits ? dlogits + r * K : nullptr;
-      float* e = d ? d : kept.data();
+      float* e = d ? d : kept;
       const float zmax = z[argmax];
       exp_at_level(loops, e, long(K), [z, zmax](long k) { return z[k] - zmax; });
       float sum = 0;
