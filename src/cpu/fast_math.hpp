@@ -78,10 +78,10 @@ inline float log_of(float x) {
 }
 
 // sqrt for the AdamW loop. With -fno-math-errno (gcc then defines __NO_MATH_ERRNO__; src/CMakeLists.txt sets it for
-// the CPU layer) the square root vectorizes to vsqrtps; otherwise its errno contract keeps the loop scalar (5x slower), so
-// the inverse square root by the bit-level first guess (constant 0x5f375a86, C. Lomont, "Fast inverse square root",
-// 2003) and three Newton steps y <- y(1.5 - 0.5 v y²) is used: measured relative error <= 1.7e-7 for v in
-// [1e-30, 1e30], sqrt(0) = 0.
+// the CPU layer) the square root vectorizes to vsqrtps; otherwise its errno contract keeps the loop scalar (5x
+// slower), so the inverse square root by the bit-level first guess (constant 0x5f375a86, C. Lomont, "Fast inverse
+// square root", 2003) and three Newton steps y <- y(1.5 - 0.5 v y²) is used: measured relative error <= 1.7e-7 for v
+// in [1e-30, 1e30], sqrt(0) = 0.
 // The builtins, not std::sqrt and std::bit_cast: the SIMD level files call this (adamw_row), and an inline function or
 // template they instantiate may become the whole program's copy of it, compiled for their level (gemm_micro.hpp).
 [[gnu::always_inline]] inline float sqrt_of(float v) {

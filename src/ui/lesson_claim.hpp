@@ -121,7 +121,8 @@ ClaimResult evaluate_claim(const LessonClaim& claim, const std::vector<LessonMea
 std::string claim_text(const ClaimTexts& texts, const ClaimResult& result);
 
 // A figure as the placeholders show it: a speedup as the race header shows it (speedup_figure: "12x", "2.50x",
-// "0.042x", "<0.001x"), samples/s "9.4k", shares and roofs in percent, GFLOP/s and intensities without decimals from 10.
+// "0.042x", "<0.001x"), samples/s "9.4k", shares and roofs in percent, GFLOP/s and intensities without decimals
+// from 10.
 std::string format_figure(ClaimFigure::Kind kind, double value);
 
 // Whether a kernel's name matches a pattern with `*` wildcards and `|` between alternatives.
