@@ -38,17 +38,19 @@ struct V {
 
 #include "cpu/gemm_transpose_avx.hpp"
 #include "cpu/simd_kernels.inc"
+#include "cpu/gemm_pack_rows.inc"
 
 const GemmMicroKernel kKernels[] = {
-    {"AVX2 6x16", 6, 16, micro_kernel<6, 2>, micro_kernel_in_place<6, 2>, transpose_avx,
+    {"AVX2 6x16", 6, 16, micro_kernel<6, 2>, micro_kernel_in_place<6, 2>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<6, 2>, GemmKernelRole::Default},
-    {"AVX2 4x24", 4, 24, micro_kernel<4, 3>, micro_kernel_in_place<4, 3>, transpose_avx,
+    {"AVX2 4x24", 4, 24, micro_kernel<4, 3>, micro_kernel_in_place<4, 3>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<4, 3>, GemmKernelRole::Spare},
-    {"AVX2 12x8", 12, 8, micro_kernel<12, 1>, micro_kernel_in_place<12, 1>, transpose_avx,
+    {"AVX2 12x8", 12, 8, micro_kernel<12, 1>, micro_kernel_in_place<12, 1>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<12, 1>, GemmKernelRole::Narrow},  // for N <= 8
     // 16 rows in 2 vectors x 5 columns broadcast: 10 accumulators + 2 + 1 registers; 7 loads per 10 FMAs.
+    // N = 10 classes: two tiles, no padding column.
     {"AVX2 16x5c", 16, 5, column_kernel<2, 5>, column_kernel_in_place<2, 5, transpose_avx>, transpose_avx,
-     column_kernel_indirect<2, 5>, GemmKernelRole::Columns},  // N = 10 classes: two tiles, no padding column
+     pack_rows_level, column_kernel_indirect<2, 5>, GemmKernelRole::Columns},
 };
 
 const SimdFmaLoop kFmaLoop = {fma_chains<12>, 8, 12, "ymm (8 x fp32)"};  // 12 of the 16 ymm registers

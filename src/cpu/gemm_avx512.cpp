@@ -37,26 +37,27 @@ struct V {
 
 #include "cpu/gemm_transpose_avx.hpp"
 #include "cpu/simd_kernels.inc"
+#include "cpu/gemm_pack_rows.inc"
 
 const GemmMicroKernel kKernels[] = {
-    {"AVX-512 8x32", 8, 32, micro_kernel<8, 2>, micro_kernel_in_place<8, 2>, transpose_avx,
+    {"AVX-512 8x32", 8, 32, micro_kernel<8, 2>, micro_kernel_in_place<8, 2>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<8, 2>, GemmKernelRole::Default},
-    {"AVX-512 6x32", 6, 32, micro_kernel<6, 2>, micro_kernel_in_place<6, 2>, transpose_avx,
+    {"AVX-512 6x32", 6, 32, micro_kernel<6, 2>, micro_kernel_in_place<6, 2>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<6, 2>, GemmKernelRole::Rows},
-    {"AVX-512 12x32", 12, 32, micro_kernel<12, 2>, micro_kernel_in_place<12, 2>, transpose_avx,
+    {"AVX-512 12x32", 12, 32, micro_kernel<12, 2>, micro_kernel_in_place<12, 2>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<12, 2>, GemmKernelRole::Spare},
-    {"AVX-512 14x32", 14, 32, micro_kernel<14, 2>, micro_kernel_in_place<14, 2>, transpose_avx,
+    {"AVX-512 14x32", 14, 32, micro_kernel<14, 2>, micro_kernel_in_place<14, 2>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<14, 2>, GemmKernelRole::Spare},
-    {"AVX-512 4x64", 4, 64, micro_kernel<4, 4>, micro_kernel_in_place<4, 4>, transpose_avx,
+    {"AVX-512 4x64", 4, 64, micro_kernel<4, 4>, micro_kernel_in_place<4, 4>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<4, 4>, GemmKernelRole::Spare},
-    {"AVX-512 8x48", 8, 48, micro_kernel<8, 3>, micro_kernel_in_place<8, 3>, transpose_avx,
+    {"AVX-512 8x48", 8, 48, micro_kernel<8, 3>, micro_kernel_in_place<8, 3>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<8, 3>, GemmKernelRole::Spare},
-    {"AVX-512 12x16", 12, 16, micro_kernel<12, 1>, micro_kernel_in_place<12, 1>, transpose_avx,
+    {"AVX-512 12x16", 12, 16, micro_kernel<12, 1>, micro_kernel_in_place<12, 1>, transpose_avx, pack_rows_level,
      micro_kernel_indirect<12, 1>, GemmKernelRole::Narrow},  // for N <= 16 (the output layer's classes)
     // 32 rows in 2 vectors x 5 columns broadcast (simd_kernels.inc, column_tile): the output layer's 10 classes in two
     // tiles with no padding column. Measured against 32x10c (20 accumulators): the same speed at best, slower at worst.
     {"AVX-512 32x5c", 32, 5, column_kernel<2, 5>, column_kernel_in_place<2, 5, transpose_avx>, transpose_avx,
-     column_kernel_indirect<2, 5>, GemmKernelRole::Columns},
+     pack_rows_level, column_kernel_indirect<2, 5>, GemmKernelRole::Columns},
 };
 
 const SimdFmaLoop kFmaLoop = {fma_chains<16>, 16, 16, "zmm (16 x fp32)"};  // 16 of the 32 zmm registers

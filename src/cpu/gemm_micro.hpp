@@ -42,6 +42,11 @@ struct GemmMicroKernel {
   // k < cols (the packers use it for operands that are contiguous in k: A of the forward and backward-data forms,
   // B = weightᵀ of the forward form).
   void (*transpose)(float* d, long ldd, const float* s, long lds, long rows, long cols);
+  // The plain copy of the packing at the same SIMD level (gemm_pack_rows.inc), for operands contiguous across their
+  // micro-panels: kc rows of `width` floats (row k at src + k * ld) as micro-panels of w floats, dst[(j / w) * kc * w
+  // + k * w + j % w], zero-padded to a multiple of w (A of backward weight with w = mr; B of backward data and weight
+  // with w = nr).
+  void (*pack_rows)(float* dst, const float* src, long ld, long kc, long width, long w);
   // The tile of an indirect convolution (cpu/conv.cpp): c (mr x nr, overwritten) = sum over t < taps, k < kc of
   // rows[t * mr + i][k] * B(t * kc + k, j), with b packed as for run over taps * kc values of k. Each row of A is read
   // through one pointer per tap (a pixel of the image, or zeros where the patch overhangs it): no im2col panel.

@@ -67,15 +67,16 @@ void transpose_neon(float* d, long ldd, const float* s, long lds, long rows, lon
 }
 
 #include "cpu/simd_kernels.inc"
+#include "cpu/gemm_pack_rows.inc"
 
 const GemmMicroKernel kKernels[] = {
-    {"NEON 8x12", 8, 12, micro_kernel<8, 3>, micro_kernel_in_place<8, 3>, transpose_neon,
+    {"NEON 8x12", 8, 12, micro_kernel<8, 3>, micro_kernel_in_place<8, 3>, transpose_neon, pack_rows_level,
      micro_kernel_indirect<8, 3>, GemmKernelRole::Default},
-    {"NEON 6x12", 6, 12, micro_kernel<6, 3>, micro_kernel_in_place<6, 3>, transpose_neon,
+    {"NEON 6x12", 6, 12, micro_kernel<6, 3>, micro_kernel_in_place<6, 3>, transpose_neon, pack_rows_level,
      micro_kernel_indirect<6, 3>, GemmKernelRole::Rows},
-    {"NEON 6x16", 6, 16, micro_kernel<6, 4>, micro_kernel_in_place<6, 4>, transpose_neon,
+    {"NEON 6x16", 6, 16, micro_kernel<6, 4>, micro_kernel_in_place<6, 4>, transpose_neon, pack_rows_level,
      micro_kernel_indirect<6, 4>, GemmKernelRole::Spare},
-    {"NEON 12x8", 12, 8, micro_kernel<12, 2>, micro_kernel_in_place<12, 2>, transpose_neon,
+    {"NEON 12x8", 12, 8, micro_kernel<12, 2>, micro_kernel_in_place<12, 2>, transpose_neon, pack_rows_level,
      micro_kernel_indirect<12, 2>, GemmKernelRole::Narrow},  // for N <= 8
 };
 
