@@ -1,8 +1,8 @@
 // The activation loops of every SIMD level (cpu/activation_loops.hpp) give the portable loops' bits, element for
 // element, for every activation: the level a CPU runs changes the speed, never a result. And each is the formula:
 // close to the activation and its derivative computed in double (the kernels' reference, cpu/ops/op.hpp). The same
-// for their e^x row (the softmaxes' exp_row): the portable row's bits at every level, close to std::exp; and for
-// AdamW's update: the bits of the plain fp32 loop at every level.
+// for their e^x row (the softmaxes' exp_row): the portable row's bits at every level, close to std::exp; for
+// AdamW's update and max pooling's rows: the bits of the plain loop at every level.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -170,6 +170,46 @@ TEST_CASE("every SIMD level's AdamW update gives the bits of the plain loop, ele
     CHECK_MESSAGE(same_bits(want_m, mm, first), "m differs first at g = " << grads[first]);
     CHECK_MESSAGE(same_bits(want_v, vv, first), "v differs first at g = " << grads[first]);
     CHECK_MESSAGE(same_bits(want_p, p, first), "params differ first at g = " << grads[first]);
+  }
+  CHECK(levels >= 2);
+}
+
+TEST_CASE("every SIMD level's max pooling rows give the bits of the plain first-maximum loop") {
+  // One row of 5 windows over 37 channels (an odd count: a scalar tail after the vectors), values from a small set so
+  // that ties are common (the first maximum wins, +0 and -0 included), and NaNs (a NaN first stays the maximum; a
+  // later one never wins). The plain loop: torch's order (0,0), (0,1), (1,0), (1,1), a strict comparison.
+  const size_t OW = 5, C = 37, W = 2 * OW;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float pick[] = {-1.0f, 0.0f, -0.0f, 1.0f, 2.0f, 2.0f, 1e-40f, -3.4e38f, nan};
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> which(0, 8), any(-1000, 1000);
+  std::vector<float> i0(W * C), i1(W * C), g(OW * C);
+  for (float& x : i0) x = pick[which(rng)];
+  for (float& x : i1) x = pick[which(rng)];
+  for (float& x : g) x = float(any(rng)) / 7.0f;
+  std::vector<float> want_out(OW * C), want_d0(W * C), want_d1(W * C);
+  for (size_t x = 0; x < OW; ++x)
+    for (size_t c = 0; c < C; ++c) {
+      const float v[4] = {i0[2 * x * C + c], i0[(2 * x + 1) * C + c], i1[2 * x * C + c], i1[(2 * x + 1) * C + c]};
+      int at = 0;
+      for (int k = 1; k < 4; ++k)
+        if (v[k] > v[at]) at = k;
+      want_out[x * C + c] = v[at];
+      float* d[4] = {&want_d0[2 * x * C + c], &want_d0[(2 * x + 1) * C + c], &want_d1[2 * x * C + c],
+                     &want_d1[(2 * x + 1) * C + c]};
+      for (int k = 0; k < 4; ++k) *d[k] = k == at ? g[x * C + c] : 0.0f;
+    }
+  int levels = 0;
+  for (const cpu::ActivationLoops* loops : runnable_levels()) {
+    ++levels;
+    CAPTURE(loops->level);
+    std::vector<float> out(OW * C, -7.0f), d0(W * C, -7.0f), d1(W * C, -7.0f);
+    loops->max_pool_row(out.data(), i0.data(), i1.data(), OW, C);
+    loops->max_pool_gradient_row(d0.data(), d1.data(), i0.data(), i1.data(), g.data(), OW, C);
+    size_t first = 0;
+    CHECK_MESSAGE(same_bits(want_out, out, first), "the maximum differs first at output " << first);
+    CHECK_MESSAGE(same_bits(want_d0, d0, first), "the first row's gradient differs first at " << first);
+    CHECK_MESSAGE(same_bits(want_d1, d1, first), "the second row's gradient differs first at " << first);
   }
   CHECK(levels >= 2);
 }

@@ -1,5 +1,6 @@
 // The activation loops of the CPU kernels (the GEMM and convolution epilogues' act(x), act_backward's gradient; also
-// the softmaxes' e^x and AdamW's update, the other elementwise loops whose speed depends on the level),
+// the softmaxes' e^x, AdamW's update and max pooling's rows, the other elementwise loops whose speed depends on the
+// level),
 // compiled once per SIMD level and chosen at run time like the GEMM's micro-kernels (simd.hpp): the GELU's and SiLU's
 // e^x (fast_math.hpp) is a polynomial whose fused multiply-adds are cpu::fma, the FMA instruction where a file is
 // compiled with it and a correctly rounded software FMA where not. A portable build (the downloads: baseline x86-64,
@@ -18,6 +19,7 @@
 #pragma once
 #include "core/model.hpp"
 #include "cpu/fast_math.hpp"
+#include "cpu/pool_rows.hpp"
 
 namespace cpu {
 
@@ -32,6 +34,11 @@ struct ActivationLoops {
   // parameters fit in the caches: in a portable build the loop is SSE2's 4 lanes, and the Fashion MLP's update (235k
   // parameters) took 2.4x the native build's time, about a tenth of the step.
   void (*adamw)(float* params, float* m, float* v, const float* grads, long n, AdamWCoefficients k);
+  // 2x2 max pooling's rows (pool_rows.hpp): max_pool_forward's output row and max_pool_backward's two input rows.
+  // Per level for their vector width: the portable build's SSE2 took 1.2x and 1.5x the native time on the CNN.
+  void (*max_pool_row)(float* out, const float* i0, const float* i1, size_t OW, size_t C);
+  void (*max_pool_gradient_row)(float* d0, float* d1, const float* i0, const float* i1, const float* g, size_t OW,
+                                size_t C);
   const char* level;  // "portable", "AVX2", "AVX-512"
 };
 
