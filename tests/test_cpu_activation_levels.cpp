@@ -2,7 +2,7 @@
 // element, for every activation: the level a CPU runs changes the speed, never a result. And each is the formula:
 // close to the activation and its derivative computed in double (the kernels' reference, cpu/ops/op.hpp). The same
 // for their e^x row (the softmaxes' exp_row): the portable row's bits at every level, close to std::exp; for
-// AdamW's update and max pooling's rows: the bits of the plain loop at every level.
+// AdamW's update, max pooling's rows and the forward epilogue's bias: the bits of the plain loop at every level.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -210,6 +210,41 @@ TEST_CASE("every SIMD level's max pooling rows give the bits of the plain first-
     CHECK_MESSAGE(same_bits(want_out, out, first), "the maximum differs first at output " << first);
     CHECK_MESSAGE(same_bits(want_d0, d0, first), "the first row's gradient differs first at " << first);
     CHECK_MESSAGE(same_bits(want_d1, d1, first), "the second row's gradient differs first at " << first);
+  }
+  CHECK(levels >= 2);
+}
+
+TEST_CASE("every SIMD level's bias epilogue adds the bias once, in place, then applies the activation") {
+  // 3 rows of 37 values (a scalar tail after the vectors), 41 apart (the gaps must stay untouched), for every
+  // activation and without one (matmul_forward's and conv2d_forward's epilogue, --unfused aside). Expected: the plain
+  // float sum, then the portable activation row (checked against the formula in double above).
+  const long rows = 3, n = 37, ld = 41;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> wide(-6.0f, 6.0f);
+  std::vector<float> sums(static_cast<size_t>(rows * ld)), bias(static_cast<size_t>(n));
+  for (float& x : sums) x = wide(rng);
+  for (float& x : bias) x = wide(rng) * 1e-3f;
+  sums[0] = 1e-40f, bias[0] = -1e-40f;  // a denormal sum that rounds to -0 or +0
+  int levels = 0;
+  for (const cpu::ActivationLoops* loops : runnable_levels()) {
+    ++levels;
+    CAPTURE(loops->level);
+    for (const bool apply_act : {false, true})
+      for (const core::Activation act : core::kActivations) {
+        CAPTURE(apply_act);
+        CAPTURE(static_cast<int>(act));
+        std::vector<float> want_s = sums, want_out(sums.size(), -7.0f);
+        for (long r = 0; r < rows; ++r)
+          for (long i = 0; i < n; ++i) want_s[size_t(r * ld + i)] = sums[size_t(r * ld + i)] + bias[size_t(i)];
+        if (apply_act)
+          for (long r = 0; r < rows; ++r)
+            cpu::portable_activation_loops().activate(want_s.data() + r * ld, want_out.data() + r * ld, n, act);
+        std::vector<float> s = sums, out(sums.size(), -7.0f);
+        loops->bias_activate_rows(s.data(), bias.data(), out.data(), ld, rows, n, apply_act, act);
+        size_t first = 0;
+        CHECK_MESSAGE(same_bits(want_s, s, first), "the sums differ first at " << first);
+        CHECK_MESSAGE(same_bits(want_out, out, first), "the activations differ first at " << first);
+      }
   }
   CHECK(levels >= 2);
 }

@@ -28,6 +28,11 @@ struct ActivationLoops {
   void (*activate)(const float* in, float* out, long n, core::Activation act);
   // dpreact[i] = dout[i] * act'(preact[i]) for i < n (dpreact may be dout): fast_math.hpp's activation_gradient().
   void (*gradient)(const float* dout, const float* preact, float* dpreact, long n, core::Activation act);
+  // The forward GEMMs' and convolutions' epilogue over rows of n values, ld apart: the bias added to the sums, then
+  // with apply_act out = act(sums): fast_math.hpp's bias_activate_rows(). Per level for the add's width too: in the
+  // portable build it was SSE2's 4 lanes, a tenth of the CNN's conv2d_forward there.
+  void (*bias_activate_rows)(float* sums, const float* bias, float* out, long ld, long rows, long n, bool apply_act,
+                             core::Activation act);
   // out[i] = e^z[i] for i < n (out may be z): fast_math.hpp's exp_row(), exp_approx() of each element.
   void (*exp_row)(const float* z, float* out, long n);
   // AdamW's update of params, m, v (i < n) from grads: fast_math.hpp's adamw_row(). Per level for its speed where the

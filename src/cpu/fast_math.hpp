@@ -167,6 +167,19 @@ inline constexpr float kGeluScale = static_cast<float>(kGeluScaleD), kGeluCubic 
   }
 }
 
+// The fused epilogue of the forward GEMMs and convolutions (ops/matmul_forward.cpp, ops/conv2d_forward.cpp) over
+// `rows` rows of n values, ld apart: sums[r * ld + i] += bias[i]; with apply_act also out[r * ld + i] =
+// act(sums[r * ld + i]) (activate above). The add is one rounding however wide the vectors: the same bits on every
+// SIMD path.
+[[gnu::always_inline]] inline void bias_activate_rows(float* sums, const float* bias, float* out, long ld, long rows,
+                                                      long n, bool apply_act, core::Activation act) {
+  for (long r = 0; r < rows; ++r) {
+    float* s = sums + r * ld;
+    for (long i = 0; i < n; ++i) s[i] += bias[i];
+    if (apply_act) activate(s, out + r * ld, n, act);
+  }
+}
+
 // dpreact[i] = dout[i] * act'(preact[i]) for i < n (dpreact may be dout), as act_backward applies it; each loop
 // vectorizes, and every element is the scalar formula, on every SIMD path.
 [[gnu::always_inline]] inline void activation_gradient(const float* dout, const float* preact, float* dpreact, long n,

@@ -24,12 +24,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   // SIMD level (activation_loops.hpp).
   const ActivationLoops& loops = activation_loops();
   const ConvEpilogue epilogue = [&](long m0, long m1) {
-    for (long m = m0; m < m1; ++m) {
-      float* s = sums + m * OC;
-      for (long o = 0; o < OC; ++o) s[o] += bias[o];
-      if (!apply_act) continue;
-      loops.activate(s, out + m * OC, OC, act);
-    }
+    loops.bias_activate_rows(sums + m0 * OC, bias, out + m0 * OC, OC, m1 - m0, OC, apply_act, act);
   };
   conv_forward_gemm(sums, b.f32(2), b.f32(3), conv_shape(p), pool, bias ? epilogue : ConvEpilogue{});
 }

@@ -16,18 +16,8 @@ namespace {
 void epilogue(float* out, float* preact, const float* bias, long OC, long b0, long width, long o0, long o1,
               bool apply_act, core::Activation act, const ActivationLoops& loops) {
   if (bias == nullptr) return;  // --unfused: the plain sums
-  const long n = o1 - o0;
-  const float* bs = bias + o0;
-  for (long j = 0; j < width; ++j) {
-    float* o = out + (b0 + j) * OC + o0;
-    if (!apply_act) {
-      for (long c = 0; c < n; ++c) o[c] += bs[c];
-      continue;
-    }
-    float* p = preact + (b0 + j) * OC + o0;
-    for (long c = 0; c < n; ++c) p[c] += bs[c];
-    loops.activate(p, o, n, act);  // at the CPU's SIMD level (activation_loops.hpp)
-  }
+  float* sums = (apply_act ? preact : out) + b0 * OC + o0;  // at the CPU's SIMD level (activation_loops.hpp)
+  loops.bias_activate_rows(sums, bias + o0, out + b0 * OC + o0, OC, width, o1 - o0, apply_act, act);
 }
 
 void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
