@@ -1,6 +1,6 @@
-// The activation loops of the CPU kernels (the GEMM and convolution epilogues' act(x), act_backward's gradient; also
-// the softmaxes' e^x, AdamW's update and max pooling's rows, the other elementwise loops whose speed depends on the
-// level),
+// The activation loops of the CPU kernels (the GEMM and convolution epilogues' bias and act(x), act_backward's
+// gradient; also the softmaxes' e^x, AdamW's update and max pooling's rows, the other elementwise loops whose speed
+// depends on the level),
 // compiled once per SIMD level and chosen at run time like the GEMM's micro-kernels (simd.hpp): the GELU's and SiLU's
 // e^x (fast_math.hpp) is a polynomial whose fused multiply-adds are cpu::fma, the FMA instruction where a file is
 // compiled with it and a correctly rounded software FMA where not. A portable build (the downloads: baseline x86-64,
