@@ -1,6 +1,7 @@
 // The decision boundary (core/boundary.hpp, Trainer::predict): for a trained 2-class spiral model the map's classes
 // agree with the model's own predictions at the training points (>= 99%), the model is really trained (so that a
-// constant map cannot pass), and the GPU's map is the CPU's (same weights, same kernels' math).
+// constant map cannot pass), and the GPU's map is the CPU's for the same weights (the CPU's map of the GPU's trained
+// model).
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -98,7 +99,13 @@ TEST_CASE("a trained 2-class spiral model: the map agrees with its predictions a
   const Check gpu = check(*gpu_trainer);
   CHECK(gpu.accuracy >= 0.95);
   CHECK(gpu.agreement >= 0.99);
+  // The same weights give the same map on both devices: the CPU's map of the GPU's trained model (the plain
+  // reference) against the GPU's own. Not the CPU's separately trained model: 900 steps of training on two devices
+  // drift apart by rounding (an NVIDIA H200's map agreed with that one at 96.7% of the cells), while one model's map
+  // differs only in cells on the boundary itself.
+  std::unique_ptr<core::Trainer> same_weights = cpu::make_trainer(cfg, data(), gpu_trainer->parameters());
+  const Check reference = check(*same_weights);
   size_t same = 0;
-  for (size_t i = 0; i < gpu.map.size(); ++i) same += gpu.map[i] == cpu.map[i];
-  CHECK(double(same) / double(gpu.map.size()) >= 0.99);  // the same model on both devices
+  for (size_t i = 0; i < gpu.map.size(); ++i) same += gpu.map[i] == reference.map[i];
+  CHECK(double(same) / double(gpu.map.size()) >= 0.995);
 }

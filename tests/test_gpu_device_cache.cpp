@@ -1,13 +1,15 @@
 // What consecutive GPU trainers share (gpu::DeviceCache): one device, kernels compiled once per precision, the dataset
 // uploaded once per content, and trainers made from shared parts that train exactly like trainers made alone. And the
 // pipeline cache on disk (vk::PipelineCache): its file name and header check, save and reload, and a corrupt,
-// truncated, foreign or unreadable file ignored and replaced.
+// truncated, foreign or unreadable file ignored and replaced. And the Vulkan driver kept loaded between contexts.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <string>
 
 #include "core/batches.hpp"
 #include "file_test_util.hpp"
@@ -247,4 +249,40 @@ TEST_CASE("the background compile's list holds every convolution variant, to be 
           std::find(all.begin(), all.end(), &kernels.gemm_pipeline(op, gpu::GemmVariant{path, vec4, false}));
       CHECK(at < gather);
     }
+}
+
+namespace {
+
+// The shared libraries mapped into this process (Linux's /proc/self/maps); empty where there is no such file.
+std::set<std::string> mapped_libraries() {
+  std::set<std::string> libs;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const size_t slash = line.find('/');
+    if (slash != std::string::npos && line.find(".so", slash) != std::string::npos) libs.insert(line.substr(slash));
+  }
+  return libs;
+}
+
+}  // namespace
+
+// The Vulkan loader unloads the driver when the last instance goes and loads it again for the next; NVIDIA's driver
+// runs out of static TLS after 28 such reloads in one process (seen on an H200: every later context failed with
+// VK_ERROR_INCOMPATIBLE_DRIVER). vk::create_instance keeps one instance for the whole process, so that after a context
+// is destroyed nothing but validation layers is unloaded. Where /proc/self/maps is missing (Windows), nothing to see.
+TEST_CASE("the Vulkan driver stays loaded after the last context is destroyed") {
+  std::set<std::string> during;
+  {
+    const std::unique_ptr<vk::Context> ctx = test::make_context("the driver's lifetime");
+    if (!ctx) return;
+    during = mapped_libraries();
+  }
+  if (during.empty()) return;  // no /proc/self/maps
+  const std::set<std::string> after = mapped_libraries();
+  for (const std::string& lib : during) {
+    if (lib.find("VkLayer") != std::string::npos) continue;  // layers belong to an instance and go with it
+    INFO("unloaded when the context was destroyed: " << lib);
+    CHECK(after.count(lib) == 1);
+  }
 }

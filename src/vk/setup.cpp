@@ -191,7 +191,27 @@ std::vector<std::string> device_extensions_to_enable(const std::vector<std::stri
   return out;
 }
 
+// The Vulkan loader unloads the drivers (ICDs) when the last instance is destroyed and loads them again for the next
+// one (and around each query made before an instance exists). NVIDIA's Linux driver does not survive many such cycles
+// in one process: on an H200 (driver 580.159) the 29th context that test_kernel_parity made, one after another, got
+// VK_ERROR_INCOMPATIBLE_DRIVER, and every later one too. One instance without layers or devices, made before the
+// first real one and kept for the whole process, keeps the drivers loaded; it is never destroyed (on purpose: the
+// process's exit frees it). Where none can be made (no driver yet), the next call tries again.
+void keep_drivers_loaded() {
+  static std::mutex mutex;
+  static VkInstance pinned = VK_NULL_HANDLE;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (pinned != VK_NULL_HANDLE) return;
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "trainscope (keeps the Vulkan drivers loaded)";
+  app.apiVersion = VK_API_VERSION_1_2;
+  VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  info.pApplicationInfo = &app;
+  if (vkCreateInstance(&info, nullptr, &pinned) != VK_SUCCESS) pinned = VK_NULL_HANDLE;
+}
+
 Handle<VkInstance> create_instance(bool validation, const std::vector<std::string>& extra, const char* app_name) {
+  keep_drivers_loaded();
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = app_name;
   app.apiVersion = VK_API_VERSION_1_2;
