@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -36,6 +37,29 @@ double time_ms(vk::Context& ctx, vk::TimestampQueries& queries, const std::funct
     queries.write(cmd, 1);
   });
   return queries.read_ns(ctx, 2)[1] * 1e-6;
+}
+
+// `repeats` timed submissions of `record` (milliseconds each), after a warm-up: `record` back to back in one
+// submission (a barrier between) for about kWarmUpMs of device time, or once where one takes longer. A GPU lowers its
+// clocks while the host prepares the next case (fills and uploads its buffers): an NVIDIA H200 idles at 345 MHz and
+// boosts to 1980 (the device tool's notes), and without this warm-up its 2048 squares measured 4.0 TFLOP/s here
+// (7.5% of the FMA peak, 2026-11-29) while the same kernels ran 14-21 TFLOP/s in training's steady stream of steps.
+constexpr double kWarmUpMs = 200;
+std::vector<double> timed_samples(vk::Context& ctx, vk::TimestampQueries& queries,
+                                  const std::function<void(VkCommandBuffer)>& record, int repeats) {
+  const double once = time_ms(ctx, queries, record);
+  if (once < kWarmUpMs) {
+    const int n = static_cast<int>(std::min(10000.0, std::ceil(kWarmUpMs / std::max(once, 1e-3))));
+    ctx.run_one_shot([&](VkCommandBuffer cmd) {
+      for (int i = 0; i < n; ++i) {
+        record(cmd);
+        vk::compute_barrier(cmd);
+      }
+    });
+  }
+  std::vector<double> ms;
+  while (static_cast<int>(ms.size()) < repeats) ms.push_back(time_ms(ctx, queries, record));
+  return ms;
 }
 
 // The device's fp32 FMA rate in GFLOP/s with the probe of `trainscope peaks` (shaders/peaks/peak_fma.comp, its vec4
@@ -95,10 +119,8 @@ std::optional<BenchRow> split_k_row(vk::Context& ctx, const gpu::Kernels& k, vk:
   const gpu::EntrySets sets = k.allocate_sets(pool, e, r, {&partials});
   const core::KernelArgs args = core::kernel_def(e.op).args(e, core::StepArgs{});
   // One interval around both dispatches: the GEMM pass and the reduce.
-  auto sample = [&] { return time_ms(ctx, queries, [&](VkCommandBuffer cmd) { k.dispatch(cmd, e, sets, args); }); };
-  sample();  // warm-up
-  std::vector<double> ms;
-  while (static_cast<int>(ms.size()) < repeats) ms.push_back(sample());
+  const std::vector<double> ms =
+      timed_samples(ctx, queries, [&](VkCommandBuffer cmd) { k.dispatch(cmd, e, sets, args); }, repeats);
   BenchRow row = unsplit;
   row.ms = median(ms);
   row.gflops = unsplit.gemm.flops() / (row.ms * 1e-3) / 1e9;  // the GEMM's FLOPs: the reduce's additions not counted
@@ -155,12 +177,8 @@ std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, 
     for (size_t c = 0; c < configs.size() && (c == 0 || all_configs); ++c) {
       const gpu::Kernels& k = *kernels[c];
       const VkDescriptorSet set = pool.allocate(ctx, k.pipeline(entry), r);
-      auto sample = [&] {
-        return time_ms(ctx, queries, [&](VkCommandBuffer cmd) { k.dispatch(cmd, entry, set, args); });
-      };
-      sample();  // warm-up
-      std::vector<double> ms;
-      while (static_cast<int>(ms.size()) < repeats) ms.push_back(sample());
+      const std::vector<double> ms =
+          timed_samples(ctx, queries, [&](VkCommandBuffer cmd) { k.dispatch(cmd, entry, set, args); }, repeats);
       const gpu::GemmVariant v = k.gemm_variant(entry);
       gpu::GemmConfig shown = configs[c];
       shown.split_k = 0;  // the rows name their split themselves
