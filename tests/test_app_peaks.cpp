@@ -4,6 +4,8 @@
 // the user's cache.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.hpp"
@@ -23,6 +25,21 @@ const nlohmann::json* figure(const nlohmann::json& device, const std::string& id
 }
 
 }  // namespace
+
+// Every measured figure of a device in the report: a rate's value is its best sample, a time's (us) the median of
+// its samples (core::peak_of_repeats; computed here the plain way).
+static void check_values_of_samples(const nlohmann::json& device) {
+  for (const nlohmann::json& f : device["figures"]) {
+    const double value = f["value"].get<double>();
+    if (value <= 0) continue;  // not measured (a note says why)
+    std::vector<double> v = f["samples"].get<std::vector<double>>();
+    REQUIRE(!v.empty());
+    std::sort(v.begin(), v.end());
+    const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    INFO(f["id"].get<std::string>());
+    CHECK(value == doctest::Approx(f["unit"] == "us" ? median : v.back()));
+  }
+}
 
 TEST_CASE("peaks: bad options are refused with one line; --help gives every figure's unit and method") {
   test::check_bad_input({"peaks", "--repeats", "3"}, "--repeats 3");
@@ -72,8 +89,10 @@ TEST_CASE("peaks --backend cpu: measured once, then read from the cache; --remea
     CHECK((*one)["value"].get<double>() > 1.0);
     CHECK((*all)["value"].get<double>() >= 0.5 * (*one)["value"].get<double>());
   }
+  check_values_of_samples(cpu);
   CHECK(first.out.find("GB/s") != std::string::npos);
   CHECK(first.out.find("GFLOP/s") != std::string::npos);
+  CHECK(first.out.find("best of 5") != std::string::npos);
 
   // Second run: from the cache, nothing measured, the same figures.
   const test::Result second = run_cli(args);
@@ -116,6 +135,7 @@ TEST_CASE("peaks --backend gpu: every GPU figure, a software device labelled as 
   // vec4 FMAs are not slower than scalar ones beyond noise (four independent lanes per chain).
   CHECK(figure(gpu, "fma_fp32_vec4")->at("value").get<double>() >
         0.5 * figure(gpu, "fma_fp32_scalar")->at("value").get<double>());
+  check_values_of_samples(gpu);
   const bool software = gpu["software"];
   CHECK((r.out.find("software Vulkan device") != std::string::npos) == software);
   CHECK(gpu["key"].get<std::string>().rfind("vulkan:", 0) == 0);

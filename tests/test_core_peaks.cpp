@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/measure.hpp"
 #include "core/peaks.hpp"
 #include "peaks_test_util.hpp"
 
@@ -117,7 +118,9 @@ TEST_CASE("a corrupt, foreign, outdated or odd cache is ignored with a warning a
   std::string warning;
   for (const std::string& text :
        {std::string("{not json"), std::string("[1, 2, 3]"), std::string(R"({"format": "other", "devices": []})"),
-        std::string(R"({"format": "trainscope-peaks", "version": 999, "devices": []})"), std::string()}) {
+        std::string(R"({"format": "trainscope-peaks", "version": 999, "devices": []})"),
+        // version 1 kept the median of a rate's repeats, where 2 keeps the best: measured again
+        std::string(R"({"format": "trainscope-peaks", "version": 1, "devices": []})"), std::string()}) {
     CAPTURE(text);
     write(path, text);
     warning.clear();
@@ -128,7 +131,7 @@ TEST_CASE("a corrupt, foreign, outdated or odd cache is ignored with a warning a
   nlohmann::json good = core::peaks_to_json(cpu_peaks());
   nlohmann::json bad = good;
   bad["figures"] = 7;
-  write(path, nlohmann::json({{"format", "trainscope-peaks"}, {"version", 1}, {"devices", {bad, good}}}).dump());
+  write(path, nlohmann::json({{"format", "trainscope-peaks"}, {"version", 2}, {"devices", {bad, good}}}).dump());
   warning.clear();
   CHECK(core::load_peaks_cache(path, &warning).size() == 1);
   CHECK(warning.find("1 entry could not be read") != std::string::npos);
@@ -151,4 +154,21 @@ TEST_CASE("a corrupt, foreign, outdated or odd cache is ignored with a warning a
   warning.clear();
   CHECK(core::load_peaks_cache(path, &warning).empty());
   CHECK_FALSE(warning.empty());
+}
+
+// A rate's peak is its fastest repeat (noise only slows a repeat down; STREAM reports its best rate too); a time's is
+// the median of its repeats (what a typical call pays), against the plain definitions.
+TEST_CASE("a peak of repeats: the best of a rate, the median of a time") {
+  const std::vector<double> samples{142.4, 162.2, 152.3, 162.3, 157.2};  // an FMA probe's 1-thread repeats on a VM
+  CHECK(core::peak_of_repeats(samples, true) == 162.3);
+  CHECK(core::peak_of_repeats(samples, false) == 157.2);
+  CHECK(core::peak_of_repeats({35.0, 34.5, 55.1, 34.9}, false) == doctest::Approx(34.95));
+  CHECK(core::peak_of_repeats({}, true) == 0);
+  core::PeakFigure rate = fig("fma_avx2_1t", 0), time = fig("dispatch_round_trip", 0);
+  rate.unit = "GFLOP/s";
+  time.unit = "us";
+  CHECK(rate.is_rate());
+  CHECK(std::string(rate.statistic()) == "best");
+  CHECK_FALSE(time.is_rate());
+  CHECK(std::string(time.statistic()) == "median");
 }

@@ -123,7 +123,7 @@ std::map<std::pair<cpu::SimdLevel, long>, double> cpu_fma_peaks(const BenchSetup
         p = cpu::measure_fma_peak(level, static_cast<int>(t));
       }
       peak[{level, t}] = p.gflops;
-      say(o.out, "cpu FMA peak, {}, {}: {:.1f} GFLOP/s (median of {}{})\n", cpu::to_string(level),
+      say(o.out, "cpu FMA peak, {}, {}: {:.1f} GFLOP/s (the best of {}{})\n", cpu::to_string(level),
           threads_text(static_cast<int>(t)), p.gflops, p.samples.size(),
           f ? ", from the peaks cache, measured " + cached->measured_at : "");
       peaks.push_back({{"simd", cpu::to_string(level)},
@@ -256,7 +256,7 @@ void bench_gpu_table(const BenchSetup& s, BenchOutput& o) {
       say(o.out, "gpu: {}\n", rows[0].device);
       say(o.out,
           "gpu FMA peak, fp32: {:.1f} GFLOP/s (the peak_fma probe of trainscope peaks: independent vec4 fma chains, "
-          "median of 3)\n",
+          "the best of 3)\n",
           rows[0].peak_gflops);
       o.report["gpu_fma_peak_gflops"] = rows[0].peak_gflops;
     }

@@ -36,8 +36,8 @@ void print_peaks(std::FILE* out, const core::DevicePeaks& p, bool cached) {
       continue;
     }
     const auto [lo, hi] = std::minmax_element(f.samples.begin(), f.samples.end());
-    say(out, "  {:<62} {:>9} {:<8} ({}..{}, median of {})\n", f.label, figure_text(f.value), f.unit, figure_text(*lo),
-        figure_text(*hi), f.samples.size());
+    say(out, "  {:<62} {:>9} {:<8} ({}..{}, {} of {})\n", f.label, figure_text(f.value), f.unit, figure_text(*lo),
+        figure_text(*hi), f.statistic(), f.samples.size());
   }
   say(out, "  measured {} in {:.1f} s at load average {}{}\n\n", p.measured_at, p.seconds,
       p.load_average >= 0 ? fmt::format("{:.2f}", p.load_average) : "unknown",
@@ -65,7 +65,8 @@ CLI::App* add_peaks_command(CLI::App& parent, PeaksOptions& o) {
   p->add_option("--device", o.device, "Vulkan device index from `trainscope devices` (-1: the best one)")
       ->type_name("N")->check(checked(core::rules::device));
   p->add_flag("--remeasure", o.remeasure, "Measure again even if the cache has figures for the device");
-  p->add_option("--repeats", o.repeats, "Timed repeats per figure, 5..100 (the median is shown)")
+  p->add_option("--repeats", o.repeats,
+                "Timed repeats per figure, 5..100 (a rate's best and a time's median are shown)")
       ->check(checked(kRepeats));
   p->add_option("--stream-mib", o.stream_mib,
                 "CPU: the size of each STREAM array in MiB, 16..16384 (0: 4x the last-level cache, 64..128 MiB); a "
@@ -76,7 +77,8 @@ CLI::App* add_peaks_command(CLI::App& parent, PeaksOptions& o) {
       ->type_name("FILE.json")
       ->default_str("none");
   p->footer(
-      "Figures (each the median of its repeats; GB/s = 1e9 bytes/s, GFLOP/s = 1e9 FLOP/s, an FMA counted as 2):\n"
+      "Figures (a rate is the best of its repeats: noise only slows a repeat down; a time is their median;\n"
+      "GB/s = 1e9 bytes/s, GFLOP/s = 1e9 FLOP/s, an FMA counted as 2):\n"
       "  GPU memory bandwidth, copy shader (GB/s): a compute shader copies a 256 MiB buffer into another,\n"
       "    16 bytes per access; (read + write bytes) / the time between timestamp queries.\n"
       "  GPU memory bandwidth, vkCmdCopyBuffer (GB/s): the driver's copy of 256 MiB, timed the same way.\n"

@@ -1,4 +1,4 @@
-// The median of repeats and the load average (measure.hpp).
+// The median of repeats, a peak of repeats and the load average (measure.hpp).
 #include "core/measure.hpp"
 
 #include <algorithm>
@@ -13,6 +13,11 @@ double median(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   const size_t n = samples.size();
   return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+}
+
+double peak_of_repeats(const std::vector<double>& samples, bool higher_is_better) {
+  if (samples.empty()) return 0;
+  return higher_is_better ? *std::max_element(samples.begin(), samples.end()) : median(samples);
 }
 
 double load_average() { return platform::load_average(); }

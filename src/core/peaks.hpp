@@ -16,15 +16,19 @@
 
 namespace core {
 
-// One measured figure: the median of its samples (at least 5), in `unit`.
+// One measured figure from its samples (at least 5), in `unit`: a rate's best sample, a time's median
+// (core::peak_of_repeats).
 struct PeakFigure {
   std::string id;        // stable key: "copy_shader", "fma_fp32_vec4", "stream_triad_nt", "fma_avx512_1t", ...
   std::string label;     // for people: "memory bandwidth: copy shader"
   std::string unit;      // "GB/s" (1e9 bytes/s), "GFLOP/s" (1e9 FLOP/s, an FMA counts 2) or "us" (microseconds)
-  double value = 0;      // the median of samples; 0 when not measured (then `note` says why)
+  double value = 0;      // the best sample of a rate, the median of a time; 0 when not measured (`note` says why)
   std::vector<double> samples;
   std::string method;    // how it was measured, for --help, tooltips and the CSV
   std::string note;      // why it was not measured ("no shaderFloat16 on this device"), else ""
+
+  bool is_rate() const { return unit != "us"; }                   // GB/s, GFLOP/s: higher is better
+  const char* statistic() const { return is_rate() ? "best" : "median"; }  // of the samples, for people
 };
 
 // The peaks of one device. backend "gpu": a Vulkan device; "cpu": the CPU with `threads` threads.

@@ -82,7 +82,7 @@ FmaPeak measure_fma_peak(SimdLevel level, int threads, int repeats, double secon
     for (double s : timed_run(loop, threads, iterations)) gflops += flops_per_thread / s / 1e9;
     peak.samples.push_back(gflops);
   }
-  peak.gflops = core::median(peak.samples);
+  peak.gflops = core::peak_of_repeats(peak.samples, true);
   return peak;
 }
 

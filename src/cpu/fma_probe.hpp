@@ -1,5 +1,5 @@
 // A CPU FMA-peak probe: the fp32 arithmetic peak of this CPU, measured (never estimated) with independent chains of
-// fused multiply-adds at a given SIMD width, on 1 and on N threads, the median of repeats. `trainscope bench` sets
+// fused multiply-adds at a given SIMD width, on 1 and on N threads, the best of repeats. `trainscope bench` sets
 // its GEMM figures against it (% of peak); it is the measured peak a roofline of the CPU needs.
 //
 // Method: each thread runs `chains` independent accumulators acc_i = fma(acc_i, m, c) (no loads or stores: every
@@ -22,12 +22,12 @@ struct FmaPeak {
   int lanes = 0;                          // floats per vector
   int chains = 0;                         // independent accumulators per thread
   int threads = 0;
-  double gflops = 0;                      // median over the repeats (sum over the threads)
+  double gflops = 0;                      // the best repeat (sum over the threads)
   std::vector<double> samples;            // each repeat's GFLOP/s
 };
 
 // Measures one level (which must be simd_level_available(), and not Portable) on `threads` threads, `repeats` times of
-// about `seconds_per_repeat` each; returns the median. Throws std::invalid_argument for a level the CPU lacks.
+// about `seconds_per_repeat` each; returns the best. Throws std::invalid_argument for a level the CPU lacks.
 FmaPeak measure_fma_peak(SimdLevel level, int threads, int repeats = 5, double seconds_per_repeat = 0.05);
 
 // Every SIMD level this CPU has (AVX-512 and/or AVX2, or NEON), each on 1 thread and on `threads` threads (if > 1):

@@ -43,7 +43,7 @@ core::PeakFigure stream_figure(const StreamPeak& s, const std::string& suffix) {
   f.samples = s.samples;
   f.method = fmt::format(
       "STREAM {} (McCalpin) over arrays of {} MiB of doubles each, {} on the kernels' thread pool; bytes as STREAM "
-      "counts them ({}) / wall-clock time of a pass; median of {} passes after one untimed pass",
+      "counts them ({}) / wall-clock time of a pass; the best of {} passes after one untimed pass",
       copy ? "copy c[i] = a[i]" : "triad a[i] = b[i] + s*c[i]", s.array_bytes / kMiB, threads_text(s.threads),
       copy ? "16 per element: one read, one write" : "24 per element: two reads, one write", s.samples.size());
   return f;
@@ -63,7 +63,7 @@ core::PeakFigure fma_figure(const FmaPeak& p, bool all_threads, bool kernels_wid
   f.method = fmt::format(
       "{} independent chains of {} vector FMAs (acc = acc*m + c, no loads or stores) per thread on {}, threads "
       "started together; an FMA counts 2 FLOP per lane; each thread charged its own CPU time, so other programs on "
-      "the machine do not lower it; median of {} repeats{}",
+      "the machine do not lower it; the best of {} repeats{}",
       p.chains, p.width, threads_text(p.threads), p.samples.size(),
       kernels_width ? "; the SIMD width the training kernels run" : "; not the width the training kernels run");
   return f;
@@ -118,7 +118,7 @@ StreamPeak measure_stream(StreamKernel kernel, ThreadPool& pool, StreamArrays& a
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     peak.samples.push_back(seconds > 0 ? bytes / seconds / 1e9 : 0);
   }
-  peak.gbps = core::median(peak.samples);
+  peak.gbps = core::peak_of_repeats(peak.samples, true);
   return peak;
 }
 

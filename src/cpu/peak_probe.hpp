@@ -23,7 +23,7 @@ struct StreamPeak {
   StreamKernel kernel = StreamKernel::Copy;
   int threads = 0;
   size_t array_bytes = 0;       // of each array (doubles, as STREAM)
-  double gbps = 0;              // median, GB/s (1e9 bytes/s), bytes counted as STREAM counts them (above)
+  double gbps = 0;              // the best pass, GB/s (1e9 bytes/s), bytes counted as STREAM counts them (above)
   std::vector<double> samples;  // each repeat's GB/s
 };
 
@@ -43,11 +43,11 @@ struct StreamArrays {
 };
 
 // Times `kernel` over `arrays` on `pool` (all its threads, dynamic chunks as the kernels use), `repeats` times after
-// one untimed pass; the wall-clock time of each pass; the median.
+// one untimed pass; the wall-clock time of each pass; the best (core::peak_of_repeats).
 StreamPeak measure_stream(StreamKernel kernel, ThreadPool& pool, StreamArrays& arrays, int repeats = 5);
 
 // Every CPU figure, on 1 thread and on all hardware threads (N): stream_copy_1t/_nt, stream_triad_1t/_nt (GB/s),
-// fma_<level>_1t/_nt for each SIMD level the CPU has (GFLOP/s; level "avx512" or "avx2"), each the median of `repeats`
+// fma_<level>_1t/_nt for each SIMD level the CPU has (GFLOP/s; level "avx512" or "avx2"), each the best of `repeats`
 // (at least 5). On a 1-thread machine the _nt figures are the _1t ones. device: cpu_description(N); key:
 // cpu_peaks_key(). stream_bytes: the size of each STREAM array (0: stream_array_bytes()).
 core::DevicePeaks measure_cpu_peaks(int repeats = 5, const core::PeakProgress& progress = {}, size_t stream_bytes = 0);

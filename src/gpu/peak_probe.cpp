@@ -81,7 +81,7 @@ core::PeakFigure figure(std::string id, std::string label, std::string unit, std
   f.id = std::move(id);
   f.label = std::move(label);
   f.unit = std::move(unit);
-  f.value = core::median(samples);
+  f.value = core::peak_of_repeats(samples, f.is_rate());
   f.samples = std::move(samples);
   f.method = std::move(method);
   return f;
@@ -154,7 +154,7 @@ void measure_bandwidth(Probe& p) {
         "copy_shader", "memory bandwidth: copy shader", "GB/s", gbps,
         fmt::format("a compute shader copies one buffer of {} MiB into another, 16 bytes (a vec4) per access, each "
                     "invocation striding by the whole grid; (read + write bytes) / the time between timestamp "
-                    "queries around the dispatches; median of {} after one untimed run",
+                    "queries around the dispatches; the best of {} after one untimed run",
                     bytes >> 20, gbps.size())));
 
     p.submitter.record([&](VkCommandBuffer cmd) {
@@ -170,7 +170,7 @@ void measure_bandwidth(Probe& p) {
     p.peaks.figures.push_back(figure(
         "copy_transfer", "memory bandwidth: vkCmdCopyBuffer", "GB/s", gbps,
         fmt::format("vkCmdCopyBuffer of {} MiB (the driver's own copy, which may use a copy engine); (read + write "
-                    "bytes) / the time between timestamp queries; median of {} after one untimed run",
+                    "bytes) / the time between timestamp queries; the best of {} after one untimed run",
                     bytes >> 20, gbps.size())));
   }
 }
@@ -232,7 +232,7 @@ void measure_fma(Probe& p, vk::Buffer& sink, vk::DescriptorPool& pool) {
         figure(v.id, v.label, "GFLOP/s", gflops,
                fmt::format("{} x {} invocations, each {} independent chains acc = fma(acc, m, c) of {} for {} rounds, "
                            "nothing loaded or stored; an FMA counts 2 FLOP per lane; FLOP / the time between timestamp "
-                           "queries; median of {} after one untimed run",
+                           "queries; the best of {} after one untimed run",
                            kFmaGroups, p.local, kFmaChains,
                            fp16           ? "f16vec4"
                            : v.lanes == 4 ? "vec4"

@@ -1,7 +1,7 @@
 // A Vulkan device's measured peaks for `trainscope peaks` and the GPU roofline: memory bandwidth (a copy shader and
 // vkCmdCopyBuffer), fp32 FMA throughput (scalar and vec4) and fp16 FMA (where shaderFloat16 is present), dispatch
 // round-trip latency and the cost of back-to-back dispatches. Device times come from timestamp queries, like the
-// kernels' own; each figure is the median of its repeats.
+// kernels' own; each rate is the best of its repeats, each time their median (core::peak_of_repeats).
 #pragma once
 #include <string>
 
@@ -10,7 +10,7 @@
 
 namespace gpu {
 
-// Every GPU figure of device `device_index` (-1: the best, as train picks), each the median of `repeats` (at least 5):
+// Every GPU figure of device `device_index` (-1: the best, as train picks), each from `repeats` (at least 5):
 //   copy_shader, copy_transfer      GB/s: (read + write bytes) / time, buffers of 256 MiB each
 //   fma_fp32_scalar, fma_fp32_vec4  GFLOP/s
 //   fma_fp16                        GFLOP/s, or not measured (note says why) without shaderFloat16

@@ -56,7 +56,7 @@ std::string peaks_tooltip(const DashboardView& view, const core::BackendRun& run
     if (value <= 0) return fmt::format("\n{} ceiling: not measured\n", what);
     const core::PeakFigure* f = figure_labelled(peaks, from);
     return fmt::format("\n{} ceiling: {} {} ({}): {}\n", what, figure_text(value), unit, from,
-                       f ? f->method : std::string("median of the samples"));
+                       f ? f->method : std::string("the best of the samples"));
   };
   text += ceiling("Memory", roof.bandwidth_gbps, "GB/s (1e9 bytes/s)", roof.bandwidth_from);
   text += ceiling("Compute", roof.compute_gflops, "GFLOP/s (an FMA counts 2 FLOP)", roof.compute_from);
