@@ -197,7 +197,7 @@ std::vector<std::string> device_extensions_to_enable(const std::vector<std::stri
 // VK_ERROR_INCOMPATIBLE_DRIVER, and every later one too. One instance without layers or devices, made before the
 // first real one and kept for the whole process, keeps the drivers loaded; it is never destroyed (on purpose: the
 // process's exit frees it). Where none can be made (no driver yet), the next call tries again.
-void keep_drivers_loaded() {
+static void keep_drivers_loaded() {
   static std::mutex mutex;
   static VkInstance pinned = VK_NULL_HANDLE;
   const std::lock_guard<std::mutex> lock(mutex);
@@ -207,6 +207,13 @@ void keep_drivers_loaded() {
   app.apiVersion = VK_API_VERSION_1_2;
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   info.pApplicationInfo = &app;
+  // MoltenVK (macOS) is enumerated only with portability enumeration, as in create_instance below.
+  const char* portability = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+  if (has_instance_extension(portability)) {
+    info.enabledExtensionCount = 1;
+    info.ppEnabledExtensionNames = &portability;
+    info.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+  }
   if (vkCreateInstance(&info, nullptr, &pinned) != VK_SUCCESS) pinned = VK_NULL_HANDLE;
 }
 
