@@ -1,6 +1,6 @@
 // The CPU's fused attention backward in one pass (cpu/attention.hpp, attention_backward_fused); the three kernels of
 // the plan are in cpu/attention_fused.cpp.
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/attention.hpp"
 #include "cpu/attention_head.hpp"
 #include "cpu/fast_math.hpp"
@@ -21,8 +21,8 @@ void probabilities(const Head& hd, const float* qkv, const float* dy, const floa
   dots(qkv + hd.q(t), keys, hd.s.D, n, count, p);
   dots(dy + hd.out(t), values, hd.s.D, n, count, dp);
   const float scale = score_scale(hd.s), lse_t = lse[hd.stat(t)];
-  // at the CPU's SIMD level (activation_loops.hpp)
-  exp_at_level(activation_loops(), p, count, [&](long c) { return p[c] * scale - lse_t; });
+  // at the CPU's SIMD level (elementwise_loops.hpp)
+  exp_at_level(elementwise_loops(), p, count, [&](long c) { return p[c] * scale - lse_t; });
 }
 
 // A thread's buffers for query_tiles: a key block's keys and values transposed, and one query row's p and dp.

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/attention.hpp"
 #include "cpu/attention_head.hpp"
 #include "cpu/attention_tile.hpp"
@@ -60,11 +60,11 @@ inline bool causal(const Tile& tile, int k, int i) { return tile.u0 + k <= tile.
 
 // The forward's online softmax over one transposed tile of scores (Milne & Gimelshein 2018): the scores scaled, each
 // query's running maximum m and sum l updated, its output row acc rescaled, and s turned into exp(score - m) (0 after
-// the diagonal) for P v. Each e^x runs over a whole row at the CPU's SIMD level (activation_loops.hpp: a portable
+// the diagonal) for P v. Each e^x runs over a whole row at the CPU's SIMD level (elementwise_loops.hpp: a portable
 // build's own exp_approx is the slow software FMA), the masks applied after: the same bits as exp where it counts.
 void online_softmax(const Tile& tile, float scale, long lds, long ldo, long D, Scratch& sc) {
   const int rows = tile.rows;
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   float *m = sc.m.data(), *l = sc.l.data(), *m_new = m + rows, *correction = l + rows;
   std::copy_n(m, rows, m_new);
   for (int k = 0; k < tile.n; ++k) {
@@ -121,7 +121,7 @@ void forward_block(const TileKernel& tk, const Head& hd, const float* qkv, int t
 // - lse_t) (0 after the diagonal), ds = dS = P (dP - delta_t) * scale (FlashAttention-2's dS = P (dP - D)).
 void probabilities(const Tile& tile, const Head& hd, const float* lse, const float* delta, long lds, Scratch& sc) {
   const float scale = score_scale(hd.s);
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   for (int r = 0; r < tile.rows; ++r) {
     float *p = &sc.s[size_t(r * lds)], *dp = &sc.ds[size_t(r * lds)];
     const int c = tile.valid(r);
@@ -145,7 +145,7 @@ void recompute(const TileKernel& tk, const Tile& tile, const Head& hd, const Til
 // dS^T, as probabilities() computes them; lse and delta are the block's queries'.
 void probabilities_transposed(const Tile& tile, float scale, const float* lse, const float* delta, long lds,
                               Scratch& sc) {
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   for (int k = 0; k < tile.n; ++k) {
     float *p = &sc.s[size_t(k * lds)], *dp = &sc.ds[size_t(k * lds)];
     exp_at_level(loops, p, tile.rows, [&](long i) { return p[i] * scale - lse[i]; });  // (online_softmax)

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/attention.hpp"
 #include "cpu/attention_head.hpp"
 #include "cpu/attention_tile.hpp"
@@ -108,7 +108,7 @@ void attention_naive_scores(const AttentionShape& s, const float* qkv, float* at
 }
 
 void attention_naive_softmax(const AttentionShape& s, float* att, ThreadPool& pool) {
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   for_each_head(s, pool, [&](const Head& hd) {
     for (int t = 0; t < s.T; ++t) {
       float* row = att_row(hd, att, t);

@@ -24,7 +24,7 @@ inline size_t grain_for(double work_per_item) {
 }
 
 // std::clamp's result (v < lo ? lo : hi < v ? hi : v), always inlined: the SIMD level files that use exp_approx
-// (activation_avx2.cpp, activation_avx512.cpp) must not instantiate a template that another file could link to
+// (elementwise_avx2.cpp, elementwise_avx512.cpp) must not instantiate a template that another file could link to
 // (cmake/check_simd_symbols.cmake), and std::clamp<float> would be one.
 [[gnu::always_inline]] inline float clamp_of(float v, float lo, float hi) { return v < lo ? lo : hi < v ? hi : v; }
 
@@ -105,7 +105,7 @@ struct AdamWCoefficients {
 // v = b2 v + (1 - b2) g², p = p decay - step_size m / (sqrt(v) inv_bc2_sqrt + eps), each value rounded once per
 // operation (no fused multiply-add), so every SIMD level gives the same bits. The scalars by value: by reference, gcc
 // cannot prove that the stores to params, m and v leave them unchanged, reloads them every element and does not
-// vectorize. Always inlined, so that each SIMD level's file compiles its own vector loop (activation_level.inc).
+// vectorize. Always inlined, so that each SIMD level's file compiles its own vector loop (elementwise_level.inc).
 [[gnu::always_inline]] inline void adamw_row(float* params, float* m, float* v, const float* grads, long n,
                                              AdamWCoefficients k) {
   for (long i = 0; i < n; ++i) {
@@ -146,7 +146,7 @@ inline constexpr float kGeluScale = static_cast<float>(kGeluScaleD), kGeluCubic 
 }
 
 // out[i] = exp_approx(z[i]) for i < n (out may be z): the e^x of the softmaxes (the attention kernels,
-// softmax_xent_forward_backward), run at the CPU's SIMD level through activation_loops().exp_row; it vectorizes.
+// softmax_xent_forward_backward), run at the CPU's SIMD level through elementwise_loops().exp_row; it vectorizes.
 [[gnu::always_inline]] inline void exp_row(const float* z, float* out, long n) {
   for (long i = 0; i < n; ++i) out[i] = exp_approx(z[i]);
 }

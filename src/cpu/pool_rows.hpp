@@ -1,6 +1,6 @@
 // The rows of 2x2 max pooling with stride 2 (ops/max_pool_forward.cpp, ops/max_pool_backward.cpp), NHWC, always
-// inlined so that each SIMD level's file compiles its own vector loop over the channels (activation_level.inc; the
-// kernels call them through activation_loops()). Compiled for the portable build's baseline they were SSE2's 4 lanes:
+// inlined so that each SIMD level's file compiles its own vector loop over the channels (elementwise_level.inc; the
+// kernels call them through elementwise_loops()). Compiled for the portable build's baseline they were SSE2's 4 lanes:
 // the CNN's max_pool_backward took 1.5x and max_pool_forward 1.2x a native build's time (2026-11-29, the 2-core EPYC,
 // kernel tables of 3 runs: docs/benchmarks.md, "Eleventh session"). A maximum and a gradient are copies of one value,
 // so every level gives the same bits. Only builtins inside (gemm_micro.hpp: nothing a level file instantiates may

@@ -2,7 +2,7 @@
 // dout the same buffer).
 //   dpreact (N) = dout (N) * act'(preact (N))   ReLU: 1 where preact > 0, else 0; GELU (tanh approximation) and
 //   SiLU: their derivatives (cpu/fast_math.hpp)
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/ops/op.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
@@ -15,7 +15,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const float* dout = b.f32(1);
   const float* preact = b.f32(2);
   const core::Activation act = activation_of(p.act);
-  const ActivationLoops& loops = activation_loops();  // at the CPU's SIMD level (activation_loops.hpp)
+  const ElementwiseLoops& loops = elementwise_loops();  // at the CPU's SIMD level (elementwise_loops.hpp)
   pool.parallel_for(p.N, grain_for(act_work(act)), [=, &loops](size_t i0, size_t i1) {
     loops.gradient(dout + i0, preact + i0, dpreact + i0, static_cast<long>(i1 - i0), act);
   });

@@ -1,7 +1,7 @@
 // act_forward (--unfused): a hidden layer's activation as a kernel of its own, after bias_add.
 //   preact (N) = out (N); out (N) = act(out (N)), in place (the same formula as matmul_forward's epilogue: relu,
 //   gelu or silu, cpu/fast_math.hpp)
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/ops/op.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
@@ -13,9 +13,9 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   float* preact = b.f32(0);
   float* out = b.f32(1);
   const core::Activation act = activation_of(p.act);
-  // The activation at the CPU's SIMD level (activation_loops.hpp: a portable build's own GELU and SiLU run the slow
+  // The activation at the CPU's SIMD level (elementwise_loops.hpp: a portable build's own GELU and SiLU run the slow
   // software FMA), applied to the copy in preact: each chunk copied, then activated from it.
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   pool.parallel_for(p.N, grain_for(act_work(act)), [=, &loops](size_t i0, size_t i1) {
     std::copy(out + i0, out + i1, preact + i0);
     loops.activate(preact + i0, out + i0, static_cast<long>(i1 - i0), act);

@@ -9,7 +9,7 @@
 
 #include "cpu/ops/op.hpp"
 #include "core/power.hpp"
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
 namespace cpu::ops {
@@ -29,7 +29,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   float *params = b.f32(0), *m = b.f32(1), *v = b.f32(2);
   const float* grads = b.f32(3);
   const AdamWCoefficients k = coefficients(p, p.t);
-  const ActivationLoops& loops = activation_loops();  // the SIMD level's loop (activation_loops.hpp)
+  const ElementwiseLoops& loops = elementwise_loops();  // the SIMD level's loop (elementwise_loops.hpp)
   pool.parallel_for(p.N, grain_for(8.0), [&](size_t i0, size_t i1) {
     loops.adamw(params + i0, m + i0, v + i0, grads + i0, static_cast<long>(i1 - i0), k);
   });
@@ -45,7 +45,7 @@ void tuned16(const Bindings& b, const KernelArgs& a, Precision precision, Thread
   const uint16_t* grads = b.at<uint16_t>(3);
   uint16_t* weights16 = b.at<uint16_t>(4);
   const AdamWCoefficients k = coefficients(p, u.t);
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   update16(grads, weights16, params, p.N, 8 * kChunk16, u.grad_scale, precision, pool, [&](size_t i0, const float* g,
            size_t n) { loops.adamw(params + i0, m + i0, v + i0, g, static_cast<long>(n), k); });
 }

@@ -1,7 +1,7 @@
 // bias_add (--unfused): the bias of a dense layer as a kernel of its own, after a matmul_forward without epilogue. It
 // reads back the (B,OC) output the GEMM just wrote and writes it again: the traffic that fusing saves.
 //   out (B,OC) += bias (OC), in place (the same fp32 addition as matmul_forward's epilogue)
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/ops/op.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
@@ -13,9 +13,9 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   float* out = b.f32(0);
   const float* bias = b.f32(1);
   const size_t OC = p.OC;
-  // The epilogue's own loop at the CPU's SIMD level (activation_loops.hpp), without the activation: the same addition
+  // The epilogue's own loop at the CPU's SIMD level (elementwise_loops.hpp), without the activation: the same addition
   // as fast as the fused path's, so that --unfused shows the traffic it adds, not a narrower loop.
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   pool.parallel_for(p.B, grain_for(static_cast<double>(OC)), [=, &loops](size_t b0, size_t b1) {
     const long rows = static_cast<long>(b1 - b0), n = static_cast<long>(OC);
     loops.bias_activate_rows(out + b0 * OC, bias, out + b0 * OC, n, rows, n, false, core::Activation::ReLU);

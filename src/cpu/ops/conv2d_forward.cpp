@@ -3,7 +3,7 @@
 //   out (B,OH,OW,OC) = act(conv(inp (B,H,W,C), weight (OC,KS,KS,C)) + bias (OC)); preact = the value before act
 // OH = H + 2 pad - KS + 1. As a GEMM: (B*OH*OW, KS*KS*C) patches · weight (OC, KS*KS*C)ᵀ, so out is (B*OH*OW, OC)
 // and the bias, activation and --unfused modes are matmul_forward's (add_bias 0: the plain sums).
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/conv.hpp"
 #include "cpu/ops/op.hpp"
 
@@ -21,8 +21,8 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const float* bias = p.add_bias != 0 ? b.f32(4) : nullptr;
   float* sums = apply_act ? preact : out;
   // The bias and activation on each finished block of pixel rows, while it is in cache; the activation at the CPU's
-  // SIMD level (activation_loops.hpp).
-  const ActivationLoops& loops = activation_loops();
+  // SIMD level (elementwise_loops.hpp).
+  const ElementwiseLoops& loops = elementwise_loops();
   const ConvEpilogue epilogue = [&](long m0, long m1) {
     loops.bias_activate_rows(sums + m0 * OC, bias, out + m0 * OC, OC, m1 - m0, OC, apply_act, act);
   };

@@ -2,7 +2,7 @@
 //   out (B,OC) = act(inp (B,C) · weight (OC,C)ᵀ + bias (OC)); preact (B,OC) = the value before act (for act_backward)
 // The logits layer has no activation (apply_act 0: out is the affine result, preact untouched). --unfused (add_bias 0):
 // out = the plain sums, bias_add and act_forward follow as kernels of their own.
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/gemm.hpp"
 #include "cpu/gemm_portable.hpp"
 #include "cpu/ops/op.hpp"
@@ -14,9 +14,9 @@ namespace {
 // Rows [b0, b0 + width) x columns [o0, o1) of the sums in out (B,OC), or in preact with apply_act: adds the bias
 // and applies the activation from preact into out (the fused epilogue, on each finished tile while it is in cache).
 void epilogue(float* out, float* preact, const float* bias, long OC, long b0, long width, long o0, long o1,
-              bool apply_act, core::Activation act, const ActivationLoops& loops) {
+              bool apply_act, core::Activation act, const ElementwiseLoops& loops) {
   if (bias == nullptr) return;  // --unfused: the plain sums
-  float* sums = (apply_act ? preact : out) + b0 * OC + o0;  // at the CPU's SIMD level (activation_loops.hpp)
+  float* sums = (apply_act ? preact : out) + b0 * OC + o0;  // at the CPU's SIMD level (elementwise_loops.hpp)
   loops.bias_activate_rows(sums, bias + o0, out + b0 * OC + o0, OC, width, o1 - o0, apply_act, act);
 }
 
@@ -31,7 +31,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const float* weight = b.f32(3);
   const float* bias = p.add_bias != 0 ? b.f32(4) : nullptr;
   float* sums = apply_act ? preact : out;
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   if (active_micro_kernel() != nullptr) {  // the packed SIMD GEMM (gemm.hpp), bias and activation per finished tile
     const GemmEpilogue tile = [&](long m0, long m1, long n0, long n1) {
       epilogue(out, preact, bias, OC, m0, m1 - m0, n0, n1, apply_act, act, loops);

@@ -3,7 +3,7 @@
 //   dinp (B,H,W,C) [b,y,x,c] = dout (B,OH,OW,C) [b, y/2, x/2, c] where (y, x) is its window's first maximum (in the
 //   order (0,0), (0,1), (1,0), (1,1)), else 0; 0 in a dropped odd last row or column. Every element is written.
 // A gradient is a copy of one dout value or 0: exact in every precision.
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/ops/op.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
@@ -29,7 +29,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const size_t H = p.H, W = p.W, C = p.C, OH = p.OH, OW = p.OW;
   // One task per row of windows (b, y): both input rows 2y and 2y+1 written whole, each window's four gradients by
   // branch-free selects over the channels (vectorized): the first maximum takes dout, the others 0.
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   pool.parallel_for(size_t(p.B) * OH, grain_for(double(OW * C * 8)), [=, &loops](size_t r0, size_t r1) {
     for (size_t r = r0; r < r1; ++r) {
       const size_t n = r / OH, y = r % OH;

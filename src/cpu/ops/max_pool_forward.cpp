@@ -1,7 +1,7 @@
 // max_pool_forward: 2x2 max pooling with stride 2 (torch.nn.MaxPool2d(2)), NHWC.
 //   out (B,OH,OW,C) [b,y,x,c] = max over dy, dx in {0,1} of inp (B,H,W,C) [b, 2y+dy, 2x+dx, c]; OH = H / 2, OW = W / 2
 // (an odd last row or column is dropped). A maximum is a copy of one input, so it is exact in every precision.
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/ops/op.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
@@ -13,7 +13,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   float* out = b.f32(0);
   const float* inp = b.f32(1);
   const size_t H = p.H, W = p.W, C = p.C, OH = p.OH, OW = p.OW;
-  const ActivationLoops& loops = activation_loops();  // the row at the CPU's SIMD level (pool_rows.hpp)
+  const ElementwiseLoops& loops = elementwise_loops();  // the row at the CPU's SIMD level (pool_rows.hpp)
   pool.parallel_for(size_t(p.B) * OH, grain_for(double(OW * C * 4)), [=, &loops](size_t r0, size_t r1) {
     for (size_t r = r0; r < r1; ++r) {  // r = b * OH + y: one row of output pixels
       const size_t n = r / OH, y = r % OH;

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/ops/op.hpp"
 
 #ifndef TRAINSCOPE_KERNEL_TABLE  // the CPU twin and the reference in double: trainscope_cpu
@@ -27,7 +27,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
   const float* logits = b.f32(3);
   const int32_t* labels = b.at<int32_t>(4);
   const size_t K = p.K;
-  const ActivationLoops& loops = activation_loops();
+  const ElementwiseLoops& loops = elementwise_loops();
   pool.parallel_for(p.B, grain_for(20.0 * static_cast<double>(K)), [=, &loops](size_t b0, size_t b1) {
     float* kept = dlogits ? nullptr : chunk_buffer(0, K);  // evaluation's exps (no dlogits row to keep them in)
     for (size_t r = b0; r < b1; ++r) {
@@ -41,7 +41,7 @@ void tuned(const Bindings& b, const KernelArgs& a, ThreadPool& pool) {
       size_t argmax = 0;
       for (size_t k = 1; k < K; ++k)
         if (z[k] > z[argmax]) argmax = k;
-      // Each exp once, over the row at the CPU's SIMD level (activation_loops.hpp), kept (in training in the row's
+      // Each exp once, over the row at the CPU's SIMD level (elementwise_loops.hpp), kept (in training in the row's
       // dlogits, for the gradient) and then summed in order.
       float* d = dlogits ? dlogits + r * K : nullptr;
       float* e = d ? d : kept;

@@ -1,6 +1,5 @@
-// The activation loops of the CPU kernels (the GEMM and convolution epilogues' bias and act(x), act_backward's
-// gradient; also the softmaxes' e^x, AdamW's update and max pooling's rows, the other elementwise loops whose speed
-// depends on the level),
+// The elementwise loops of the CPU kernels whose speed depends on the SIMD level (the GEMM and convolution epilogues'
+// bias and act(x), act_backward's gradient, the softmaxes' e^x, AdamW's update and max pooling's rows),
 // compiled once per SIMD level and chosen at run time like the GEMM's micro-kernels (simd.hpp): the GELU's and SiLU's
 // e^x (fast_math.hpp) is a polynomial whose fused multiply-adds are cpu::fma, the FMA instruction where a file is
 // compiled with it and a correctly rounded software FMA where not. A portable build (the downloads: baseline x86-64,
@@ -23,7 +22,7 @@
 
 namespace cpu {
 
-struct ActivationLoops {
+struct ElementwiseLoops {
   // out[i] = act(in[i]) for i < n (in and out may be the same array): fast_math.hpp's activate().
   void (*activate)(const float* in, float* out, long n, core::Activation act);
   // dpreact[i] = dout[i] * act'(preact[i]) for i < n (dpreact may be dout): fast_math.hpp's activation_gradient().
@@ -48,19 +47,19 @@ struct ActivationLoops {
 };
 
 // The loops of the level the kernels use now (active_simd_level(); the portable ones where a level has none).
-const ActivationLoops& activation_loops();
+const ElementwiseLoops& elementwise_loops();
 
 // Each level's loops, nullptr where the compiler or the platform lacks that instruction set (for the tests).
-const ActivationLoops* avx2_activation_loops();
-const ActivationLoops* avx512_activation_loops();
-const ActivationLoops& portable_activation_loops();
+const ElementwiseLoops* avx2_elementwise_loops();
+const ElementwiseLoops* avx512_elementwise_loops();
+const ElementwiseLoops& portable_elementwise_loops();
 
 // p[i] = e^arg(i) for i < n (arg may read p[i]), for a kernel outside the level files: where the calling file has the
 // FMA instruction itself (a native build; AArch64) one loop of fast_math.hpp's exp_approx, as the kernels had it (the
 // arguments stored first and a call per row of 64 scores cost the native build 5-15% in the attention backward);
 // else (a portable x86 build) the arguments first, then `loops`'s exp_row over them. The same bits either way.
 template <typename Arg>
-[[gnu::always_inline]] inline void exp_at_level(const ActivationLoops& loops, float* p, long n, Arg arg) {
+[[gnu::always_inline]] inline void exp_at_level(const ElementwiseLoops& loops, float* p, long n, Arg arg) {
 #if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
   (void)loops;
   for (long i = 0; i < n; ++i) p[i] = exp_approx(arg(i));

@@ -1,4 +1,4 @@
-// The activation loops of every SIMD level (cpu/activation_loops.hpp) give the portable loops' bits, element for
+// The elementwise loops of every SIMD level (cpu/elementwise_loops.hpp) give the portable loops' bits, element for
 // element, for every activation: the level a CPU runs changes the speed, never a result. And each is the formula:
 // close to the activation and its derivative computed in double (the kernels' reference, cpu/ops/op.hpp). The same
 // for their e^x row (the softmaxes' exp_row): the portable row's bits at every level, close to std::exp; for
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/model.hpp"
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 #include "cpu/ops/op.hpp"
 #include "cpu/simd.hpp"
 
@@ -31,14 +31,14 @@ std::vector<float> inputs() {
 }
 
 // The levels this CPU can run (the portable loops first), with a message for each one it cannot.
-std::vector<const cpu::ActivationLoops*> runnable_levels() {
-  std::vector<const cpu::ActivationLoops*> runnable;
-  for (const cpu::ActivationLoops* loops : {&cpu::portable_activation_loops(), cpu::avx2_activation_loops(),
-                                            cpu::avx512_activation_loops(), &cpu::activation_loops()}) {
+std::vector<const cpu::ElementwiseLoops*> runnable_levels() {
+  std::vector<const cpu::ElementwiseLoops*> runnable;
+  for (const cpu::ElementwiseLoops* loops : {&cpu::portable_elementwise_loops(), cpu::avx2_elementwise_loops(),
+                                            cpu::avx512_elementwise_loops(), &cpu::elementwise_loops()}) {
     if (loops == nullptr) continue;  // a level this build or platform has not
-    if ((loops == cpu::avx2_activation_loops() && !cpu::simd_level_available(cpu::SimdLevel::AVX2)) ||
-        (loops == cpu::avx512_activation_loops() && !cpu::simd_level_available(cpu::SimdLevel::AVX512))) {
-      MESSAGE("not run on this CPU: the " << loops->level << " activation loops");
+    if ((loops == cpu::avx2_elementwise_loops() && !cpu::simd_level_available(cpu::SimdLevel::AVX2)) ||
+        (loops == cpu::avx512_elementwise_loops() && !cpu::simd_level_available(cpu::SimdLevel::AVX512))) {
+      MESSAGE("not run on this CPU: the " << loops->level << " elementwise loops");
       continue;
     }
     runnable.push_back(loops);
@@ -54,16 +54,16 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b, size_t&
 
 }  // namespace
 
-TEST_CASE("every SIMD level's activation loops give the portable loops' bits, and the formula's values") {
+TEST_CASE("every SIMD level's elementwise loops give the portable loops' bits, and the formula's values") {
   const std::vector<float> x = inputs();
   std::vector<float> dout(x.size());
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> d(-2.0f, 2.0f);
   for (float& v : dout) v = d(rng);
   const long n = static_cast<long>(x.size());
-  const cpu::ActivationLoops& portable = cpu::portable_activation_loops();
+  const cpu::ElementwiseLoops& portable = cpu::portable_elementwise_loops();
   int levels = 0;
-  for (const cpu::ActivationLoops* loops : runnable_levels()) {
+  for (const cpu::ElementwiseLoops* loops : runnable_levels()) {
     ++levels;
     for (const core::Activation act : core::kActivations) {
       CAPTURE(loops->level);
@@ -111,9 +111,9 @@ TEST_CASE("every SIMD level's e^x row gives the portable row's bits, and e^x") {
   const std::vector<float> z = exp_arguments();
   const long n = static_cast<long>(z.size()) - 1;
   std::vector<float> want(z.size());
-  cpu::portable_activation_loops().exp_row(z.data() + 1, want.data() + 1, n);
+  cpu::portable_elementwise_loops().exp_row(z.data() + 1, want.data() + 1, n);
   int levels = 0;
-  for (const cpu::ActivationLoops* loops : runnable_levels()) {
+  for (const cpu::ElementwiseLoops* loops : runnable_levels()) {
     ++levels;
     CAPTURE(loops->level);
     std::vector<float> got(z.size()), in_place = z;
@@ -161,7 +161,7 @@ TEST_CASE("every SIMD level's AdamW update gives the bits of the plain loop, ele
     want_p[i] = want_p[i] * k.decay - k.step_size * want_m[i] / (std::sqrt(want_v[i]) * k.inv_bc2_sqrt + k.eps);
   }
   int levels = 0;
-  for (const cpu::ActivationLoops* loops : runnable_levels()) {
+  for (const cpu::ElementwiseLoops* loops : runnable_levels()) {
     ++levels;
     CAPTURE(loops->level);
     std::vector<float> p = params, mm = m, vv = v;
@@ -200,7 +200,7 @@ TEST_CASE("every SIMD level's max pooling rows give the bits of the plain first-
       for (int k = 0; k < 4; ++k) *d[k] = k == at ? g[x * C + c] : 0.0f;
     }
   int levels = 0;
-  for (const cpu::ActivationLoops* loops : runnable_levels()) {
+  for (const cpu::ElementwiseLoops* loops : runnable_levels()) {
     ++levels;
     CAPTURE(loops->level);
     std::vector<float> out(OW * C, -7.0f), d0(W * C, -7.0f), d1(W * C, -7.0f);
@@ -226,7 +226,7 @@ TEST_CASE("every SIMD level's bias epilogue adds the bias once, in place, then a
   for (float& x : bias) x = wide(rng) * 1e-3f;
   sums[0] = 1e-40f, bias[0] = -1e-40f;  // a denormal sum that rounds to -0 or +0
   int levels = 0;
-  for (const cpu::ActivationLoops* loops : runnable_levels()) {
+  for (const cpu::ElementwiseLoops* loops : runnable_levels()) {
     ++levels;
     CAPTURE(loops->level);
     for (const bool apply_act : {false, true})
@@ -238,7 +238,7 @@ TEST_CASE("every SIMD level's bias epilogue adds the bias once, in place, then a
           for (long i = 0; i < n; ++i) want_s[size_t(r * ld + i)] = sums[size_t(r * ld + i)] + bias[size_t(i)];
         if (apply_act)
           for (long r = 0; r < rows; ++r)
-            cpu::portable_activation_loops().activate(want_s.data() + r * ld, want_out.data() + r * ld, n, act);
+            cpu::portable_elementwise_loops().activate(want_s.data() + r * ld, want_out.data() + r * ld, n, act);
         std::vector<float> s = sums, out(sums.size(), -7.0f);
         loops->bias_activate_rows(s.data(), bias.data(), out.data(), ld, rows, n, apply_act, act);
         size_t first = 0;

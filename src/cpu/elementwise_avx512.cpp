@@ -1,7 +1,7 @@
-// The AVX-512 activation loops (activation_loops.hpp): fast_math.hpp's loops compiled with -mavx2 -mfma -mavx512f and
+// The AVX-512 elementwise loops (elementwise_loops.hpp): fast_math.hpp's loops compiled with -mavx2 -mfma -mavx512f and
 // -ffp-contract=off (src/CMakeLists.txt), so that cpu::fma is the instruction and nothing else is fused: the same
 // bits as every other level. Called only on CPUs with AVX-512 and FMA (simd.hpp).
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__FMA__)
 #include "cpu/fast_math.hpp"
@@ -9,17 +9,17 @@
 namespace cpu {
 namespace {
 
-#include "cpu/activation_level.inc"
+#include "cpu/elementwise_level.inc"
 
-constexpr ActivationLoops kLoops = level_loops("AVX-512");
+constexpr ElementwiseLoops kLoops = level_loops("AVX-512");
 
 }  // namespace
 
-const ActivationLoops* avx512_activation_loops() { return &kLoops; }
+const ElementwiseLoops* avx512_elementwise_loops() { return &kLoops; }
 
 }  // namespace cpu
 #else
 namespace cpu {
-const ActivationLoops* avx512_activation_loops() { return nullptr; }
+const ElementwiseLoops* avx512_elementwise_loops() { return nullptr; }
 }  // namespace cpu
 #endif

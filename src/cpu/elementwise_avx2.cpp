@@ -1,7 +1,7 @@
-// The AVX2 activation loops (activation_loops.hpp): fast_math.hpp's loops compiled with -mavx2 -mfma -mno-avx512f and
+// The AVX2 elementwise loops (elementwise_loops.hpp): fast_math.hpp's loops compiled with -mavx2 -mfma -mno-avx512f and
 // -ffp-contract=off (src/CMakeLists.txt), so that cpu::fma is the instruction and nothing else is fused: the same
 // bits as every other level. Called only on CPUs with AVX2 and FMA (simd.hpp).
-#include "cpu/activation_loops.hpp"
+#include "cpu/elementwise_loops.hpp"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include "cpu/fast_math.hpp"
@@ -9,17 +9,17 @@
 namespace cpu {
 namespace {
 
-#include "cpu/activation_level.inc"
+#include "cpu/elementwise_level.inc"
 
-constexpr ActivationLoops kLoops = level_loops("AVX2");
+constexpr ElementwiseLoops kLoops = level_loops("AVX2");
 
 }  // namespace
 
-const ActivationLoops* avx2_activation_loops() { return &kLoops; }
+const ElementwiseLoops* avx2_elementwise_loops() { return &kLoops; }
 
 }  // namespace cpu
 #else
 namespace cpu {
-const ActivationLoops* avx2_activation_loops() { return nullptr; }
+const ElementwiseLoops* avx2_elementwise_loops() { return nullptr; }
 }  // namespace cpu
 #endif
