@@ -266,6 +266,9 @@ void print_results(const core::TrainConfig& cfg, const std::optional<std::vector
     const int picked = cfg.device >= 0 ? cfg.device : vk::pick_best_device(*devices);
     context.gpu_is_software = (*devices)[static_cast<size_t>(picked)].software;
   }
+  std::vector<std::string> names;  // each backend's step against its cached peak (never measured here)
+  for (const auto& r : runs) names.push_back(r.name);
+  context.peaks = run::cached_peaks(names, cfg.device, core::default_peaks_path());
   print_summary(cfg, runs, context);
   print_step_times(runs);
 }

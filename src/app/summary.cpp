@@ -145,6 +145,12 @@ void print_summary(const core::TrainConfig& cfg, const std::vector<core::Backend
         r.kernels.warmup() == 1 ? std::string("step") : fmt::format("{} steps", r.kernels.warmup()));
   }
 
+  std::vector<AchievedRate> rates;
+  for (const auto& r : runs)
+    if (r.kernels.steps() > 0 && r.kernels.untimed_steps() == 0)
+      rates.push_back({r.name, r.kernels.step_row().gflops, r.name == "cpu" ? r.config.threads : 0});
+  if (const std::string line = peak_share_line(rates, context.peaks); !line.empty()) say("{}\n", line);
+
   const core::BackendRun* gpu = find(runs, "gpu");
   const core::BackendRun* cpu = find(runs, "cpu");
   if (!gpu || !cpu) return;
@@ -163,6 +169,29 @@ void print_summary(const core::TrainConfig& cfg, const std::vector<core::Backend
   const unsigned cores = context.cores > 0 ? context.cores : std::max(1u, std::thread::hardware_concurrency());
   if (!cfg.sequential && (software || cores <= kFewCores))
     say("note: both backends shared {} cores; use --sequential for undisturbed timings\n", cores);
+}
+
+std::string peak_share_line(const std::vector<AchievedRate>& rates, const std::vector<core::BackendPeaks>& peaks) {
+  std::string line;
+  for (const AchievedRate& r : rates) {
+    if (!(r.gflops > 0)) continue;
+    const auto it = std::find_if(peaks.begin(), peaks.end(), [&](const core::BackendPeaks& b) {
+      return b.backend == r.backend && b.peaks.has_value();
+    });
+    std::string part;
+    if (it == peaks.end()) {
+      part = fmt::format("{} not in the peaks cache (trainscope peaks measures it)", r.backend);
+    } else if (r.backend == "cpu" && r.threads > 1 && r.threads != it->peaks->threads) {
+      part = fmt::format("cpu: its peak was measured on {} threads, this run used {}", it->peaks->threads, r.threads);
+    } else {
+      const core::RoofCeilings c = core::roof_ceilings(*it->peaks, r.backend == "cpu" ? r.threads : 0);
+      if (!(c.compute_gflops > 0)) continue;
+      part = fmt::format("{} {:.0f}% of {} GFLOP/s ({})", r.backend, 100 * r.gflops / c.compute_gflops,
+                         group_thousands(c.compute_gflops), c.compute_from);
+    }
+    line += (line.empty() ? "" : ", ") + part;
+  }
+  return line.empty() ? line : "of the measured fp32 FMA peak: " + line;
 }
 
 }  // namespace app
