@@ -38,7 +38,7 @@ TEST_CASE("peak_share_line: each backend's step against its measured FMA peak") 
         "of the measured fp32 FMA peak: cpu: its peak was measured on 2 threads, this run used 4");
 }
 
-TEST_CASE("peak_share_line: a backend missing from the cache is named; nothing timed, no line") {
+TEST_CASE("peak_share_line: a backend missing from the cache is named; none cached, a hint; none timed, no line") {
   core::BackendPeaks missing;
   missing.backend = "gpu";
   missing.source = "not measured";
@@ -47,5 +47,8 @@ TEST_CASE("peak_share_line: a backend missing from the cache is named; nothing t
         "of the measured fp32 FMA peak: gpu not in the peaks cache (trainscope peaks measures it), cpu 25% of 400 "
         "GFLOP/s (label of fma_avx512_nt)");
   CHECK(app::peak_share_line({}, peaks).empty());
+  // Nothing in the cache at all: one hint, not a part per backend.
+  CHECK(app::peak_share_line({{"gpu", 45, 0}, {"cpu", 100, 0}}, {missing}) ==
+        "of the measured fp32 FMA peak: not measured on this machine yet (trainscope peaks measures the devices once)");
   CHECK(app::peak_share_line({{"gpu", 0, 0}}, peaks).empty());  // no kernel time (a device without timestamps)
 }

@@ -172,26 +172,33 @@ void print_summary(const core::TrainConfig& cfg, const std::vector<core::Backend
 }
 
 std::string peak_share_line(const std::vector<AchievedRate>& rates, const std::vector<core::BackendPeaks>& peaks) {
-  std::string line;
+  std::vector<std::string> parts;
+  bool any_peaks = false;  // none in the cache (trainscope peaks never ran here): one hint instead of a part each
   for (const AchievedRate& r : rates) {
     if (!(r.gflops > 0)) continue;
     const auto it = std::find_if(peaks.begin(), peaks.end(), [&](const core::BackendPeaks& b) {
       return b.backend == r.backend && b.peaks.has_value();
     });
-    std::string part;
     if (it == peaks.end()) {
-      part = fmt::format("{} not in the peaks cache (trainscope peaks measures it)", r.backend);
-    } else if (r.backend == "cpu" && r.threads > 1 && r.threads != it->peaks->threads) {
-      part = fmt::format("cpu: its peak was measured on {} threads, this run used {}", it->peaks->threads, r.threads);
-    } else {
-      const core::RoofCeilings c = core::roof_ceilings(*it->peaks, r.backend == "cpu" ? r.threads : 0);
-      if (!(c.compute_gflops > 0)) continue;
-      part = fmt::format("{} {:.0f}% of {} GFLOP/s ({})", r.backend, 100 * r.gflops / c.compute_gflops,
-                         group_thousands(c.compute_gflops), c.compute_from);
+      parts.push_back(fmt::format("{} not in the peaks cache (trainscope peaks measures it)", r.backend));
+      continue;
     }
-    line += (line.empty() ? "" : ", ") + part;
+    any_peaks = true;
+    if (r.backend == "cpu" && r.threads > 1 && r.threads != it->peaks->threads) {
+      parts.push_back(
+          fmt::format("cpu: its peak was measured on {} threads, this run used {}", it->peaks->threads, r.threads));
+      continue;
+    }
+    const core::RoofCeilings c = core::roof_ceilings(*it->peaks, r.backend == "cpu" ? r.threads : 0);
+    if (c.compute_gflops > 0)
+      parts.push_back(fmt::format("{} {:.0f}% of {} GFLOP/s ({})", r.backend, 100 * r.gflops / c.compute_gflops,
+                                  group_thousands(c.compute_gflops), c.compute_from));
   }
-  return line.empty() ? line : "of the measured fp32 FMA peak: " + line;
+  if (parts.empty()) return "";
+  std::string line = "of the measured fp32 FMA peak: ";
+  if (!any_peaks) return line + "not measured on this machine yet (trainscope peaks measures the devices once)";
+  for (size_t i = 0; i < parts.size(); ++i) line += (i ? ", " : "") + parts[i];
+  return line;
 }
 
 }  // namespace app
