@@ -11,6 +11,7 @@
 #include "app/bench.hpp"
 #include "core/error.hpp"
 #include "core/kernel_table.hpp"
+#include "core/measure.hpp"
 #include "gpu/gemm_config.hpp"
 #include "gpu/kernels.hpp"
 #include "vk/buffer.hpp"
@@ -21,12 +22,6 @@ namespace app {
 namespace {
 
 size_t sz(long n) { return static_cast<size_t>(n); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Milliseconds of one submission holding `record`, from the timestamps before and after it.
 double time_ms(vk::Context& ctx, vk::TimestampQueries& queries, const std::function<void(VkCommandBuffer)>& record) {
@@ -89,9 +84,10 @@ double measure_gpu_fma_peak(vk::Context& ctx) {
     push.iterations *= ms < 3 ? 8 : 2;
     ms = run();
   }
-  std::vector<double> samples{ms, run(), run()};
   const double flops = double(kFlopsPerIteration) * double(invocations) * push.iterations;
-  return flops / (*std::min_element(samples.begin(), samples.end()) * 1e-3) / 1e9;  // the fastest dispatch
+  std::vector<double> gflops;
+  for (double t : {ms, run(), run()}) gflops.push_back(flops / (t * 1e-3) / 1e9);
+  return core::peak_of_repeats(gflops, true);
 }
 
 // The configurations to run: the device's default, and the other path where the device can run it.
@@ -122,7 +118,7 @@ std::optional<BenchRow> split_k_row(vk::Context& ctx, const gpu::Kernels& k, vk:
   const std::vector<double> ms =
       timed_samples(ctx, queries, [&](VkCommandBuffer cmd) { k.dispatch(cmd, e, sets, args); }, repeats);
   BenchRow row = unsplit;
-  row.ms = median(ms);
+  row.ms = core::median(ms);
   row.gflops = unsplit.gemm.flops() / (row.ms * 1e-3) / 1e9;  // the GEMM's FLOPs: the reduce's additions not counted
   row.split_k = e.split_k;
   row.unsplit_ms = unsplit.ms;
@@ -187,7 +183,7 @@ std::vector<BenchRow> bench_gpu(const std::vector<GemmCase>& cases, int device, 
       row.device = device_name;
       row.kernel = fmt::format("{}{} [{}]", gpu::to_string(v.path), v.vec4 ? "/vec4" : "/scalar", shown.name());
       row.gemm = g;
-      row.ms = median(ms);
+      row.ms = core::median(ms);
       row.gflops = g.flops() / (row.ms * 1e-3) / 1e9;
       row.peak_gflops = peak;
       rows.push_back(row);

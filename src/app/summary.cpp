@@ -189,7 +189,7 @@ std::string peak_share_line(const std::vector<AchievedRate>& rates, const std::v
           fmt::format("cpu: its peak was measured on {} threads, this run used {}", it->peaks->threads, r.threads));
       continue;
     }
-    const core::RoofCeilings c = core::roof_ceilings(*it->peaks, r.backend == "cpu" ? r.threads : 0);
+    const core::RoofCeilings c = core::roof_ceilings(*it->peaks, r.threads);
     if (c.compute_gflops > 0)
       parts.push_back(fmt::format("{} {:.0f}% of {} GFLOP/s ({})", r.backend, 100 * r.gflops / c.compute_gflops,
                                   group_thousands(c.compute_gflops), c.compute_from));

@@ -37,8 +37,9 @@ struct AchievedRate {
 // at its kernels' SIMD width and thread count), so that a speedup can be read with how much of each device the code
 // used: on an NVIDIA H200 and its 16-core host the classic benchmark ran at 29% and 30% of them (docs/benchmarks.md).
 // "" when no backend has a rate; a backend without peaks, or whose CPU peak was measured on another thread count, is
-// said so instead of a share, and with no peaks cached at all the line is one hint to run `trainscope peaks`. E.g. "of the measured fp32 FMA peak: gpu 29% of 53,841 GFLOP/s (fp32 FMA: scalar),
-// cpu 30% of 2,317 GFLOP/s (fp32 FMA: AVX-512 (kernels', widest), 16 threads)".
+// said so instead of a share, and with no peaks cached at all the line is one hint to run `trainscope peaks`. E.g.
+// "of the measured fp32 FMA peak: gpu 29% of 53,841 GFLOP/s (fp32 FMA: scalar), cpu 30% of 2,317 GFLOP/s (fp32 FMA:
+// AVX-512 (kernels', widest), 16 threads)".
 std::string peak_share_line(const std::vector<AchievedRate>& rates, const std::vector<core::BackendPeaks>& peaks);
 
 struct SummaryContext {
