@@ -462,3 +462,20 @@ TEST_CASE("a convolution with more tile rows than maxComputeWorkGroupCount[1] fo
     }
   test::check_no_validation_messages(ctx.validation_log());
 }
+
+TEST_CASE("a profile whose workgroups are smaller than bias_backward's row lanes is refused, naming the limit") {
+  if (!test::vulkan_device_or_skip("the workgroup size check")) return;
+  // Below Vulkan's minimum of 128 invocations: no real device, but a profile file may say so.
+  const vk::DeviceProfile small = vk::parse_profile(R"({"maxComputeWorkGroupInvocations": 16})", "w.json");
+  vk::Context ctx(vk::ContextOptions{-1, true}, small);
+  std::string what = "not refused";
+  try {
+    const gpu::Kernels kernels(ctx, std::nullopt, core::Precision::FP32, VK_NULL_HANDLE, core::Op::bias_backward);
+  } catch (const vk::Error& e) {
+    CHECK(e.failure() == vk::Failure::Limit);
+    what = e.what();
+  }
+  CHECK(what.find("bias_backward needs workgroups of at least 32 invocations; this device allows 16") !=
+        std::string::npos);
+  CHECK(what.find("maxComputeWorkGroupInvocations") != std::string::npos);
+}

@@ -184,7 +184,10 @@ struct ActForwardParams {
   uint act;
 };
 
-// bias_backward: dbias (OC) = sum over b of dout (B,OC).
+// bias_backward: dbias (OC) = sum over b of dout (B,OC). On the GPU each column is summed by BIAS_BACKWARD_LANES
+// invocations (row lanes), lane l over rows l, l + LANES, ..., then the lanes' sums added as a tree in shared memory
+// (shaders/bias_backward.comp): the dispatch has OC x LANES invocations.
+#define BIAS_BACKWARD_LANES 32
 struct BiasBackwardParams {
   uint B;
   uint OC;

@@ -64,8 +64,9 @@ const core::KernelDef bias_backward{
                   .elements = shape::B_x_OC}},
     .params_bytes = sizeof(core::BiasBackwardParams),
     .grid = Grid::Rows,
-    .local_size = 64,
-    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.OC), 1}; },
+    .local_size = 256,
+    // OC columns x BIAS_BACKWARD_LANES row lanes (shaders/bias_backward.comp)
+    .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.OC) * BIAS_BACKWARD_LANES, 1}; },
     .args = [](const PlanEntry& e,
                const StepArgs&) { return KernelArgs::of(core::BiasBackwardParams{u32(e.B), u32(e.OC)}); },
     .flops = [](const PlanEntry& e, Precision) { return static_cast<double>(e.B * e.OC); },
