@@ -5,7 +5,7 @@
 // (lane l += lane l + s for s = LANES/2, ..., 1). Each row of the tile is one read of T neighbouring floats, and the
 // dispatch has OC x LANES invocations: one per column (the kernel before) left all but a few of a large GPU's cores
 // idle and summed a batch of 4096 rows one after the other (63% of an H200's step at batch 4096, docs/real-gpus/).
-// The order of the additions depends on LANES only, not on W: every device computes the same bits.
+// The order of the additions depends on LANES only, not on W: the same on every device.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "dtype.glsl"

@@ -146,14 +146,16 @@ TEST_CASE("every micro-kernel of every table, with small cache blocks, is exact 
   // the next two force the packed path and the in-place path (operands read in place wherever B's rows are
   // contiguous, with edge tiles in both dimensions: M = 29, N = 70 are no multiple of any tile), the fifth packs
   // slices of more rows of k than one block of the packing's row loop (gemm.cpp, pack_rows), and the last reads in
-  // place with tasks of one row tile (as for a C larger than the L2).
+  // place with tasks of one row tile (as for a C larger than the L2), and the last packs B on first use where its
+  // rows are contiguous (as for a B larger than pack_all_max_bytes).
   constexpr long kAlways = 1L << 30;  // above every size here (bytes, tiles, k); 32-bit long on Windows
   const cpu::GemmBlocking blockings[] = {{7, 13, 40},
                                          {1, 1, 1},
                                          {256, 192, 1024, 0, 0, 0},
                                          {256, 192, 1024, kAlways, kAlways, kAlways},
                                          {41, 16, 64},
-                                         {256, 192, 1024, kAlways, kAlways, kAlways, 0}};
+                                         {256, 192, 1024, kAlways, kAlways, kAlways, 0},
+                                         {256, 192, 1024, 0, 0, 0, 1 << 20, 0}};
   std::vector<const cpu::GemmMicroKernel*> kernels;
   int count = 0;
   if (cpu::simd_level_available(cpu::SimdLevel::AVX512))

@@ -110,11 +110,14 @@ const GemmMicroKernel* row_kernel_for_shape(const GemmMicroKernel* table, int co
 
 // Whether gemm() reads the operands in place instead of packing them (GemmBlocking): for products where packing
 // costs as much as the arithmetic it serves (the output layer of a classifier; measured in docs/benchmarks.md). BLIS
-// has the same idea as its "sup" (small/unpacked) code path.
+// has the same idea as its "sup" (small/unpacked) code path. A B read by at most two row tiles is read in place
+// whatever its size: packing reads and writes all of it to save at most one read (seed-mlp's 10 x 2048 x 512
+// backward weight: 0.35 -> 0.17 ms in the step, AVX-512, 2 threads).
 bool use_in_place(MatrixView b, long M, long N, long K, const GemmMicroKernel& uk, const GemmBlocking& blk) {
   const double bytes = 4.0 * (static_cast<double>(M) * static_cast<double>(K) + static_cast<double>(K) * N);
-  return b.cs == 1 && K <= blk.kc && bytes <= static_cast<double>(blk.in_place_max_bytes) &&
-         (ceil_div(M, uk.mr) <= blk.in_place_max_row_tiles || K <= blk.in_place_max_k);
+  return b.cs == 1 && K <= blk.kc && blk.in_place_max_bytes > 0 &&
+         (ceil_div(M, uk.mr) <= blk.in_place_max_row_tiles ||
+          (bytes <= static_cast<double>(blk.in_place_max_bytes) && K <= blk.in_place_max_k));
 }
 
 // gemm() without packing (use_in_place). A task is one column panel (NR columns) of a block of up to 8 row tiles (MR
@@ -186,8 +189,11 @@ void gemm_in_place(float* c, long ldc, MatrixView a, MatrixView b, long M, long 
 // for a 2048 x 2048 layer, bound by memory bandwidth, which two cores do not double) and then wait for each other;
 // packed on first use, one thread's copying overlaps the other's arithmetic, and a transposed micro-panel is used
 // from the packing thread's own cache. Rows of B contiguous in n (backward data and weight) are packed in groups of
-// kPackGroupFloats columns, all of them first (pack_all): one micro-panel at a time read 64 bytes per row of k, a TLB
-// miss each (5% slower at 2048 x 2048), and groups on first use were still 2-6% slower on 1 thread (thread CPU time).
+// kPackGroupFloats columns (one micro-panel at a time read 64 bytes per row of k, a TLB miss each: 5% slower at 2048
+// x 2048), all of them first (pack_all) where the packed B takes at most GemmBlocking::pack_all_max_bytes, else on
+// first use like the others. Measured on 2 threads of a Zen 5 EPYC, alternating in one process (docs/benchmarks.md,
+// 2026-11-30): the 512 x 2048 x 2048 backward data on first use 4.5% faster at AVX-512 (1 thread: 3.4%), 1.0x at
+// AVX2, the 2048 squares 1.0x; products with a B of 4 MiB and less 1-6% slower on first use, so they keep pack_all.
 class SharedPackedB {
  public:
   SharedPackedB(MatrixView b, long N, long K, long kc, const GemmMicroKernel& uk)
@@ -365,7 +371,8 @@ void gemm(float* c, long ldc, MatrixView a, MatrixView b, long M, long N, long K
   const size_t tasks = static_cast<size_t>(n_ic * n_jc), grain = chunk_grain(tasks, M, N, K);
 
   SharedPackedB pb(b, N, K, kc, uk);
-  if (b.cs == 1) pb.pack_all(K, pool);
+  if (b.cs == 1 && 4.0 * static_cast<double>(K) * static_cast<double>(N) <= static_cast<double>(blk.pack_all_max_bytes))
+    pb.pack_all(K, pool);
   const PackedGemm g{c, ldc, a, K, kc, uk, epilogue, pb};
   pool.parallel_for(tasks, grain, [&](size_t t0, size_t t1) {
     thread_local ThreadBuffers* buf_slot = nullptr;

@@ -60,15 +60,18 @@ using GemmEpilogue = std::function<void(long m0, long m1, long n0, long n1)>;
 
 // The cache blocking: kc values of k per slice, mc rows and nc columns of C per task (rounded to the micro-tile).
 // Products that packing cannot pay for are computed from the operands in place (gemm.cpp, "in place"): those with
-// one slice of k (K <= kc), rows of B contiguous, operands A and B of at most in_place_max_bytes together, and either
-// B used by at most in_place_max_row_tiles row tiles of the micro-kernel (the output layer's backward weight: M =
-// classes) or K at most in_place_max_k (its backward data: K = classes). in_place_max_bytes = 0: always packed.
-// In place, a task computes one column panel of 8 row tiles, or of one row tile where C is larger than
-// in_place_tile_rows_bytes (gemm.cpp, gemm_in_place: such a product is bound by writing C).
+// one slice of k (K <= kc) and rows of B contiguous where either B is used by at most in_place_max_row_tiles row
+// tiles of the micro-kernel, whatever its size (the output layer's backward weight: M = classes), or K is at most
+// in_place_max_k and A and B are at most in_place_max_bytes together (its backward data: K = classes).
+// in_place_max_bytes = 0: always packed. In place, a task computes one column panel of 8 row tiles, or of one row
+// tile where C is larger than in_place_tile_rows_bytes (gemm.cpp, gemm_in_place: such a product is bound by writing C).
+// A packed B whose rows are contiguous is packed by all threads before the tasks start where it takes at most
+// pack_all_max_bytes, else each group of its micro-panels by the first task that needs it (gemm.cpp, SharedPackedB).
 struct GemmBlocking {
   long kc = 2048, mc = 256, nc = 2048;
   long in_place_max_bytes = 256 * 1024, in_place_max_row_tiles = 2, in_place_max_k = 32;
   long in_place_tile_rows_bytes = 1024 * 1024;
+  long pack_all_max_bytes = 8 * 1024 * 1024;
 };
 
 // c (M,N; row stride ldc) = a (M,K) · b (K,N), overwritten, with `kernel` (default: the active level's micro-kernel,
