@@ -199,6 +199,10 @@ struct KernelDef {
   uint32_t params_bytes = 0;         // sizeof its params struct
   Grid grid = Grid::Single;
   uint32_t local_size = 1;           // the shader's local_size_x (Elements, Rows, Single); Gemm: from the tiling
+  // Not a GEMM: the shared memory its shader declares, in floats per invocation (a tree reduction's partial sums), and
+  // the fewest invocations per workgroup it works with (bias_backward: its row lanes).
+  uint32_t shared_floats_per_invocation = 0;
+  uint32_t min_local_size = 1;
   bool fp16_only = false;            // exists only with loss scaling (check_finite_grads, update_loss_scale)
   // Grid size from the entry's shape: {work items or rows, 1}, or {M, N} of a GEMM's output.
   std::array<uint64_t, 2> (*grid_size)(const PlanEntry& e) = nullptr;

@@ -121,8 +121,8 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precisi
     throw core::Error(core::ErrorKind::Internal, ctx.info().name + " cannot run the GEMM configuration " + gemm_.name());
   // Variant names as in shaders/shaders.cmake: "<kernel>", "<kernel>_fp16", "<kernel>_bf16".
   suffix_ = precision == core::Precision::FP32 ? "" : std::string("_") + core::to_string(precision);
-  // Every kernel that is not a GEMM has its local size as specialization constant 0 (local_size_x_id = 0); loss_reduce
-  // and bias_backward keep one float per invocation in shared memory.
+  // Every kernel that is not a GEMM has its local size as specialization constant 0 (local_size_x_id = 0), and the
+  // shared memory and least local size its record says.
   // With `only`, that kernel's pipelines, and split_k_reduce where `only` may run split-K.
   const auto wanted = [&](const core::KernelDef& def) {
     return !only || def.op == *only || (def.op == core::Op::split_k_reduce && splits(core::kernel_def(*only)));
@@ -133,13 +133,12 @@ Kernels::Kernels(vk::Context& ctx, std::optional<GemmConfig> gemm, core::Precisi
     local_sizes_.push_back(tiled ? 0 : workgroup_size(def, ctx.limits()));
     if (!def.exists_in(precision) || tiled || !wanted(def)) continue;
     const uint32_t local = local_sizes_.back();
-    const bool tree = def.op == core::Op::loss_reduce || def.op == core::Op::bias_backward;
-    if (def.op == core::Op::bias_backward && local < BIAS_BACKWARD_LANES)  // a profile below Vulkan's minimum of 128
+    if (local < def.min_local_size)  // only a profile below Vulkan's minimum of 128
       throw vk::Error(vk::Failure::Limit,
-                      fmt::format("{}: bias_backward needs workgroups of at least {} invocations; this device allows "
-                                  "{} (maxComputeWorkGroupInvocations, maxComputeWorkGroupSize[0])",
-                                  ctx.info().name, BIAS_BACKWARD_LANES, local));
-    const uint32_t shared = tree ? local * 4 : 0;
+                      fmt::format("{}: {} needs workgroups of at least {} invocations; this device allows {} "
+                                  "(maxComputeWorkGroupInvocations, maxComputeWorkGroupSize[0])",
+                                  ctx.info().name, def.name, def.min_local_size, local));
+    const uint32_t shared = local * def.shared_floats_per_invocation * 4;
     const std::array<uint32_t, 1> spec{local};
     pipelines_.back() = vk::ComputePipeline(ctx, def.name + suffix_, def.binding_count(precision), def.params_bytes,
                                             {{local, 1, 1}, shared}, spec, {}, cache);

@@ -67,6 +67,8 @@ const core::KernelDef bias_backward{
     .params_bytes = sizeof(core::BiasBackwardParams),
     .grid = Grid::Rows,
     .local_size = 256,
+    .shared_floats_per_invocation = 1,  // the lanes' tree
+    .min_local_size = BIAS_BACKWARD_LANES,
     // OC columns x BIAS_BACKWARD_LANES row lanes (shaders/bias_backward.comp)
     .grid_size = [](const PlanEntry& e) { return std::array<uint64_t, 2>{uint64_t(e.OC) * BIAS_BACKWARD_LANES, 1}; },
     .args = [](const PlanEntry& e,

@@ -36,6 +36,7 @@ const core::KernelDef loss_reduce{
     .params_bytes = sizeof(core::LossReduceParams),
     .grid = Grid::Single,
     .local_size = 256,
+    .shared_floats_per_invocation = 1,  // the tree's partial sums
     .grid_size = [](const PlanEntry&) { return std::array<uint64_t, 2>{1, 1}; },
     .args = [](const PlanEntry& e,
                const StepArgs& s) { return KernelArgs::of(core::LossReduceParams{u32(e.B), s.slot, u32(counted(e))}); },
